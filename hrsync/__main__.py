@@ -1,0 +1,3 @@
+from hrsync.cli import main
+
+raise SystemExit(main())

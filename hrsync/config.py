@@ -1,0 +1,463 @@
+"""The settings model: loading from TOML and the environment, and validation.
+
+Every problem found is collected, so an operator fixes a config in one pass
+instead of one error per restart. Each message names the key, the value and
+what was expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from hrsync.secret import Secret
+
+ENV_PREFIX = "HRSYNC_"
+TOKEN_ENV = "HRSYNC_DX_TOKEN"
+CONFIG_ENV = "HRSYNC_CONFIG"
+_TOKEN_KEYS = {"token", "api_token", "dx_token", "access_token", "bearer_token"}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used. The message lists every problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class DxSettings:
+    base_url: str = ""
+    token_file: Path | None = None
+    timeout_s: float = 30.0
+    # Client-side ceiling, below DX's 1,000 requests per minute per account.
+    max_requests_per_minute: int = 900
+
+
+@dataclass(frozen=True)
+class FieldSettings:
+    """HR column names (CSV header or JSON dotted path) for each Person field.
+
+    An empty string means the export has no such column.
+    """
+
+    employee_id: str = "employee_id"
+    email: str = "email"
+    name: str = "name"
+    manager_id: str = "manager_id"
+    manager_email: str = ""
+    department: str = "department"
+    status: str = "status"
+    # Department strategy: parent unit column and unit lead column (employee id or e-mail).
+    department_parent: str = ""
+    department_lead: str = ""
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    path: Path | None = None
+    url: str | None = None
+    format: Literal["", "csv", "json"] = ""
+    encoding: str = "utf-8-sig"
+    delimiter: str = ""
+    records_path: str = ""
+    timeout_s: float = 60.0
+    max_bytes: int = 200 * 1024 * 1024
+    # Names of environment variables holding HTTP credentials, never the values.
+    auth_header_env: str = ""
+    username_env: str = ""
+    password_env: str = ""
+    fields: FieldSettings = field(default_factory=FieldSettings)
+
+
+@dataclass(frozen=True)
+class FilterSettings:
+    active_status: tuple[str, ...] = ("Active",)
+    root: str | None = None
+    # field name -> glob patterns; a person must match every include field
+    # and no exclude field.
+    include: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exclude: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MappingSettings:
+    strategy: Literal["manager", "department"] = "manager"
+    team_name: str = "{lead_name}'s team"
+    min_team_size: int = 0
+    department_separator: str = "/"
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    schedule: str = "0 6 * * *"
+    timezone: str = "UTC"
+    notify_email: str | None = None
+    max_archive: int = 10
+    max_archive_fraction: float = 0.2
+    min_people_fraction: float = 0.8
+    retro_window_days: int = 21
+    verify_timeout_s: float = 600.0
+    quarantine_after: int = 5
+    heartbeat_s: float = 30.0
+    shutdown_grace_s: float = 30.0
+    healthcheck_max_age_s: float = 120.0
+    quarantine_alert_s: float = 86400.0
+
+
+@dataclass(frozen=True)
+class StateSettings:
+    database_url: str = "sqlite:///hrsync.db"
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    format: Literal["auto", "json", "console"] = "auto"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True)
+class Settings:
+    dx: DxSettings = field(default_factory=DxSettings)
+    source: SourceSettings = field(default_factory=SourceSettings)
+    filter: FilterSettings = field(default_factory=FilterSettings)
+    mapping: MappingSettings = field(default_factory=MappingSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
+    state: StateSettings = field(default_factory=StateSettings)
+    log: LogSettings = field(default_factory=LogSettings)
+    token: Secret | None = None
+    config_path: Path | None = None
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_settings(
+    path: Path | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    require_token: bool = True,
+    require_source: bool = True,
+) -> Settings:
+    """Read the TOML file, apply environment overrides, validate everything."""
+    env = os.environ if environ is None else environ
+    if path is None and env.get(CONFIG_ENV):
+        path = Path(env[CONFIG_ENV])
+    raw: dict[str, Any] = {}
+    problems: list[str] = []
+    if path is not None:
+        try:
+            with path.open("rb") as fh:
+                raw = tomllib.load(fh)
+        except FileNotFoundError:
+            raise ConfigError([f"config file {path} does not exist"]) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError([f"config file {path} is not valid TOML: {exc}"]) from None
+    problems.extend(_refuse_token_in_file(raw, path))
+    _apply_env_overrides(raw, env, problems)
+    base = path.parent if path is not None else Path.cwd()
+    settings = _build(Settings, raw, "", problems, base)
+    assert isinstance(settings, Settings)
+    token = _read_token(settings, env, problems, require_token)
+    settings = dataclasses.replace(settings, token=token, config_path=path)
+    problems.extend(_cross_checks(settings, require_source))
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str]:
+    found: list[str] = []
+
+    def walk(node: Mapping[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            dotted = f"{prefix}{key}"
+            if isinstance(value, dict):
+                walk(value, dotted + ".")
+            elif key.lower() in _TOKEN_KEYS:
+                found.append(
+                    f"{dotted} must not be written in the config file {path}: "
+                    f"put the DX token in ${TOKEN_ENV} or in a file named by dx.token_file"
+                )
+
+    walk(raw, "")
+    # Remove them so the secret never travels further (not even into an error).
+    for problem in found:
+        dotted = problem.split(" ", 1)[0]
+        node: Any = raw
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            node = node[part]
+        node.pop(parts[-1], None)
+    return found
+
+
+def _apply_env_overrides(
+    raw: dict[str, Any], env: Mapping[str, str], problems: list[str]
+) -> None:
+    for name, value in sorted(env.items()):
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
+        if any(not p for p in parts):
+            problems.append(f"environment variable {name} is not of the form HRSYNC_SECTION__KEY")
+            continue
+        if parts[-1] in _TOKEN_KEYS:
+            problems.append(
+                f"{name} cannot carry the DX token: use ${TOKEN_ENV} or dx.token_file"
+            )
+            continue
+        node = raw
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                problems.append(f"{name}: {'.'.join(parts[:-1])} is not a section")
+                break
+            node = child
+        else:
+            node[parts[-1]] = _EnvValue(value, name)
+
+
+@dataclass(frozen=True)
+class _EnvValue:
+    """A string from the environment, parsed according to the field's type."""
+
+    text: str
+    origin: str
+
+
+def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) -> Any:
+    if not isinstance(raw, dict):
+        problems.append(f"{prefix.rstrip('.') or 'config'} must be a table, got {raw!r}")
+        raw = {}
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("token", "config_path")}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        dotted = f"{prefix}{key}"
+        if key not in fields:
+            problems.append(_unknown_key(dotted, key, list(fields)))
+            continue
+        hint = hints[key]
+        if dataclasses.is_dataclass(hint):
+            values[key] = _build(typing.cast(type, hint), value, dotted + ".", problems, base)
+            continue
+        try:
+            values[key] = _coerce(value, hint, base)
+        except _BadValue as exc:
+            shown = value.text if isinstance(value, _EnvValue) else value
+            origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
+            problems.append(f"{dotted} must be {exc.expected}, got {shown!r}{origin}")
+    return cls(**values)
+
+
+def _unknown_key(dotted: str, key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    section = dotted.rsplit(".", 1)[0] if "." in dotted else ""
+    if close:
+        suggestion = f"{section}.{close[0]}" if section else close[0]
+        return f"{dotted} is not a known key; did you mean {suggestion}?"
+    where = f"in [{section}]" if section else "at the top level"
+    return f"{dotted} is not a known key; known keys {where}: {', '.join(sorted(known))}"
+
+
+class _BadValue(Exception):
+    def __init__(self, expected: str) -> None:
+        self.expected = expected
+
+
+def _coerce(value: Any, hint: Any, base: Path) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        non_none = [a for a in args if a is not type(None)]
+        if isinstance(value, _EnvValue) and value.text == "":
+            return None
+        return _coerce(value, non_none[0], base)
+    if origin is Literal:
+        text = value.text if isinstance(value, _EnvValue) else value
+        if text not in args:
+            raise _BadValue("one of " + ", ".join(repr(a) for a in args if a))
+        return text
+    if hint is bool:
+        if isinstance(value, _EnvValue):
+            lowered = value.text.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+        elif isinstance(value, bool):
+            return value
+        raise _BadValue("true or false")
+    if hint is int:
+        if isinstance(value, _EnvValue):
+            try:
+                return int(value.text.strip())
+            except ValueError:
+                raise _BadValue("a whole number") from None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _BadValue("a whole number")
+        return value
+    if hint is float:
+        if isinstance(value, _EnvValue):
+            try:
+                return float(value.text.strip())
+            except ValueError:
+                raise _BadValue("a number") from None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _BadValue("a number")
+        return float(value)
+    if hint is str:
+        if isinstance(value, _EnvValue):
+            return value.text
+        if not isinstance(value, str):
+            raise _BadValue("a string")
+        return value
+    if hint is Path:
+        text = _coerce(value, str, base)
+        path = Path(text).expanduser()
+        return path if path.is_absolute() else base / path
+    if origin is tuple:
+        items = _as_list(value)
+        return tuple(_coerce(item, args[0], base) for item in items)
+    if origin is Mapping:
+        if isinstance(value, _EnvValue) or not isinstance(value, dict):
+            raise _BadValue("a table of field = [patterns]")
+        return {str(k): tuple(str(v) for v in _as_list(item)) for k, item in value.items()}
+    raise _BadValue(f"a value of type {hint}")
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, _EnvValue):
+        return [part.strip() for part in value.text.split(",") if part.strip()]
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        raise _BadValue("a list")
+    return value
+
+
+def _read_token(
+    settings: Settings, env: Mapping[str, str], problems: list[str], required: bool
+) -> Secret | None:
+    text = env.get(TOKEN_ENV, "").strip()
+    if not text and settings.dx.token_file is not None:
+        try:
+            text = settings.dx.token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            problems.append(
+                f"dx.token_file must name a readable file, got {str(settings.dx.token_file)!r} "
+                f"({exc.strerror})"
+            )
+            return None
+        if not text:
+            problems.append(f"dx.token_file {str(settings.dx.token_file)!r} is empty")
+            return None
+    if not text:
+        if required:
+            problems.append(
+                f"dx token is missing: set ${TOKEN_ENV} or dx.token_file to a file holding it"
+            )
+        return None
+    return Secret(text)
+
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _cross_checks(s: Settings, require_source: bool) -> list[str]:
+    p: list[str] = []
+    if not s.dx.base_url:
+        p.append("dx.base_url is required, e.g. https://api.getdx.com")
+    elif not re.match(r"^https?://", s.dx.base_url):
+        p.append(f"dx.base_url must start with http:// or https://, got {s.dx.base_url!r}")
+    if s.dx.timeout_s <= 0:
+        p.append(f"dx.timeout_s must be greater than 0, got {s.dx.timeout_s}")
+    if s.dx.max_requests_per_minute < 1:
+        p.append(
+            f"dx.max_requests_per_minute must be at least 1, got {s.dx.max_requests_per_minute}"
+        )
+    src = s.source
+    if src.path is not None and src.url:
+        p.append("source.path and source.url are both set; choose one")
+    elif require_source and src.path is None and not src.url:
+        p.append("source.path or source.url is required")
+    if src.url and not re.match(r"^https?://", src.url):
+        p.append(f"source.url must start with http:// or https://, got {src.url!r}")
+    if len(src.delimiter) > 1:
+        p.append(f"source.delimiter must be a single character, got {src.delimiter!r}")
+    if src.max_bytes < 1:
+        p.append(f"source.max_bytes must be at least 1, got {src.max_bytes}")
+    if src.encoding:
+        import codecs
+
+        try:
+            codecs.lookup(src.encoding)
+        except LookupError:
+            p.append(f"source.encoding must be a known text encoding, got {src.encoding!r}")
+    for key in ("employee_id", "email", "name"):
+        if not getattr(src.fields, key):
+            p.append(f"source.fields.{key} must name a column, got ''")
+    if s.mapping.strategy == "manager" and not (src.fields.manager_id or src.fields.manager_email):
+        p.append("source.fields.manager_id or source.fields.manager_email must name a column")
+    if s.mapping.strategy == "department" and not src.fields.department:
+        p.append("source.fields.department must name a column for mapping.strategy 'department'")
+    if s.mapping.min_team_size < 0:
+        p.append(f"mapping.min_team_size must be 0 or more, got {s.mapping.min_team_size}")
+    sync = s.sync
+    for key in ("max_archive_fraction", "min_people_fraction"):
+        value = getattr(sync, key)
+        if not 0 <= value <= 1:
+            p.append(f"sync.{key} must be between 0 and 1, got {value}")
+    for key in ("max_archive", "retro_window_days"):
+        if getattr(sync, key) < 0:
+            p.append(f"sync.{key} must be 0 or more, got {getattr(sync, key)}")
+    if sync.quarantine_after < 1:
+        p.append(f"sync.quarantine_after must be at least 1, got {sync.quarantine_after}")
+    for key in (
+        "verify_timeout_s",
+        "heartbeat_s",
+        "shutdown_grace_s",
+        "healthcheck_max_age_s",
+        "quarantine_alert_s",
+    ):
+        if getattr(sync, key) <= 0:
+            p.append(f"sync.{key} must be greater than 0, got {getattr(sync, key)}")
+    try:
+        ZoneInfo(sync.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        p.append(f"sync.timezone must be an IANA time zone such as Europe/Berlin, got {sync.timezone!r}")
+    cron_problem = _check_cron(sync.schedule)
+    if cron_problem:
+        p.append(f"sync.schedule must be a 5-field cron expression, got {sync.schedule!r} ({cron_problem})")
+    if sync.notify_email is not None and not _EMAIL.match(sync.notify_email):
+        p.append(f"sync.notify_email must be an e-mail address, got {sync.notify_email!r}")
+    if not s.state.database_url or "://" not in s.state.database_url:
+        p.append(
+            f"state.database_url must be an SQLAlchemy URL such as sqlite:///hrsync.db, "
+            f"got {s.state.database_url!r}"
+        )
+    return p
+
+
+def _check_cron(expression: str) -> str | None:
+    from apscheduler.triggers.cron import CronTrigger
+
+    if len(expression.split()) != 5:
+        return f"{len(expression.split())} fields"
+    try:
+        CronTrigger.from_crontab(expression, timezone="UTC")
+    except ValueError as exc:
+        return str(exc)
+    return None

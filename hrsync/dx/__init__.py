@@ -1,0 +1,1 @@
+"""The DX Web API client."""

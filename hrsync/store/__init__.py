@@ -1,0 +1,1 @@
+"""The SQLite state store: identities, runs, submissions, deferrals, lease, heartbeat."""
