@@ -1,0 +1,389 @@
+"""The DX Web API client: one long-lived HTTP connection pool, retries, typed replies.
+
+Reads retry freely on rate limits, server errors and network failures. Writes
+that replace the team hierarchy are resent only when DX surely never received
+them (the connection was never made, or DX said "too many requests" before
+doing anything); once a write may have arrived, the client raises
+``DxOutcomeUnknown`` so the sync engine verifies instead of resubmitting.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+import httpx
+import structlog
+
+from hrsync import __version__
+from hrsync.dx import parse
+from hrsync.dx.errors import (
+    TOO_MANY_REQUESTS,
+    DxError,
+    DxOutcomeUnknown,
+    DxRejected,
+    DxUnavailable,
+    error_from_body,
+)
+from hrsync.dx.models import ApiKey, AuditEvent, DxTeam, ImportAccepted, Snapshot, WhoAmI
+from hrsync.dx.payload import check_payload_size, encode_json
+from hrsync.dx.ratelimit import SlidingWindowLimiter
+from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
+from hrsync.secret import Secret
+
+log = structlog.get_logger(__name__)
+
+WHOAMI = "auth.whoami"
+API_KEYS_LIST = "apiKeys.list"
+SNAPSHOTS_LIST = "snapshots.list"
+TEAMS_LIST = "teams.list"
+TEAMS_AUDIT_TRAIL = "teams.auditTrail"
+HIERARCHY_PREVIEW = "orgfiles.teamHierarchy.preview"
+HIERARCHY_PROCESS = "orgfiles.teamHierarchy.process"
+USER_ATTRIBUTES_UPDATE = "users.attributes.update"
+
+# Failures raised before a single byte of the request left this process.
+_NOT_SENT_ERRORS: tuple[type[httpx.TransportError], ...] = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.ProxyError,
+)
+# Our own mistakes (a bad base URL): retrying cannot help.
+_LOCAL_ERRORS: tuple[type[httpx.TransportError], ...] = (
+    httpx.UnsupportedProtocol,
+    httpx.LocalProtocolError,
+)
+_REDACTED = "***"
+
+
+class _BearerAuth(httpx.Auth):
+    """Adds the bearer header to each request, revealing the token only right then."""
+
+    def __init__(self, token: Secret) -> None:
+        self._token = token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        # An empty token sends no header at all, so DX answers not_authed.
+        if self._token.reveal():
+            request.headers["Authorization"] = "Bearer " + self._token.reveal()
+        yield request
+
+
+@dataclass(frozen=True)
+class _Retry:
+    """A reply or failure worth another attempt."""
+
+    reason: str
+    retry_after_s: float | None
+    # True when DX surely did not act on the request, so even a write may be resent.
+    safe_to_resend: bool
+    status: int | None = None
+    rate_limited: bool = False
+
+
+class DxClient:
+    """Calls the DX Web API methods hrsync needs. Use as a context manager or call close()."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: Secret,
+        *,
+        timeout_s: float = 30.0,
+        retry: RetryPolicy | None = None,
+        max_requests_per_minute: int = 900,
+        clock: Callable[[], datetime] | None = None,
+        sleep: Callable[[float], None] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not base_url.strip():
+            raise ValueError("base_url is empty")
+        self.base_url = base_url.strip().rstrip("/")
+        self._token = token
+        self._retry = retry if retry is not None else RetryPolicy()
+        self._clock = clock
+        self._sleep = sleep if sleep is not None else time.sleep
+        self._seconds: Callable[[], float] = (
+            (lambda: clock().timestamp()) if clock is not None else time.monotonic
+        )
+        self._limiter = SlidingWindowLimiter(
+            max_requests_per_minute, 60.0, clock=self._seconds, sleep=self._sleep
+        )
+        connect_s = min(timeout_s, 10.0)
+        self._http = httpx.Client(
+            auth=_BearerAuth(token),
+            headers={"Accept": "application/json", "User-Agent": f"hrsync/{__version__}"},
+            timeout=httpx.Timeout(
+                connect=connect_s, read=timeout_s, write=timeout_s, pool=connect_s
+            ),
+            limits=httpx.Limits(max_connections=10, max_keepalive_connections=5),
+            follow_redirects=False,
+            transport=transport,
+        )
+
+    def __repr__(self) -> str:
+        return f"DxClient(base_url={self.base_url!r})"
+
+    def __enter__(self) -> DxClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # --- the API methods -------------------------------------------------------------
+
+    def whoami(self) -> WhoAmI:
+        return parse.parse_whoami(self._call(WHOAMI, "GET"))
+
+    def api_keys(self) -> list[ApiKey]:
+        return parse.parse_api_keys(API_KEYS_LIST, self._call(API_KEYS_LIST, "GET"))
+
+    def snapshots(self) -> list[Snapshot]:
+        return parse.parse_snapshots(SNAPSHOTS_LIST, self._call(SNAPSHOTS_LIST, "GET"))
+
+    def teams(self) -> list[DxTeam]:
+        return parse.parse_teams(TEAMS_LIST, self._call(TEAMS_LIST, "GET"))
+
+    def audit_trail(
+        self, *, since: datetime | None = None, max_pages: int = 200
+    ) -> Iterator[AuditEvent]:
+        """Audit events with ``created >= since`` (all when None), page after page.
+
+        Events are filtered here; DX's newest-first order only lets us stop
+        early once a whole page is older than ``since``.
+        """
+        if since is not None and since.tzinfo is None:
+            since = since.replace(tzinfo=UTC)
+        cursor: str | None = None
+        seen: set[str] = set()
+        for page in range(1, max_pages + 1):
+            params = {"cursor": cursor} if cursor else None
+            body = self._call(TEAMS_AUDIT_TRAIL, "GET", params=params)
+            events = parse.parse_audit_events(TEAMS_AUDIT_TRAIL, body)
+            for event in events:
+                if since is None or event.created >= since:
+                    yield event
+            cursor = parse.parse_next_cursor(body)
+            if cursor is None:
+                return
+            if since is not None and events and all(e.created < since for e in events):
+                log.debug("dx.audit_trail.older_than_since", pages=page)
+                return
+            if cursor in seen:
+                log.warning("dx.audit_trail.cursor_repeated", pages=page)
+                return
+            seen.add(cursor)
+        log.warning("dx.audit_trail.page_cap", max_pages=max_pages)
+
+    def preview(self, teams: Sequence[Mapping[str, Any]]) -> ImportAccepted:
+        check_payload_size(teams, method=HIERARCHY_PREVIEW)
+        body = {"teams": [dict(team) for team in teams]}
+        reply = self._call(HIERARCHY_PREVIEW, "POST", payload=encode_json(body), idempotent=False)
+        return parse.parse_import_accepted(reply)
+
+    def process(
+        self, teams: Sequence[Mapping[str, Any]], *, email: str | None = None
+    ) -> ImportAccepted:
+        check_payload_size(teams, method=HIERARCHY_PROCESS)
+        body: dict[str, Any] = {"teams": [dict(team) for team in teams]}
+        if email is not None:
+            body["email"] = email
+        reply = self._call(HIERARCHY_PROCESS, "POST", payload=encode_json(body), idempotent=False)
+        return parse.parse_import_accepted(reply)
+
+    def update_user_attributes(self, email: str, attributes: Mapping[str, str]) -> dict[str, Any]:
+        """Sets custom attributes of one user; returns DX's ``user`` result."""
+        body = {
+            "email": email,
+            "attributes": [{"name": name, "value": value} for name, value in attributes.items()],
+        }
+        # Setting the same values twice leaves the same state, so resending is safe.
+        reply = self._call(USER_ATTRIBUTES_UPDATE, "POST", payload=encode_json(body))
+        return parse.parse_user_attributes(reply)
+
+    # --- transport, retries, error mapping -------------------------------------------
+
+    def _call(
+        self,
+        method: str,
+        http_method: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        payload: bytes | None = None,
+        idempotent: bool = True,
+    ) -> dict[str, Any]:
+        try:
+            return self._call_with_retries(method, http_method, params, payload, idempotent)
+        except DxError as exc:
+            self._scrub(exc)
+            raise
+
+    def _call_with_retries(
+        self,
+        method: str,
+        http_method: str,
+        params: Mapping[str, str] | None,
+        payload: bytes | None,
+        idempotent: bool,
+    ) -> dict[str, Any]:
+        started = self._seconds()
+        attempt = 0
+        while True:
+            attempt += 1
+            self._limiter.acquire()
+            outcome = self._attempt(method, http_method, params, payload)
+            if isinstance(outcome, dict):
+                return outcome
+            if not idempotent and not outcome.safe_to_resend:
+                raise DxOutcomeUnknown(
+                    method,
+                    f"the request may have reached DX but no usable answer came back "
+                    f"({outcome.reason}); verify before sending it again",
+                    status=outcome.status,
+                )
+            delay = next_delay(
+                self._retry,
+                attempt,
+                elapsed_s=self._seconds() - started,
+                retry_after_s=outcome.retry_after_s,
+            )
+            if delay is None:
+                raise DxUnavailable(
+                    method,
+                    f"gave up after {attempt} attempt{'s' if attempt != 1 else ''}: "
+                    f"{outcome.reason}",
+                    error=TOO_MANY_REQUESTS if outcome.rate_limited else None,
+                    status=outcome.status,
+                )
+            log.warning(
+                "dx.retry",
+                method=method,
+                attempt=attempt,
+                delay_s=round(delay, 3),
+                reason=outcome.reason,
+            )
+            self._sleep(delay)
+
+    def _attempt(
+        self,
+        method: str,
+        http_method: str,
+        params: Mapping[str, str] | None,
+        payload: bytes | None,
+    ) -> dict[str, Any] | _Retry:
+        """One HTTP exchange: the success body, a retryable failure, or a raised DxError."""
+        headers = {"Content-Type": "application/json"} if payload is not None else None
+        try:
+            response = self._http.request(
+                http_method,
+                f"{self.base_url}/{method}",
+                params=dict(params) if params else None,
+                content=payload,
+                headers=headers,
+            )
+        except _LOCAL_ERRORS as exc:
+            raise DxUnavailable(method, f"cannot send the request: {_describe(exc)}") from None
+        except _NOT_SENT_ERRORS as exc:
+            return _Retry(f"{_describe(exc)} (not sent)", None, safe_to_resend=True)
+        except httpx.TransportError as exc:
+            return _Retry(_describe(exc), None, safe_to_resend=False)
+        return self._interpret(method, response)
+
+    def _interpret(self, method: str, response: httpx.Response) -> dict[str, Any] | _Retry:
+        status = response.status_code
+        retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._now())
+        try:
+            body = parse.decode_body(method, status, response.content)
+        except DxError as bad:
+            if is_retryable_status(status):
+                return _Retry(
+                    bad.message,
+                    retry_after,
+                    safe_to_resend=status == 429,
+                    status=status,
+                    rate_limited=status == 429,
+                )
+            raise
+        log.debug("dx.response", method=method, status=status)
+
+        # The body decides first: DX also reports failures with HTTP 200.
+        ok = body.get("ok")
+        code = body.get("error")
+        failed = ok is False or (ok is None and isinstance(code, str) and bool(code))
+        if failed:
+            if code == TOO_MANY_REQUESTS:
+                return _Retry(
+                    f"{TOO_MANY_REQUESTS} (HTTP {status})",
+                    retry_after,
+                    safe_to_resend=True,
+                    status=status,
+                    rate_limited=True,
+                )
+            error = error_from_body(method, status, body)
+            if type(error) is DxRejected and is_retryable_status(status):
+                # An unknown code on a 429/5xx is the server's trouble, not our request's.
+                return _Retry(
+                    f"HTTP {status} {error.error or ''}".strip(),
+                    retry_after,
+                    safe_to_resend=status == 429,
+                    rate_limited=status == 429,
+                    status=status,
+                )
+            raise error
+        if 200 <= status < 300:
+            return body
+        if is_retryable_status(status):
+            return _Retry(
+                f"HTTP {status}",
+                retry_after,
+                safe_to_resend=status == 429,
+                status=status,
+                rate_limited=status == 429,
+            )
+        raise DxRejected(
+            method,
+            f"unexpected HTTP {status}: {parse.body_snippet(response.content)}",
+            status=status,
+        )
+
+    def _now(self) -> datetime:
+        return self._clock() if self._clock is not None else datetime.now(UTC)
+
+    def _scrub(self, exc: DxError) -> None:
+        """Blank out the token wherever server-supplied text could have echoed it."""
+        secret = self._token.reveal()
+        if not secret:
+            return
+        exc.message = exc.message.replace(secret, _REDACTED)
+        exc.error_details = _redact(exc.error_details, secret)
+        exc.args = tuple(_redact(arg, secret) for arg in exc.args)
+
+
+def _describe(exc: httpx.TransportError) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _redact(value: Any, secret: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(secret, _REDACTED)
+    if isinstance(value, list):
+        return [_redact(item, secret) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_redact(item, secret) for item in value)
+    if isinstance(value, dict):
+        return {key: _redact(item, secret) for key, item in value.items()}
+    return value
