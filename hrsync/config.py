@@ -149,6 +149,7 @@ def load_settings(
     *,
     require_token: bool = True,
     require_source: bool = True,
+    require_dx: bool = True,
 ) -> Settings:
     """Read the TOML file, apply environment overrides, validate everything."""
     env = os.environ if environ is None else environ
@@ -171,7 +172,7 @@ def load_settings(
     assert isinstance(settings, Settings)
     token = _read_token(settings, env, problems, require_token)
     settings = dataclasses.replace(settings, token=token, config_path=path)
-    problems.extend(_cross_checks(settings, require_source))
+    problems.extend(_cross_checks(settings, require_source, require_dx))
     if problems:
         raise ConfigError(problems)
     return settings
@@ -203,9 +204,7 @@ def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str
     return found
 
 
-def _apply_env_overrides(
-    raw: dict[str, Any], env: Mapping[str, str], problems: list[str]
-) -> None:
+def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> None:
     for name, value in sorted(env.items()):
         if not name.startswith(ENV_PREFIX) or "__" not in name:
             continue
@@ -214,9 +213,7 @@ def _apply_env_overrides(
             problems.append(f"environment variable {name} is not of the form HRSYNC_SECTION__KEY")
             continue
         if parts[-1] in _TOKEN_KEYS:
-            problems.append(
-                f"{name} cannot carry the DX token: use ${TOKEN_ENV} or dx.token_file"
-            )
+            problems.append(f"{name} cannot carry the DX token: use ${TOKEN_ENV} or dx.token_file")
             continue
         node = raw
         for part in parts[:-1]:
@@ -376,10 +373,11 @@ def _read_token(
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-def _cross_checks(s: Settings, require_source: bool) -> list[str]:
+def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[str]:
     p: list[str] = []
     if not s.dx.base_url:
-        p.append("dx.base_url is required, e.g. https://api.getdx.com")
+        if require_dx:
+            p.append("dx.base_url is required, e.g. https://api.getdx.com")
     elif not re.match(r"^https?://", s.dx.base_url):
         p.append(f"dx.base_url must start with http:// or https://, got {s.dx.base_url!r}")
     if s.dx.timeout_s <= 0:
@@ -437,10 +435,15 @@ def _cross_checks(s: Settings, require_source: bool) -> list[str]:
     try:
         ZoneInfo(sync.timezone)
     except (ZoneInfoNotFoundError, ValueError):
-        p.append(f"sync.timezone must be an IANA time zone such as Europe/Berlin, got {sync.timezone!r}")
+        p.append(
+            f"sync.timezone must be an IANA time zone such as Europe/Berlin, got {sync.timezone!r}"
+        )
     cron_problem = _check_cron(sync.schedule)
     if cron_problem:
-        p.append(f"sync.schedule must be a 5-field cron expression, got {sync.schedule!r} ({cron_problem})")
+        p.append(
+            f"sync.schedule must be a 5-field cron expression, got {sync.schedule!r} "
+            f"({cron_problem})"
+        )
     if sync.notify_email is not None and not _EMAIL.match(sync.notify_email):
         p.append(f"sync.notify_email must be an e-mail address, got {sync.notify_email!r}")
     if not s.state.database_url or "://" not in s.state.database_url:

@@ -1,0 +1,185 @@
+"""structlog setup: JSON lines or console rendering, redaction, run_id binding.
+
+Standard-library loggers (APScheduler, httpx, alembic) go through the same
+renderer, so one process writes one format. Secrets registered with
+`register_secret` are masked in every rendered line, whatever field or
+exception text they hide in.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal, TextIO
+
+import structlog
+from structlog.types import EventDict, Processor, WrappedLogger
+
+from hrsync.secret import Secret
+
+REDACTED = "[REDACTED]"
+_SENSITIVE_KEYS = re.compile(r"(token|secret|password|authorization|api_key)", re.IGNORECASE)
+_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
+
+_secrets: set[str] = set()
+_secrets_lock = threading.Lock()
+
+
+def register_secret(secret: Secret | str) -> None:
+    """Mask this value wherever it would appear in a log line."""
+    value = secret.reveal() if isinstance(secret, Secret) else secret
+    if len(value) >= 4:  # masking tiny strings would garble ordinary text
+        with _secrets_lock:
+            _secrets.add(value)
+
+
+def _scrub_text(text: str) -> str:
+    text = _BEARER.sub(r"\1" + REDACTED, text)
+    with _secrets_lock:
+        known = list(_secrets)
+    for value in known:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _scrub_text(value)
+    if isinstance(value, Secret):
+        return REDACTED
+    if isinstance(value, dict):
+        return {
+            k: REDACTED if isinstance(k, str) and _SENSITIVE_KEYS.search(k) else _scrub(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def redact(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    """Processor: mask sensitive keys, bearer tokens and registered secrets."""
+    for key in list(event_dict):
+        if _SENSITIVE_KEYS.search(key) and key not in ("token_kind", "auth_token_type"):
+            event_dict[key] = REDACTED
+        else:
+            event_dict[key] = _scrub(event_dict[key])
+    return event_dict
+
+
+def _final_scrub(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    # Runs after exception formatting: a traceback (text, or structured for JSON)
+    # may quote the secret in an exception message.
+    for key in ("exception", "stack"):
+        if key in event_dict:
+            event_dict[key] = _scrub(event_dict[key])
+    return event_dict
+
+
+def _drop_color_message(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    event_dict.pop("color_message", None)
+    return event_dict
+
+
+Format = Literal["auto", "json", "console"]
+
+
+def configure(fmt: Format = "auto", level: str = "info", stream: TextIO | None = None) -> None:
+    """Configure structlog and the standard library to write to `stream`."""
+    out = stream if stream is not None else sys.stdout
+    use_console = fmt == "console" or (fmt == "auto" and out.isatty())
+    shared: list[Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        redact,
+    ]
+    renderer: Processor
+    if use_console:
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=False, exception_formatter=structlog.dev.plain_traceback
+        )
+    else:
+        renderer = structlog.processors.JSONRenderer()
+    # Tracebacks without local variables: locals may hold the token or HR data.
+    exc_processors: list[Processor] = (
+        []
+        if use_console
+        else [
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+        ]
+    )
+    numeric_level = logging.getLevelName(level.upper())
+    if not isinstance(numeric_level, int):
+        numeric_level = logging.INFO
+
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder(), _drop_color_message],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            *exc_processors,
+            _final_scrub,
+            renderer,
+        ],
+    )
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(numeric_level)
+    # httpx and httpcore log full URLs and headers at INFO/DEBUG.
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.getLogger("alembic").setLevel(max(numeric_level, logging.WARNING))
+    logging.getLogger("apscheduler").setLevel(max(numeric_level, logging.INFO))
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@contextmanager
+def run_context(run_id: str, **extra: Any) -> Iterator[str]:
+    """Bind `run_id` for every log line of one run; clear what an earlier run left."""
+    structlog.contextvars.clear_contextvars()
+    structlog.contextvars.bind_contextvars(run_id=run_id, **extra)
+    try:
+        yield run_id
+    finally:
+        structlog.contextvars.clear_contextvars()
+
+
+def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    logger: structlog.stdlib.BoundLogger = structlog.get_logger(name)
+    return logger
+
+
+__all__ = [
+    "REDACTED",
+    "configure",
+    "get_logger",
+    "new_run_id",
+    "redact",
+    "register_secret",
+    "run_context",
+]

@@ -1,0 +1,34 @@
+"""Run outcomes and the exit codes scripts rely on (DESIGN.md's table)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    IN_SYNC = "in_sync"
+    APPLIED = "applied"
+    FAILED = "failed"
+    DEFERRED = "deferred"
+    REFUSED = "refused"
+    UNVERIFIED = "unverified"
+    REJECTED = "rejected"
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT_CODES[self]
+
+
+_EXIT_CODES = {
+    Outcome.IN_SYNC: 0,
+    Outcome.APPLIED: 0,
+    Outcome.FAILED: 1,
+    Outcome.DEFERRED: 3,
+    Outcome.REFUSED: 4,
+    Outcome.UNVERIFIED: 5,
+    Outcome.REJECTED: 6,
+}
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2

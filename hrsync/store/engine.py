@@ -1,0 +1,51 @@
+"""Engine creation: SQLite in WAL mode, foreign keys on, busy timeout, BEGIN IMMEDIATE."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    database = parsed.database or ""
+    in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
+    if not in_memory:
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # The recipe in SQLAlchemy's docs reads `.autocommit`, which exists only
+        # on Python 3.12+; isolation_level=None works on 3.11 too. It stops
+        # pysqlite from issuing its own deferred BEGIN, so ours below is the one used.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        # Take the write lock up front: a deferred transaction that later tries
+        # to write can fail with "database is locked" despite the busy timeout.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)

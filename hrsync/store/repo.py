@@ -1,0 +1,458 @@
+"""The few queries hrsync needs, each in its own short write transaction.
+
+Every public method commits or rolls back before it returns, so a SIGKILL
+between two calls leaves the store consistent: either a step is recorded
+whole or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, select, update
+from sqlalchemy.orm import Session
+
+from hrsync.identity import KnownIdentity
+from hrsync.store import models
+from hrsync.store.engine import make_engine, session_factory
+from hrsync.store.migrate import upgrade
+
+# A submission in one of these states may have reached DX without being verified.
+UNFINISHED_SUBMISSION = ("pending", "sent", "accepted", "outcome_unknown")
+ACCEPTED_OUTCOMES = ("applied", "in_sync")
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseState:
+    acquired: bool
+    holder: str
+    host: str
+    pid: int
+    acquired_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    id: str
+    trigger: str
+    started_at: datetime
+    finished_at: datetime | None
+    outcome: str | None
+    exit_code: int | None
+    counts: Mapping[str, int]
+    reason: str | None
+    people_count: int | None
+    dry_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionRecord:
+    id: int
+    run_id: str
+    method: str
+    payload_digest: str
+    payload: list[dict[str, Any]]
+    plan: dict[str, Any]
+    people_count: int
+    status: str
+    created_at: datetime
+    sent_at: datetime | None
+    accepted_at: datetime | None
+    verified_at: datetime | None
+    import_id: str | None
+    detail: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeferralRecord:
+    id: int
+    run_id: str | None
+    reason: str
+    resume_at: datetime
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatRecord:
+    name: str
+    beat_at: datetime
+    pid: int
+    host: str
+    state: str
+    quarantined_since: datetime | None
+    consecutive_failures: int
+    detail: dict[str, Any]
+
+
+def member_digest(members: Sequence[str] | frozenset[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+class Store:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._sessions = session_factory(engine)
+
+    @classmethod
+    def open(cls, database_url: str, *, migrate: bool = True) -> Store:
+        engine = make_engine(database_url)
+        if migrate:
+            upgrade(engine)
+        return cls(engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        with self._sessions() as session, session.begin():
+            yield session
+
+    # ------------------------------------------------------------- lease
+
+    def acquire_lease(
+        self, holder: str, now: datetime, ttl_s: float, *, name: str = "sync"
+    ) -> LeaseState:
+        """Take the lease unless a live holder has it; returns who holds it now."""
+        pid, host = os.getpid(), this_host()
+        with self._write() as s:
+            lease = s.get(models.Lease, name)
+            if lease is not None and lease.holder != holder and not _lease_is_stale(lease, now):
+                return LeaseState(
+                    False, lease.holder, lease.host, lease.pid, lease.acquired_at, lease.expires_at
+                )
+            expires = now + timedelta(seconds=ttl_s)
+            if lease is None:
+                lease = models.Lease(name=name)
+                s.add(lease)
+            lease.holder, lease.host, lease.pid = holder, host, pid
+            lease.acquired_at, lease.expires_at = now, expires
+            return LeaseState(True, holder, host, pid, now, expires)
+
+    def renew_lease(self, holder: str, now: datetime, ttl_s: float, *, name: str = "sync") -> None:
+        with self._write() as s:
+            s.execute(
+                update(models.Lease)
+                .where(models.Lease.name == name, models.Lease.holder == holder)
+                .values(expires_at=now + timedelta(seconds=ttl_s))
+            )
+
+    def release_lease(self, holder: str, *, name: str = "sync") -> None:
+        with self._write() as s:
+            lease = s.get(models.Lease, name)
+            if lease is not None and lease.holder == holder:
+                s.delete(lease)
+
+    # -------------------------------------------------------------- runs
+
+    def start_run(self, run_id: str, trigger: str, now: datetime, *, dry_run: bool) -> None:
+        with self._write() as s:
+            s.add(models.Run(id=run_id, trigger=trigger, started_at=now, dry_run=int(dry_run)))
+
+    def finish_run(
+        self,
+        run_id: str,
+        now: datetime,
+        *,
+        outcome: str,
+        exit_code: int,
+        counts: Mapping[str, int],
+        reason: str | None,
+        plan_digest: str | None = None,
+        people_count: int | None = None,
+    ) -> None:
+        with self._write() as s:
+            run = s.get(models.Run, run_id)
+            if run is None:
+                raise KeyError(f"run {run_id} was never started")
+            run.finished_at, run.outcome, run.exit_code = now, outcome, exit_code
+            run.counts_json = json.dumps(dict(counts), sort_keys=True)
+            run.reason, run.plan_digest, run.people_count = reason, plan_digest, people_count
+
+    def recent_runs(self, limit: int = 20) -> list[RunRecord]:
+        with self._sessions() as s:
+            rows = s.scalars(
+                select(models.Run).order_by(models.Run.started_at.desc()).limit(limit)
+            ).all()
+            return [_run_record(r) for r in rows]
+
+    def last_accepted_people_count(self) -> int | None:
+        """People in the last export that DX accepted (for the shrink guard)."""
+        with self._sessions() as s:
+            value = s.scalar(
+                select(models.Run.people_count)
+                .where(
+                    models.Run.outcome.in_(ACCEPTED_OUTCOMES),
+                    models.Run.dry_run == 0,
+                    models.Run.people_count.is_not(None),
+                )
+                .order_by(models.Run.started_at.desc())
+                .limit(1)
+            )
+            return value
+
+    def consecutive_failures(self, limit: int = 50) -> list[RunRecord]:
+        """The unbroken streak of most recent failed runs (newest first)."""
+        streak: list[RunRecord] = []
+        for run in self.recent_runs(limit):
+            if run.outcome is None or run.dry_run:
+                continue
+            if run.outcome != "failed":
+                break
+            streak.append(run)
+        return streak
+
+    # ------------------------------------------------------- submissions
+
+    def record_submission(
+        self,
+        run_id: str,
+        method: str,
+        payload: Sequence[Mapping[str, Any]],
+        *,
+        payload_digest: str,
+        plan: Mapping[str, Any],
+        people_count: int,
+        now: datetime,
+    ) -> int:
+        with self._write() as s:
+            row = models.Submission(
+                run_id=run_id,
+                method=method,
+                payload_digest=payload_digest,
+                payload_json=json.dumps(list(payload), separators=(",", ":")),
+                plan_json=json.dumps(dict(plan), separators=(",", ":")),
+                people_count=people_count,
+                status="pending",
+                created_at=now,
+            )
+            s.add(row)
+            s.flush()
+            return row.id
+
+    def mark_submission(
+        self,
+        submission_id: int,
+        status: str,
+        now: datetime,
+        *,
+        import_id: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        with self._write() as s:
+            row = s.get(models.Submission, submission_id)
+            if row is None:
+                raise KeyError(f"submission {submission_id} does not exist")
+            row.status = status
+            if status == "sent":
+                row.sent_at = now
+            elif status == "accepted":
+                row.accepted_at = now
+            elif status == "verified":
+                row.verified_at = now
+            if import_id is not None:
+                row.import_id = import_id
+            if detail is not None:
+                row.detail = detail
+
+    def unfinished_submission(self) -> SubmissionRecord | None:
+        return self._latest_submission(models.Submission.status.in_(UNFINISHED_SUBMISSION))
+
+    def last_verified_submission(self) -> SubmissionRecord | None:
+        return self._latest_submission(models.Submission.status == "verified")
+
+    def _latest_submission(self, condition: Any) -> SubmissionRecord | None:
+        with self._sessions() as s:
+            row = s.scalars(
+                select(models.Submission)
+                .where(condition, models.Submission.method == "orgfiles.teamHierarchy.process")
+                .order_by(models.Submission.id.desc())
+                .limit(1)
+            ).first()
+            return None if row is None else _submission_record(row)
+
+    # -------------------------------------------------------- identities
+
+    def load_identities(self) -> list[KnownIdentity]:
+        with self._sessions() as s:
+            rows = s.scalars(select(models.TeamIdentity).order_by(models.TeamIdentity.id)).all()
+            return [
+                KnownIdentity(
+                    key=r.hr_key,
+                    reference_id=r.reference_id,
+                    name=r.name,
+                    parent_key=r.parent_key,
+                    lead_email=r.lead_email,
+                    members=frozenset(json.loads(r.members_json)),
+                    retired=r.retired_at is not None,
+                )
+                for r in rows
+            ]
+
+    def save_identities(self, identities: Sequence[KnownIdentity], now: datetime) -> None:
+        """Upsert by reference_id in one transaction; rows are never deleted."""
+        by_ref = {i.reference_id: i for i in identities}
+        with self._write() as s:
+            existing = {r.reference_id: r for r in s.scalars(select(models.TeamIdentity)).all()}
+            # Keys move between rows (continuity re-keys a team): clear them first so
+            # the unique constraint on hr_key holds at every statement.
+            for ref, old in existing.items():
+                if ref in by_ref and old.hr_key != by_ref[ref].key:
+                    old.hr_key = f"~moving~{old.id}"
+            s.flush()
+            for ref, ident in by_ref.items():
+                found = existing.get(ref)
+                row = found or models.TeamIdentity(reference_id=ref, first_seen=now)
+                if found is None:
+                    s.add(row)
+                row.hr_key = ident.key
+                row.name = ident.name
+                row.parent_key = ident.parent_key
+                row.lead_email = ident.lead_email
+                row.members_json = json.dumps(sorted(ident.members))
+                row.member_digest = member_digest(ident.members)
+                if ident.retired:
+                    row.retired_at = row.retired_at or now
+                else:
+                    row.retired_at = None
+                    row.last_seen = now
+                if row.last_seen is None:
+                    row.last_seen = now
+
+    # --------------------------------------------------------- deferrals
+
+    def add_deferral(
+        self, run_id: str | None, reason: str, resume_at: datetime, now: datetime
+    ) -> None:
+        with self._write() as s:
+            # Only the newest deferral matters: a new one supersedes the older ones.
+            s.execute(
+                update(models.Deferral)
+                .where(models.Deferral.resolved_at.is_(None))
+                .values(resolved_at=now)
+            )
+            s.add(
+                models.Deferral(run_id=run_id, reason=reason, resume_at=resume_at, created_at=now)
+            )
+
+    def pending_deferral(self) -> DeferralRecord | None:
+        with self._sessions() as s:
+            row = s.scalars(
+                select(models.Deferral)
+                .where(models.Deferral.resolved_at.is_(None))
+                .order_by(models.Deferral.id.desc())
+                .limit(1)
+            ).first()
+            if row is None:
+                return None
+            return DeferralRecord(row.id, row.run_id, row.reason, row.resume_at, row.created_at)
+
+    def resolve_deferrals(self, now: datetime) -> None:
+        with self._write() as s:
+            s.execute(
+                update(models.Deferral)
+                .where(models.Deferral.resolved_at.is_(None))
+                .values(resolved_at=now)
+            )
+
+    # --------------------------------------------------------- heartbeat
+
+    def beat(
+        self,
+        now: datetime,
+        *,
+        state: str,
+        name: str = "daemon",
+        quarantined_since: datetime | None = None,
+        consecutive_failures: int = 0,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        with self._write() as s:
+            row = s.get(models.Heartbeat, name)
+            if row is None:
+                row = models.Heartbeat(name=name)
+                s.add(row)
+            row.beat_at, row.pid, row.host, row.state = now, os.getpid(), this_host(), state
+            row.quarantined_since = quarantined_since
+            row.consecutive_failures = consecutive_failures
+            row.detail = json.dumps(dict(detail or {}), default=str)
+
+    def heartbeat(self, name: str = "daemon") -> HeartbeatRecord | None:
+        with self._sessions() as s:
+            row = s.get(models.Heartbeat, name)
+            if row is None:
+                return None
+            return HeartbeatRecord(
+                row.name,
+                row.beat_at,
+                row.pid,
+                row.host,
+                row.state,
+                row.quarantined_since,
+                row.consecutive_failures,
+                json.loads(row.detail or "{}"),
+            )
+
+
+def _lease_is_stale(lease: models.Lease, now: datetime) -> bool:
+    if lease.expires_at <= now:
+        return True
+    # Same machine and the holder process is gone (SIGKILL): no need to wait out the TTL.
+    return lease.host == this_host() and not _pid_alive(lease.pid)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _run_record(r: models.Run) -> RunRecord:
+    return RunRecord(
+        id=r.id,
+        trigger=r.trigger,
+        started_at=r.started_at,
+        finished_at=r.finished_at,
+        outcome=r.outcome,
+        exit_code=r.exit_code,
+        counts=json.loads(r.counts_json) if r.counts_json else {},
+        reason=r.reason,
+        people_count=r.people_count,
+        dry_run=bool(r.dry_run),
+    )
+
+
+def _submission_record(r: models.Submission) -> SubmissionRecord:
+    return SubmissionRecord(
+        id=r.id,
+        run_id=r.run_id,
+        method=r.method,
+        payload_digest=r.payload_digest,
+        payload=json.loads(r.payload_json),
+        plan=json.loads(r.plan_json),
+        people_count=r.people_count,
+        status=r.status,
+        created_at=r.created_at,
+        sent_at=r.sent_at,
+        accepted_at=r.accepted_at,
+        verified_at=r.verified_at,
+        import_id=r.import_id,
+        detail=r.detail,
+    )

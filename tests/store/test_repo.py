@@ -1,0 +1,211 @@
+"""The state store's queries: lease, runs, submissions, identities, deferrals, heartbeat."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from hrsync.identity import KnownIdentity
+from hrsync.store.repo import Store
+
+NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = Store.open(f"sqlite:///{tmp_path / 'state.db'}")
+    yield s
+    s.close()
+
+
+def test_sqlite_is_wal_with_foreign_keys_and_busy_timeout(store: Store) -> None:
+    with store.engine.connect() as c:
+        assert c.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert c.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert c.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+
+def test_foreign_keys_are_enforced(store: Store) -> None:
+    with pytest.raises(Exception, match="FOREIGN KEY"):
+        store.record_submission(
+            "no-such-run",
+            "orgfiles.teamHierarchy.process",
+            [],
+            payload_digest="d",
+            plan={},
+            people_count=0,
+            now=NOW,
+        )
+
+
+def test_timestamps_come_back_utc_aware(store: Store) -> None:
+    store.start_run("r1", "manual", NOW, dry_run=False)
+    run = store.recent_runs()[0]
+    assert run.started_at == NOW
+    assert run.started_at.tzinfo is not None
+    with store.engine.connect() as c:
+        raw = c.execute(text("select started_at from runs")).scalar()
+    assert str(raw).startswith("2026-11-02 06:00:00")
+
+
+def test_naive_datetimes_are_refused(store: Store) -> None:
+    with pytest.raises(Exception, match="naive datetime"):
+        store.start_run("r1", "manual", datetime(2026, 1, 1), dry_run=False)
+
+
+def test_non_utc_input_is_stored_as_utc(store: Store) -> None:
+    from zoneinfo import ZoneInfo
+
+    berlin = datetime(2026, 11, 2, 7, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+    store.start_run("r1", "manual", berlin, dry_run=False)
+    assert store.recent_runs()[0].started_at == NOW
+
+
+def test_runs_finish_and_history_is_newest_first(store: Store) -> None:
+    for i in range(3):
+        store.start_run(f"r{i}", "schedule", NOW + timedelta(hours=i), dry_run=False)
+    store.finish_run(
+        "r1",
+        NOW + timedelta(hours=1, minutes=1),
+        outcome="applied",
+        exit_code=0,
+        counts={"create": 2},
+        reason=None,
+        people_count=40,
+    )
+    runs = store.recent_runs()
+    assert [r.id for r in runs] == ["r2", "r1", "r0"]
+    assert runs[1].counts == {"create": 2}
+    assert store.last_accepted_people_count() == 40
+
+
+def test_last_accepted_people_ignores_refused_and_dry_runs(store: Store) -> None:
+    store.start_run("a", "manual", NOW, dry_run=False)
+    store.finish_run(
+        "a", NOW, outcome="applied", exit_code=0, counts={}, reason=None, people_count=80
+    )
+    store.start_run("b", "manual", NOW + timedelta(1), dry_run=False)
+    store.finish_run(
+        "b", NOW, outcome="refused", exit_code=4, counts={}, reason="shrink", people_count=10
+    )
+    store.start_run("c", "manual", NOW + timedelta(2), dry_run=True)
+    store.finish_run(
+        "c", NOW, outcome="in_sync", exit_code=0, counts={}, reason=None, people_count=5
+    )
+    assert store.last_accepted_people_count() == 80
+
+
+def test_consecutive_failures_counts_the_unbroken_streak(store: Store) -> None:
+    outcomes = ["applied", "failed", "failed", "failed"]
+    for i, outcome in enumerate(outcomes):
+        store.start_run(f"r{i}", "schedule", NOW + timedelta(hours=i), dry_run=False)
+        store.finish_run(f"r{i}", NOW, outcome=outcome, exit_code=1, counts={}, reason=f"x{i}")
+    assert [r.id for r in store.consecutive_failures()] == ["r3", "r2", "r1"]
+
+
+def test_lease_is_exclusive_until_released(store: Store) -> None:
+    first = store.acquire_lease("run-a", NOW, 600)
+    assert first.acquired
+    second = store.acquire_lease("run-b", NOW, 600)
+    assert not second.acquired and second.holder == "run-a" and second.pid == os.getpid()
+    store.release_lease("run-a")
+    assert store.acquire_lease("run-b", NOW, 600).acquired
+
+
+def test_expired_lease_can_be_taken(store: Store) -> None:
+    store.acquire_lease("run-a", NOW, 60)
+    assert store.acquire_lease("run-b", NOW + timedelta(seconds=61), 60).acquired
+
+
+def test_lease_of_a_dead_process_on_this_host_is_stale(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    code = (
+        "from datetime import UTC, datetime\n"
+        "from hrsync.store.repo import Store\n"
+        f"s = Store.open({url!r})\n"
+        "s.acquire_lease('killed-run', datetime.now(UTC), 3600)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    s = Store.open(url)
+    try:
+        assert s.acquire_lease("next-run", datetime.now(UTC), 600).acquired
+    finally:
+        s.close()
+
+
+def test_submission_lifecycle(store: Store) -> None:
+    store.start_run("r1", "manual", NOW, dry_run=False)
+    payload = [{"name": "A", "reference_id": "hrsync-1"}]
+    sid = store.record_submission(
+        "r1",
+        "orgfiles.teamHierarchy.process",
+        payload,
+        payload_digest="abc",
+        plan={"counts": {"create": 1}},
+        people_count=3,
+        now=NOW,
+    )
+    unfinished = store.unfinished_submission()
+    assert unfinished is not None and unfinished.id == sid and unfinished.status == "pending"
+    assert unfinished.payload == payload
+    store.mark_submission(sid, "accepted", NOW, import_id="imp-1")
+    store.mark_submission(sid, "verified", NOW + timedelta(minutes=1))
+    assert store.unfinished_submission() is None
+    verified = store.last_verified_submission()
+    assert verified is not None and verified.import_id == "imp-1"
+    assert verified.verified_at == NOW + timedelta(minutes=1)
+
+
+def ident(
+    key: str, ref: str, *, retired: bool = False, members: frozenset[str] = frozenset()
+) -> KnownIdentity:
+    return KnownIdentity(key, ref, f"team {key}", None, "lead@example.test", members, retired)
+
+
+def test_identities_round_trip_and_rekey(store: Store) -> None:
+    store.save_identities(
+        [
+            ident("manager:1", "hrsync-a", members=frozenset({"x@e.t", "y@e.t"})),
+            ident("manager:2", "hrsync-b"),
+        ],
+        NOW,
+    )
+    # Continuity: the team led by 1 is now led by 3; 2's team retired; keys swap rows.
+    store.save_identities(
+        [ident("manager:3", "hrsync-a"), ident("manager:2", "hrsync-b", retired=True)],
+        NOW + timedelta(days=1),
+    )
+    loaded = {i.reference_id: i for i in store.load_identities()}
+    assert loaded["hrsync-a"].key == "manager:3"
+    assert loaded["hrsync-b"].retired
+
+
+def test_key_swap_between_two_rows(store: Store) -> None:
+    store.save_identities([ident("k1", "r1"), ident("k2", "r2")], NOW)
+    store.save_identities([ident("k2", "r1"), ident("k1", "r2")], NOW)
+    loaded = {i.reference_id: i.key for i in store.load_identities()}
+    assert loaded == {"r1": "k2", "r2": "k1"}
+
+
+def test_deferrals_newest_supersedes(store: Store) -> None:
+    store.add_deferral(None, "snapshot", NOW + timedelta(days=3), NOW)
+    store.add_deferral(None, "import", NOW + timedelta(minutes=2), NOW + timedelta(minutes=1))
+    pending = store.pending_deferral()
+    assert pending is not None and pending.reason == "import"
+    store.resolve_deferrals(NOW + timedelta(minutes=3))
+    assert store.pending_deferral() is None
+
+
+def test_heartbeat(store: Store) -> None:
+    assert store.heartbeat() is None
+    store.beat(NOW, state="idle", detail={"next_run": "tomorrow"})
+    hb = store.heartbeat()
+    assert hb is not None and hb.beat_at == NOW and hb.state == "idle"
+    assert hb.detail == {"next_run": "tomorrow"}

@@ -1,0 +1,212 @@
+"""Configuration: loading, environment overrides, validation messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hrsync.config import ConfigError, load_settings
+
+MINIMAL = """
+[dx]
+base_url = "https://api.example.test"
+
+[source]
+path = "people.csv"
+"""
+
+TOKEN_ENV = {"HRSYNC_DX_TOKEN": "tok-1234567890"}
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "hrsync.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problems_of(path: Path, env: dict[str, str]) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, env)
+    return info.value.problems
+
+
+def test_defaults_match_design(tmp_path: Path) -> None:
+    s = load_settings(write(tmp_path, MINIMAL), TOKEN_ENV)
+    assert s.dx.timeout_s == 30
+    assert s.sync.schedule == "0 6 * * *"
+    assert s.sync.timezone == "UTC"
+    assert s.sync.max_archive == 10
+    assert s.sync.max_archive_fraction == 0.2
+    assert s.sync.min_people_fraction == 0.8
+    assert s.sync.retro_window_days == 21
+    assert s.sync.verify_timeout_s == 600
+    assert s.sync.quarantine_after == 5
+    assert s.mapping.strategy == "manager"
+    assert s.mapping.min_team_size == 0
+    assert s.filter.active_status == ("Active",)
+    assert s.state.database_url == "sqlite:///hrsync.db"
+    assert s.log.format == "auto"
+    assert s.log.level == "info"
+    assert s.token is not None and s.token.reveal() == "tok-1234567890"
+    # Relative paths are resolved against the config file's folder.
+    assert s.source.path == tmp_path / "people.csv"
+
+
+def test_env_overrides_any_key(tmp_path: Path) -> None:
+    env = {
+        **TOKEN_ENV,
+        "HRSYNC_DX__BASE_URL": "https://other.example.test",
+        "HRSYNC_SYNC__MAX_ARCHIVE": "25",
+        "HRSYNC_SYNC__MAX_ARCHIVE_FRACTION": "0.5",
+        "HRSYNC_FILTER__ACTIVE_STATUS": "Active, Leave",
+        "HRSYNC_SOURCE__FIELDS__EMAIL": "Work Email",
+        "HRSYNC_SYNC__NOTIFY_EMAIL": "ops@example.test",
+    }
+    s = load_settings(write(tmp_path, MINIMAL), env)
+    assert s.dx.base_url == "https://other.example.test"
+    assert s.sync.max_archive == 25
+    assert s.sync.max_archive_fraction == 0.5
+    assert s.filter.active_status == ("Active", "Leave")
+    assert s.source.fields.email == "Work Email"
+    assert s.sync.notify_email == "ops@example.test"
+
+
+def test_config_path_from_environment(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL)
+    s = load_settings(None, {**TOKEN_ENV, "HRSYNC_CONFIG": str(path)})
+    assert s.config_path == path
+
+
+def test_token_from_file(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("file-token-abcdef\n")
+    path = write(tmp_path, MINIMAL.replace("[dx]", '[dx]\ntoken_file = "token"'))
+    s = load_settings(path, {})
+    assert s.token is not None and s.token.reveal() == "file-token-abcdef"
+    assert "file-token" not in repr(s)
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        (
+            MINIMAL + "\n[sync]\nmax_archive_fraction = 1.5\n",
+            TOKEN_ENV,
+            "sync.max_archive_fraction must be between 0 and 1, got 1.5",
+        ),
+        (
+            MINIMAL + "\n[sync]\nmax_archives = 3\n",
+            TOKEN_ENV,
+            "sync.max_archives is not a known key; did you mean sync.max_archive?",
+        ),
+        (
+            MINIMAL + '\n[sync]\nmax_archive = "ten"\n',
+            TOKEN_ENV,
+            "sync.max_archive must be a whole number, got 'ten'",
+        ),
+        (
+            MINIMAL,
+            {**TOKEN_ENV, "HRSYNC_SYNC__MAX_ARCHIVE": "many"},
+            "sync.max_archive must be a whole number, got 'many' (from HRSYNC_SYNC__MAX_ARCHIVE)",
+        ),
+        (
+            MINIMAL + '\n[sync]\ntimezone = "Mars/Olympus"\n',
+            TOKEN_ENV,
+            "sync.timezone must be an IANA time zone",
+        ),
+        (
+            MINIMAL + '\n[sync]\nschedule = "every day"\n',
+            TOKEN_ENV,
+            "sync.schedule must be a 5-field cron expression",
+        ),
+        (
+            MINIMAL + '\n[mapping]\nstrategy = "teams"\n',
+            TOKEN_ENV,
+            "mapping.strategy must be one of 'manager', 'department', got 'teams'",
+        ),
+        (MINIMAL, {}, "dx token is missing: set $HRSYNC_DX_TOKEN or dx.token_file"),
+        (
+            MINIMAL.replace('base_url = "https://api.example.test"', ""),
+            TOKEN_ENV,
+            "dx.base_url is required",
+        ),
+        (
+            '[dx]\nbase_url = "https://api.example.test"\n',
+            TOKEN_ENV,
+            "source.path or source.url is required",
+        ),
+        (
+            MINIMAL + '\n[sourse]\npath = "x"\n',
+            TOKEN_ENV,
+            "sourse is not a known key; did you mean source?",
+        ),
+    ],
+)
+def test_each_problem_names_key_value_and_expectation(
+    tmp_path: Path, text: str, env: dict[str, str], expected: str
+) -> None:
+    problems = problems_of(write(tmp_path, text), env)
+    assert any(expected in p for p in problems), problems
+
+
+def test_every_problem_reported_at_once(tmp_path: Path) -> None:
+    text = (
+        MINIMAL
+        + "\n[sync]\nmax_archive_fraction = 1.5\nmin_people_fraction = -1\nmax_archives = 3\n"
+    )
+    problems = problems_of(write(tmp_path, text), {})
+    assert len(problems) == 4, problems
+
+
+def test_token_in_toml_is_refused_and_not_echoed(tmp_path: Path) -> None:
+    secret = "tok-in-the-file-9876543210"
+    text = MINIMAL.replace("[dx]", f'[dx]\ntoken = "{secret}"')
+    problems = problems_of(write(tmp_path, text), TOKEN_ENV)
+    assert any(
+        p.startswith("dx.token must not be written in the config file") and "HRSYNC_DX_TOKEN" in p
+        for p in problems
+    ), problems
+    assert all(secret not in p for p in problems)
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.toml", TOKEN_ENV)
+
+
+def test_broken_toml_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        load_settings(write(tmp_path, "[dx\n"), TOKEN_ENV)
+
+
+def test_example_config_documents_every_key_and_loads() -> None:
+    import dataclasses
+
+    from hrsync.config import Settings
+
+    example = Path(__file__).resolve().parent.parent / "config" / "hrsync.example.toml"
+    text = example.read_text(encoding="utf-8")
+    s = load_settings(example, TOKEN_ENV)
+    assert s.dx.base_url.startswith("https://")
+
+    def keys(cls: type, prefix: str) -> list[str]:
+        out = []
+        for f in dataclasses.fields(cls):
+            if f.name in ("token", "config_path"):
+                continue
+            if dataclasses.is_dataclass(f.type) or f.name in ("fields",):
+                continue
+            out.append(f.name)
+        return out
+
+    for section in dataclasses.fields(Settings):
+        if section.name in ("token", "config_path"):
+            continue
+        cls = type(getattr(s, section.name))
+        for key in keys(cls, section.name):
+            if key in ("include", "exclude"):
+                assert f"[filter.{key}]" in text
+                continue
+            assert f"{key} =" in text, f"{section.name}.{key} is not documented"
+    for f in dataclasses.fields(type(s.source.fields)):
+        assert f"{f.name} =" in text, f"source.fields.{f.name} is not documented"

@@ -1,0 +1,93 @@
+"""Logging: JSON lines, stdlib loggers through the same renderer, run_id, redaction."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import structlog
+
+from hrsync import logs
+from hrsync.secret import Secret
+
+
+def capture(fmt: logs.Format = "json") -> io.StringIO:
+    stream = io.StringIO()
+    logs.configure(fmt, "debug", stream)
+    return stream
+
+
+def lines(stream: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+
+def test_json_lines_with_timestamp_level_event() -> None:
+    out = capture()
+    logs.get_logger("t").info("sync.started", teams=3)
+    (line,) = lines(out)
+    assert line["event"] == "sync.started" and line["level"] == "info" and line["teams"] == 3
+    assert str(line["timestamp"]).endswith("Z")
+
+
+def test_stdlib_loggers_use_the_same_renderer_and_httpx_is_quiet() -> None:
+    out = capture()
+    logging.getLogger("apscheduler.scheduler").info("Scheduler started")
+    logging.getLogger("httpx").info("HTTP Request: GET https://x/teams.list")
+    parsed = lines(out)
+    assert [p["event"] for p in parsed] == ["Scheduler started"]
+
+
+def test_run_id_bound_and_cleared() -> None:
+    out = capture()
+    log = logs.get_logger("t")
+    with logs.run_context("run-1"):
+        log.info("inside")
+    log.info("outside")
+    inside, outside = lines(out)
+    assert inside["run_id"] == "run-1"
+    assert "run_id" not in outside
+
+
+def test_run_context_clears_what_an_earlier_run_left() -> None:
+    out = capture()
+    structlog.contextvars.bind_contextvars(run_id="stale", leftover=1)
+    with logs.run_context("fresh"):
+        logs.get_logger("t").info("x")
+    (line,) = lines(out)
+    assert line["run_id"] == "fresh" and "leftover" not in line
+
+
+def test_secrets_are_masked_everywhere() -> None:
+    secret = "s3cr3t-token-value-42"
+    logs.register_secret(Secret(secret))
+    out = capture()
+    log = logs.get_logger("t")
+    log.info("a", token=secret, headers={"Authorization": f"Bearer {secret}"})
+    log.info("b", message=f"failed with {secret} inside", obj=Secret(secret))
+    logging.getLogger("httpx").warning("Bearer %s", secret)
+    try:
+        raise RuntimeError(f"boom {secret}")
+    except RuntimeError:
+        log.exception("c")
+    text = out.getvalue()
+    assert secret not in text
+    assert text.count(logs.REDACTED) >= 5
+
+
+def test_exceptions_render_without_local_variables() -> None:
+    out = capture()
+    hidden = "local-variable-value"  # noqa: F841 - the point is that it is not rendered
+    try:
+        raise ValueError("x")
+    except ValueError:
+        logs.get_logger("t").exception("failed")
+    assert "local-variable-value" not in out.getvalue()
+    assert "ValueError" in out.getvalue()
+
+
+def test_console_format_is_readable() -> None:
+    out = capture("console")
+    logs.get_logger("t").info("sync.started", teams=3)
+    assert "sync.started" in out.getvalue() and "teams=3" in out.getvalue()
+    assert not out.getvalue().lstrip().startswith("{")
