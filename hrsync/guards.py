@@ -1,0 +1,400 @@
+"""Whether a run may send its plan: deferral and safety decisions (pure).
+
+Deferral: DX refuses hierarchy imports while a snapshot is live or inside its
+retroactive window, and while another import runs. We read the snapshot list ourselves
+so a run waits without sending anything; DX's own `snapshot_in_progress` /
+`import_in_progress` answers defer too.
+
+Safety: `process` archives every team missing from the request, so a broken export
+would archive the org. Every guard is checked before anything is sent; all that trip are
+reported together, with the numbers and the override an operator can use.
+
+Threshold convention (inclusive limits): a limit is the largest value still allowed.
+`max_archive = 10` allows 10 archives and refuses 11; `max_archive_fraction = 0.2` of 50
+current teams allows 10 and refuses 11; `min_people_fraction = 0.8` of 80 people allows
+64 and refuses 63; a payload of exactly 5 MB is allowed, one byte more is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from hrsync.config import SyncSettings
+from hrsync.dx.models import Snapshot
+from hrsync.plan import Archive, Plan, plural
+
+MAX_PAYLOAD_BYTES = 5 * 1024 * 1024
+# A live snapshot has no end we can compute: look again after this long.
+DEFAULT_RECHECK = timedelta(hours=6)
+IMPORT_BACKOFF_START = timedelta(minutes=1)
+IMPORT_BACKOFF_CAP = timedelta(minutes=30)
+# Absorbs float noise such as 0.29 * 100 == 28.999999999999996.
+_EPSILON = 1e-9
+
+DeferralKind = Literal[
+    "snapshot_live", "snapshot_window", "snapshot_in_progress", "import_in_progress"
+]
+ApiDeferralKind = Literal["snapshot_in_progress", "import_in_progress"]
+
+
+@dataclass(frozen=True, slots=True)
+class Deferral:
+    kind: DeferralKind
+    resume_at: datetime
+    reason: str
+    snapshot_id: str | None = None
+
+
+def _require_aware(value: datetime, what: str) -> None:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{what} must be a timezone-aware datetime, got naive {value!r}")
+
+
+# ---------------------------------------------------------------- deferral
+
+
+def check_snapshots(
+    snapshots: Sequence[Snapshot],
+    now: datetime,
+    retro_window_days: int,
+    *,
+    recheck: timedelta = DEFAULT_RECHECK,
+) -> Deferral | None:
+    """Defer while any snapshot is live or within `retro_window_days` of completion.
+
+    Deleted snapshots are ignored. A live snapshot (no `completed_at`) gives
+    `now + recheck`; a completed one holds until `completed_at + window` (at that exact
+    instant it no longer holds). When several hold, the latest `resume_at` wins.
+    """
+    _require_aware(now, "now")
+    window = timedelta(days=retro_window_days)
+    latest: Deferral | None = None
+    for snap in snapshots:
+        if snap.deleted_at is not None:
+            continue
+        if snap.completed_at is None:
+            candidate = Deferral(
+                kind="snapshot_live",
+                resume_at=now + recheck,
+                reason=(
+                    f"snapshot {snap.id} is live (not completed); "
+                    f"checking again in {_duration(recheck)}"
+                ),
+                snapshot_id=snap.id,
+            )
+        else:
+            _require_aware(snap.completed_at, f"snapshot {snap.id} completed_at")
+            ends = snap.completed_at + window
+            if ends <= now:
+                continue
+            candidate = Deferral(
+                kind="snapshot_window",
+                resume_at=ends,
+                reason=(
+                    f"snapshot {snap.id} completed {snap.completed_at.isoformat()} and is in its "
+                    f"{retro_window_days}-day retroactive window until {ends.isoformat()} "
+                    f"(sync.retro_window_days)"
+                ),
+                snapshot_id=snap.id,
+            )
+        if latest is None or candidate.resume_at > latest.resume_at:
+            latest = candidate
+    return latest
+
+
+def import_backoff(attempt: int) -> timedelta:
+    """1, 2, 4, 8, 16 minutes, then 30 minutes for every later attempt (attempt 1 is the
+    first `import_in_progress` answer in a row)."""
+    exponent = min(max(attempt, 1) - 1, 16)  # the cap is reached long before 2**16
+    wait: timedelta = IMPORT_BACKOFF_START * (2**exponent)
+    return min(wait, IMPORT_BACKOFF_CAP)
+
+
+def deferral_for_api_error(
+    kind: ApiDeferralKind,
+    now: datetime,
+    attempt: int,
+    our_snapshot_view: Deferral | None,
+    *,
+    recheck: timedelta = DEFAULT_RECHECK,
+) -> Deferral:
+    """Turn DX's own "not now" answer into a deferral.
+
+    `attempt` counts consecutive `import_in_progress` answers, this one included.
+    `our_snapshot_view` is what `check_snapshots` said for the same moment: when it also
+    sees a snapshot holding, its end is used; when it sees none, DX knows something we
+    do not (a longer window, a snapshot hidden from us), so we look again after `recheck`.
+    """
+    _require_aware(now, "now")
+    if kind == "import_in_progress":
+        wait = import_backoff(attempt)
+        return Deferral(
+            kind="import_in_progress",
+            resume_at=now + wait,
+            reason=(
+                f"DX says a team hierarchy import is running (attempt {max(attempt, 1)}); "
+                f"trying again in {_duration(wait)}"
+            ),
+        )
+    if our_snapshot_view is not None and our_snapshot_view.resume_at > now:
+        return Deferral(
+            kind="snapshot_in_progress",
+            resume_at=our_snapshot_view.resume_at,
+            reason=f"DX says a snapshot is in progress; {our_snapshot_view.reason}",
+            snapshot_id=our_snapshot_view.snapshot_id,
+        )
+    return Deferral(
+        kind="snapshot_in_progress",
+        resume_at=now + recheck,
+        reason=(
+            "DX says a snapshot is in progress, but snapshots.list shows none live or in its "
+            "window (is DX's window longer than sync.retro_window_days?); "
+            f"checking again in {_duration(recheck)}"
+        ),
+    )
+
+
+def _duration(delta: timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    if minutes >= 60 and minutes % 60 == 0:
+        hours = minutes // 60
+        return f"{hours} hour" + ("s" if hours != 1 else "")
+    if minutes >= 1:
+        return f"{minutes} minute" + ("s" if minutes != 1 else "")
+    return f"{int(delta.total_seconds())} seconds"
+
+
+# ---------------------------------------------------------------- safety
+
+GuardName = Literal[
+    "empty_export",
+    "payload_too_large",
+    "max_archive",
+    "max_archive_fraction",
+    "min_people_fraction",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class GuardTrip:
+    guard: GuardName
+    message: str
+    actual: float
+    limit: float
+    setting: str | None  # the config key behind the limit
+    override: str | None  # the `hrsync sync` flag that lets it through; None: never
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    trips: tuple[GuardTrip, ...]
+    archives: tuple[Archive, ...]  # every team the plan would have archived
+
+    @property
+    def guards(self) -> tuple[GuardName, ...]:
+        return tuple(t.guard for t in self.trips)
+
+    @property
+    def overridable(self) -> bool:
+        return all(t.override is not None for t in self.trips)
+
+    @property
+    def override_command(self) -> str | None:
+        """The manual run that would apply the plan anyway; None when a guard that can
+        never be overridden tripped."""
+        if not self.overridable:
+            return None
+        flags: list[str] = []
+        for trip in self.trips:
+            if trip.override is not None and trip.override not in flags:
+                flags.append(trip.override)
+        return " ".join(["hrsync sync", *flags])
+
+    @property
+    def reason(self) -> str:
+        """One line for `sync.finished.reason` and the run history."""
+        return "; ".join(t.message for t in self.trips)
+
+
+def check_safety(
+    plan: Plan,
+    *,
+    people_count: int,
+    last_accepted_people: int | None,
+    current_team_count: int,
+    payload_bytes: int,
+    settings: SyncSettings,
+    allow_archive: int = 0,
+    allow_shrink: bool = False,
+) -> Refusal | None:
+    """Every guard, in a fixed order; all that trip are reported.
+
+    `allow_archive = N` lets up to N archives through both archive guards (a manual,
+    one-off decision); `allow_shrink` lets a shrunken export through. The empty-export
+    and payload guards cannot be overridden.
+    """
+    if allow_archive < 0:
+        raise ValueError(f"allow_archive must be 0 or more, got {allow_archive}")
+    trips: list[GuardTrip] = []
+    if people_count <= 0:
+        trips.append(
+            GuardTrip(
+                guard="empty_export",
+                message=(
+                    f"export has {people_count} people: an empty export is never applied "
+                    "(it would archive every team); check the source and its filters"
+                ),
+                actual=people_count,
+                limit=1,
+                setting=None,
+                override=None,
+            )
+        )
+    if payload_bytes > MAX_PAYLOAD_BYTES:
+        trips.append(
+            GuardTrip(
+                guard="payload_too_large",
+                message=(
+                    f"payload is {payload_bytes:,} bytes ({payload_bytes / 1024 / 1024:.2f} MB), "
+                    f"DX accepts at most {MAX_PAYLOAD_BYTES:,} bytes (5 MB)"
+                ),
+                actual=payload_bytes,
+                limit=MAX_PAYLOAD_BYTES,
+                setting=None,
+                override=None,
+            )
+        )
+    archives = len(plan.archives)
+    archive_override = f"--allow-archive {archives}"
+    covered = archives <= allow_archive
+    not_enough = (
+        f"; --allow-archive {allow_archive} was given, {archives} needed"
+        if allow_archive and not covered
+        else ""
+    )
+    if archives > settings.max_archive and not covered:
+        trips.append(
+            GuardTrip(
+                guard="max_archive",
+                message=(
+                    f"would archive {plural(archives, 'team')}, limit {settings.max_archive} "
+                    f"(sync.max_archive){not_enough}"
+                ),
+                actual=archives,
+                limit=settings.max_archive,
+                setting="sync.max_archive",
+                override=archive_override,
+            )
+        )
+    fraction_limit = math.floor(settings.max_archive_fraction * current_team_count + _EPSILON)
+    if archives > fraction_limit and not covered:
+        share = f" ({_percent(archives, current_team_count)})" if current_team_count else ""
+        trips.append(
+            GuardTrip(
+                guard="max_archive_fraction",
+                message=(
+                    f"would archive {archives} of {current_team_count} current teams{share}, "
+                    f"limit {_fraction(settings.max_archive_fraction)} = "
+                    f"{plural(fraction_limit, 'team')} "
+                    f"(sync.max_archive_fraction){not_enough}"
+                ),
+                actual=archives,
+                limit=fraction_limit,
+                setting="sync.max_archive_fraction",
+                override=archive_override,
+            )
+        )
+    if last_accepted_people and not allow_shrink:
+        minimum = math.ceil(settings.min_people_fraction * last_accepted_people - _EPSILON)
+        if people_count < minimum:
+            trips.append(
+                GuardTrip(
+                    guard="min_people_fraction",
+                    message=(
+                        f"export has {people_count} people, "
+                        f"{_percent(people_count, last_accepted_people)} of the last accepted "
+                        f"{last_accepted_people}, minimum "
+                        f"{_fraction(settings.min_people_fraction)} = {minimum} people "
+                        "(sync.min_people_fraction)"
+                    ),
+                    actual=people_count,
+                    limit=minimum,
+                    setting="sync.min_people_fraction",
+                    override="--allow-shrink",
+                )
+            )
+    if not trips:
+        return None
+    return Refusal(trips=tuple(trips), archives=tuple(plan.archives))
+
+
+def _percent(part: int, whole: int) -> str:
+    """Rounded down to a tenth, so a value just below a limit never prints as the limit."""
+    tenths = part * 1000 // whole
+    whole_pct, frac = divmod(tenths, 10)
+    return f"{whole_pct}%" if frac == 0 else f"{whole_pct}.{frac}%"
+
+
+def _fraction(value: float) -> str:
+    text = f"{value * 100:.1f}".removesuffix(".0")
+    return f"{text}%"
+
+
+# ---------------------------------------------------------------- the gate
+
+
+@dataclass(frozen=True, slots=True)
+class Go:
+    plan: Plan
+
+
+@dataclass(frozen=True, slots=True)
+class Defer:
+    deferral: Deferral
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    refusal: Refusal
+
+
+Decision = Go | Defer | Refuse
+
+
+def gate(
+    plan: Plan,
+    *,
+    snapshots: Sequence[Snapshot],
+    now: datetime,
+    settings: SyncSettings,
+    people_count: int,
+    last_accepted_people: int | None,
+    current_team_count: int,
+    payload_bytes: int,
+    allow_archive: int = 0,
+    allow_shrink: bool = False,
+    recheck: timedelta = DEFAULT_RECHECK,
+) -> Decision:
+    """Deferral first (a run in a snapshot window sends nothing and judges nothing),
+    then safety. Call it for a plan that has something to send: a no-op run is
+    `in_sync` whatever the snapshot window says."""
+    deferral = check_snapshots(snapshots, now, settings.retro_window_days, recheck=recheck)
+    if deferral is not None:
+        return Defer(deferral)
+    refusal = check_safety(
+        plan,
+        people_count=people_count,
+        last_accepted_people=last_accepted_people,
+        current_team_count=current_team_count,
+        payload_bytes=payload_bytes,
+        settings=settings,
+        allow_archive=allow_archive,
+        allow_shrink=allow_shrink,
+    )
+    if refusal is not None:
+        return Refuse(refusal)
+    return Go(plan)

@@ -1,0 +1,509 @@
+"""Desired teams against DX's current teams: what one `process` call would change (pure).
+
+DX's `teams.list` shows names, parents and a contributor count, but no lead e-mail and
+no member list. Names and parents are therefore judged against DX itself, while leads
+and membership are judged against what hrsync last submitted and saw verified
+(`last_submitted`). A team hrsync never verified has an unknown lead: the plan says so
+instead of claiming to know what changes.
+
+Parents are compared by reference_id: a DX team's `parent_id` is looked up among the DX
+teams we were given, and that team's reference_id is the parent. A `parent_id` that
+names no given team (DX's root sentinel, or nothing) means a root team.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from hrsync.dx.models import DxTeam
+from hrsync.identity import TeamRow
+
+# The log contract (DESIGN.md, `sync.finished.counts`): exactly these keys, in this order.
+COUNT_KEYS: tuple[str, ...] = (
+    "create",
+    "rename",
+    "move",
+    "lead_change",
+    "membership_change",
+    "archive",
+    "unchanged",
+)
+
+# How many e-mails a log event or a description line lists before summarising.
+_LIST_LIMIT = 20
+_DESCRIBE_LIMIT = 5
+
+
+# ---------------------------------------------------------------- changes
+
+
+@dataclass(frozen=True, slots=True)
+class Create:
+    kind: ClassVar[str] = "create"
+    reference_id: str
+    name: str
+    parent_reference_id: str | None
+    parent_name: str | None
+    lead_email: str
+    contributors: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    kind: ClassVar[str] = "rename"
+    reference_id: str
+    old_name: str
+    new_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    kind: ClassVar[str] = "move"
+    reference_id: str
+    name: str
+    old_parent_name: str | None  # None: a root team
+    new_parent_name: str | None
+    old_parent_reference_id: str | None  # None: root, or a parent with no reference_id
+    new_parent_reference_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeadChange:
+    """`old_lead` None: hrsync has no verified submission for this team (adopted, or the
+    state store was lost), so the lead DX has now is unknown; members are unknown too."""
+
+    kind: ClassVar[str] = "lead_change"
+    reference_id: str
+    name: str
+    old_lead: str | None
+    new_lead: str
+    contributors: int
+
+    @property
+    def old_lead_known(self) -> bool:
+        return self.old_lead is not None
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipChange:
+    kind: ClassVar[str] = "membership_change"
+    reference_id: str
+    name: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    old_count: int
+    new_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Archive:
+    kind: ClassVar[str] = "archive"
+    reference_id: str | None  # None: the team was never given one (web app?)
+    name: str
+    dx_id: str
+    contributors: int
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    kind: ClassVar[str] = "unchanged"
+    reference_id: str
+    name: str
+
+
+Change = Create | Rename | Move | LeadChange | MembershipChange | Archive | Unchanged
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """DX differs from the last verified submission although the export did not change:
+    somebody edited DX by hand. The run corrects it and says so."""
+
+    reference_id: str
+    name: str
+    details: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    changes: tuple[Change, ...]
+    drift: tuple[Drift, ...]
+    payload_digest: str
+    desired_count: int
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(COUNT_KEYS, 0)
+        for change in self.changes:
+            counts[change.kind] += 1
+        return counts
+
+    @property
+    def archives(self) -> list[Archive]:
+        return [c for c in self.changes if isinstance(c, Archive)]
+
+    @property
+    def has_changes(self) -> bool:
+        return any(not isinstance(c, Unchanged) for c in self.changes)
+
+    def of_kind(self, kind: str) -> list[Change]:
+        if kind not in COUNT_KEYS:
+            raise ValueError(f"unknown change kind {kind!r}; known: {', '.join(COUNT_KEYS)}")
+        return [c for c in self.changes if c.kind == kind]
+
+
+# ---------------------------------------------------------------- payload identity
+
+
+def canonical_payload(rows: Iterable[TeamRow]) -> bytes:
+    """The desired rows as compact JSON in a canonical order (teams by reference_id,
+    contributors sorted): equal payloads give equal bytes whatever order they came in."""
+    teams = []
+    for row in sorted(rows, key=lambda r: r.reference_id):
+        payload = row.to_payload()
+        payload["contributors"] = sorted(payload["contributors"])
+        teams.append(payload)
+    return json.dumps(teams, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def payload_digest(rows: Iterable[TeamRow]) -> str:
+    """sha256 (hex) of `canonical_payload`: how the engine tells that the desired payload
+    equals the last verified submission."""
+    return hashlib.sha256(canonical_payload(rows)).hexdigest()
+
+
+def payload_size(rows: Iterable[TeamRow]) -> int:
+    """Bytes of the `teams` value as compact UTF-8 JSON: what DX's 5 MB limit counts."""
+    teams = [row.to_payload() for row in rows]
+    return len(json.dumps(teams, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+# ---------------------------------------------------------------- parents
+
+
+@dataclass(frozen=True, slots=True)
+class DxParent:
+    """Where a DX team hangs: `dx_id` None means root."""
+
+    dx_id: str | None
+    reference_id: str | None
+    name: str | None
+
+    @property
+    def is_root(self) -> bool:
+        return self.dx_id is None
+
+
+ROOT = DxParent(None, None, None)
+
+
+def dx_parent(team: DxTeam, by_id: Mapping[str, DxTeam]) -> DxParent:
+    """The parent of `team` among the given DX teams; root when `parent_id` names none of
+    them (DX sends a sentinel id for root teams). `ancestors` is not used: it may start
+    with a sentinel and may include the team itself."""
+    if team.parent_id is None or team.parent_id == team.id:
+        return ROOT
+    parent = by_id.get(team.parent_id)
+    if parent is None:
+        return ROOT
+    return DxParent(parent.id, parent.reference_id, parent.name)
+
+
+def same_parent(row: TeamRow, parent: DxParent) -> bool:
+    if row.parent_reference_id is None:
+        return parent.is_root
+    return not parent.is_root and parent.reference_id == row.parent_reference_id
+
+
+def index_dx_teams(teams: Iterable[DxTeam]) -> dict[str, DxTeam]:
+    """DX teams by id; a team listed twice counts once."""
+    by_id: dict[str, DxTeam] = {}
+    for team in teams:
+        by_id.setdefault(team.id, team)
+    return by_id
+
+
+# ---------------------------------------------------------------- planning
+
+
+def make_plan(
+    desired: Sequence[TeamRow],
+    current: Sequence[DxTeam],
+    last_submitted: Mapping[str, TeamRow],
+    *,
+    unreferenced_dx: Sequence[DxTeam] = (),
+) -> Plan:
+    """Compare the desired rows with DX's teams.
+
+    `current` is `teams.list`; `unreferenced_dx` are DX teams the caller keeps apart
+    (for instance those with no reference_id): they are treated exactly like `current`,
+    i.e. archived unless desired and usable as parents. `last_submitted` holds the rows
+    hrsync last submitted and saw verified, by reference_id.
+    """
+    refs = [row.reference_id for row in desired]
+    duplicates = sorted(ref for ref, n in Counter(refs).items() if n > 1)
+    if duplicates:
+        raise ValueError(f"desired teams share reference_ids: {', '.join(duplicates)}")
+
+    by_id = index_dx_teams([*current, *unreferenced_dx])
+    by_ref: dict[str, DxTeam] = {}
+    extra_with_same_ref: list[DxTeam] = []
+    for team in sorted(by_id.values(), key=lambda t: t.id):
+        if team.reference_id is None:
+            continue
+        if team.reference_id in by_ref:
+            extra_with_same_ref.append(team)
+        else:
+            by_ref[team.reference_id] = team
+
+    changes: list[Change] = []
+    drift: list[Drift] = []
+    for row in desired:
+        matched = by_ref.get(row.reference_id)
+        last = last_submitted.get(row.reference_id)
+        changes.extend(_team_changes(row, matched, last, by_id))
+        if last is not None and _same_payload(row, last):
+            found = _drift(row, matched, by_id)
+            if found:
+                drift.append(Drift(row.reference_id, row.name, found))
+
+    desired_refs = set(refs)
+    leaving = [t for t in by_ref.values() if t.reference_id not in desired_refs]
+    leaving += [t for t in by_id.values() if t.reference_id is None]
+    archives = [_archive(t, note=None) for t in leaving]
+    archives += [
+        _archive(t, note="another DX team has the same reference_id") for t in extra_with_same_ref
+    ]
+    archives.sort(key=lambda a: (a.name.casefold(), a.dx_id))
+    changes.extend(archives)
+    return Plan(
+        changes=tuple(changes),
+        drift=tuple(drift),
+        payload_digest=payload_digest(desired),
+        desired_count=len(desired),
+    )
+
+
+def _team_changes(
+    row: TeamRow, team: DxTeam | None, last: TeamRow | None, by_id: Mapping[str, DxTeam]
+) -> list[Change]:
+    if team is None:
+        return [
+            Create(
+                reference_id=row.reference_id,
+                name=row.name,
+                parent_reference_id=row.parent_reference_id,
+                parent_name=row.parent_name,
+                lead_email=row.lead_email,
+                contributors=len(set(row.contributors)),
+            )
+        ]
+    found: list[Change] = []
+    if team.name != row.name:
+        found.append(Rename(row.reference_id, team.name, row.name))
+    parent = dx_parent(team, by_id)
+    if not same_parent(row, parent):
+        found.append(
+            Move(
+                reference_id=row.reference_id,
+                name=row.name,
+                old_parent_name=parent.name,
+                new_parent_name=row.parent_name,
+                old_parent_reference_id=parent.reference_id,
+                new_parent_reference_id=row.parent_reference_id,
+            )
+        )
+    if last is None:
+        found.append(
+            LeadChange(row.reference_id, row.name, None, row.lead_email, len(set(row.contributors)))
+        )
+    else:
+        if last.lead_email != row.lead_email:
+            found.append(
+                LeadChange(
+                    row.reference_id,
+                    row.name,
+                    last.lead_email,
+                    row.lead_email,
+                    len(set(row.contributors)),
+                )
+            )
+        before, after = set(last.contributors), set(row.contributors)
+        if before != after:
+            found.append(
+                MembershipChange(
+                    reference_id=row.reference_id,
+                    name=row.name,
+                    added=tuple(sorted(after - before)),
+                    removed=tuple(sorted(before - after)),
+                    old_count=len(before),
+                    new_count=len(after),
+                )
+            )
+    if not found:
+        found.append(Unchanged(row.reference_id, row.name))
+    return found
+
+
+def _same_payload(a: TeamRow, b: TeamRow) -> bool:
+    return canonical_payload([a]) == canonical_payload([b])
+
+
+def _drift(row: TeamRow, team: DxTeam | None, by_id: Mapping[str, DxTeam]) -> tuple[str, ...]:
+    if team is None:
+        return ("missing from DX (archived or deleted by hand?)",)
+    details: list[str] = []
+    if team.name != row.name:
+        details.append(f"name in DX is {quoted(team.name)}, last submitted {quoted(row.name)}")
+    parent = dx_parent(team, by_id)
+    if not same_parent(row, parent):
+        details.append(
+            f"parent in DX is {_parent_label(parent.name)}, "
+            f"last submitted {_parent_label(row.parent_name)}"
+        )
+    return tuple(details)
+
+
+def _archive(team: DxTeam, note: str | None) -> Archive:
+    if team.reference_id is None and note is None:
+        note = "no reference_id: created in the web app?"
+    return Archive(team.reference_id, team.name, team.id, team.contributors, note)
+
+
+# ---------------------------------------------------------------- describing
+
+
+def plural(count: int, word: str) -> str:
+    """`1 team`, `2 teams`: every noun used here takes a plain -s."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def quoted(name: str) -> str:
+    # Double quotes read better than repr() for names such as "Ann's team".
+    return f'"{name}"'
+
+
+def _parent_label(name: str | None) -> str:
+    return "(root)" if name is None else quoted(name)
+
+
+def _ref_label(reference_id: str | None) -> str:
+    return "no reference_id" if reference_id is None else reference_id
+
+
+def _emails(emails: Sequence[str], limit: int = _DESCRIBE_LIMIT) -> str:
+    shown = ", ".join(emails[:limit])
+    more = len(emails) - limit
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def describe(change: Change) -> str:
+    """One line a person reads: what happens to which team."""
+    match change:
+        case Create():
+            return (
+                f"create {quoted(change.name)} [{change.reference_id}] under "
+                f"{_parent_label(change.parent_name)}, lead {change.lead_email}, "
+                f"{plural(change.contributors, 'contributor')}"
+            )
+        case Rename():
+            old, new = quoted(change.old_name), quoted(change.new_name)
+            return f"rename {old} -> {new} [{change.reference_id}]"
+        case Move():
+            return (
+                f"move {quoted(change.name)} [{change.reference_id}] "
+                f"from {_parent_label(change.old_parent_name)} "
+                f"to {_parent_label(change.new_parent_name)}"
+            )
+        case LeadChange():
+            if change.old_lead is None:
+                return (
+                    f"lead of {quoted(change.name)} [{change.reference_id}] unknown to hrsync "
+                    f"(no verified submission yet): will set lead {change.new_lead} "
+                    f"and {plural(change.contributors, 'contributor')}"
+                )
+            return (
+                f"change lead of {quoted(change.name)} [{change.reference_id}]: "
+                f"{change.old_lead} -> {change.new_lead}"
+            )
+        case MembershipChange():
+            parts = [
+                f"members of {quoted(change.name)} [{change.reference_id}]: "
+                f"+{len(change.added)} -{len(change.removed)} "
+                f"({change.old_count} -> {plural(change.new_count, 'contributor')})"
+            ]
+            if change.added:
+                parts.append(f"added {_emails(change.added)}")
+            if change.removed:
+                parts.append(f"removed {_emails(change.removed)}")
+            return "; ".join(parts)
+        case Archive():
+            line = (
+                f"archive {quoted(change.name)} [{_ref_label(change.reference_id)}] "
+                f"(DX id {change.dx_id}, {plural(change.contributors, 'contributor')})"
+            )
+            return f"{line}: {change.note}" if change.note else line
+        case Unchanged():
+            return f"unchanged {quoted(change.name)} [{change.reference_id}]"
+
+
+def _capped(emails: Sequence[str]) -> list[str]:
+    return list(emails[:_LIST_LIMIT])
+
+
+def event_fields(change: Change) -> dict[str, Any]:
+    """Key-value fields for the one log event per change (`plan.change`)."""
+    fields: dict[str, Any] = {"change": change.kind, "reference_id": change.reference_id}
+    match change:
+        case Create():
+            fields |= {
+                "team": change.name,
+                "parent": change.parent_name,
+                "parent_reference_id": change.parent_reference_id,
+                "lead": change.lead_email,
+                "contributors": change.contributors,
+            }
+        case Rename():
+            fields |= {"team": change.new_name, "from": change.old_name, "to": change.new_name}
+        case Move():
+            fields |= {
+                "team": change.name,
+                "from": change.old_parent_name,
+                "to": change.new_parent_name,
+                "from_reference_id": change.old_parent_reference_id,
+                "to_reference_id": change.new_parent_reference_id,
+            }
+        case LeadChange():
+            fields |= {
+                "team": change.name,
+                "from": change.old_lead,
+                "to": change.new_lead,
+                "lead_known": change.old_lead_known,
+            }
+        case MembershipChange():
+            fields |= {
+                "team": change.name,
+                "added_count": len(change.added),
+                "removed_count": len(change.removed),
+                "added": _capped(change.added),
+                "removed": _capped(change.removed),
+                "from_count": change.old_count,
+                "to_count": change.new_count,
+            }
+        case Archive():
+            fields |= {
+                "team": change.name,
+                "dx_id": change.dx_id,
+                "contributors": change.contributors,
+                "note": change.note,
+            }
+        case Unchanged():
+            fields |= {"team": change.name}
+    fields["summary"] = describe(change)
+    return fields

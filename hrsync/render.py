@@ -1,0 +1,90 @@
+"""Plans, refusals and deferrals as text a person reads (`hrsync plan`, `hrsync sync`).
+
+Like a terraform plan: one line per change under a heading per kind (`+` create,
+`~` rename, `>` move, `*` lead change, `±` membership, `-` archive), then the counts.
+Archives are always listed in full: they are what an operator must check.
+"""
+
+from __future__ import annotations
+
+from hrsync.guards import Deferral, Refusal
+from hrsync.plan import LeadChange, Plan, describe, plural, quoted
+
+_SECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("create", "+", "Create"),
+    ("rename", "~", "Rename"),
+    ("move", ">", "Move"),
+    ("lead_change", "*", "Lead change"),
+    ("membership_change", "±", "Membership change"),
+    ("archive", "-", "Archive"),
+)
+
+
+def counts_line(plan: Plan) -> str:
+    c = plan.counts
+    return (
+        f"Plan: {c['create']} to create, {c['rename']} to rename, {c['move']} to move, "
+        f"{plural(c['lead_change'], 'lead change')}, "
+        f"{plural(c['membership_change'], 'membership change')}, "
+        f"{c['archive']} to archive, {c['unchanged']} unchanged."
+    )
+
+
+def render_plan(plan: Plan) -> str:
+    if not plan.has_changes:
+        unchanged = plural(plan.counts["unchanged"], "team")
+        return f"No changes: DX matches the export ({unchanged} unchanged). Nothing to send.\n"
+    lines: list[str] = []
+    for kind, symbol, title in _SECTIONS:
+        changes = plan.of_kind(kind)
+        if not changes:
+            continue
+        lines.append(f"{title} ({len(changes)}):")
+        lines.extend(f"  {symbol} {describe(change)}" for change in changes)
+        lines.append("")
+    if plan.drift:
+        lines.append(f"Drift: DX was edited by hand ({len(plan.drift)}); this run corrects it:")
+        for drift in plan.drift:
+            details = "; ".join(drift.details)
+            lines.append(f"  ! {quoted(drift.name)} [{drift.reference_id}]: {details}")
+        lines.append("")
+    unknown = sum(1 for c in plan.changes if isinstance(c, LeadChange) and c.old_lead is None)
+    if unknown:
+        lines.append(
+            f"Note: {plural(unknown, 'team')} with a lead and members hrsync has not verified "
+            "yet (adopted, or a new state store); DX shows no lead e-mails or member lists."
+        )
+        lines.append("")
+    lines.append(counts_line(plan))
+    return "\n".join(lines) + "\n"
+
+
+def render_refusal(refusal: Refusal) -> str:
+    lines = ["Refused: nothing was sent to DX."]
+    lines.extend(f"  - {trip.message}" for trip in refusal.trips)
+    if refusal.archives:
+        lines.append("")
+        lines.append(f"Teams that would have been archived ({len(refusal.archives)}):")
+        for archive in refusal.archives:
+            ref = archive.reference_id or "no reference_id"
+            people = plural(archive.contributors, "contributor")
+            note = f"; {archive.note}" if archive.note else ""
+            lines.append(f"  - {quoted(archive.name)} [{ref}] ({people}{note})")
+    lines.append("")
+    command = refusal.override_command
+    if command is None:
+        blocking = ", ".join(t.guard for t in refusal.trips if t.override is None)
+        lines.append(
+            f"This cannot be overridden ({blocking}): fix the export or the configuration "
+            "and run again."
+        )
+    else:
+        lines.append(f"If this is intended, apply it once with: {command}")
+    return "\n".join(lines) + "\n"
+
+
+def render_deferral(deferral: Deferral) -> str:
+    return (
+        f"Deferred: nothing was sent to DX. {deferral.reason}.\n"
+        f"Next attempt at {deferral.resume_at.isoformat()}.\n"
+    )

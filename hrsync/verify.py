@@ -1,0 +1,308 @@
+"""Did DX really change? Convergence of `teams.list` and audit-trail matching (pure).
+
+The polling loop (with I/O and a clock) lives in the shell; these functions judge one
+`teams.list` reply and one batch of audit events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from hrsync.dx.models import AuditEvent, DxTeam
+from hrsync.identity import TeamRow
+from hrsync.plan import (
+    Change,
+    Create,
+    LeadChange,
+    Plan,
+    Rename,
+    dx_parent,
+    index_dx_teams,
+    same_parent,
+)
+
+# ---------------------------------------------------------------- convergence
+
+
+@dataclass(frozen=True, slots=True)
+class NameMismatch:
+    reference_id: str
+    expected: str
+    actual: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParentMismatch:
+    reference_id: str
+    name: str
+    expected_parent: str | None  # name; None: root
+    expected_parent_reference_id: str | None
+    actual_parent: str | None
+    actual_parent_reference_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Uncounted:
+    """DX counts fewer contributors than were sent: DX ignores e-mails it does not know."""
+
+    reference_id: str
+    name: str
+    sent: int
+    counted: int
+
+
+@dataclass(frozen=True, slots=True)
+class Convergence:
+    missing: tuple[TeamRow, ...]
+    wrong_names: tuple[NameMismatch, ...]
+    wrong_parents: tuple[ParentMismatch, ...]
+    still_present: tuple[DxTeam, ...]  # planned archives DX still lists
+    contributors_uncounted: tuple[Uncounted, ...]  # reported, never fatal
+
+    @property
+    def converged(self) -> bool:
+        return not (self.missing or self.wrong_names or self.wrong_parents or self.still_present)
+
+    def summary(self) -> str:
+        if self.converged:
+            text = "DX matches the submission"
+        else:
+            parts = []
+            if self.missing:
+                parts.append(
+                    f"{len(self.missing)} missing ({_names(r.name for r in self.missing)})"
+                )
+            if self.wrong_names:
+                parts.append(
+                    f"{len(self.wrong_names)} with the wrong name ("
+                    + _names(f"{m.actual!r} should be {m.expected!r}" for m in self.wrong_names)
+                    + ")"
+                )
+            if self.wrong_parents:
+                parts.append(
+                    f"{len(self.wrong_parents)} under the wrong parent ("
+                    + _names(m.name for m in self.wrong_parents)
+                    + ")"
+                )
+            if self.still_present:
+                parts.append(
+                    f"{len(self.still_present)} not yet archived ("
+                    + _names(t.name for t in self.still_present)
+                    + ")"
+                )
+            text = "DX does not match yet: " + "; ".join(parts)
+        if self.contributors_uncounted:
+            people = sum(u.sent - u.counted for u in self.contributors_uncounted)
+            text += (
+                f"; {people} contributors in {len(self.contributors_uncounted)} teams "
+                "not counted by DX (e-mails DX does not know)"
+            )
+        return text
+
+
+def _names(names: Any, limit: int = 5) -> str:
+    items = list(names)
+    shown = ", ".join(str(n) for n in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def check_convergence(
+    desired: Sequence[TeamRow],
+    archived: Sequence[str],
+    current: Sequence[DxTeam],
+    *,
+    archived_dx_ids: Sequence[str] = (),
+) -> Convergence:
+    """Judge one `teams.list` reply against the submission.
+
+    `archived` are the reference_ids the plan archived; `archived_dx_ids` names planned
+    archives that have no reference_id by their DX id. Parents are compared by
+    reference_id exactly as in planning.
+    """
+    by_id = index_dx_teams(current)
+    by_ref: dict[str, DxTeam] = {}
+    for team in sorted(by_id.values(), key=lambda t: t.id):
+        if team.reference_id is not None:
+            by_ref.setdefault(team.reference_id, team)
+
+    missing: list[TeamRow] = []
+    wrong_names: list[NameMismatch] = []
+    wrong_parents: list[ParentMismatch] = []
+    uncounted: list[Uncounted] = []
+    for row in desired:
+        found = by_ref.get(row.reference_id)
+        if found is None:
+            missing.append(row)
+            continue
+        team = found
+        if team.name != row.name:
+            wrong_names.append(NameMismatch(row.reference_id, row.name, team.name))
+        parent = dx_parent(team, by_id)
+        if not same_parent(row, parent):
+            wrong_parents.append(
+                ParentMismatch(
+                    reference_id=row.reference_id,
+                    name=row.name,
+                    expected_parent=row.parent_name,
+                    expected_parent_reference_id=row.parent_reference_id,
+                    actual_parent=parent.name,
+                    actual_parent_reference_id=parent.reference_id,
+                )
+            )
+        sent = len(set(row.contributors))
+        if team.contributors < sent:
+            uncounted.append(Uncounted(row.reference_id, row.name, sent, team.contributors))
+
+    gone_refs = set(archived)
+    gone_ids = set(archived_dx_ids)
+    still_present = [
+        t
+        for t in by_id.values()
+        if t.id in gone_ids or (t.reference_id is not None and t.reference_id in gone_refs)
+    ]
+    return Convergence(
+        missing=tuple(missing),
+        wrong_names=tuple(wrong_names),
+        wrong_parents=tuple(wrong_parents),
+        still_present=tuple(sorted(still_present, key=lambda t: t.name)),
+        contributors_uncounted=tuple(uncounted),
+    )
+
+
+# ---------------------------------------------------------------- audit trail
+
+
+@dataclass(frozen=True, slots=True)
+class AuditMatch:
+    matched: tuple[tuple[Change, AuditEvent], ...]
+    missing: tuple[Change, ...]  # planned renames / known lead changes with no event
+    unexpected: tuple[AuditEvent, ...]  # events since submission the plan does not explain
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+
+def match_audit(plan: Plan, events: Sequence[AuditEvent], since: datetime) -> AuditMatch:
+    """Pair audit events (created at or after `since`) with planned changes.
+
+    `change_name` events match Renames by their to-name (and from-name when present);
+    `change_manager` events match LeadChanges by the new lead's e-mail, preferring one on
+    the same team. A lead change whose old lead hrsync never knew may produce no event
+    (the lead may already be right), so it is never "missing"; creates likewise.
+    Metadata may be a dict, a JSON string, or lack keys.
+    """
+    if since.tzinfo is None:
+        raise ValueError(f"since must be a timezone-aware datetime, got naive {since!r}")
+    # Pages may overlap while DX adds events: an id counts once.
+    unique = {e.id: e for e in events if _created(e) >= since}
+    pending = sorted(unique.values(), key=lambda e: (_created(e), e.id))
+    matched: list[tuple[Change, AuditEvent]] = []
+    missing: list[Change] = []
+
+    def take(predicate: Any) -> AuditEvent | None:
+        for event in pending:
+            if predicate(event):
+                pending.remove(event)
+                return event
+        return None
+
+    for change in plan.changes:
+        event: AuditEvent | None = None
+        if isinstance(change, Rename):
+            event = take(lambda e, c=change: _is_rename_of(e, c))
+            if event is None:
+                missing.append(change)
+        elif isinstance(change, LeadChange):
+            event = take(lambda e, c=change: _is_lead_change_of(e, c, same_team=True))
+            if event is None:
+                event = take(lambda e, c=change: _is_lead_change_of(e, c, same_team=False))
+            if event is None and change.old_lead_known:
+                missing.append(change)
+        if event is not None:
+            matched.append((change, event))
+
+    # Events DX may emit while creating a team are explained by the Create.
+    for change in plan.changes:
+        if isinstance(change, Create):
+            while (event := take(lambda e, c=change: _belongs_to_create(e, c))) is not None:
+                matched.append((change, event))
+
+    return AuditMatch(tuple(matched), tuple(missing), tuple(pending))
+
+
+def _created(event: AuditEvent) -> datetime:
+    # DX sends Unix seconds, which are UTC; a parser that forgot the zone must not crash us.
+    created = event.created
+    return created if created.tzinfo is not None else created.replace(tzinfo=UTC)
+
+
+def _metadata(event: AuditEvent) -> dict[str, Any]:
+    raw: Any = event.metadata
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _side(event: AuditEvent, key: str) -> Any:
+    value = event.before if key == "from" else event.after
+    if value is None:
+        value = _metadata(event).get(key)
+    if isinstance(value, str) and value.strip().startswith("{"):
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)
+    return value
+
+
+def _name_of(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        name = value.get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _email_of(value: Any) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("email")
+    if isinstance(value, str) and "@" in value:
+        return value.strip().casefold()
+    return None
+
+
+def _is_rename_of(event: AuditEvent, change: Rename) -> bool:
+    if event.action != "change_name":
+        return False
+    to_name = _name_of(_side(event, "to"))
+    from_name = _name_of(_side(event, "from"))
+    if to_name is None:
+        # No usable metadata: the event's team name is all we have.
+        return event.team == change.new_name and from_name in (None, change.old_name)
+    return to_name == change.new_name and from_name in (None, change.old_name)
+
+
+def _is_lead_change_of(event: AuditEvent, change: LeadChange, *, same_team: bool) -> bool:
+    if event.action != "change_manager":
+        return False
+    if _email_of(_side(event, "to")) != change.new_lead.casefold():
+        return False
+    return not same_team or event.team == change.name
+
+
+def _belongs_to_create(event: AuditEvent, change: Create) -> bool:
+    if event.team != change.name:
+        return False
+    if event.action == "change_manager":
+        return _email_of(_side(event, "to")) in (None, change.lead_email.casefold())
+    if event.action == "change_name":
+        return _name_of(_side(event, "to")) in (None, change.name)
+    return False

@@ -1,0 +1,345 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hrsync.config import SyncSettings
+from hrsync.dx.models import DxTeam, Snapshot
+from hrsync.guards import (
+    MAX_PAYLOAD_BYTES,
+    Defer,
+    Deferral,
+    Go,
+    Refusal,
+    Refuse,
+    check_safety,
+    check_snapshots,
+    deferral_for_api_error,
+    gate,
+    import_backoff,
+)
+from hrsync.identity import TeamRow
+from hrsync.plan import Plan, make_plan
+
+NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+WINDOW = 21
+
+
+def snap(sid: str, completed: datetime | None, deleted: datetime | None = None) -> Snapshot:
+    return Snapshot(id=sid, scheduled_for=None, completed_at=completed, deleted_at=deleted)
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def test_no_snapshots_no_deferral() -> None:
+    assert check_snapshots([], NOW, WINDOW) is None
+
+
+def test_live_snapshot_defers_for_the_recheck_interval() -> None:
+    deferral = check_snapshots([snap("s1", None)], NOW, WINDOW)
+    assert deferral is not None
+    assert deferral.kind == "snapshot_live"
+    assert deferral.resume_at == NOW + timedelta(hours=6)
+    assert deferral.snapshot_id == "s1"
+    assert "s1 is live" in deferral.reason
+    custom = check_snapshots([snap("s1", None)], NOW, WINDOW, recheck=timedelta(hours=1))
+    assert custom is not None and custom.resume_at == NOW + timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("completed_ago", "deferred"),
+    [
+        (timedelta(days=1), True),
+        (timedelta(days=21) - timedelta(seconds=1), True),  # one second left in the window
+        (timedelta(days=21), False),  # the window ends exactly now
+        (timedelta(days=21, seconds=1), False),
+        (timedelta(days=400), False),
+    ],
+)
+def test_completed_snapshot_holds_until_its_window_ends(
+    completed_ago: timedelta, deferred: bool
+) -> None:
+    completed = NOW - completed_ago
+    deferral = check_snapshots([snap("s1", completed)], NOW, WINDOW)
+    if deferred:
+        assert deferral is not None
+        assert deferral.kind == "snapshot_window"
+        assert deferral.resume_at == completed + timedelta(days=21)
+        assert "sync.retro_window_days" in deferral.reason
+    else:
+        assert deferral is None
+
+
+def test_window_length_comes_from_settings() -> None:
+    completed = NOW - timedelta(days=10)
+    assert check_snapshots([snap("s", completed)], NOW, 7) is None
+    d = check_snapshots([snap("s", completed)], NOW, 14)
+    assert d is not None and d.resume_at == completed + timedelta(days=14)
+
+
+def test_deleted_snapshots_are_ignored() -> None:
+    snapshots = [
+        snap("live-deleted", None, deleted=NOW - timedelta(hours=1)),
+        snap("recent-deleted", NOW - timedelta(days=2), deleted=NOW - timedelta(days=1)),
+    ]
+    assert check_snapshots(snapshots, NOW, WINDOW) is None
+
+
+def test_latest_resume_wins_among_several_snapshots() -> None:
+    snapshots = [
+        snap("old", NOW - timedelta(days=100)),
+        snap("recent", NOW - timedelta(days=5)),  # window ends in 16 days
+        snap("older", NOW - timedelta(days=20)),  # window ends in 1 day
+        snap("live", None),  # re-check in 6 hours
+        snap("gone", NOW - timedelta(days=1), deleted=NOW),  # would end in 20 days
+    ]
+    deferral = check_snapshots(snapshots, NOW, WINDOW)
+    assert deferral is not None
+    assert deferral.snapshot_id == "recent"
+    assert deferral.resume_at == NOW + timedelta(days=16)
+
+
+def test_live_snapshot_wins_when_it_is_the_latest() -> None:
+    snapshots = [snap("older", NOW - timedelta(days=21, hours=-1)), snap("live", None)]
+    deferral = check_snapshots(snapshots, NOW, WINDOW)
+    assert deferral is not None and deferral.snapshot_id == "live"
+
+
+def test_naive_now_is_rejected() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        check_snapshots([], datetime(2026, 1, 1), WINDOW)
+
+
+# ---------------------------------------------------------------- API answers
+
+
+@pytest.mark.parametrize(
+    ("attempt", "minutes"),
+    [(0, 1), (1, 1), (2, 2), (3, 4), (4, 8), (5, 16), (6, 30), (7, 30), (50, 30), (10**6, 30)],
+)
+def test_import_backoff_grows_and_is_capped(attempt: int, minutes: int) -> None:
+    assert import_backoff(attempt) == timedelta(minutes=minutes)
+    deferral = deferral_for_api_error("import_in_progress", NOW, attempt, None)
+    assert deferral.kind == "import_in_progress"
+    assert deferral.resume_at == NOW + timedelta(minutes=minutes)
+
+
+def test_snapshot_in_progress_uses_our_window_when_we_agree() -> None:
+    ours = check_snapshots([snap("s1", NOW - timedelta(days=3))], NOW, WINDOW)
+    deferral = deferral_for_api_error("snapshot_in_progress", NOW, 1, ours)
+    assert deferral.kind == "snapshot_in_progress"
+    assert deferral.resume_at == NOW + timedelta(days=18)
+    assert deferral.snapshot_id == "s1"
+
+
+def test_snapshot_in_progress_rechecks_when_our_arithmetic_disagrees() -> None:
+    deferral = deferral_for_api_error("snapshot_in_progress", NOW, 1, None)
+    assert deferral.resume_at == NOW + timedelta(hours=6)
+    assert "sync.retro_window_days" in deferral.reason
+    stale = Deferral("snapshot_window", NOW - timedelta(minutes=1), "ended")
+    deferral = deferral_for_api_error(
+        "snapshot_in_progress", NOW, 1, stale, recheck=timedelta(hours=2)
+    )
+    assert deferral.resume_at == NOW + timedelta(hours=2)
+
+
+# ---------------------------------------------------------------- safety
+
+SETTINGS = SyncSettings()  # max_archive 10, fraction 0.2, min people 0.8
+
+
+def plan_archiving(n: int, keep: int = 1) -> Plan:
+    """A plan that keeps `keep` teams and archives `n` others."""
+    desired = [TeamRow(f"k{i}", f"keep-{i}", f"Keep {i}", "l@x.com", None, None, ())
+               for i in range(keep)]  # fmt: skip
+    current = [DxTeam(f"id{i}", f"Keep {i}", None, f"keep-{i}") for i in range(keep)]
+    current += [DxTeam(f"gone{i}", f"Gone {i:02}", None, f"gone-{i}") for i in range(n)]
+    return make_plan(desired, current, {r.reference_id: r for r in desired})
+
+
+def safety(plan: Plan, **overrides: object) -> Refusal | None:
+    args: dict[str, object] = {
+        "people_count": 100,
+        "last_accepted_people": 100,
+        "current_team_count": 1000,
+        "payload_bytes": 1000,
+        "settings": SETTINGS,
+    }
+    args.update(overrides)
+    return check_safety(plan, **args)  # type: ignore[arg-type]
+
+
+def test_a_normal_run_passes() -> None:
+    assert safety(plan_archiving(3)) is None
+
+
+@pytest.mark.parametrize(("archives", "refused"), [(0, False), (10, False), (11, True)])
+def test_max_archive_allows_the_limit_and_refuses_one_more(archives: int, refused: bool) -> None:
+    refusal = safety(plan_archiving(archives))
+    assert (refusal is not None) == refused
+    if refusal is not None:
+        assert refusal.guards == ("max_archive",)
+        assert refusal.trips[0].message == "would archive 11 teams, limit 10 (sync.max_archive)"
+        assert refusal.override_command == "hrsync sync --allow-archive 11"
+
+
+@pytest.mark.parametrize(("archives", "refused"), [(10, False), (11, True)])
+def test_archive_fraction_allows_the_limit_and_refuses_one_more(
+    archives: int, refused: bool
+) -> None:
+    settings = SyncSettings(max_archive=1000)
+    refusal = safety(plan_archiving(archives), current_team_count=50, settings=settings)
+    assert (refusal is not None) == refused
+    if refusal is not None:
+        assert refusal.guards == ("max_archive_fraction",)
+        assert refusal.trips[0].message == (
+            "would archive 11 of 50 current teams (22%), limit 20% = 10 teams "
+            "(sync.max_archive_fraction)"
+        )
+
+
+def test_archive_fraction_is_not_fooled_by_float_rounding() -> None:
+    # 0.29 * 100 is 28.999999999999996 in floating point; 29 must still be allowed.
+    settings = SyncSettings(max_archive=1000, max_archive_fraction=0.29)
+    assert safety(plan_archiving(29), current_team_count=100, settings=settings) is None
+    assert safety(plan_archiving(30), current_team_count=100, settings=settings) is not None
+
+
+def test_both_archive_guards_trip_together_and_list_every_team() -> None:
+    refusal = safety(plan_archiving(14), current_team_count=50)
+    assert refusal is not None
+    assert refusal.guards == ("max_archive", "max_archive_fraction")
+    assert refusal.trips[0].message == "would archive 14 teams, limit 10 (sync.max_archive)"
+    assert [(a.name, a.reference_id) for a in refusal.archives] == [
+        (f"Gone {i:02}", f"gone-{i}") for i in range(14)
+    ]
+    assert refusal.override_command == "hrsync sync --allow-archive 14"  # one flag, not two
+    assert refusal.reason.startswith("would archive 14 teams, limit 10 (sync.max_archive); ")
+
+
+@pytest.mark.parametrize(("allowed", "refused"), [(13, True), (14, False), (20, False)])
+def test_allow_archive_lets_up_to_n_through_both_guards(allowed: int, refused: bool) -> None:
+    refusal = safety(plan_archiving(14), current_team_count=50, allow_archive=allowed)
+    assert (refusal is not None) == refused
+    if refusal is not None:
+        assert "--allow-archive 13 was given, 14 needed" in refusal.trips[0].message
+
+
+def test_negative_allow_archive_is_a_usage_error() -> None:
+    with pytest.raises(ValueError, match="allow_archive"):
+        safety(plan_archiving(0), allow_archive=-1)
+
+
+@pytest.mark.parametrize(
+    ("people", "last", "refused"),
+    [(64, 80, False), (63, 80, True), (80, 100, False), (79, 100, True), (500, 100, False),
+     (40, 80, True), (1, None, False), (1, 0, False)],
+)  # fmt: skip
+def test_shrink_guard_at_the_threshold(people: int, last: int | None, refused: bool) -> None:
+    refusal = safety(plan_archiving(0), people_count=people, last_accepted_people=last)
+    assert (refusal is not None) == refused
+    if refusal is not None:
+        assert refusal.guards == ("min_people_fraction",)
+        assert refusal.override_command == "hrsync sync --allow-shrink"
+
+
+def test_shrink_message_gives_the_numbers() -> None:
+    refusal = safety(plan_archiving(0), people_count=40, last_accepted_people=80)
+    assert refusal is not None
+    assert refusal.trips[0].message == (
+        "export has 40 people, 50% of the last accepted 80, minimum 80% = 64 people "
+        "(sync.min_people_fraction)"
+    )
+    just_below = safety(plan_archiving(0), people_count=799, last_accepted_people=1000)
+    assert just_below is not None
+    assert "79.9% of the last accepted 1000" in just_below.trips[0].message
+
+
+def test_allow_shrink_overrides_only_the_shrink_guard() -> None:
+    assert safety(plan_archiving(0), people_count=40, last_accepted_people=80,
+                  allow_shrink=True) is None  # fmt: skip
+    refusal = safety(plan_archiving(11), people_count=40, last_accepted_people=80,
+                     allow_shrink=True)  # fmt: skip
+    assert refusal is not None and refusal.guards == ("max_archive",)
+
+
+def test_empty_export_is_never_overridable() -> None:
+    refusal = safety(plan_archiving(3), people_count=0, allow_archive=100, allow_shrink=True)
+    assert refusal is not None
+    assert refusal.guards == ("empty_export",)
+    assert not refusal.overridable
+    assert refusal.override_command is None
+    assert "never applied" in refusal.trips[0].message
+
+
+def test_every_tripped_guard_is_reported_in_order() -> None:
+    refusal = safety(
+        plan_archiving(20),
+        people_count=0,
+        last_accepted_people=80,
+        current_team_count=21,
+        payload_bytes=MAX_PAYLOAD_BYTES + 1,
+    )
+    assert refusal is not None
+    assert refusal.guards == (
+        "empty_export",
+        "payload_too_large",
+        "max_archive",
+        "max_archive_fraction",
+        "min_people_fraction",
+    )
+    assert len(refusal.archives) == 20
+
+
+@pytest.mark.parametrize(
+    ("size", "refused"), [(MAX_PAYLOAD_BYTES, False), (MAX_PAYLOAD_BYTES + 1, True)]
+)
+def test_payload_limit_is_five_mebibytes(size: int, refused: bool) -> None:
+    refusal = safety(plan_archiving(0), payload_bytes=size, allow_archive=5, allow_shrink=True)
+    assert (refusal is not None) == refused
+    if refusal is not None:
+        assert refusal.guards == ("payload_too_large",)
+        assert refusal.override_command is None
+        assert "5,242,881 bytes" in refusal.trips[0].message
+
+
+# ---------------------------------------------------------------- gate
+
+
+def gate_with(plan: Plan, snapshots: list[Snapshot], **overrides: object) -> object:
+    args: dict[str, object] = {
+        "snapshots": snapshots,
+        "now": NOW,
+        "settings": SETTINGS,
+        "people_count": 100,
+        "last_accepted_people": 100,
+        "current_team_count": 1000,
+        "payload_bytes": 1000,
+    }
+    args.update(overrides)
+    return gate(plan, **args)  # type: ignore[arg-type]
+
+
+def test_gate_goes_when_nothing_holds() -> None:
+    plan = plan_archiving(2)
+    assert gate_with(plan, []) == Go(plan)
+
+
+def test_gate_defers_before_judging_safety() -> None:
+    decision = gate_with(plan_archiving(50), [snap("s", NOW - timedelta(days=1))], people_count=0)
+    assert isinstance(decision, Defer)
+    assert decision.deferral.resume_at == NOW + timedelta(days=20)
+
+
+def test_gate_refuses_outside_the_window() -> None:
+    decision = gate_with(plan_archiving(50), [snap("s", NOW - timedelta(days=30))])
+    assert isinstance(decision, Refuse)
+    assert decision.refusal.guards == ("max_archive",)
+
+
+def test_gate_passes_overrides_through() -> None:
+    plan = plan_archiving(50)
+    assert isinstance(gate_with(plan, [], allow_archive=50), Go)
+    assert isinstance(gate_with(plan, [], allow_archive=49), Refuse)

@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from hrsync.dx.models import AuditEvent, DxTeam
+from hrsync.identity import TeamRow
+from hrsync.plan import Create, LeadChange, Rename, make_plan
+from hrsync.verify import (
+    NameMismatch,
+    ParentMismatch,
+    Uncounted,
+    check_convergence,
+    match_audit,
+)
+
+SUBMITTED = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+
+ENG = TeamRow("k1", "eng", "Engineering", "boss@x.com", None, None, ("a@x.com", "b@x.com"))
+PLAT = TeamRow("k2", "plat", "Platform", "pl@x.com", "eng", "Engineering", ("c@x.com",))
+
+
+def team(ref: str | None, name: str, parent_id: str | None = "LTE", contributors: int = 0,
+         tid: str | None = None) -> DxTeam:  # fmt: skip
+    return DxTeam(id=tid or f"id-{ref}", name=name, parent_id=parent_id, reference_id=ref,
+                  contributors=contributors)  # fmt: skip
+
+
+GOOD = [team("eng", "Engineering", contributors=2), team("plat", "Platform", "id-eng", 1)]
+
+
+# ---------------------------------------------------------------- convergence
+
+
+def test_converged_when_every_team_is_right_and_archives_are_gone() -> None:
+    result = check_convergence([ENG, PLAT], ["gone"], GOOD)
+    assert result.converged
+    assert result.summary() == "DX matches the submission"
+
+
+def test_missing_team() -> None:
+    result = check_convergence([ENG, PLAT], [], GOOD[:1])
+    assert not result.converged
+    assert result.missing == (PLAT,)
+    assert "1 missing (Platform)" in result.summary()
+
+
+def test_wrong_name() -> None:
+    result = check_convergence([ENG, PLAT], [], [GOOD[0], team("plat", "Plat", "id-eng", 1)])
+    assert not result.converged
+    assert result.wrong_names == (NameMismatch("plat", "Platform", "Plat"),)
+
+
+def test_wrong_parent_is_judged_by_reference_id() -> None:
+    current = [GOOD[0], team("plat", "Platform", "LTE", 1)]
+    result = check_convergence([ENG, PLAT], [], current)
+    assert result.wrong_parents == (
+        ParentMismatch("plat", "Platform", "Engineering", "eng", None, None),
+    )
+    # A root sentinel DX does not list, and DX ids that are not ours, still converge.
+    current = [team("eng", "Engineering", "XYZ", 2, tid="Q1"), team("plat", "Platform", "Q1", 1)]
+    assert check_convergence([ENG, PLAT], [], current).converged
+
+
+def test_archived_team_still_present() -> None:
+    leftover = team("gone", "Old team")
+    hand_made = team(None, "Web app team", tid="w1")
+    result = check_convergence([ENG, PLAT], ["gone"], [*GOOD, leftover, hand_made],
+                               archived_dx_ids=["w1"])  # fmt: skip
+    assert not result.converged
+    assert result.still_present == (leftover, hand_made)
+    assert "2 not yet archived" in result.summary()
+
+
+def test_contributors_dx_did_not_count_are_reported_not_fatal() -> None:
+    current = [team("eng", "Engineering", contributors=1), team("plat", "Platform", "id-eng", 5)]
+    result = check_convergence([ENG, PLAT], [], current)
+    assert result.converged
+    assert result.contributors_uncounted == (Uncounted("eng", "Engineering", 2, 1),)
+    assert "1 contributors in 1 teams not counted by DX" in result.summary()
+
+
+# ---------------------------------------------------------------- audit trail
+
+
+def event(action: str, team_name: str, metadata: Any, *, minutes: int = 1,
+          eid: str = "e") -> AuditEvent:  # fmt: skip
+    """An event as a liberal parser would build it: metadata kept raw, from/to copied."""
+    before = after = None
+    if isinstance(metadata, dict):
+        before, after = metadata.get("from"), metadata.get("to")
+    return AuditEvent(id=eid, actor="admin@x.com", team=team_name, action=action,
+                      created=SUBMITTED + timedelta(minutes=minutes), before=before, after=after,
+                      metadata=metadata)  # fmt: skip
+
+
+def manager(email: str) -> dict[str, str]:
+    return {"id": "u1", "name": "Someone", "email": email}
+
+
+OLD = [ENG, PLAT]
+NEW = [
+    TeamRow("k1", "eng", "Engineering", "newboss@x.com", None, None, ENG.contributors),
+    TeamRow("k2", "plat", "Platform Eng", "pl@x.com", "eng", "Engineering", ("c@x.com",)),
+]
+PLAN = make_plan(NEW, GOOD, {r.reference_id: r for r in OLD})
+RENAME = Rename("plat", "Platform", "Platform Eng")
+LEAD = LeadChange("eng", "Engineering", "boss@x.com", "newboss@x.com", 2)
+
+
+def test_plan_under_audit_has_one_rename_and_one_lead_change() -> None:
+    assert [c for c in PLAN.changes if c.kind != "unchanged"] == [LEAD, RENAME]
+
+
+def test_matching_events_are_matched() -> None:
+    events = [
+        event("change_name", "Platform Eng", {"from": "Platform", "to": "Platform Eng"}, eid="1"),
+        event("change_manager", "Engineering",
+              {"from": manager("boss@x.com"), "to": manager("NewBoss@x.com")}, eid="2"),
+    ]  # fmt: skip
+    result = match_audit(PLAN, events, SUBMITTED)
+    assert [(c, e.id) for c, e in result.matched] == [(LEAD, "2"), (RENAME, "1")]
+    assert result.missing == ()
+    assert result.unexpected == ()
+    assert result.complete
+
+
+def test_planned_changes_without_events_are_missing() -> None:
+    result = match_audit(PLAN, [], SUBMITTED)
+    assert result.matched == ()
+    assert result.missing == (LEAD, RENAME)
+    assert not result.complete
+
+
+def test_events_the_plan_does_not_explain_are_unexpected() -> None:
+    stray = event("change_name", "Data", {"from": "Data", "to": "Data Science"}, eid="x")
+    wrong_lead = event("change_manager", "Engineering", {"to": manager("other@x.com")}, eid="y")
+    other = event("archive_team", "Old", {}, eid="z")
+    result = match_audit(PLAN, [stray, wrong_lead, other], SUBMITTED)
+    assert {e.id for e in result.unexpected} == {"x", "y", "z"}
+    assert result.missing == (LEAD, RENAME)
+
+
+def test_events_before_the_submission_are_ignored() -> None:
+    old = event("change_name", "Platform Eng", {"from": "Platform", "to": "Platform Eng"},
+                minutes=-5, eid="old")  # fmt: skip
+    stray_old = event("change_name", "Data", {"to": "D"}, minutes=-1, eid="old2")
+    at_submission = event("change_manager", "Engineering", {"to": manager("newboss@x.com")},
+                          minutes=0, eid="now")  # fmt: skip
+    result = match_audit(PLAN, [old, stray_old, at_submission], SUBMITTED)
+    assert [(c, e.id) for c, e in result.matched] == [(LEAD, "now")]
+    assert result.missing == (RENAME,)
+    assert result.unexpected == ()
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        pytest.param('{"from": "Platform", "to": "Platform Eng"}', id="json-string"),
+        pytest.param({"to": "Platform Eng"}, id="no-from"),
+        pytest.param({"from": {"name": "Platform"}, "to": {"name": "Platform Eng"}}, id="objects"),
+        pytest.param({}, id="empty-falls-back-to-team-name"),
+        pytest.param("not json", id="garbage-string"),
+    ],
+)
+def test_rename_matching_tolerates_metadata_shapes(metadata: Any) -> None:
+    result = match_audit(PLAN, [event("change_name", "Platform Eng", metadata)], SUBMITTED)
+    assert [c for c, _ in result.matched] == [RENAME]
+
+
+def test_rename_with_a_different_from_name_does_not_match() -> None:
+    e = event("change_name", "Platform Eng", {"from": "Something else", "to": "Platform Eng"})
+    result = match_audit(PLAN, [e], SUBMITTED)
+    assert result.matched == ()
+    assert result.unexpected == (e,)
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        pytest.param({"to": {"email": "newboss@x.com"}}, id="email-only-object"),
+        pytest.param({"to": "newboss@x.com"}, id="plain-email"),
+        pytest.param('{"to": {"id": "1", "name": "N", "email": "newboss@x.com"}}', id="json"),
+    ],
+)
+def test_lead_change_matching_tolerates_metadata_shapes(metadata: Any) -> None:
+    result = match_audit(PLAN, [event("change_manager", "Engineering", metadata)], SUBMITTED)
+    assert [c for c, _ in result.matched] == [LEAD]
+
+
+def test_lead_change_event_under_the_old_team_name_still_matches() -> None:
+    # The team was renamed and got a new lead in one import: DX may name either.
+    plan = make_plan(
+        [TeamRow("k", "r", "New", "new@x.com", None, None, ())],
+        [team("r", "Old")],
+        {"r": TeamRow("k", "r", "Old", "old@x.com", None, None, ())},
+    )
+    events = [
+        event("change_manager", "Old", {"to": manager("new@x.com")}, eid="m"),
+        event("change_name", "New", {"from": "Old", "to": "New"}, eid="n"),
+    ]
+    result = match_audit(plan, events, SUBMITTED)
+    assert {e.id for _, e in result.matched} == {"m", "n"}
+    assert result.unexpected == () and result.missing == ()
+
+
+def test_an_event_listed_twice_counts_once() -> None:
+    e = event("change_name", "Platform Eng", {"from": "Platform", "to": "Platform Eng"})
+    result = match_audit(PLAN, [e, e], SUBMITTED)  # overlapping pages list it twice
+    assert len(result.matched) == 1
+    assert result.unexpected == ()
+
+
+def test_unknown_old_lead_is_never_missing_and_creates_explain_their_events() -> None:
+    plan = make_plan(
+        [ENG, TeamRow("k9", "new", "New team", "nl@x.com", "eng", "Engineering", ())],
+        [team("eng", "Engineering", contributors=2)],
+        {},  # state store lost: eng's lead is unknown
+    )
+    assert plan.counts["lead_change"] == 1 and plan.counts["create"] == 1
+    assert match_audit(plan, [], SUBMITTED).missing == ()
+    events = [
+        event("change_manager", "New team", {"to": manager("nl@x.com")}, eid="c"),
+        event("change_manager", "Engineering", {"to": manager("boss@x.com")}, eid="l"),
+    ]
+    result = match_audit(plan, events, SUBMITTED)
+    assert {(type(c), e.id) for c, e in result.matched} == {(Create, "c"), (LeadChange, "l")}
+    assert result.unexpected == ()
+
+
+def test_naive_since_is_rejected() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        match_audit(PLAN, [], datetime(2026, 1, 1))
