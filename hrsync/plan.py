@@ -458,7 +458,8 @@ def _capped(emails: Sequence[str]) -> list[str]:
 
 
 def event_fields(change: Change) -> dict[str, Any]:
-    """Key-value fields for the one log event per change (`plan.change`)."""
+    """Key-value fields for the one log event per change (`plan.change`). The readable
+    line is `describe(change)`, kept out of here so callers can name that field."""
     fields: dict[str, Any] = {"change": change.kind, "reference_id": change.reference_id}
     match change:
         case Create():
@@ -505,5 +506,4 @@ def event_fields(change: Change) -> dict[str, Any]:
             }
         case Unchanged():
             fields |= {"team": change.name}
-    fields["summary"] = describe(change)
     return fields

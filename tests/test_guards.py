@@ -2,7 +2,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import math
+from fractions import Fraction
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hrsync.config import SyncSettings
 from hrsync.dx.models import DxTeam, Snapshot
@@ -123,6 +128,7 @@ def test_import_backoff_grows_and_is_capped(attempt: int, minutes: int) -> None:
     assert import_backoff(attempt) == timedelta(minutes=minutes)
     deferral = deferral_for_api_error("import_in_progress", NOW, attempt, None)
     assert deferral.kind == "import_in_progress"
+    assert "import is running" in deferral.reason
     assert deferral.resume_at == NOW + timedelta(minutes=minutes)
 
 
@@ -343,3 +349,44 @@ def test_gate_passes_overrides_through() -> None:
     plan = plan_archiving(50)
     assert isinstance(gate_with(plan, [], allow_archive=50), Go)
     assert isinstance(gate_with(plan, [], allow_archive=49), Refuse)
+
+
+# ---------------------------------------------------------------- properties
+
+_percentages = st.integers(min_value=0, max_value=100).map(lambda p: p / 100)
+
+
+@given(_percentages, st.integers(min_value=0, max_value=400), st.data())
+def test_archive_fraction_limit_is_exact_for_every_percentage(
+    fraction: float, current: int, data: st.DataObject
+) -> None:
+    """The limit is the written percentage of the current teams, rounded down, however
+    the float product happens to round."""
+    archives = data.draw(st.integers(min_value=0, max_value=current))
+    exact_limit = math.floor(Fraction(str(fraction)) * current)
+    refusal = check_safety(
+        plan_archiving(archives, keep=0),
+        people_count=10,
+        last_accepted_people=None,
+        current_team_count=current,
+        payload_bytes=1,
+        settings=SyncSettings(max_archive=10_000, max_archive_fraction=fraction),
+    )
+    assert (refusal is not None) == (archives > exact_limit)
+
+
+@given(_percentages, st.integers(min_value=1, max_value=5000), st.data())
+def test_shrink_minimum_is_exact_for_every_percentage(
+    fraction: float, last: int, data: st.DataObject
+) -> None:
+    people = data.draw(st.integers(min_value=1, max_value=last * 2))
+    exact_minimum = math.ceil(Fraction(str(fraction)) * last)
+    refusal = check_safety(
+        plan_archiving(0),
+        people_count=people,
+        last_accepted_people=last,
+        current_team_count=1,
+        payload_bytes=1,
+        settings=SyncSettings(min_people_fraction=fraction),
+    )
+    assert (refusal is not None) == (people < exact_minimum)

@@ -213,6 +213,16 @@ def test_an_event_listed_twice_counts_once() -> None:
     assert result.unexpected == ()
 
 
+def test_two_events_for_one_rename_leave_one_unexpected() -> None:
+    first = event("change_name", "Platform Eng", {"from": "Platform", "to": "Platform Eng"},
+                  eid="1")  # fmt: skip
+    second = event("change_name", "Platform Eng", {"from": "Platform", "to": "Platform Eng"},
+                   minutes=2, eid="2")  # fmt: skip
+    result = match_audit(PLAN, [second, first], SUBMITTED)
+    assert [(c, e.id) for c, e in result.matched] == [(RENAME, "1")]  # the earliest
+    assert result.unexpected == (second,)
+
+
 def test_unknown_old_lead_is_never_missing_and_creates_explain_their_events() -> None:
     plan = make_plan(
         [ENG, TeamRow("k9", "new", "New team", "nl@x.com", "eng", "Engineering", ())],
