@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import math
+from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 
 import pytest
