@@ -125,7 +125,12 @@ def load_for(
 def configure_logging(args: argparse.Namespace, settings: Settings | None = None) -> None:
     fmt = args.log_format or (settings.log.format if settings else "auto")
     level = args.log_level or (settings.log.level if settings else "info")
-    logs.configure(fmt, level)
+    # Commands that print a report keep stdout for it; their log goes to stderr.
+    stream = sys.stderr if args.command in _REPORTING else sys.stdout
+    logs.configure(fmt, level, stream)
+
+
+_REPORTING = frozenset({"plan", "history", "check"})
 
 
 def _db(args: argparse.Namespace) -> int:
@@ -160,6 +165,34 @@ def _simulator(args: argparse.Namespace) -> int:
     return serve(args.scenario, host=args.host, port=args.port)
 
 
+def _sync(args: argparse.Namespace) -> int:
+    from hrsync import commands
+    from hrsync.sync import SyncRequest
+
+    settings = load_for(args)
+    request = SyncRequest(
+        trigger="manual",
+        dry_run=args.dry_run,
+        preview=args.preview,
+        allow_archive=args.allow_archive,
+        allow_shrink=args.allow_shrink,
+    )
+    return commands.sync(settings, request)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from hrsync import commands
+
+    return commands.plan(load_for(args), detailed_exitcode=args.detailed_exitcode)
+
+
+def _history(args: argparse.Namespace) -> int:
+    from hrsync import commands
+
+    settings = load_for(args, require_token=False, require_source=False, require_dx=False)
+    return commands.history(settings, limit=args.limit)
+
+
 def _not_available(issue: int, *, needs_config: bool = True) -> Handler:
     def handler(args: argparse.Namespace) -> int:
         if needs_config:
@@ -181,9 +214,9 @@ def _handler(command: str) -> Handler:
         return _simulator
     return {
         "run": _not_available(6),
-        "sync": _not_available(5),
-        "plan": _not_available(5),
-        "history": _not_available(5),
+        "sync": _sync,
+        "plan": _plan,
+        "history": _history,
         "check": _not_available(5),
         "healthcheck": _not_available(6, needs_config=False),
         "demo": _not_available(6, needs_config=False),

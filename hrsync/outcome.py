@@ -13,6 +13,8 @@ class Outcome(StrEnum):
     REFUSED = "refused"
     UNVERIFIED = "unverified"
     REJECTED = "rejected"
+    # A dry run or a preview with changes to make: nothing was applied.
+    PLANNED = "planned"
 
     @property
     def exit_code(self) -> int:
@@ -27,6 +29,7 @@ _EXIT_CODES = {
     Outcome.REFUSED: 4,
     Outcome.UNVERIFIED: 5,
     Outcome.REJECTED: 6,
+    Outcome.PLANNED: 0,
 }
 
 EXIT_OK = 0

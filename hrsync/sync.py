@@ -1,17 +1,65 @@
 """One run, start to finish: the only orchestration (imperative shell).
 
-CONTRACT used by the daemon and the CLI: `SyncRequest`, `SyncResult`, `run_sync`.
+read export -> people -> desired teams -> reference_ids -> plan -> gate ->
+process -> verify. Each step's thinking lives in a pure module; this one only
+moves data between them, DX and the store, and decides the run's outcome.
+
+Crash safety: identities and the submission are written to the store before
+the `process` call, each in its own committed transaction. A run that finds an
+unfinished submission verifies it before planning anything new, so a restart
+never resubmits blindly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import dataclasses
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any, NoReturn
 
+from hrsync import logs
+from hrsync.config import Settings
+from hrsync.dx.client import DxClient
+from hrsync.dx.errors import (
+    DxAuthError,
+    DxDeferred,
+    DxError,
+    DxOutcomeUnknown,
+    DxRejected,
+    ImportInProgress,
+)
+from hrsync.dx.models import DxTeam
+from hrsync.guards import (
+    Defer,
+    Refuse,
+    check_snapshots,
+    deferral_for_api_error,
+    gate,
+)
+from hrsync.identity import Assignment, TeamRow, assign, default_reference_id
+from hrsync.mapping import MappingError, build_teams
 from hrsync.outcome import Outcome
+from hrsync.people import Directory, read_people
+from hrsync.plan import COUNT_KEYS, LeadChange, Plan, Rename, describe, event_fields, make_plan
+from hrsync.plan import payload_size as plan_payload_size
+from hrsync.render import render_deferral, render_plan, render_refusal
+from hrsync.sources import SourceError, open_export
+from hrsync.store.repo import Store, SubmissionRecord
+from hrsync.verify import check_convergence, match_audit
 
 Clock = Callable[[], datetime]
+Sleep = Callable[[float], None]
+PROCESS = "orgfiles.teamHierarchy.process"
+PREVIEW = "orgfiles.teamHierarchy.preview"
+# Audit events carry whole seconds and server clocks drift: look a little further back.
+AUDIT_SKEW = timedelta(seconds=120)
+
+log = logs.get_logger("hrsync.sync")
 
 
 def utcnow() -> datetime:
@@ -34,7 +82,599 @@ class SyncResult:
     counts: Mapping[str, int] = field(default_factory=dict)
     reason: str | None = None
     resume_at: datetime | None = None
+    plan: Plan | None = None
+    report: str = ""  # human-readable text for `hrsync plan` / `sync --dry-run`
+    preview_url: str | None = None
+    problems: tuple[str, ...] = ()
+    people_count: int | None = None
 
     @property
     def exit_code(self) -> int:
         return self.outcome.exit_code
+
+
+@dataclass
+class Engine:
+    """Everything one run needs from the outside world, injectable for tests."""
+
+    settings: Settings
+    store: Store
+    client_factory: Callable[[], DxClient] | None = None
+    clock: Clock = utcnow
+    sleep: Sleep = time.sleep
+    verify_poll_s: float = 1.0
+    verify_poll_max_s: float = 30.0
+    environ: Mapping[str, str] | None = None
+
+    def client(self) -> DxClient:
+        if self.client_factory is not None:
+            return self.client_factory()
+        s = self.settings
+        assert s.token is not None, "the DX token is checked when the config loads"
+        return DxClient(
+            s.dx.base_url,
+            s.token,
+            timeout_s=s.dx.timeout_s,
+            max_requests_per_minute=s.dx.max_requests_per_minute,
+        )
+
+
+class _Finish(Exception):
+    """Ends a run early with a decided outcome."""
+
+    def __init__(self, result: SyncResult) -> None:
+        self.result = result
+
+
+def run_sync(
+    settings: Settings,
+    request: SyncRequest,
+    *,
+    store: Store,
+    clock: Clock = utcnow,
+    engine: Engine | None = None,
+) -> SyncResult:
+    """One run: take the lease, record it, do it, record and log how it ended."""
+    eng = engine or Engine(settings=settings, store=store, clock=clock)
+    run_id = logs.new_run_id()
+    started = time.monotonic()
+    with logs.run_context(run_id, trigger=request.trigger):
+        lease_ttl = settings.sync.verify_timeout_s + 3600
+        now = eng.clock()
+        lease = store.acquire_lease(_holder(run_id), now, lease_ttl)
+        if not lease.acquired:
+            result = SyncResult(
+                run_id,
+                Outcome.DEFERRED,
+                counts=dict.fromkeys(COUNT_KEYS, 0),
+                reason=(
+                    f"another sync is running: {lease.holder} (pid {lease.pid} on "
+                    f"{lease.host}, since {lease.acquired_at.isoformat()})"
+                ),
+                resume_at=now + timedelta(minutes=5),
+            )
+            _log_finished(result, request, started)
+            return result
+        try:
+            store.start_run(run_id, request.trigger, now, dry_run=request.dry_run)
+            log.info("sync.started", dry_run=request.dry_run, preview=request.preview)
+            try:
+                result = _Run(eng, request, run_id).execute()
+            except _Finish as finish:
+                result = finish.result
+            except Exception as exc:
+                log.error("sync.crashed", error=str(exc), exc_info=True)
+                result = SyncResult(run_id, Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}")
+            result = dataclasses.replace(
+                result, counts={**dict.fromkeys(COUNT_KEYS, 0), **result.counts}
+            )
+            _record(eng, request, result)
+        finally:
+            store.release_lease(_holder(run_id))
+        _log_finished(result, request, started)
+        return result
+
+
+def _holder(run_id: str) -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{run_id}"
+
+
+def _record(eng: Engine, request: SyncRequest, result: SyncResult) -> None:
+    now = eng.clock()
+    eng.store.finish_run(
+        result.run_id,
+        now,
+        outcome=result.outcome.value,
+        exit_code=result.exit_code,
+        counts=result.counts,
+        reason=result.reason,
+        plan_digest=result.plan.payload_digest if result.plan else None,
+        people_count=result.people_count,
+    )
+    if result.outcome is Outcome.DEFERRED and result.resume_at and not request.dry_run:
+        eng.store.add_deferral(result.run_id, result.reason or "deferred", result.resume_at, now)
+    elif not request.dry_run and not request.preview:
+        eng.store.resolve_deferrals(now)
+
+
+def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> None:
+    fields: dict[str, Any] = {
+        "outcome": result.outcome.value,
+        "exit_code": result.exit_code,
+        "counts": {k: result.counts.get(k, 0) for k in COUNT_KEYS},
+        "duration_s": round(time.monotonic() - started, 3),
+        "dry_run": request.dry_run,
+    }
+    if result.outcome is Outcome.DEFERRED:
+        fields["resume_at"] = result.resume_at.isoformat() if result.resume_at else None
+        fields["reason"] = result.reason
+    elif result.reason is not None:
+        fields["reason"] = result.reason
+    if result.preview_url:
+        fields["preview_url"] = result.preview_url
+    level = "info" if result.exit_code == 0 else "warning"
+    if result.outcome is Outcome.FAILED:
+        level = "error"
+    getattr(log, level)("sync.finished", **fields)
+
+
+class _Run:
+    """The steps of one run, sharing their inputs; each step may end it with _Finish."""
+
+    def __init__(self, eng: Engine, request: SyncRequest, run_id: str) -> None:
+        self.eng = eng
+        self.s = eng.settings
+        self.request = request
+        self.run_id = run_id
+        self.people_count: int | None = None
+
+    def execute(self) -> SyncResult:
+        with contextlib.closing(self.eng.client()) as client:
+            self.client = client
+            if not self.request.dry_run and not self.request.preview:
+                self.recover_unfinished()
+            directory = self.read_export()
+            assignment, dx_teams, snapshots, plan = self.plan(directory)
+            report = render_plan(plan)
+            digest_same = self.last_verified_digest() == plan.payload_digest
+            if not plan.has_changes and (digest_same or self.request.dry_run):
+                log.info("sync.in_sync", teams=plan.desired_count)
+                if not self.request.dry_run:
+                    self.eng.store.save_identities(assignment.identities, self.eng.clock())
+                return self.result(Outcome.IN_SYNC, plan, report)
+            rows = list(assignment.teams)
+            payload = [r.to_payload() for r in rows]
+            decision = gate(
+                plan,
+                snapshots=snapshots,
+                now=self.eng.clock(),
+                settings=self.s.sync,
+                people_count=self.people_count or 0,
+                last_accepted_people=self.eng.store.last_accepted_people_count(),
+                current_team_count=len(dx_teams),
+                payload_bytes=plan_payload_size(rows),
+                allow_archive=self.request.allow_archive,
+                allow_shrink=self.request.allow_shrink,
+            )
+            if isinstance(decision, Defer):
+                text = render_deferral(decision.deferral)
+                log.warning("sync.deferred", kind=decision.deferral.kind, detail=text)
+                return self.result(
+                    Outcome.DEFERRED,
+                    plan,
+                    report + "\n" + text,
+                    reason=decision.deferral.reason,
+                    resume_at=decision.deferral.resume_at,
+                )
+            if isinstance(decision, Refuse):
+                refusal = decision.refusal
+                text = render_refusal(refusal)
+                for archive in refusal.archives:
+                    log.warning(
+                        "sync.refused.would_archive",
+                        team=archive.name,
+                        reference_id=archive.reference_id,
+                    )
+                log.warning(
+                    "sync.refused",
+                    guards=list(refusal.guards),
+                    override=refusal.override_command,
+                    detail=text,
+                )
+                return self.result(
+                    Outcome.REFUSED, plan, report + "\n" + text, reason=refusal.reason
+                )
+            if self.request.dry_run:
+                return self.result(Outcome.PLANNED, plan, report)
+            if self.request.preview:
+                return self.preview(plan, payload, report)
+            return self.submit(assignment, plan, payload, report, snapshots, dx_teams)
+
+    # ------------------------------------------------------------ steps
+
+    def result(
+        self, outcome: Outcome, plan: Plan | None, report: str = "", **kw: Any
+    ) -> SyncResult:
+        return SyncResult(
+            self.run_id,
+            outcome,
+            counts=plan.counts if plan else {},
+            plan=plan,
+            report=report,
+            people_count=self.people_count,
+            **kw,
+        )
+
+    def read_export(self) -> Directory:
+        src = self.s.source
+        try:
+            export = open_export(src, environ=self.eng.environ)
+            directory = read_people(
+                export.name, export.columns, export.rows(), src.fields, self.s.filter
+            )
+        except SourceError as exc:
+            self.refuse_export([str(exc)])
+        for warning in directory.warnings:
+            log.warning("export.warning", detail=str(warning))
+        if not directory.ok:
+            self.refuse_export([str(p) for p in directory.problems])
+        self.people_count = len(directory.people)
+        log.info(
+            "export.read",
+            source=export.name,
+            people=len(directory.people),
+            excluded=directory.excluded,
+        )
+        return directory
+
+    def refuse_export(self, problems: Sequence[str]) -> NoReturn:
+        for problem in problems:
+            log.error("export.problem", detail=problem)
+        first = problems[0] if problems else "unknown problem"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        reason = f"export invalid: {first}{more}"
+        report = "The export has problems; nothing was sent:\n" + "\n".join(
+            f"  - {p}" for p in problems
+        )
+        raise _Finish(
+            SyncResult(
+                self.run_id, Outcome.REFUSED, reason=reason, report=report, problems=tuple(problems)
+            )
+        )
+
+    def plan(self, directory: Directory) -> tuple[Assignment, list[DxTeam], Any, Plan]:
+        try:
+            team_map = build_teams(directory.people, self.s.mapping, self.s.source.fields)
+        except MappingError as exc:
+            self.refuse_export(exc.problems)
+        if team_map.problems:
+            self.refuse_export([str(p) for p in team_map.problems])
+        for note in team_map.notes:
+            log.info("mapping.note", detail=note)
+        dx_teams = self.dx_call(self.client.teams)
+        snapshots = self.dx_call(self.client.snapshots)
+        known = self.eng.store.load_identities()
+        taken = {i.reference_id for i in known} | {
+            t.reference_id for t in dx_teams if t.reference_id
+        }
+
+        def new_reference_id() -> str:
+            while True:
+                candidate = default_reference_id()
+                if candidate not in taken:
+                    taken.add(candidate)
+                    return candidate
+
+        assignment = assign(team_map.teams, known, dx_teams, new_reference_id)
+        for decision in assignment.decisions:
+            if decision.how != "known":
+                log.info(
+                    "identity.decision",
+                    how=decision.how,
+                    key=decision.key,
+                    reference_id=decision.reference_id,
+                    detail=decision.detail,
+                )
+        last = self.eng.store.last_verified_submission()
+        last_rows = _rows_from_submission(last) if last else {}
+        plan = make_plan(
+            assignment.teams, dx_teams, last_rows, unreferenced_dx=assignment.unreferenced_dx
+        )
+        for change in plan.changes:
+            if change.kind != "unchanged":
+                log.info("plan.change", summary=describe(change), **event_fields(change))
+        for drift in plan.drift:
+            log.warning(
+                "plan.drift",
+                team=drift.name,
+                reference_id=drift.reference_id,
+                details=list(drift.details),
+            )
+        log.info("plan.ready", **plan.counts)
+        return assignment, dx_teams, snapshots, plan
+
+    def last_verified_digest(self) -> str | None:
+        last = self.eng.store.last_verified_submission()
+        return last.payload_digest if last else None
+
+    def dx_call(self, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except DxAuthError as exc:
+            raise _Finish(SyncResult(self.run_id, Outcome.REJECTED, reason=str(exc))) from None
+        except DxRejected as exc:
+            raise _Finish(SyncResult(self.run_id, Outcome.REJECTED, reason=str(exc))) from None
+        except DxError as exc:
+            raise _Finish(SyncResult(self.run_id, Outcome.FAILED, reason=str(exc))) from None
+
+    def preview(self, plan: Plan, payload: list[dict[str, Any]], report: str) -> SyncResult:
+        try:
+            accepted = self.client.preview(payload)
+        except DxDeferred as exc:
+            return self.deferred_by_api(exc, plan, report)
+        except DxRejected as exc:
+            return self.rejected(exc, plan, report)
+        url = accepted.preview_url
+        log.info("sync.preview", preview_url=url, import_id=accepted.import_id)
+        return self.result(Outcome.PLANNED, plan, report + f"\nPreview: {url}\n", preview_url=url)
+
+    def submit(
+        self,
+        assignment: Assignment,
+        plan: Plan,
+        payload: list[dict[str, Any]],
+        report: str,
+        snapshots: Any,
+        dx_teams: Sequence[DxTeam],
+    ) -> SyncResult:
+        store, now = self.eng.store, self.eng.clock()
+        record = _submission_plan(assignment.teams, plan, plan.archives)
+        # Before the call: the ids we are about to send, and evidence of the send.
+        store.save_identities(assignment.identities, now)
+        sid = store.record_submission(
+            self.run_id,
+            PROCESS,
+            payload,
+            payload_digest=plan.payload_digest,
+            plan=record,
+            people_count=self.people_count or 0,
+            now=now,
+        )
+        email = self.s.sync.notify_email
+        log.info("sync.submitting", teams=len(payload), notify_email=email)
+        try:
+            accepted = self.client.process(payload, email=email)
+        except DxOutcomeUnknown as exc:
+            store.mark_submission(sid, "outcome_unknown", self.eng.clock(), detail=str(exc))
+            log.warning("sync.outcome_unknown", detail=str(exc))
+        except DxDeferred as exc:
+            store.mark_submission(sid, "deferred", self.eng.clock(), detail=str(exc))
+            return self.deferred_by_api(exc, plan, report, snapshots=snapshots)
+        except DxRejected as exc:
+            store.mark_submission(sid, "rejected", self.eng.clock(), detail=str(exc))
+            return self.rejected(exc, plan, report)
+        except DxError as exc:
+            store.mark_submission(sid, "failed", self.eng.clock(), detail=str(exc))
+            return self.result(Outcome.FAILED, plan, report, reason=str(exc))
+        else:
+            store.mark_submission(sid, "accepted", self.eng.clock(), import_id=accepted.import_id)
+            log.info("sync.accepted", import_id=accepted.import_id)
+        submitted_at = now
+        return self.verify(sid, list(assignment.teams), plan, submitted_at, report)
+
+    def verify(
+        self,
+        sid: int,
+        rows: Sequence[TeamRow],
+        plan: Plan,
+        submitted_at: datetime,
+        report: str,
+    ) -> SyncResult:
+        converged = self.wait_for_convergence(rows, plan)
+        store = self.eng.store
+        self.check_audit(plan, submitted_at)
+        if converged:
+            store.mark_submission(sid, "verified", self.eng.clock())
+            return self.result(Outcome.APPLIED, plan, report)
+        store.mark_submission(sid, "unverified", self.eng.clock())
+        return self.result(
+            Outcome.UNVERIFIED,
+            plan,
+            report,
+            reason=(
+                f"DX did not show the submitted hierarchy within "
+                f"{self.s.sync.verify_timeout_s:g}s (sync.verify_timeout_s)"
+            ),
+        )
+
+    def wait_for_convergence(self, rows: Sequence[TeamRow], plan: Plan) -> bool:
+        archived_refs = [a.reference_id for a in plan.archives if a.reference_id]
+        archived_ids = [a.dx_id for a in plan.archives]
+        deadline = time.monotonic() + self.s.sync.verify_timeout_s
+        delay = self.eng.verify_poll_s
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                current = self.client.teams()
+            except DxError as exc:
+                log.warning("verify.read_failed", attempt=attempt, detail=str(exc))
+            else:
+                convergence = check_convergence(
+                    rows, archived_refs, current, archived_dx_ids=archived_ids
+                )
+                if convergence.converged:
+                    log.info("verify.converged", attempt=attempt, detail=convergence.summary())
+                    for u in convergence.contributors_uncounted:
+                        log.warning(
+                            "verify.contributors_unknown",
+                            team=u.name,
+                            reference_id=u.reference_id,
+                            sent=u.sent,
+                            counted=u.counted,
+                        )
+                    return True
+                log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
+            if time.monotonic() + delay > deadline:
+                return False
+            self.eng.sleep(delay)
+            delay = min(delay * 2, self.eng.verify_poll_max_s)
+
+    def check_audit(self, plan: Plan, submitted_at: datetime) -> None:
+        since = submitted_at - AUDIT_SKEW
+        try:
+            events = list(self.client.audit_trail(since=since))
+        except DxError as exc:
+            log.warning("verify.audit_unavailable", detail=str(exc))
+            return
+        match = match_audit(plan, events, since)
+        for change, event in match.matched:
+            log.info(
+                "verify.audit_matched",
+                change=change.kind,
+                team=event.team,
+                action=event.action,
+                event_id=event.id,
+            )
+        for change in match.missing:
+            log.warning("verify.audit_missing", change=change.kind, summary=describe(change))
+        for event in match.unexpected:
+            log.warning(
+                "verify.audit_unexpected",
+                team=event.team,
+                action=event.action,
+                actor=event.actor,
+                event_id=event.id,
+            )
+        log.info(
+            "verify.audit",
+            matched=len(match.matched),
+            missing=len(match.missing),
+            unexpected=len(match.unexpected),
+        )
+
+    def deferred_by_api(
+        self, exc: DxDeferred, plan: Plan, report: str, *, snapshots: Any = None
+    ) -> SyncResult:
+        now = self.eng.clock()
+        if isinstance(exc, ImportInProgress):
+            attempt = _import_attempts(self.eng.store) + 1
+            deferral = deferral_for_api_error("import_in_progress", now, attempt, None)
+        else:
+            ours = (
+                check_snapshots(snapshots, now, self.s.sync.retro_window_days)
+                if snapshots is not None
+                else None
+            )
+            deferral = deferral_for_api_error("snapshot_in_progress", now, 1, ours)
+        log.warning("sync.deferred", kind=deferral.kind, detail=deferral.reason)
+        return self.result(
+            Outcome.DEFERRED, plan, report, reason=deferral.reason, resume_at=deferral.resume_at
+        )
+
+    def rejected(self, exc: DxRejected, plan: Plan, report: str) -> SyncResult:
+        log.error(
+            "sync.rejected",
+            error=exc.error,
+            message=exc.message,
+            error_details=exc.error_details,
+            status=exc.status,
+        )
+        return self.result(Outcome.REJECTED, plan, report + f"\nDX refused: {exc}", reason=str(exc))
+
+    # ---------------------------------------------------- crash recovery
+
+    def recover_unfinished(self) -> None:
+        """Verify a submission an earlier run left unfinished, before planning anew."""
+        store = self.eng.store
+        pending = store.unfinished_submission()
+        if pending is None:
+            return
+        log.warning(
+            "sync.recovering",
+            submission=pending.id,
+            previous_run=pending.run_id,
+            status=pending.status,
+        )
+        rows = [_row_from_dict(r) for r in pending.plan.get("rows", [])]
+        plan = _plan_from_record(pending)
+        if pending.status == "pending":
+            # The earlier run died around the call: DX may or may not have it. One
+            # look decides; if DX does not show it, planning below resubmits knowingly.
+            current = self.dx_call(self.client.teams)
+            convergence = check_convergence(
+                rows,
+                [a for a in pending.plan.get("archived_refs", [])],
+                current,
+                archived_dx_ids=pending.plan.get("archived_dx_ids", []),
+            )
+            converged = convergence.converged
+        else:
+            converged = self.wait_for_convergence(rows, plan)
+        since = pending.created_at
+        self.check_audit(plan, since)
+        now = self.eng.clock()
+        if converged:
+            store.mark_submission(pending.id, "verified", now)
+            log.info("sync.recovered", submission=pending.id, verified=True)
+        else:
+            store.mark_submission(pending.id, "superseded", now, detail="not shown by DX")
+            log.warning("sync.recovered", submission=pending.id, verified=False)
+
+
+def _import_attempts(store: Store) -> int:
+    """Consecutive recent runs deferred by a running import (for the backoff)."""
+    count = 0
+    for run in store.recent_runs(20):
+        if run.dry_run:
+            continue
+        if run.outcome == "deferred" and run.reason and "import is running" in run.reason:
+            count += 1
+        else:
+            break
+    return count
+
+
+def _submission_plan(
+    rows: Sequence[TeamRow], plan: Plan, archived: Sequence[Any]
+) -> dict[str, Any]:
+    return {
+        "rows": [{"key": r.key, **r.to_payload()} for r in rows],
+        "archived_refs": [a.reference_id for a in archived if a.reference_id],
+        "archived_dx_ids": [a.dx_id for a in archived],
+        "renames": [dataclasses.asdict(c) for c in plan.changes if isinstance(c, Rename)],
+        "lead_changes": [dataclasses.asdict(c) for c in plan.changes if isinstance(c, LeadChange)],
+        "counts": plan.counts,
+        "digest": plan.payload_digest,
+    }
+
+
+def _row_from_dict(d: Mapping[str, Any]) -> TeamRow:
+    return TeamRow(
+        key=str(d.get("key", "")),
+        reference_id=str(d["reference_id"]),
+        name=str(d["name"]),
+        lead_email=str(d["team_lead_email"]),
+        parent_reference_id=d.get("parent_team_reference_id"),
+        parent_name=d.get("parent_team_name"),
+        contributors=tuple(d.get("contributors", [])),
+    )
+
+
+def _rows_from_submission(sub: SubmissionRecord) -> dict[str, TeamRow]:
+    rows = sub.plan.get("rows") or sub.payload
+    return {r["reference_id"]: _row_from_dict(r) for r in rows}
+
+
+def _plan_from_record(sub: SubmissionRecord) -> Plan:
+    changes: list[Any] = [Rename(**r) for r in sub.plan.get("renames", [])]
+    changes += [LeadChange(**c) for c in sub.plan.get("lead_changes", [])]
+    return Plan(
+        changes=tuple(changes),
+        drift=(),
+        payload_digest=sub.payload_digest,
+        desired_count=len(sub.plan.get("rows", [])),
+    )
+
+
+__all__ = ["Engine", "SyncRequest", "SyncResult", "run_sync"]

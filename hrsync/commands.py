@@ -1,0 +1,86 @@
+"""What `sync`, `plan`, `history` and `check` do: load, call the engine, print."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TextIO
+
+from hrsync.config import Settings
+from hrsync.outcome import EXIT_FAILED, Outcome
+from hrsync.store.repo import RunRecord, Store
+from hrsync.sync import SyncRequest, SyncResult, run_sync
+
+
+def open_store(settings: Settings) -> Store:
+    # Migrations run on every start: a new version's schema is in place before use.
+    return Store.open(settings.state.database_url)
+
+
+def sync(
+    settings: Settings,
+    request: SyncRequest,
+    *,
+    out: TextIO = sys.stdout,
+    runner: Callable[..., SyncResult] = run_sync,
+) -> int:
+    store = open_store(settings)
+    try:
+        result = runner(settings, request, store=store)
+    finally:
+        store.close()
+    shows_report = request.dry_run or request.preview or result.outcome is Outcome.REFUSED
+    if shows_report and result.report:
+        print(result.report, file=out)
+    return result.exit_code
+
+
+def plan(settings: Settings, *, detailed_exitcode: bool, out: TextIO = sys.stdout) -> int:
+    store = open_store(settings)
+    try:
+        result = run_sync(settings, SyncRequest(dry_run=True), store=store)
+    finally:
+        store.close()
+    if result.report:
+        print(result.report, file=out)
+    if not detailed_exitcode:
+        return result.exit_code
+    if result.outcome in (Outcome.FAILED, Outcome.REJECTED) or result.plan is None:
+        return EXIT_FAILED
+    return 2 if result.plan.has_changes else 0
+
+
+def history(settings: Settings, *, limit: int, out: TextIO = sys.stdout) -> int:
+    store = open_store(settings)
+    try:
+        runs = store.recent_runs(limit)
+    finally:
+        store.close()
+    if not runs:
+        print("no runs yet", file=out)
+    for run in runs:
+        print(format_run(run), file=out)
+    return 0
+
+
+def format_run(run: RunRecord) -> str:
+    when = run.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    took = (
+        f"{(run.finished_at - run.started_at).total_seconds():.1f}s"
+        if run.finished_at
+        else "unfinished"
+    )
+    counts = " ".join(f"{k}={v}" for k, v in run.counts.items() if v) or "no changes"
+    mode = " (dry run)" if run.dry_run else ""
+    line = (
+        f"{when}  {run.id}  {run.trigger:<8} {run.outcome or 'running':<10} "
+        f"{took:>8}  {counts}{mode}"
+    )
+    if run.reason:
+        line += f"  reason: {run.reason}"
+    return line
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
