@@ -8,8 +8,12 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from hrsync.config import FieldSettings, FilterSettings
+from hrsync.filters import UnknownField, build_row_filter, closest_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +49,582 @@ class Problem:
     def __str__(self) -> str:
         kind = "" if self.fatal else "warning: "
         return f"{kind}{self.location}: {self.field} {self.expected}, got {self.value!r}"
+
+
+# ---------------------------------------------------------------- row values
+
+# Key under which a reader puts the cells beyond the header's width, joined by the delimiter.
+# No real column can have this name: header names are never empty.
+EXTRA_VALUES = ""
+
+
+class RowValues(Mapping[str, str]):
+    """The values of one CSV row, keyed by column through an index shared by every row.
+
+    A dict per row would repeat the keys 100,000 times; a tuple and a shared index do not.
+    A row shorter than the header reads as "" for the missing columns.
+    """
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: Mapping[str, int], values: tuple[str, ...]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, key: str) -> str:
+        position = self._index[key]
+        return self._values[position] if position < len(self._values) else ""
+
+    def get(self, key: str, default: str = "") -> str:  # type: ignore[override]
+        position = self._index.get(key)
+        if position is None:
+            return default
+        return self._values[position] if position < len(self._values) else ""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __repr__(self) -> str:
+        return f"RowValues({dict(self)!r})"
+
+    def stripped(self) -> RowValues:
+        return RowValues(self._index, tuple(value.strip() for value in self._values))
+
+
+# ---------------------------------------------------------------- normalisation
+
+# A deliberately simple rule, close to what mail systems accept in practice: an ASCII
+# dot-atom local part, "@", and a domain of at least two dot-separated labels made of
+# letters, digits and inner hyphens. Quoted local parts and non-ASCII addresses are refused.
+_ATOM = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+_EMAIL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})+")
+EMAIL_RULE = "an e-mail address like name@example.com"
+
+
+def normalise_value(value: str) -> str:
+    return value.strip()
+
+
+def normalise_name(value: str) -> str:
+    """Trimmed, with every run of whitespace (tabs, no-break spaces, ...) one space."""
+    return " ".join(value.split())
+
+
+def normalise_email(value: str) -> str:
+    return value.strip().lower()
+
+
+def is_valid_email(value: str) -> bool:
+    """True for a normalised address that follows the rule above."""
+    return _EMAIL.fullmatch(value) is not None
+
+
+# ---------------------------------------------------------------- reading people
+
+
+@dataclass(frozen=True)
+class Directory:
+    """The export read as people.
+
+    `people` are the kept, valid people in export order. When `ok` is false the run must
+    stop; `people` then holds only what could be built, for diagnostics.
+    """
+
+    people: tuple[Person, ...]
+    excluded: int  # rows dropped by filters (not errors)
+    excluded_by_reason: Mapping[str, int]  # e.g. {"filter.active_status": 12}
+    problems: tuple[Problem, ...]  # fatal
+    warnings: tuple[Problem, ...]  # logged, not fatal
+    rows_read: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+_LOGICAL = (
+    "employee_id",
+    "email",
+    "name",
+    "manager_id",
+    "manager_email",
+    "department",
+    "status",
+    "department_parent",
+    "department_lead",
+)
+
+
+class _Row:
+    __slots__ = (
+        "attributes",
+        "email",
+        "employee_id",
+        "location",
+        "manager",
+        "manager_email_ref",
+        "manager_id_ref",
+        "name",
+        "position",
+        "reason",
+        "up",
+    )
+
+    def __init__(
+        self,
+        position: int,
+        location: str,
+        attributes: Mapping[str, str],
+        columns: Mapping[str, str],
+        reason: str | None,
+    ) -> None:
+        self.position = position
+        self.location = location
+        self.attributes = attributes
+        self.reason = reason  # None: kept; else the filter setting that drops it
+        self.employee_id = attributes.get(columns["employee_id"], "")
+        self.email = normalise_email(attributes.get(columns["email"], ""))
+        self.name = normalise_name(attributes.get(columns["name"], ""))
+        id_column = columns.get("manager_id")
+        email_column = columns.get("manager_email")
+        self.manager_id_ref = attributes.get(id_column, "") if id_column else ""
+        self.manager_email_ref = (
+            normalise_email(attributes.get(email_column, "")) if email_column else ""
+        )
+        self.manager: str | None = None  # the resolved manager's employee id
+        self.up: _Row | None = None  # the manager's row, kept or not (for filter.root)
+
+
+class _Report:
+    """Collects problems and warnings with the export position they belong to."""
+
+    def __init__(self) -> None:
+        self.problems: list[tuple[int, Problem]] = []
+        self.warnings: list[tuple[int, Problem]] = []
+
+    def fatal(self, position: int, location: str, field: str, value: str, expected: str) -> None:
+        self.problems.append((position, Problem(location, field, value, expected)))
+
+    def warn(self, position: int, location: str, field: str, value: str, expected: str) -> None:
+        self.warnings.append((position, Problem(location, field, value, expected, fatal=False)))
+
+    def sorted(
+        self, keep_warning: Callable[[int], bool]
+    ) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
+        def order(item: tuple[int, Problem]) -> tuple[int, str, str, str]:
+            return (item[0], item[1].field, item[1].expected, item[1].value)
+
+        problems = tuple(p for _, p in sorted(self.problems, key=order))
+        warnings = tuple(p for pos, p in sorted(self.warnings, key=order) if keep_warning(pos))
+        return problems, warnings
+
+
+def read_people(
+    export_name: str,
+    columns: Sequence[str],
+    rows: Iterable[SourceRow],
+    fields: FieldSettings,
+    filters: FilterSettings,
+) -> Directory:
+    """Normalise, filter and validate the rows of one export; every problem is reported."""
+    configured = {key: getattr(fields, key) for key in _LOGICAL if getattr(fields, key)}
+    report = _Report()
+    row_filter, unknown = build_row_filter(filters, fields, columns)
+    if _check_columns(export_name, columns, configured, unknown, report):
+        problems, _ = report.sorted(lambda _: True)
+        return Directory((), 0, {}, problems, ())
+
+    all_rows: list[_Row] = []
+    width = len(columns)
+    for position, source in enumerate(rows):
+        values = source.values
+        if EXTRA_VALUES in values:
+            report.fatal(
+                position,
+                source.location,
+                "row",
+                values[EXTRA_VALUES],
+                f"must have at most {width} values like the header (one more usually means a "
+                f"value holds an unquoted delimiter)",
+            )
+        attributes = _trimmed(values)
+        all_rows.append(
+            _Row(position, source.location, attributes, configured, row_filter.reason(attributes))
+        )
+
+    kept = [row for row in all_rows if row.reason is None]
+    _validate_rows(kept, configured, report)
+    kept_by_id = _group(kept, lambda row: row.employee_id)
+    kept_by_email = _group(kept, lambda row: row.email)
+    dropped = [row for row in all_rows if row.reason is not None]
+    dropped_by_id = _first(dropped, lambda row: row.employee_id)
+    dropped_by_email = _first(dropped, lambda row: row.email)
+    _report_duplicates(kept_by_id, configured["employee_id"], "employee id", report)
+    _report_duplicates(kept_by_email, configured["email"], "e-mail", report)
+    _resolve_managers(
+        kept, kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, configured, report
+    )
+    _link_dropped(dropped, kept_by_id, kept_by_email, dropped_by_id, dropped_by_email)
+    _report_cycles(kept, kept_by_id, configured, report)
+
+    in_org = _apply_root(
+        export_name,
+        filters.root,
+        kept,
+        kept_by_id,
+        kept_by_email,
+        dropped,
+        dropped_by_id,
+        dropped_by_email,
+        report,
+    )
+    reasons: dict[str, int] = {}
+    for row in dropped:
+        assert row.reason is not None
+        reasons[row.reason] = reasons.get(row.reason, 0) + 1
+    if in_org is not None:
+        outside = sum(1 for row in kept if row.position not in in_org)
+        if outside:
+            reasons[ROOT_REASON] = outside
+    kept_positions = {row.position for row in kept}
+
+    def keeps(position: int) -> bool:
+        if position < 0:
+            return True  # about the whole export
+        return position in kept_positions and (in_org is None or position in in_org)
+
+    people = _people(kept, kept_by_id, configured, in_org)
+    problems, warnings = report.sorted(keeps)
+    return Directory(
+        people=people,
+        excluded=sum(reasons.values()),
+        excluded_by_reason=reasons,
+        problems=problems,
+        warnings=warnings,
+        rows_read=len(all_rows),
+    )
+
+
+ROOT_REASON = "filter.root"
+
+
+def _trimmed(values: Mapping[str, str]) -> Mapping[str, str]:
+    if isinstance(values, RowValues):
+        return values.stripped()
+    return {key: value.strip() for key, value in values.items() if key != EXTRA_VALUES}
+
+
+def _check_columns(
+    export_name: str,
+    columns: Sequence[str],
+    configured: Mapping[str, str],
+    unknown: Sequence[UnknownField],
+    report: _Report,
+) -> bool:
+    """Report configured columns the export lacks (one problem) and unknown filter fields."""
+    present = set(columns)
+    missing = [(key, column) for key, column in configured.items() if column not in present]
+    found = ", ".join(columns) if columns else "(none)"
+    if missing:
+        details = []
+        for key, column in missing:
+            close = closest_name(column, [c for c in columns if c not in configured.values()])
+            hint = f", did you mean {close!r}?" if close else ""
+            details.append(f"{column!r} (source.fields.{key}{hint})")
+        report.fatal(
+            -1,
+            export_name,
+            ", ".join(column for _, column in missing),
+            found,
+            f"must be {'a column' if len(missing) == 1 else 'columns'} of the export: "
+            f"missing {'; '.join(details)}; columns found",
+        )
+    for bad in unknown:
+        hint = f"; did you mean {bad.suggestion!r}?" if bad.suggestion else ""
+        if bad.field in configured and configured[bad.field] not in present:
+            continue  # already reported as a missing column
+        report.fatal(
+            -1,
+            export_name,
+            bad.setting,
+            bad.field,
+            f"must name a column of the export or a field of [source.fields]{hint} "
+            f"(columns: {found})",
+        )
+    return bool(report.problems)
+
+
+def _validate_rows(kept: Sequence[_Row], columns: Mapping[str, str], report: _Report) -> None:
+    id_column, email_column, name_column = columns["employee_id"], columns["email"], columns["name"]
+    for row in kept:
+        if not row.employee_id:
+            report.fatal(row.position, row.location, id_column, "", "must not be empty")
+        if not row.email:
+            report.fatal(
+                row.position,
+                row.location,
+                email_column,
+                "",
+                "must not be empty: every person synced to DX needs an e-mail address",
+            )
+        elif not is_valid_email(row.email):
+            report.fatal(
+                row.position, row.location, email_column, row.email, f"must be {EMAIL_RULE}"
+            )
+        if not row.name:
+            report.warn(
+                row.position,
+                row.location,
+                name_column,
+                "",
+                "should not be empty; the e-mail address stands in for the name",
+            )
+
+
+def _group(rows: Iterable[_Row], key: Callable[[_Row], str]) -> dict[str, list[_Row]]:
+    groups: dict[str, list[_Row]] = {}
+    for row in rows:
+        value = key(row)
+        if value:
+            groups.setdefault(value, []).append(row)
+    return groups
+
+
+def _first(rows: Iterable[_Row], key: Callable[[_Row], str]) -> dict[str, _Row]:
+    firsts: dict[str, _Row] = {}
+    for row in rows:
+        value = key(row)
+        if value and value not in firsts:
+            firsts[value] = row
+    return firsts
+
+
+def _report_duplicates(
+    groups: Mapping[str, list[_Row]], column: str, what: str, report: _Report
+) -> None:
+    for value, rows in groups.items():
+        if len(rows) < 2:
+            continue
+        for row in rows:
+            others = sorted((o.location for o in rows if o is not row), key=_natural)
+            report.fatal(
+                row.position,
+                row.location,
+                column,
+                value,
+                f"must be unique, but the same {what} is also at {', '.join(others)}",
+            )
+
+
+def _natural(text: str) -> list[tuple[int, str]]:
+    """Sort key that puts 'line 9' before 'line 10'."""
+    return [(int(part), "") if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text)]
+
+
+def _describe(row: _Row) -> str:
+    who = row.name or row.email or row.employee_id
+    return f"{who} ({row.employee_id})" if row.employee_id and who != row.employee_id else who
+
+
+def _resolve_managers(
+    kept: Sequence[_Row],
+    kept_by_id: Mapping[str, list[_Row]],
+    kept_by_email: Mapping[str, list[_Row]],
+    dropped_by_id: Mapping[str, _Row],
+    dropped_by_email: Mapping[str, _Row],
+    columns: Mapping[str, str],
+    report: _Report,
+) -> None:
+    for row in kept:
+        by_id = _lookup(row.manager_id_ref, kept_by_id, dropped_by_id)
+        by_email = _lookup(row.manager_email_ref, kept_by_email, dropped_by_email)
+        chosen, column, ref = (
+            (by_id, columns.get("manager_id", ""), row.manager_id_ref)
+            if row.manager_id_ref
+            else (by_email, columns.get("manager_email", ""), row.manager_email_ref)
+        )
+        if not ref:
+            continue
+        if chosen is None:
+            what = "employee id" if row.manager_id_ref else "e-mail"
+            report.fatal(
+                row.position,
+                row.location,
+                column,
+                ref,
+                f"must be the {what} of a person in the export, but it matches nobody",
+            )
+            continue
+        row.up = chosen
+        if chosen.reason is not None:
+            report.warn(
+                row.position,
+                row.location,
+                column,
+                ref,
+                f"names {_describe(chosen)} at {chosen.location}, who is excluded by "
+                f"{chosen.reason}; {_describe(row)} is kept without a manager",
+            )
+            continue
+        if chosen is row or (row.employee_id and chosen.employee_id == row.employee_id):
+            report.fatal(
+                row.position,
+                row.location,
+                column,
+                ref,
+                "must name someone else: a person cannot be their own manager",
+            )
+            row.up = None
+            continue
+        row.manager = chosen.employee_id or None
+        if row.manager_id_ref and by_email is not None and by_email is not chosen:
+            report.warn(
+                row.position,
+                row.location,
+                columns.get("manager_email", ""),
+                row.manager_email_ref,
+                f"names {_describe(by_email)}, but {columns.get('manager_id', '')} names "
+                f"{_describe(chosen)}; the employee id wins",
+            )
+
+
+def _lookup(ref: str, kept: Mapping[str, list[_Row]], dropped: Mapping[str, _Row]) -> _Row | None:
+    if not ref:
+        return None
+    rows = kept.get(ref)
+    if rows:
+        return rows[0]
+    return dropped.get(ref)
+
+
+def _link_dropped(
+    dropped: Sequence[_Row],
+    kept_by_id: Mapping[str, list[_Row]],
+    kept_by_email: Mapping[str, list[_Row]],
+    dropped_by_id: Mapping[str, _Row],
+    dropped_by_email: Mapping[str, _Row],
+) -> None:
+    """Reporting lines through filtered-out rows, so filter.root still sees the whole org."""
+    for row in dropped:
+        up = _lookup(row.manager_id_ref, kept_by_id, dropped_by_id) or _lookup(
+            row.manager_email_ref, kept_by_email, dropped_by_email
+        )
+        row.up = up if up is not row else None
+
+
+def _report_cycles(
+    kept: Sequence[_Row],
+    kept_by_id: Mapping[str, list[_Row]],
+    columns: Mapping[str, str],
+    report: _Report,
+) -> None:
+    # A duplicated id has no single manager; it is already fatal, so it ends chains here,
+    # which keeps the reported cycles the same whatever the order of the rows.
+    manager_of: dict[str, str] = {}
+    for row in kept:
+        if row.manager and len(kept_by_id.get(row.employee_id, ())) == 1:
+            manager_of[row.employee_id] = row.manager
+    column = columns.get("manager_id") or columns.get("manager_email", "")
+    done: set[str] = set()
+    for start in manager_of:
+        if start in done:
+            continue
+        path: dict[str, int] = {}
+        node: str | None = start
+        while node is not None and node not in done and node not in path:
+            path[node] = len(path)
+            node = manager_of.get(node)
+        if node is not None and node in path:
+            cycle = list(path)[path[node] :]
+            first = min(range(len(cycle)), key=lambda i: cycle[i])
+            chain = cycle[first:] + cycle[:first]
+            owner = kept_by_id[chain[0]][0]
+            report.fatal(
+                owner.position,
+                owner.location,
+                column,
+                " → ".join([*chain, chain[0]]),
+                "must not form a reporting cycle (each id's manager is the next one)",
+            )
+        done.update(path)
+
+
+def _apply_root(
+    export_name: str,
+    root: str | None,
+    kept: Sequence[_Row],
+    kept_by_id: Mapping[str, list[_Row]],
+    kept_by_email: Mapping[str, list[_Row]],
+    dropped: Sequence[_Row],
+    dropped_by_id: Mapping[str, _Row],
+    dropped_by_email: Mapping[str, _Row],
+    report: _Report,
+) -> set[int] | None:
+    """Positions of the kept rows in the org under filter.root (None: no root filter)."""
+    if root is None or not root.strip():
+        return None
+    wanted = root.strip()
+    top = _lookup(wanted, kept_by_id, {}) or _lookup(normalise_email(wanted), kept_by_email, {})
+    if top is None:
+        gone = dropped_by_id.get(wanted) or dropped_by_email.get(normalise_email(wanted))
+        why = (
+            f"names {_describe(gone)} at {gone.location}, who is excluded by {gone.reason}"
+            if gone is not None
+            else "must be the employee id or e-mail of a person in the export"
+        )
+        report.fatal(-1, export_name, "filter.root", wanted, why)
+        return None
+    below: dict[int, list[_Row]] = {}
+    for row in [*kept, *dropped]:
+        if row.up is not None:
+            below.setdefault(row.up.position, []).append(row)
+    in_org: set[int] = set()
+    visited = {top.position}
+    queue = [top]
+    while queue:
+        row = queue.pop()
+        if row.reason is None:
+            in_org.add(row.position)
+        for child in below.get(row.position, ()):
+            if child.position not in visited:
+                visited.add(child.position)
+                queue.append(child)
+    top.manager = None
+    return in_org
+
+
+def _people(
+    kept: Sequence[_Row],
+    kept_by_id: Mapping[str, list[_Row]],
+    columns: Mapping[str, str],
+    in_org: set[int] | None,
+) -> tuple[Person, ...]:
+    department_column = columns.get("department")
+    status_column = columns.get("status")
+    people: list[Person] = []
+    for row in kept:
+        if in_org is not None and row.position not in in_org:
+            continue
+        if not row.employee_id or not is_valid_email(row.email):
+            continue
+        if kept_by_id[row.employee_id][0] is not row:
+            continue  # a duplicate id, reported; the first row stands for diagnostics
+        department = row.attributes.get(department_column, "") if department_column else ""
+        status = row.attributes.get(status_column, "") if status_column else ""
+        people.append(
+            Person(
+                employee_id=row.employee_id,
+                email=row.email,
+                name=row.name or row.email,
+                manager_id=row.manager,
+                department=normalise_name(department) or None,
+                status=status or None,
+                location=row.location,
+                attributes=row.attributes,
+            )
+        )
+    return tuple(people)

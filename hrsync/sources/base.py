@@ -1,0 +1,158 @@
+"""What every reader shares: the error type, the Export handle, bytes and their decoding."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import re
+import tempfile
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from hrsync.people import SourceRow
+
+CHUNK_BYTES = 64 * 1024
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """The export cannot be read. The message names the file or URL and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Export:
+    """An opened export: its name for messages, its columns, and its rows (streamed).
+
+    `rows()` starts a fresh pass each time it is called; do not run two passes at once.
+    Reading may still raise `SourceError` part-way (a bad byte deep in the file).
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    format: str
+    _rows: Callable[[], Iterator[SourceRow]]
+
+    def rows(self) -> Iterator[SourceRow]:
+        return self._rows()
+
+
+class Payload:
+    """The raw bytes of an export, which can be read from the start more than once."""
+
+    def __init__(
+        self, name: str, opener: Callable[[], contextlib.AbstractContextManager[BinaryIO]]
+    ):
+        self.name = name
+        self._opener = opener
+
+    def open(self) -> contextlib.AbstractContextManager[BinaryIO]:
+        return self._opener()
+
+    @classmethod
+    def from_path(cls, path: Path) -> Payload:
+        try:
+            if path.is_dir():
+                raise SourceError(f"source file {path} is a directory, not an export file")
+            with path.open("rb"):
+                pass
+        except FileNotFoundError:
+            raise SourceError(f"source file {path} does not exist (source.path)") from None
+        except PermissionError:
+            raise SourceError(f"source file {path} cannot be read: permission denied") from None
+        except OSError as exc:
+            raise SourceError(f"source file {path} cannot be read: {exc.strerror}") from None
+        return cls(path.name, lambda: path.open("rb"))
+
+    @classmethod
+    def from_spool(cls, name: str, spool: tempfile.SpooledTemporaryFile[bytes]) -> Payload:
+        @contextlib.contextmanager
+        def rewind() -> Iterator[BinaryIO]:
+            spool.seek(0)
+            yield spool  # type: ignore[misc]  # SpooledTemporaryFile is a binary file
+
+        return cls(name, rewind)
+
+    @classmethod
+    def from_bytes(cls, name: str, data: bytes) -> Payload:
+        import io
+
+        return cls(name, lambda: contextlib.nullcontext(io.BytesIO(data)))
+
+
+def first_bytes(payload: Payload, size: int = 512) -> bytes:
+    with payload.open() as fh:
+        return fh.read(size)
+
+
+def decode(payload: Payload, encoding: str) -> Generator[str, None, None]:
+    """Decode the payload in chunks, failing with the byte offset and line of a bad byte.
+
+    A UTF-8 BOM is skipped when the encoding is ``utf-8-sig`` (the default) or ``utf-8``.
+    """
+    codec = _lookup(encoding, payload.name)
+    skip_bom = codec.name in ("utf-8-sig", "utf-8")
+    decoder = codecs.getincrementaldecoder("utf-8" if skip_bom else codec.name)("strict")
+    fed = 0  # bytes handed to the decoder so far
+    newlines = 0
+    with payload.open() as fh:
+        first = True
+        while True:
+            block = fh.read(CHUNK_BYTES)
+            if first and skip_bom and block.startswith(codecs.BOM_UTF8):
+                block = block[len(codecs.BOM_UTF8) :]
+                fed += len(codecs.BOM_UTF8)
+            first = False
+            held = len(decoder.getstate()[0])
+            try:
+                text = decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                offset = fed - held + exc.start
+                before = exc.object[: exc.start].decode(codec.name, errors="replace")
+                line = newlines + before.count("\n") + 1
+                raise SourceError(
+                    f"{payload.name} is not valid {_display(encoding)} at byte {offset} "
+                    f"(line {line}): {exc.reason}. If the export uses another encoding, set "
+                    f"source.encoding, e.g. 'cp1252' or 'latin-1'"
+                ) from None
+            fed += len(block)
+            if text:
+                newlines += text.count("\n")
+                yield text
+            if not block:
+                return
+
+
+def lines(chunks: Iterator[str]) -> Iterator[str]:
+    """Split text into physical lines, keeping their endings (``\\r\\n``, ``\\n`` or ``\\r``).
+
+    Unlike str.splitlines, form feeds and Unicode separators inside values are not line ends.
+    """
+    pending = ""
+    for chunk in chunks:
+        pending += chunk
+        start = 0
+        # A trailing \r may be the first half of \r\n split across chunks.
+        end = len(pending) - 1 if pending.endswith("\r") else len(pending)
+        for match in _LINE_END.finditer(pending, 0, end):
+            stop = match.end()
+            yield pending[start:stop]
+            start = stop
+        pending = pending[start:]
+    if pending:
+        yield pending
+
+
+def _lookup(encoding: str, name: str) -> codecs.CodecInfo:
+    try:
+        return codecs.lookup(encoding or "utf-8-sig")
+    except LookupError:
+        raise SourceError(
+            f"cannot read {name}: source.encoding {encoding!r} is not a known text encoding"
+        ) from None
+
+
+def _display(encoding: str) -> str:
+    name = codecs.lookup(encoding or "utf-8-sig").name
+    return "UTF-8" if name in ("utf-8", "utf-8-sig") else name

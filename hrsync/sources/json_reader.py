@@ -1,0 +1,170 @@
+"""JSON exports: a list of records at the top level or under `source.records_path`.
+
+Nested values are reached by dotted paths (``Manager.ID``). Values become strings:
+
+- text stays as it is; whole numbers lose any ``.0`` (``1042.0`` → ``"1042"``), other numbers
+  use Python's shortest form; ``true``/``false`` stay spelled that way; ``null`` → ``""``.
+- an object contributes its keys under ``prefix.key``.
+- a list of one item reads as that item, so Workday's ``"Worker_Group": [{"ID": "x"}]`` gives
+  ``Worker_Group.ID = "x"``.
+- a longer list gives each item under ``prefix.N`` (``Worker_Group.0.ID``, from 0), and every
+  sub-path also holds the non-empty values of all items joined with ``"; "``
+  (``Worker_Group.ID = "x; y"``), so filters can match any of them. An empty list is ``""``.
+
+The whole document is parsed at once (json has no streaming parser in the standard
+library); the rows themselves are flattened one at a time as they are read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hrsync.people import SourceRow
+from hrsync.sources.base import Export, Payload, SourceError, decode
+
+LIST_SEPARATOR = "; "
+
+
+def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
+    name = payload.name
+    text = "".join(decode(payload, encoding))
+    if not text.strip():
+        raise SourceError(f"{name} is empty: expected a JSON list of people")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    del text
+    records, where = _records(name, document, records_path)
+    columns: dict[str, None] = {}
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise SourceError(
+                f"{name} {where}[{index}] is {_kind(record)}, expected an object with one "
+                f"person's fields"
+            )
+        _collect_paths(record, "", columns)
+
+    def rows() -> Iterator[SourceRow]:
+        for index, record in enumerate(records):
+            values: dict[str, str] = {}
+            flatten(record, "", values)
+            yield SourceRow(f"{name} {where}[{index}]", values)
+
+    return Export(name=name, columns=tuple(columns), format="json", _rows=rows)
+
+
+def flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
+    """Write every leaf of `value` into `out` under its dotted path (see the module doc)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list):
+        if len(value) == 1:
+            flatten(value[0], prefix, out)
+            return
+        if not value:
+            out[prefix] = ""
+            return
+        merged: dict[str, list[str]] = {}
+        for position, item in enumerate(value):
+            inner: dict[str, str] = {}
+            flatten(item, "", inner)
+            for path, text in inner.items():
+                out[_join(prefix, str(position), path)] = text
+                if text:
+                    merged.setdefault(path, []).append(text)
+                else:
+                    merged.setdefault(path, [])
+        for path, texts in merged.items():
+            out[_join(prefix, path)] = LIST_SEPARATOR.join(texts)
+    else:
+        out[prefix] = scalar_text(value)
+
+
+def scalar_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _join(*parts: str) -> str:
+    return ".".join(part for part in parts if part)
+
+
+def _collect_paths(value: Any, prefix: str, out: dict[str, None]) -> None:
+    """The dotted paths `flatten` would produce, without the per-item ``.N`` ones."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _collect_paths(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list) and value:
+        for item in value:
+            _collect_paths(item, prefix, out)
+    elif prefix:
+        out[prefix] = None
+
+
+def _records(name: str, document: Any, records_path: str) -> tuple[list[Any], str]:
+    if not records_path:
+        if isinstance(document, list):
+            return _non_empty(name, document, "the top level"), ""
+        hint = ""
+        if isinstance(document, dict):
+            lists = [k for k, v in document.items() if isinstance(v, list)]
+            if lists:
+                hint = f"; set source.records_path to the key holding the people, e.g. {lists[0]!r}"
+        raise SourceError(
+            f"{name}: the top level is {_kind(document)}, expected a list of people{hint}"
+        )
+    node = document
+    walked: list[str] = []
+    for key in records_path.split("."):
+        here = ".".join(walked) or "the top level"
+        if not isinstance(node, dict):
+            raise SourceError(
+                f"{name}: source.records_path {records_path!r} cannot be followed: {here} is "
+                f"{_kind(node)}, not an object"
+            )
+        if key not in node:
+            keys = [str(k) for k in node]
+            close = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+            suggestion = f"; did you mean {close[0]!r}?" if close else ""
+            raise SourceError(
+                f"{name}: source.records_path {records_path!r} not found: {here} has no key "
+                f"{key!r} (keys: {', '.join(keys[:20]) or 'none'}){suggestion}"
+            )
+        node = node[key]
+        walked.append(key)
+    if not isinstance(node, list):
+        raise SourceError(
+            f"{name}: {records_path} is {_kind(node)}, expected a list of people "
+            f"(source.records_path)"
+        )
+    return _non_empty(name, node, records_path), records_path
+
+
+def _non_empty(name: str, records: list[Any], where: str) -> list[Any]:
+    if not records:
+        raise SourceError(f"{name} has no people: the list at {where} is empty")
+    return records
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return f"a {type(value).__name__}"

@@ -1,0 +1,163 @@
+"""Reading JSON exports: top-level lists, Workday's Report_Entry, dotted paths, bad shapes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hrsync.config import SourceSettings
+from hrsync.sources import Export, SourceError, open_export
+from hrsync.sources.json_reader import flatten
+
+
+def write_json(tmp_path: Path, document: Any, name: str = "report.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def export_of(path: Path, **settings: object) -> Export:
+    return open_export(SourceSettings(path=path, **settings))  # type: ignore[arg-type]
+
+
+def table(export: Export) -> list[tuple[str, dict[str, str]]]:
+    return [(row.location, dict(row.values)) for row in export.rows()]
+
+
+WORKDAY = {
+    "Report_Entry": [
+        {
+            "Employee_ID": 1001,
+            "Worker": "Ada Lovelace",
+            "Email": "ada@example.com",
+            "Worker_Group": [{"Department": "Engineering", "Cost_Center": "CC1"}],
+            "Status": "Active",
+        },
+        {
+            "Employee_ID": "1002",
+            "Worker": "Bob Byte",
+            "Email": "bob@example.com",
+            "Manager": {"ID": 1001, "Email": "ada@example.com"},
+            "Worker_Group": [{"Department": "Engineering"}, {"Department": "Platform"}],
+            "Status": "Active",
+            "FTE": 1.0,
+            "Contractor": False,
+            "Location": None,
+        },
+    ]
+}
+
+
+def test_top_level_list(tmp_path: Path) -> None:
+    path = write_json(tmp_path, [{"id": "1", "email": "a@x.io"}, {"id": 2, "email": "b@x.io"}])
+    export = export_of(path)
+    assert export.format == "json"
+    assert export.columns == ("id", "email")
+    assert table(export) == [
+        ("report.json [0]", {"id": "1", "email": "a@x.io"}),
+        ("report.json [1]", {"id": "2", "email": "b@x.io"}),
+    ]
+
+
+def test_workday_report_entry_with_nested_values_by_dotted_path(tmp_path: Path) -> None:
+    export = export_of(write_json(tmp_path, WORKDAY), records_path="Report_Entry")
+    first, second = table(export)
+    assert first == (
+        "report.json Report_Entry[0]",
+        {
+            "Employee_ID": "1001",
+            "Worker": "Ada Lovelace",
+            "Email": "ada@example.com",
+            "Worker_Group.Department": "Engineering",  # a list of one object reads as the object
+            "Worker_Group.Cost_Center": "CC1",
+            "Status": "Active",
+        },
+    )
+    assert second[0] == "report.json Report_Entry[1]"
+    values = second[1]
+    assert values["Manager.ID"] == "1001"
+    assert values["Manager.Email"] == "ada@example.com"
+    assert values["Worker_Group.Department"] == "Engineering; Platform"
+    assert values["Worker_Group.1.Department"] == "Platform"
+    assert values["FTE"] == "1"
+    assert values["Contractor"] == "false"
+    assert values["Location"] == ""
+    # Columns are the union over all records, without the per-item paths.
+    assert "Manager.ID" in export.columns
+    assert "Worker_Group.Cost_Center" in export.columns
+    assert not any(".0." in column or ".1." in column for column in export.columns)
+
+
+def test_records_path_can_go_deeper(tmp_path: Path) -> None:
+    path = write_json(tmp_path, {"data": {"people": [{"id": "1"}]}, "meta": {}})
+    assert table(export_of(path, records_path="data.people")) == [
+        ("report.json data.people[0]", {"id": "1"})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("document", "records_path", "expected"),
+    [
+        (WORKDAY, "Report_Entries", r"Report_Entries' not found.*did you mean 'Report_Entry'"),
+        ({"Report_Entry": {"id": 1}}, "Report_Entry", "Report_Entry is an object, expected a list"),
+        ({"a": [1]}, "a.b", r"cannot be followed: a is a list, not an object"),
+        (WORKDAY, "", r"top level is an object.*set source.records_path.*'Report_Entry'"),
+        ("text", "", "top level is a string"),
+        ([], "", "has no people: the list at the top level is empty"),
+        ([{"id": 1}, "x"], "", r"report.json \[1\] is a string, expected an object"),
+    ],
+)
+def test_unusable_structure_is_a_source_error(
+    tmp_path: Path, document: Any, records_path: str, expected: str
+) -> None:
+    path = write_json(tmp_path, document)
+    with pytest.raises(SourceError, match=expected) as caught:
+        export_of(path, records_path=records_path)
+    assert "report.json" in str(caught.value)
+
+
+def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text('[\n {"id": 1},\n {"id": 2\n]\n', encoding="utf-8")
+    with pytest.raises(SourceError, match=r"report.json is not valid JSON: .* at line 4 column 1"):
+        export_of(path)
+
+
+def test_empty_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text("  \n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"report\.json is empty"):
+        export_of(path)
+
+
+def test_format_is_sniffed_from_content_without_an_extension(tmp_path: Path) -> None:
+    path = write_json(tmp_path, WORKDAY, name="export")
+    export = export_of(path, records_path="Report_Entry")
+    assert export.format == "json"
+    csv_path = tmp_path / "export2"
+    csv_path.write_text("id,email\n1,a@x.io\n", encoding="utf-8")
+    assert export_of(csv_path).format == "csv"
+
+
+def test_configured_format_wins_over_the_extension(tmp_path: Path) -> None:
+    path = write_json(tmp_path, [{"id": "1"}], name="people.txt")
+    assert export_of(path, format="json").format == "json"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": []}, {"a": ""}),
+        ({"a": [1, 2]}, {"a": "1; 2", "a.0": "1", "a.1": "2"}),
+        ({"a": [[{"b": "x"}]]}, {"a.b": "x"}),
+        ({"a": [{"b": ""}, {"b": "y"}]}, {"a.0.b": "", "a.1.b": "y", "a.b": "y"}),
+        ({"n": 2.5, "m": -3, "t": True}, {"n": "2.5", "m": "-3", "t": "true"}),
+    ],
+)
+def test_flattening_rules(value: dict[str, Any], expected: dict[str, str]) -> None:
+    out: dict[str, str] = {}
+    flatten(value, "", out)
+    assert out == expected
