@@ -1,0 +1,78 @@
+"""Injected faults: the ways a real network and a real DX misbehave.
+
+A fault matches requests by method name (or ``"*"`` for every method) and
+affects the next ``count`` matching requests; then it is spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal, get_args
+
+FaultKind = Literal["429", "500", "503", "drop", "drop_after_send", "latency", "html"]
+FAULT_KINDS: Final[frozenset[str]] = frozenset(get_args(FaultKind))
+ANY_METHOD: Final = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One configured misbehaviour.
+
+    ``drop`` closes the connection before doing anything; ``drop_after_send``
+    does the work (a ``process`` is accepted) and then closes without
+    answering; ``latency`` does the work and answers ``latency_s`` late;
+    ``html`` answers 502 with a proxy's HTML page; ``429`` carries a
+    ``Retry-After`` header when ``retry_after_s`` is set.
+    """
+
+    method: str
+    kind: FaultKind
+    count: int = 1
+    retry_after_s: float | None = 1.0
+    latency_s: float = 0.2
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(
+                f"unknown fault kind {self.kind!r}; expected one of {sorted(FAULT_KINDS)}"
+            )
+        if not self.method:
+            raise ValueError("fault method must be a method name or '*'")
+        if self.count < 1:
+            raise ValueError(f"fault count must be at least 1, got {self.count}")
+        if self.retry_after_s is not None and self.retry_after_s < 0:
+            raise ValueError(f"retry_after_s must not be negative, got {self.retry_after_s}")
+        if self.latency_s < 0:
+            raise ValueError(f"latency_s must not be negative, got {self.latency_s}")
+
+    def matches(self, method_name: str) -> bool:
+        return self.method in (ANY_METHOD, method_name)
+
+
+class FaultBook:
+    """The faults still to be served, in the order they were added. Not thread-safe:
+    the simulator calls it under its own lock."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Fault, int]] = []
+
+    def add(self, fault: Fault) -> None:
+        self._pending.append((fault, fault.count))
+
+    def clear(self) -> None:
+        self._pending.clear()
+
+    def take(self, method_name: str) -> Fault | None:
+        """The first pending fault matching ``method_name``, spending one of its uses."""
+        for position, (fault, remaining) in enumerate(self._pending):
+            if fault.matches(method_name):
+                if remaining <= 1:
+                    del self._pending[position]
+                else:
+                    self._pending[position] = (fault, remaining - 1)
+                return fault
+        return None
+
+    def pending(self) -> list[tuple[Fault, int]]:
+        """Each pending fault with the number of requests it will still affect."""
+        return list(self._pending)
