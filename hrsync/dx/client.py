@@ -59,6 +59,7 @@ _LOCAL_ERRORS: tuple[type[httpx.TransportError], ...] = (
     httpx.LocalProtocolError,
 )
 _REDACTED = "***"
+_MIN_REDACTED_LEN = 6
 
 
 class _BearerAuth(httpx.Auth):
@@ -101,9 +102,7 @@ class DxClient:
         sleep: Callable[[float], None] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        if not base_url.strip():
-            raise ValueError("base_url is empty")
-        self.base_url = base_url.strip().rstrip("/")
+        self.base_url = _checked_base_url(base_url)
         self._token = token
         self._retry = retry if retry is not None else RetryPolicy()
         self._clock = clock
@@ -298,7 +297,9 @@ class DxClient:
             raise DxUnavailable(method, f"cannot send the request: {_describe(exc)}") from None
         except _NOT_SENT_ERRORS as exc:
             return _Retry(f"{_describe(exc)} (not sent)", None, safe_to_resend=True)
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
+            # Anything else (a read that failed or timed out, a connection closed without
+            # an answer) may come after DX got the whole request.
             return _Retry(_describe(exc), None, safe_to_resend=False)
         return self._interpret(method, response)
 
@@ -308,6 +309,10 @@ class DxClient:
         try:
             body = parse.decode_body(method, status, response.content)
         except DxError as bad:
+            if 300 <= status < 400:
+                # A redirect usually means base_url points at the web app, not the API.
+                where = response.headers.get("Location", "(no Location)")
+                bad.message += f"; redirected to {where}; check dx.base_url"
             if is_retryable_status(status):
                 return _Retry(
                     bad.message,
@@ -353,11 +358,8 @@ class DxClient:
                 status=status,
                 rate_limited=status == 429,
             )
-        raise DxRejected(
-            method,
-            f"unexpected HTTP {status}: {parse.body_snippet(response.content)}",
-            status=status,
-        )
+        detail = parse.body_snippet(response.content) or "(empty body)"
+        raise DxRejected(method, f"unexpected HTTP {status}: {detail}", status=status)
 
     def _now(self) -> datetime:
         return self._clock() if self._clock is not None else datetime.now(UTC)
@@ -365,14 +367,26 @@ class DxClient:
     def _scrub(self, exc: DxError) -> None:
         """Blank out the token wherever server-supplied text could have echoed it."""
         secret = self._token.reveal()
-        if not secret:
+        if len(secret) < _MIN_REDACTED_LEN:
+            # Too short to be a real token; replacing it would only garble the message.
             return
         exc.message = exc.message.replace(secret, _REDACTED)
         exc.error_details = _redact(exc.error_details, secret)
         exc.args = tuple(_redact(arg, secret) for arg in exc.args)
 
 
-def _describe(exc: httpx.TransportError) -> str:
+def _checked_base_url(base_url: str) -> str:
+    text = base_url.strip().rstrip("/")
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"DX base_url {text!r} is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"DX base_url {text!r} must be an http:// or https:// URL with a host")
+    return text
+
+
+def _describe(exc: httpx.RequestError) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

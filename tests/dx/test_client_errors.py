@@ -252,3 +252,20 @@ def test_reply_without_the_teams_list_is_a_bad_response() -> None:
     )
     with pytest.raises(DxBadResponse, match="no 'teams' list"):
         client.teams()
+
+
+def test_redirect_to_the_web_app_says_to_check_base_url() -> None:
+    def redirect(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(302, headers={"Location": "https://app.dx.example/login"})
+
+    client = DxClient("https://dx.invalid", Secret("t"), transport=httpx.MockTransport(redirect))
+    with pytest.raises(DxBadResponse) as caught:
+        client.whoami()
+    assert "HTTP 302" in str(caught.value)
+    assert "redirected to https://app.dx.example/login; check dx.base_url" in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["", "   ", "dx.example.com", "ftp://dx.example", "http://"])
+def test_unusable_base_url_is_refused_at_construction(url: str) -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        DxClient(url, Secret("t"))
