@@ -234,3 +234,13 @@ def test_retries_count_against_the_rate_limit(
     # Two backoff waits, and a wait for the window before the third attempt.
     assert fake_time.sleeps[:2] == [0.25, 0.5]
     assert sum(fake_time.sleeps) == pytest.approx(60.0)
+
+
+def test_attribute_update_is_resent_after_a_drop_because_it_is_idempotent(
+    sim: RunningSimulator, make_client: ClientFactory
+) -> None:
+    sim.dx.add_fault(Fault(method="users.attributes.update", kind="drop_after_send", count=1))
+    user = make_client().update_user_attributes("ken@acme.example", {"level": "L6"})
+    assert {a["name"]: a["value"] for a in user["attributes"]} == {"level": "L6"}
+    assert len(calls(sim, "users.attributes.update")) == 2
+    assert sim.dx.user_attributes("ken@acme.example") == {"level": "L6"}

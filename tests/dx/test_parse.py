@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -305,3 +306,49 @@ def test_user_attributes_result() -> None:
     user = {"id": "u1", "email": "a@example.com", "failures": [], "attributes": []}
     assert parse_user_attributes({"ok": True, "user": user}) == user
     assert parse_user_attributes({"ok": True, "other": 1}) == {"other": 1}
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+_field_names = st.sampled_from(
+    [
+        "id",
+        "name",
+        "parent_id",
+        "reference_id",
+        "ancestors",
+        "contributors",
+        "created",
+        "metadata",
+        "scopes",
+        "completed_at",
+        "user",
+        "account",
+        "team",
+        "last_used_at",
+    ]
+)
+_records = st.dictionaries(_field_names, _json, max_size=8)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["ok", "teams", "snapshots", "api_keys", "events", "response_metadata"]),
+        st.lists(_records, max_size=3) | _json,
+        max_size=5,
+    )
+)
+def test_any_json_body_parses_or_is_a_bad_response(body: dict[str, Any]) -> None:
+    # Whatever DX sends, parsing never fails with a stray TypeError or KeyError.
+    parse_whoami(body)
+    parse_next_cursor(body)
+    parse_import_accepted(body)
+    parse_user_attributes(body)
+    for parser in (parse_teams, parse_snapshots, parse_api_keys, parse_audit_events):
+        with contextlib.suppress(DxBadResponse):
+            parser("m", body)
