@@ -23,6 +23,7 @@ from hrsync import __version__
 from hrsync.dx import parse
 from hrsync.dx.errors import (
     TOO_MANY_REQUESTS,
+    DxBadResponse,
     DxError,
     DxOutcomeUnknown,
     DxRejected,
@@ -243,7 +244,19 @@ class DxClient:
         while True:
             attempt += 1
             self._limiter.acquire()
-            outcome = self._attempt(method, http_method, params, payload)
+            try:
+                outcome = self._attempt(method, http_method, params, payload)
+            except DxBadResponse as bad:
+                if idempotent or bad.status is None or not 200 <= bad.status < 300:
+                    raise
+                # Something answered "success" in a form we cannot read: DX may have
+                # accepted the write.
+                raise DxOutcomeUnknown(
+                    method,
+                    f"{bad.message}; DX may have accepted the request, verify before "
+                    "sending it again",
+                    status=bad.status,
+                ) from None
             if isinstance(outcome, dict):
                 return outcome
             if not idempotent and not outcome.safe_to_resend:

@@ -16,6 +16,7 @@ from hrsync.dx.errors import (
     DxBadResponse,
     DxDeferred,
     DxInvalidRequest,
+    DxOutcomeUnknown,
     DxRejected,
     ImportInProgress,
     SnapshotInProgress,
@@ -269,3 +270,18 @@ def test_redirect_to_the_web_app_says_to_check_base_url() -> None:
 def test_unusable_base_url_is_refused_at_construction(url: str) -> None:
     with pytest.raises(ValueError, match="base_url"):
         DxClient(url, Secret("t"))
+
+
+def test_unreadable_success_reply_to_process_is_outcome_unknown() -> None:
+    client = DxClient(
+        "https://dx.invalid", Secret("token-xyz"), transport=proxy(200, b"<html>OK</html>")
+    )
+    with pytest.raises(DxOutcomeUnknown) as caught:
+        client.process(default_hierarchy())
+    assert "HTTP 200" in str(caught.value) and "verify" in str(caught.value)
+    # A page in front of DX that refuses outright is not ambiguous.
+    client = DxClient(
+        "https://dx.invalid", Secret("token-xyz"), transport=proxy(403, b"<html>WAF</html>")
+    )
+    with pytest.raises(DxBadResponse):
+        client.process(default_hierarchy())

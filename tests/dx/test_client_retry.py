@@ -157,12 +157,12 @@ def test_process_rate_limited_before_processing_is_resent(
 def test_process_read_timeout_is_outcome_unknown(
     sim: RunningSimulator, fake_time: FakeTime
 ) -> None:
-    sim.dx.add_fault(Fault(method=PROCESS, kind="latency", count=1, latency_s=0.6))
+    sim.dx.add_fault(Fault(method=PROCESS, kind="latency", count=1, latency_s=1.2))
     with (
         DxClient(
             sim.base_url,
             Secret(ORG_TOKEN),
-            timeout_s=0.15,
+            timeout_s=0.4,
             clock=fake_time.clock,
             sleep=fake_time.sleep,
         ) as client,
@@ -173,11 +173,11 @@ def test_process_read_timeout_is_outcome_unknown(
 
 
 def test_read_timeout_on_a_read_is_retried(sim: RunningSimulator, fake_time: FakeTime) -> None:
-    sim.dx.add_fault(Fault(method="teams.list", kind="latency", count=1, latency_s=0.6))
+    sim.dx.add_fault(Fault(method="teams.list", kind="latency", count=1, latency_s=1.2))
     with DxClient(
         sim.base_url,
         Secret(ORG_TOKEN),
-        timeout_s=0.15,
+        timeout_s=0.4,
         clock=fake_time.clock,
         sleep=fake_time.sleep,
     ) as client:
