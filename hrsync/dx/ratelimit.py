@@ -11,6 +11,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+_MIN_WAIT_S = 0.001
+
 
 class SlidingWindowLimiter:
     """At most ``max_requests`` acquisitions in any ``window_s`` seconds.
@@ -39,7 +41,7 @@ class SlidingWindowLimiter:
         self._lock = threading.Lock()
 
     def try_acquire(self) -> float:
-        """Take a slot if one is free and return 0; else return the seconds to wait."""
+        """Take a slot if one is free and return 0; else return the (positive) seconds to wait."""
         with self._lock:
             now = self._clock()
             horizon = now - self.window_s
@@ -48,7 +50,9 @@ class SlidingWindowLimiter:
             if len(self._sent) < self.max_requests:
                 self._sent.append(now)
                 return 0.0
-            return max(self._sent[0] + self.window_s - now, 0.0)
+            # Never report 0 for a refused slot: float rounding at the window's edge
+            # would otherwise read as "granted".
+            return max(self._sent[0] + self.window_s - now, _MIN_WAIT_S)
 
     def acquire(self) -> float:
         """Block until a slot is free, take it, and return the seconds waited."""
