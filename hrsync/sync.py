@@ -102,7 +102,7 @@ class Engine:
     client_factory: Callable[[], DxClient] | None = None
     clock: Clock = utcnow
     sleep: Sleep = time.sleep
-    verify_poll_s: float = 1.0
+    verify_poll_s: float = 0.25
     verify_poll_max_s: float = 30.0
     environ: Mapping[str, str] | None = None
 
@@ -452,7 +452,7 @@ class _Run:
             return self.deferred_by_api(exc, plan, report, snapshots=snapshots)
         except DxRejected as exc:
             store.mark_submission(sid, "rejected", self.eng.clock(), detail=str(exc))
-            return self.rejected(exc, plan, report)
+            return self.rejected(exc, plan, report, payload)
         except DxError as exc:
             store.mark_submission(sid, "failed", self.eng.clock(), detail=str(exc))
             return self.result(Outcome.FAILED, plan, report, reason=str(exc))
@@ -572,7 +572,14 @@ class _Run:
             Outcome.DEFERRED, plan, report, reason=deferral.reason, resume_at=deferral.resume_at
         )
 
-    def rejected(self, exc: DxRejected, plan: Plan, report: str) -> SyncResult:
+    def rejected(
+        self,
+        exc: DxRejected,
+        plan: Plan,
+        report: str,
+        payload: Sequence[Mapping[str, Any]] = (),
+    ) -> SyncResult:
+        # Verbatim first: DX does not document error_details, so nothing is dropped.
         log.error(
             "sync.rejected",
             error=exc.error,
@@ -580,7 +587,15 @@ class _Run:
             error_details=exc.error_details,
             status=exc.status,
         )
-        return self.result(Outcome.REJECTED, plan, report + f"\nDX refused: {exc}", reason=str(exc))
+        lines = [f"DX refused the request: {exc}"]
+        for row in _named_rows(exc.error_details, payload):
+            log.error("sync.rejected.row", **row)
+            lines.append(
+                f"  - row {row.get('index')}: team {row.get('team')!r} "
+                f"(lead {row.get('lead')}): {row.get('field') or ''} {row.get('problem') or ''}"
+            )
+        text = "\n".join(lines)
+        return self.result(Outcome.REJECTED, plan, report + "\n" + text, reason=str(exc))
 
     # ---------------------------------------------------- crash recovery
 
@@ -620,6 +635,42 @@ class _Run:
         else:
             store.mark_submission(pending.id, "superseded", now, detail="not shown by DX")
             log.warning("sync.recovered", submission=pending.id, verified=False)
+
+
+def _named_rows(details: Any, payload: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows DX named in `error_details`, joined with what we sent in them.
+
+    The shape is not public; we recognise a list of objects carrying an index
+    and/or a reference_id (under `rows`, `errors` or at the top) and skip the rest.
+    """
+    items: Any = details
+    if isinstance(details, Mapping):
+        items = details.get("rows") or details.get("errors") or []
+    if not isinstance(items, list):
+        return []
+    by_ref = {str(t.get("reference_id")): (i, t) for i, t in enumerate(payload)}
+    named: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        index: Any = item.get("index", item.get("row"))
+        team: Mapping[str, Any] = {}
+        if isinstance(index, int) and 0 <= index < len(payload):
+            team = payload[index]
+        ref = item.get("reference_id")
+        if not team and ref is not None and str(ref) in by_ref:
+            index, team = by_ref[str(ref)]
+        named.append(
+            {
+                "index": index,
+                "reference_id": ref if ref is not None else team.get("reference_id"),
+                "team": team.get("name"),
+                "lead": team.get("team_lead_email"),
+                "field": item.get("field"),
+                "problem": item.get("message") or item.get("error"),
+            }
+        )
+    return named
 
 
 def _import_attempts(store: Store) -> int:
