@@ -1,13 +1,75 @@
 """Stable reference_ids for teams: assignment, continuity and adoption (pure).
 
 CONTRACT: `TeamRow` is one HierarchyTeam of the payload; `KnownIdentity`
-is what the store keeps per team.
+is what the store keeps per team; `assign` turns desired teams into rows.
+
+DX keeps a team's history under its `reference_id`, so the id must follow the team
+through renames, moves and a change of lead, and must never be handed to another
+team. `assign` decides, for every desired team, in this order:
+
+1. ``known``: the store knows its HR key: the id the store holds. A rename, a move or
+   new members keep it. A retired identity of the same HR key is revived (the same
+   lead or unit is back); a retired id is never given to any other key.
+2. ``continued``: the key is new, but an identity the store knows is no longer desired
+   (its key vanished in this export) and the team is recognisably the same one:
+   a. membership: the Jaccard index of the two contributor sets (shared / union) is at
+      least ``CONTINUITY_MIN_JACCARD`` (0.5) and at least ``CONTINUITY_MIN_SHARED`` (2)
+      e-mails are shared. A lead who left and was replaced while most of the team
+      stayed is the typical case. When several pairs qualify, the highest Jaccard
+      wins, then the most shared e-mails, then the smaller desired key, then the
+      smaller old key; each team and each old identity is used once.
+   b. failing that, the same lead e-mail (an HR key that changed under the same lead,
+      e.g. a renamed department unit). Teams are taken top-down; among old identities
+      with that lead, one whose parent had the reference_id this team's parent now has
+      is preferred, then one with the same name, then the smaller old key.
+   The old identity is re-keyed: it no longer exists under its old key.
+3. Adoption of a team already in DX (first run, lost store, or any team still
+   unmatched), top-down so that parents are adopted before their children. DX teams
+   whose reference_id the store knows are never adopted: the store decides about them.
+   a. ``adopted_reference``: a DX team whose reference_id is the team's HR key
+      (``manager:E12``), its bare id (``E12``) or the lead's employee id, compared
+      case-insensitively: an id an earlier hand-made import derived from HR data.
+   b. ``adopted_name``: a DX team with the same name (case-insensitive, whitespace
+      collapsed) and the same parent: DX's ``parent_id`` equals the DX id of the desired
+      parent's team, or for a root team the DX team is a root (no parent_id, or one that
+      names no listed team, i.e. DX's root sentinel). Candidates with a reference_id go
+      first, then by DX id. When the DX team has a reference_id it is taken and DX
+      updates the team in place. When it has none, DX's import cannot match it: a new
+      id is generated, the old DX team will be archived and a new one created, and the
+      detail says so (its children can still be adopted through it).
+   Membership cannot be compared with DX directly: ``teams.list`` reports a contributor
+   count, not e-mails. Overlap is only known where the store remembers members, which
+   is rule 2.
+4. ``new``: a fresh id from `new_reference_id` (``hrsync-`` plus 8 hex characters by
+   default), drawn again until it is neither known to the store (active or retired), nor
+   on any DX team, nor given out earlier in this run.
+
+Known identities that no desired team claims are returned retired (they keep their
+key, so the store can revive them if the key returns). `unreferenced_dx` lists every DX
+team with no reference_id: DX's import cannot match such a team, so a full replacement
+archives it even when a desired team was adopted from it by name; the plan calls them
+out.
+
+Output rows are ordered parents before children: by depth, then by key.
 """
 
 from __future__ import annotations
 
+import secrets
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from hrsync.dx.models import DxTeam
+from hrsync.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
+
+REFERENCE_PREFIX = "hrsync-"
+CONTINUITY_MIN_JACCARD = 0.5
+CONTINUITY_MIN_SHARED = 2
+_MAX_DRAWS = 1000
+
+How = Literal["known", "continued", "adopted_reference", "adopted_name", "new"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +104,406 @@ class TeamRow:
             "parent_team_name": self.parent_name,
             "contributors": list(self.contributors),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityDecision:
+    key: str
+    reference_id: str
+    how: How
+    detail: str  # for the log, readable by a person
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    teams: tuple[TeamRow, ...]  # the payload rows, parents before children
+    identities: tuple[KnownIdentity, ...]  # the store after this run: active, then retired
+    decisions: tuple[IdentityDecision, ...]  # one per team, in row order
+    unreferenced_dx: tuple[DxTeam, ...]  # DX teams with no reference_id (archived by import)
+
+
+def default_reference_id() -> str:
+    return REFERENCE_PREFIX + secrets.token_hex(4)
+
+
+def assign(
+    desired: Sequence[DesiredTeam],
+    known: Sequence[KnownIdentity],
+    dx_teams: Sequence[DxTeam],
+    new_reference_id: Callable[[], str] = default_reference_id,
+) -> Assignment:
+    ordered = _ordered(desired)
+    by_key = {team.key: team for team in ordered}
+    known_by_key, known_refs = _index_known(known)
+    chosen: dict[str, IdentityDecision] = {}
+    taken_refs: set[str] = set()
+
+    def take(team: DesiredTeam, ref: str, how: How, detail: str) -> None:
+        chosen[team.key] = IdentityDecision(team.key, ref, how, detail)
+        taken_refs.add(ref)
+
+    for team in ordered:
+        old = known_by_key.get(team.key)
+        if old is not None:
+            take(team, old.reference_id, "known", _known_detail(old, team))
+
+    orphans = {
+        i.key: i for i in known if not i.retired and i.key not in by_key
+    }  # known, active, no longer desired: candidates for continuity
+    _continue_by_members(ordered, chosen, orphans, take)
+    _continue_by_lead(ordered, chosen, orphans, known_by_key, take)
+
+    _adopt_and_create(ordered, chosen, known_refs, dx_teams, new_reference_id, take, taken_refs)
+
+    rows = _rows(ordered, chosen)
+    identities = _identities(ordered, known, chosen)
+    unreferenced = tuple(
+        sorted((t for t in dx_teams if not t.reference_id), key=lambda t: (t.name, t.id))
+    )
+    return Assignment(
+        teams=rows,
+        identities=identities,
+        decisions=tuple(chosen[team.key] for team in ordered),
+        unreferenced_dx=unreferenced,
+    )
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _ordered(desired: Sequence[DesiredTeam]) -> list[DesiredTeam]:
+    by_key: dict[str, DesiredTeam] = {}
+    for team in desired:
+        if team.key in by_key:
+            raise ValueError(f"desired team key {team.key!r} appears twice")
+        by_key[team.key] = team
+    for team in desired:
+        if team.parent_key is not None and team.parent_key not in by_key:
+            raise ValueError(
+                f"desired team {team.key!r} names parent {team.parent_key!r}, "
+                "which is not a desired team"
+            )
+    depth: dict[str, int] = {}
+    for team in desired:
+        chain: list[str] = []
+        key: str | None = team.key
+        while key is not None and key not in depth:
+            if key in chain:
+                raise ValueError(f"desired teams form a cycle: {' -> '.join([*chain, key])}")
+            chain.append(key)
+            key = by_key[key].parent_key
+        base = -1 if key is None else depth[key]
+        for offset, member in enumerate(reversed(chain), start=1):
+            depth[member] = base + offset
+    return sorted(desired, key=lambda t: (depth[t.key], t.key))
+
+
+def _index_known(known: Sequence[KnownIdentity]) -> tuple[dict[str, KnownIdentity], set[str]]:
+    by_key: dict[str, KnownIdentity] = {}
+    refs: set[str] = set()
+    for identity in known:
+        if identity.key in by_key:
+            raise ValueError(f"the identity store holds key {identity.key!r} twice")
+        if identity.reference_id in refs:
+            raise ValueError(
+                f"the identity store holds reference_id {identity.reference_id!r} twice"
+            )
+        by_key[identity.key] = identity
+        refs.add(identity.reference_id)
+    return by_key, refs
+
+
+def _known_detail(old: KnownIdentity, team: DesiredTeam) -> str:
+    parts: list[str] = []
+    if old.retired:
+        parts.append("revived: this HR key's team is back under its old reference_id")
+    if old.name != team.name:
+        parts.append(f"renamed {old.name!r} -> {team.name!r}")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------- continuity
+
+_Take = Callable[[DesiredTeam, str, How, str], None]
+
+
+def _continue_by_members(
+    ordered: list[DesiredTeam],
+    chosen: dict[str, IdentityDecision],
+    orphans: dict[str, KnownIdentity],
+    take: _Take,
+) -> None:
+    if not orphans:
+        return
+    index: dict[str, list[str]] = defaultdict(list)
+    for old in orphans.values():
+        for email in old.members:
+            index[email].append(old.key)
+    pairs: list[tuple[float, int, str, str, int]] = []
+    for team in ordered:
+        if team.key in chosen or not team.contributors:
+            continue
+        shared: dict[str, int] = defaultdict(int)
+        for email in set(team.contributors):
+            for old_key in index.get(email, ()):
+                shared[old_key] += 1
+        members = len(set(team.contributors))
+        for old_key, count in shared.items():
+            union = members + len(orphans[old_key].members) - count
+            jaccard = count / union
+            if jaccard >= CONTINUITY_MIN_JACCARD and count >= CONTINUITY_MIN_SHARED:
+                pairs.append((-jaccard, -count, team.key, old_key, union))
+    by_key = {team.key: team for team in ordered}
+    for negative_jaccard, negative_count, key, old_key, union in sorted(pairs):
+        if key in chosen or old_key not in orphans:
+            continue
+        old = orphans.pop(old_key)
+        take(
+            by_key[key],
+            old.reference_id,
+            "continued",
+            f"continues {old_key} ({old.name!r}): {-negative_count} of {union} members "
+            f"shared (Jaccard {-negative_jaccard:.2f} >= {CONTINUITY_MIN_JACCARD})",
+        )
+
+
+def _continue_by_lead(
+    ordered: list[DesiredTeam],
+    chosen: dict[str, IdentityDecision],
+    orphans: dict[str, KnownIdentity],
+    known_by_key: dict[str, KnownIdentity],
+    take: _Take,
+) -> None:
+    by_lead: dict[str, list[KnownIdentity]] = defaultdict(list)
+    for old in sorted(orphans.values(), key=lambda i: i.key):
+        if old.lead_email:
+            by_lead[old.lead_email.casefold()].append(old)
+    if not by_lead:
+        return
+
+    def old_parent_ref(old: KnownIdentity) -> str | None:
+        parent = known_by_key.get(old.parent_key) if old.parent_key is not None else None
+        return None if parent is None else parent.reference_id
+
+    # Top-down, so a parent's id is settled before its children are compared: one lead
+    # may lead a chain of units (a unit and its sub-unit), told apart by their parents.
+    for team in ordered:
+        if team.key in chosen:
+            continue
+        candidates = [o for o in by_lead.get(team.lead_email.casefold(), ()) if o.key in orphans]
+        if not candidates:
+            continue
+        parent = chosen.get(team.parent_key) if team.parent_key is not None else None
+        parent_ref = None if parent is None else parent.reference_id
+        parent_unsettled = team.parent_key is not None and parent is None
+        old = min(
+            candidates,
+            key=lambda o: (
+                parent_unsettled or old_parent_ref(o) != parent_ref,
+                _norm(o.name) != _norm(team.name),
+                o.key,
+            ),
+        )
+        orphans.pop(old.key)
+        take(
+            team,
+            old.reference_id,
+            "continued",
+            f"continues {old.key} ({old.name!r}): same lead {team.lead_email}",
+        )
+
+
+# ---------------------------------------------------------------- adoption
+
+
+def _norm(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _derived_refs(team: DesiredTeam) -> set[str]:
+    refs = {team.key.casefold()}
+    for prefix in (MANAGER_PREFIX, DEPARTMENT_PREFIX):
+        if team.key.startswith(prefix):
+            refs.add(team.key[len(prefix) :].casefold())
+    if team.lead_employee_id:
+        refs.add(team.lead_employee_id.casefold())
+    return refs
+
+
+def _adopt_and_create(
+    ordered: list[DesiredTeam],
+    chosen: dict[str, IdentityDecision],
+    known_refs: set[str],
+    dx_teams: Sequence[DxTeam],
+    new_reference_id: Callable[[], str],
+    take: _Take,
+    taken_refs: set[str],
+) -> None:
+    dx_ids = {t.id for t in dx_teams}
+    dx_refs = {t.reference_id for t in dx_teams if t.reference_id}
+    dx_by_ref: dict[str, DxTeam] = {}
+    for t in sorted(dx_teams, key=lambda t: t.id):
+        if t.reference_id:
+            dx_by_ref.setdefault(t.reference_id, t)
+    # DX teams the store does not know: the only ones open to adoption.
+    open_teams = sorted(
+        (t for t in dx_teams if not t.reference_id or t.reference_id not in known_refs),
+        key=lambda t: (t.reference_id is None or t.reference_id == "", t.id),
+    )
+    by_derived: dict[str, list[DxTeam]] = defaultdict(list)
+    by_name: dict[str, list[DxTeam]] = defaultdict(list)
+    for t in open_teams:
+        if t.reference_id:
+            by_derived[t.reference_id.casefold()].append(t)
+        by_name[_norm(t.name)].append(t)
+    claimed: set[str] = set()  # DX ids
+    dx_of_key: dict[str, str] = {}
+    for key, decision in chosen.items():
+        found = dx_by_ref.get(decision.reference_id)
+        if found is not None:
+            dx_of_key[key] = found.id
+            claimed.add(found.id)
+
+    def fresh() -> str:
+        for _ in range(_MAX_DRAWS):
+            ref = new_reference_id()
+            if ref and ref not in known_refs and ref not in dx_refs and ref not in taken_refs:
+                return ref
+        raise RuntimeError(f"new_reference_id gave no unused reference_id in {_MAX_DRAWS} draws")
+
+    for team in ordered:
+        if team.key in chosen:
+            continue
+        adopted = _by_derived_ref(team, by_derived, claimed)
+        if adopted is not None and adopted.reference_id:
+            claimed.add(adopted.id)
+            dx_of_key[team.key] = adopted.id
+            take(
+                team,
+                adopted.reference_id,
+                "adopted_reference",
+                f"adopted DX team {adopted.name!r} (id {adopted.id}): its reference_id "
+                f"{adopted.reference_id!r} is derived from this team's HR data; "
+                "DX updates it in place",
+            )
+            continue
+        adopted = _by_name_and_parent(team, by_name, claimed, dx_of_key, dx_ids)
+        if adopted is not None:
+            claimed.add(adopted.id)
+            dx_of_key[team.key] = adopted.id
+            if adopted.reference_id:
+                take(
+                    team,
+                    adopted.reference_id,
+                    "adopted_name",
+                    f"adopted DX team {adopted.name!r} (id {adopted.id}) by name and parent; "
+                    "DX updates it in place",
+                )
+            else:
+                ref = fresh()
+                take(
+                    team,
+                    ref,
+                    "adopted_name",
+                    f"matches DX team {adopted.name!r} (id {adopted.id}) by name and parent, "
+                    "but that team has no reference_id, which DX's import cannot match: it "
+                    f"will be archived and a new team created as {ref}; its history does "
+                    "not carry over",
+                )
+            continue
+        ref = fresh()
+        take(team, ref, "new", "no known identity or DX team matches: a new team")
+
+
+def _by_derived_ref(
+    team: DesiredTeam, by_derived: dict[str, list[DxTeam]], claimed: set[str]
+) -> DxTeam | None:
+    for ref in sorted(_derived_refs(team)):
+        for candidate in by_derived.get(ref, ()):
+            if candidate.id not in claimed:
+                return candidate
+    return None
+
+
+def _by_name_and_parent(
+    team: DesiredTeam,
+    by_name: dict[str, list[DxTeam]],
+    claimed: set[str],
+    dx_of_key: dict[str, str],
+    dx_ids: set[str],
+) -> DxTeam | None:
+    if team.parent_key is None:
+        wanted_parent: str | None = None
+    else:
+        wanted_parent = dx_of_key.get(team.parent_key)
+        if wanted_parent is None:  # the parent is not in DX: nothing there can match
+            return None
+    for candidate in by_name.get(_norm(team.name), ()):
+        if candidate.id in claimed:
+            continue
+        parent = candidate.parent_id if candidate.parent_id in dx_ids else None
+        if parent == wanted_parent:
+            return candidate
+    return None
+
+
+# ---------------------------------------------------------------- output
+
+
+def _rows(ordered: list[DesiredTeam], chosen: dict[str, IdentityDecision]) -> tuple[TeamRow, ...]:
+    by_key = {team.key: team for team in ordered}
+    rows: list[TeamRow] = []
+    for team in ordered:
+        parent = by_key[team.parent_key] if team.parent_key is not None else None
+        rows.append(
+            TeamRow(
+                key=team.key,
+                reference_id=chosen[team.key].reference_id,
+                name=team.name,
+                lead_email=team.lead_email,
+                parent_reference_id=None if parent is None else chosen[parent.key].reference_id,
+                parent_name=None if parent is None else parent.name,
+                contributors=tuple(sorted(set(team.contributors))),
+            )
+        )
+    return tuple(rows)
+
+
+def _identities(
+    ordered: list[DesiredTeam],
+    known: Sequence[KnownIdentity],
+    chosen: dict[str, IdentityDecision],
+) -> tuple[KnownIdentity, ...]:
+    active = [
+        KnownIdentity(
+            key=team.key,
+            reference_id=chosen[team.key].reference_id,
+            name=team.name,
+            parent_key=team.parent_key,
+            lead_email=team.lead_email,
+            members=frozenset(team.contributors),
+        )
+        for team in ordered
+    ]
+    in_use = {identity.reference_id for identity in active}
+    retired = sorted(
+        (
+            identity if identity.retired else _retire(identity)
+            for identity in known
+            if identity.reference_id not in in_use
+        ),
+        key=lambda i: i.key,
+    )
+    return (*active, *retired)
+
+
+def _retire(identity: KnownIdentity) -> KnownIdentity:
+    return KnownIdentity(
+        key=identity.key,
+        reference_id=identity.reference_id,
+        name=identity.name,
+        parent_key=identity.parent_key,
+        lead_email=identity.lead_email,
+        members=identity.members,
+        retired=True,
+    )

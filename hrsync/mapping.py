@@ -1,11 +1,81 @@
 """People to desired teams: the manager-chain and department strategies (pure).
 
-CONTRACT: `DesiredTeam` is what identity assignment consumes.
+CONTRACT: `DesiredTeam` is what identity assignment consumes; `build_teams` makes them.
+
+Strategy ``manager`` (the default)
+    Every person with direct reports leads a team, keyed ``manager:<employee_id>``. Every
+    person whose manager is in the (filtered) export is a contributor of exactly one team:
+    their manager's. A team's parent is the team led by the lead's manager; a lead whose
+    manager is not in the export leads a root team. A manager id that names nobody in the
+    export (the manager was filtered out) makes that person top-of-org; each such case
+    is reported in `TeamMap.notes`.
+
+Strategy ``department``
+    One team per department value, keyed ``department:<unit>``. Without a parent column,
+    a value is a path split on ``mapping.department_separator`` (segments trimmed, empty
+    segments dropped): ``Engineering/Platform/Infra`` makes the units ``Engineering``,
+    ``Engineering/Platform`` and ``Engineering/Platform/Infra``, each the parent of the
+    next. With ``source.fields.department_parent`` set, the value is the unit as is and
+    the parent unit comes from that column (paths are not split then). Contributors are
+    the people whose department is exactly the unit. The lead comes from the
+    ``source.fields.department_lead`` column (an employee id or an e-mail; every row of
+    the unit that fills it must agree), or else is the unit's most senior person: among
+    the people of the unit and its sub-units, the one highest in the manager chain, ties
+    broken by employee id (every unit has someone in or below it, so there is always a
+    lead). Disagreeing parent or lead values, a lead that matches nobody and parent
+    cycles are `TeamMap.problems`: the engine refuses the run on any of them; the unit
+    concerned is left out and its sub-units attach to the nearest unit above.
+
+Team names
+    ``mapping.team_name`` is rendered per team with str.format-style placeholders (no
+    format specs, no conversions): ``{lead_name}``, ``{lead_first_name}``,
+    ``{lead_last_name}``, ``{lead_email}``, ``{lead_employee_id}``, ``{department}`` and
+    ``{department_path}``, plus any HR column of the lead by its name (``{Title}``); a
+    built-in wins over a column of the same name. With the manager strategy
+    ``{department}`` and ``{department_path}`` are the lead's department value; with the
+    department strategy ``{department}`` is the unit's own name (the last path segment)
+    and ``{department_path}`` the whole path (use ``team_name = "{department}"`` there).
+    A lead without a value for a column renders it empty; a name that renders blank
+    falls back to ``"<lead name>'s team"`` (noted). Names are compared case-insensitively
+    and made unique: among teams sharing a name, the one with the smallest key keeps it
+    and the others get `` (2)``, `` (3)``, ... in key order (skipping any suffixed name
+    already taken). Each such group is noted.
+
+``mapping.min_team_size``
+    After the strategy has built the teams, deepest first (ties by key), a non-root team
+    with fewer contributors than ``min_team_size`` is folded into its parent: its
+    contributors join the parent's contributors, its lead too when the lead is a
+    contributor of no team (with the manager strategy the lead is already one of the
+    parent's contributors), and its sub-teams re-attach to the parent. Because children
+    fold first, people folded into a team count towards that team's size. A root team
+    is never folded; one below the minimum is kept and noted. Every fold is noted.
+
+Output order: parents before children, by depth, then by key.
 """
 
 from __future__ import annotations
 
+import difflib
+import string
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+
+from hrsync.config import FieldSettings, MappingSettings
+from hrsync.people import Person, Problem
+
+MANAGER_PREFIX = "manager:"
+DEPARTMENT_PREFIX = "department:"
+
+BUILTIN_PLACEHOLDERS: tuple[str, ...] = (
+    "lead_name",
+    "lead_first_name",
+    "lead_last_name",
+    "lead_email",
+    "lead_employee_id",
+    "department",
+    "department_path",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,3 +86,531 @@ class DesiredTeam:
     lead_employee_id: str | None
     parent_key: str | None  # None for a root team
     contributors: tuple[str, ...]  # sorted unique e-mails
+
+
+@dataclass(frozen=True, slots=True)
+class TeamMap:
+    teams: tuple[DesiredTeam, ...]  # parents before children: by depth, then key
+    notes: tuple[str, ...] = ()  # folds, renamed duplicates, people in no team
+    problems: tuple[Problem, ...] = ()  # fatal: the engine refuses the run
+
+
+class MappingError(ValueError):
+    """The input cannot be mapped at all (bad template, duplicate ids, a manager cycle).
+
+    Validation upstream should have caught these; the message lists every problem.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+# ---------------------------------------------------------------- templates
+
+
+def validate_template(template: str, columns: Collection[str]) -> list[str]:
+    """Problems with `template` given the export's column names; empty when usable."""
+    where = f"mapping.team_name {template!r}"
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        return [f"{where} is not a valid template ({exc}); write literal braces as {{{{ }}}}"]
+    problems: list[str] = []
+    names = [field for _, field, _, _ in parts if field is not None]
+    if not template.strip():
+        return [f'{where} is empty; use e.g. "{{lead_name}}\'s team"']
+    if not names:
+        problems.append(
+            f"{where} has no placeholder, so every team would get the same name; "
+            "use e.g. {lead_name} or {department}"
+        )
+    known = set(BUILTIN_PLACEHOLDERS) | set(columns)
+    for _, field, spec, conversion in parts:
+        if field is None:
+            continue
+        if field == "" or field.isdigit():
+            problems.append(
+                f"{where} has a positional placeholder {{{field}}}; name a field such as "
+                "{lead_name}"
+            )
+            continue
+        if spec or conversion:
+            problems.append(f"{where}: placeholder {{{field}}} takes no format spec or conversion")
+        if field not in known:
+            close = difflib.get_close_matches(field, sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {{{close[0]}}}?" if close else ""
+            problems.append(
+                f"{where} uses {{{field}}}, which is neither a built-in placeholder "
+                f"({', '.join(BUILTIN_PLACEHOLDERS)}) nor a column of the export "
+                f"({', '.join(sorted(columns)) or 'none'}){hint}"
+            )
+    return problems
+
+
+class _Template:
+    def __init__(self, template: str) -> None:
+        self.parts = [
+            (literal, field) for literal, field, _, _ in string.Formatter().parse(template)
+        ]
+
+    def render(self, builtins: dict[str, str], person: Person) -> str:
+        out: list[str] = []
+        for literal, field in self.parts:
+            out.append(literal)
+            if field is not None:
+                value = builtins.get(field)
+                out.append(person.attributes.get(field, "") if value is None else value)
+        return " ".join("".join(out).split())
+
+
+def _lead_values(lead: Person) -> dict[str, str]:
+    words = lead.name.split()
+    return {
+        "lead_name": lead.name,
+        "lead_first_name": words[0] if words else "",
+        "lead_last_name": words[-1] if words else "",
+        "lead_email": lead.email,
+        "lead_employee_id": lead.employee_id,
+    }
+
+
+# ---------------------------------------------------------------- building
+
+
+class _Draft:
+    """A team while it is being built; folded and named before it is frozen."""
+
+    __slots__ = ("builtins", "contributors", "key", "lead", "name", "parent_key")
+
+    def __init__(
+        self,
+        key: str,
+        lead: Person,
+        parent_key: str | None,
+        contributors: set[str],
+        builtins: dict[str, str],
+    ) -> None:
+        self.key = key
+        self.lead = lead
+        self.parent_key = parent_key
+        self.contributors = contributors
+        self.builtins = builtins
+        self.name = ""
+
+
+def build_teams(
+    people: Sequence[Person], settings: MappingSettings, fields: FieldSettings
+) -> TeamMap:
+    """The desired teams for `people` (already filtered and validated)."""
+    if not people:
+        return TeamMap(teams=())
+    columns: set[str] = set()
+    for person in people:
+        columns.update(person.attributes.keys())
+    template_problems = validate_template(settings.team_name, columns)
+    if template_problems:
+        raise MappingError(template_problems)
+    by_id: dict[str, Person] = {}
+    duplicates: list[str] = []
+    for person in people:
+        if person.employee_id in by_id:
+            duplicates.append(
+                f"employee id {person.employee_id!r} appears twice ({person.location})"
+            )
+        by_id[person.employee_id] = person
+    if duplicates:
+        raise MappingError(duplicates)
+
+    notes: list[str] = []
+    problems: list[Problem] = []
+    if settings.strategy == "department":
+        drafts = _department_drafts(people, by_id, settings, fields, notes, problems)
+    else:
+        drafts = _manager_drafts(people, by_id, notes)
+    depth = _team_depths(drafts)
+    if settings.min_team_size > 0:
+        _fold_small(drafts, depth, settings.min_team_size, notes)
+        depth = _team_depths(drafts)
+    _name_teams(drafts, _Template(settings.team_name), notes)
+    ordered = sorted(drafts.values(), key=lambda d: (depth[d.key], d.key))
+    teams = tuple(
+        DesiredTeam(
+            key=d.key,
+            name=d.name,
+            lead_email=d.lead.email,
+            lead_employee_id=d.lead.employee_id,
+            parent_key=d.parent_key,
+            contributors=tuple(sorted(d.contributors)),
+        )
+        for d in ordered
+    )
+    return TeamMap(teams=teams, notes=tuple(notes), problems=tuple(problems))
+
+
+def _manager_drafts(
+    people: Sequence[Person], by_id: dict[str, Person], notes: list[str]
+) -> dict[str, _Draft]:
+    reports: dict[str, set[str]] = defaultdict(set)
+    missing: dict[str, int] = defaultdict(int)
+    for person in people:
+        manager = person.manager_id
+        if manager is None or manager == person.employee_id:
+            continue
+        if manager not in by_id:
+            missing[manager] += 1
+            continue
+        reports[manager].add(person.email)
+    for manager, count in sorted(missing.items()):
+        notes.append(
+            f"{count} {'person reports' if count == 1 else 'people report'} to {manager!r}, "
+            "who is not in the filtered export: treated as top of the org"
+        )
+    drafts: dict[str, _Draft] = {}
+    for lead_id, emails in reports.items():
+        lead = by_id[lead_id]
+        parent = lead.manager_id
+        parent_key = None
+        if parent is not None and parent in reports and parent != lead_id:
+            parent_key = MANAGER_PREFIX + parent
+        builtins = _lead_values(lead)
+        builtins["department"] = builtins["department_path"] = lead.department or ""
+        drafts[MANAGER_PREFIX + lead_id] = _Draft(
+            MANAGER_PREFIX + lead_id, lead, parent_key, set(emails), builtins
+        )
+    loners = sum(1 for p in people if p.employee_id not in reports and (p.manager_id not in by_id))
+    if loners:
+        notes.append(
+            f"{loners} {'person has' if loners == 1 else 'people have'} neither a manager "
+            "nor reports in the filtered export and belong to no team"
+        )
+    return drafts
+
+
+def _team_depths(drafts: dict[str, _Draft]) -> dict[str, int]:
+    depth: dict[str, int] = {}
+    for start in sorted(drafts):
+        chain: list[str] = []
+        seen: set[str] = set()
+        key: str | None = start
+        while key is not None and key not in depth:
+            if key in seen:
+                cycle = [*chain[chain.index(key) :], key]
+                raise MappingError([f"manager cycle: {' -> '.join(cycle)}"])
+            seen.add(key)
+            chain.append(key)
+            parent = drafts[key].parent_key
+            key = parent if parent in drafts else None
+        base = -1 if key is None else depth[key]
+        for offset, member in enumerate(reversed(chain), start=1):
+            depth[member] = base + offset
+    return depth
+
+
+def _fold_small(
+    drafts: dict[str, _Draft], depth: dict[str, int], minimum: int, notes: list[str]
+) -> None:
+    children: dict[str, list[str]] = defaultdict(list)
+    for draft in drafts.values():
+        if draft.parent_key is not None:
+            children[draft.parent_key].append(draft.key)
+    placed: set[str] = set()
+    for draft in drafts.values():
+        placed.update(draft.contributors)
+    for key in sorted(drafts, key=lambda k: (-depth[k], k)):
+        team = drafts[key]
+        size = len(team.contributors)
+        if size >= minimum:
+            continue
+        if team.parent_key is None:
+            notes.append(
+                f"kept root team {key} with {size} contributor(s), below min_team_size "
+                f"{minimum}: a root team is never folded"
+            )
+            continue
+        parent = drafts[team.parent_key]
+        parent.contributors |= team.contributors
+        if team.lead.email not in placed:
+            parent.contributors.add(team.lead.email)
+            placed.add(team.lead.email)
+        moved = children.pop(key, [])
+        for child in moved:
+            drafts[child].parent_key = parent.key
+        children[parent.key] = [c for c in children[parent.key] if c != key] + moved
+        del drafts[key]
+        notes.append(
+            f"folded {key} ({size} contributor(s), below min_team_size {minimum}) into "
+            f"{parent.key}; {len(moved)} sub-team(s) re-attached to {parent.key}"
+        )
+
+
+def _name_teams(drafts: dict[str, _Draft], template: _Template, notes: list[str]) -> None:
+    groups: dict[str, list[_Draft]] = defaultdict(list)
+    for key in sorted(drafts):
+        draft = drafts[key]
+        name = template.render(draft.builtins, draft.lead)
+        if not name:
+            name = f"{draft.lead.name}'s team"
+            notes.append(f"team {key}: the name template rendered empty; named it {name!r}")
+        draft.name = name
+        groups[name.casefold()].append(draft)
+    taken = set(groups)
+    for folded in sorted(groups):
+        group = groups[folded]
+        if len(group) < 2:
+            continue
+        base = group[0].name
+        renamed: list[str] = []
+        suffix = 2
+        for draft in group[1:]:
+            while f"{draft.name} ({suffix})".casefold() in taken:
+                suffix += 1
+            draft.name = f"{draft.name} ({suffix})"
+            taken.add(draft.name.casefold())
+            renamed.append(f"{draft.key} -> {draft.name!r}")
+        notes.append(
+            f"{len(group)} teams are named {base!r}: {group[0].key} keeps it, " + ", ".join(renamed)
+        )
+
+
+# ---------------------------------------------------------------- departments
+
+
+class _Unit:
+    __slots__ = ("children", "label", "members", "parent", "parent_sources", "unit_id")
+
+    def __init__(self, unit_id: str, label: str) -> None:
+        self.unit_id = unit_id
+        self.label = label
+        self.parent: str | None = None
+        self.members: list[Person] = []
+        self.children: list[str] = []
+        # parent value -> first location that gave it (parent column mode)
+        self.parent_sources: dict[str, str] = {}
+
+
+def _clean(value: str | None) -> str:
+    return " ".join((value or "").split())
+
+
+def _department_drafts(
+    people: Sequence[Person],
+    by_id: dict[str, Person],
+    settings: MappingSettings,
+    fields: FieldSettings,
+    notes: list[str],
+    problems: list[Problem],
+) -> dict[str, _Draft]:
+    units = _build_units(people, settings.department_separator, fields, notes, problems)
+    seniority = _seniority(people, by_id)
+    by_email = {p.email.casefold(): p for p in people}
+    leads: dict[str, Person] = {}
+    # Deepest units first, so a unit's best candidate can draw on its sub-units'.
+    unit_depth = {u: _unit_depth(units, u) for u in units}
+    best: dict[str, Person] = {}
+    for unit_id in sorted(units, key=lambda u: (-unit_depth[u], u)):
+        unit = units[unit_id]
+        candidates = list(unit.members) + [best[c] for c in unit.children if c in best]
+        if candidates:
+            best[unit_id] = min(candidates, key=lambda p: (seniority[p.employee_id], p.employee_id))
+    for unit_id in sorted(units):
+        unit = units[unit_id]
+        lead, usable = _column_lead(unit, fields.department_lead, by_id, by_email, problems)
+        if not usable:
+            continue
+        # Every unit has someone in or below it (units exist because people name them).
+        leads[unit_id] = lead if lead is not None else best[unit_id]
+    drafts: dict[str, _Draft] = {}
+    for unit_id, lead in leads.items():
+        unit = units[unit_id]
+        parent = unit.parent
+        while parent is not None and parent not in leads:
+            parent = units[parent].parent
+        builtins = _lead_values(lead)
+        builtins["department"] = unit.label
+        builtins["department_path"] = unit_id
+        key = DEPARTMENT_PREFIX + unit_id
+        drafts[key] = _Draft(
+            key,
+            lead,
+            None if parent is None else DEPARTMENT_PREFIX + parent,
+            {p.email for p in unit.members},
+            builtins,
+        )
+    return drafts
+
+
+def _build_units(
+    people: Sequence[Person],
+    separator: str,
+    fields: FieldSettings,
+    notes: list[str],
+    problems: list[Problem],
+) -> dict[str, _Unit]:
+    units: dict[str, _Unit] = {}
+    parent_column = fields.department_parent
+    unplaced = 0
+    for person in people:
+        raw = _clean(person.department)
+        if parent_column:
+            unit_id = raw
+            if not unit_id:
+                unplaced += 1
+                continue
+            unit = units.get(unit_id) or units.setdefault(unit_id, _Unit(unit_id, unit_id))
+            parent = _clean(person.attributes.get(parent_column))
+            if parent:
+                unit.parent_sources.setdefault(parent, person.location)
+        else:
+            segments = [s.strip() for s in raw.split(separator)] if separator else [raw]
+            segments = [s for s in segments if s]
+            if not segments:
+                unplaced += 1
+                continue
+            unit_id = separator.join(segments)
+            parent_id: str | None = None
+            for index in range(len(segments)):
+                path = separator.join(segments[: index + 1])
+                if path not in units:
+                    units[path] = _Unit(path, segments[index])
+                    units[path].parent = parent_id
+                parent_id = path
+            unit = units[unit_id]
+        unit.members.append(person)
+    if unplaced:
+        notes.append(
+            f"{unplaced} {'person has' if unplaced == 1 else 'people have'} no department "
+            "and belong to no team"
+        )
+    if parent_column:
+        _resolve_parent_column(units, parent_column, problems)
+    for unit in units.values():
+        if unit.parent is not None:
+            units[unit.parent].children.append(unit.unit_id)
+    return units
+
+
+def _resolve_parent_column(
+    units: dict[str, _Unit], parent_column: str, problems: list[Problem]
+) -> None:
+    for unit_id in sorted(units):
+        unit = units[unit_id]
+        values = unit.parent_sources
+        if len(values) > 1:
+            shown = ", ".join(f"{v!r} ({loc})" for v, loc in sorted(values.items()))
+            problems.append(
+                Problem(
+                    location=min(values.values()),
+                    field=parent_column,
+                    value=", ".join(sorted(values)),
+                    expected=f"must name one parent unit for {unit_id!r}; its rows disagree: "
+                    + shown,
+                )
+            )
+            continue
+        for value, location in values.items():
+            if value == unit_id:
+                problems.append(
+                    Problem(
+                        location,
+                        parent_column,
+                        value,
+                        f"must name a parent unit other than {unit_id!r} itself",
+                    )
+                )
+                continue
+            if value not in units:
+                units[value] = _Unit(value, value)
+            unit.parent = value
+    # A cycle of parent values would loop forever: report it and cut it at its first unit.
+    for start in sorted(units):
+        seen: list[str] = []
+        current: str | None = start
+        while current is not None and current not in seen:
+            seen.append(current)
+            current = units[current].parent
+        if current is not None:
+            cycle = seen[seen.index(current) :]
+            cut = units[min(cycle)]
+            problems.append(
+                Problem(
+                    location=next(iter(cut.parent_sources.values()), "export"),
+                    field=parent_column,
+                    value=" -> ".join([*cycle, current]),
+                    expected="must not form a cycle of parent units",
+                )
+            )
+            cut.parent = None
+
+
+def _unit_depth(units: dict[str, _Unit], unit_id: str) -> int:
+    depth = 0
+    parent = units[unit_id].parent
+    while parent is not None:
+        depth += 1
+        parent = units[parent].parent
+    return depth
+
+
+def _seniority(people: Iterable[Person], by_id: dict[str, Person]) -> dict[str, int]:
+    """Depth in the manager chain; people whose manager is outside the export are 0."""
+    depth: dict[str, int] = {}
+    for person in sorted(people, key=lambda p: p.employee_id):
+        chain: list[str] = []
+        current: Person | None = person
+        while current is not None and current.employee_id not in depth:
+            if current.employee_id in chain:
+                cycle = [*chain[chain.index(current.employee_id) :], current.employee_id]
+                raise MappingError([f"manager cycle: {' -> '.join(cycle)}"])
+            chain.append(current.employee_id)
+            manager = current.manager_id
+            current = by_id.get(manager) if manager is not None else None
+        base = -1 if current is None else depth[current.employee_id]
+        for offset, member in enumerate(reversed(chain), start=1):
+            depth[member] = base + offset
+    return depth
+
+
+def _column_lead(
+    unit: _Unit,
+    column: str,
+    by_id: dict[str, Person],
+    by_email: dict[str, Person],
+    problems: list[Problem],
+) -> tuple[Person | None, bool]:
+    """(lead named by the lead column or None when no row names one, False on a problem)."""
+    if not column:
+        return None, True
+    values: dict[str, str] = {}
+    for member in unit.members:
+        value = _clean(member.attributes.get(column))
+        if value:
+            values.setdefault(value, member.location)
+    if not values:
+        return None, True
+    if len(values) > 1:
+        shown = ", ".join(f"{v!r} ({loc})" for v, loc in sorted(values.items()))
+        problems.append(
+            Problem(
+                location=min(values.values()),
+                field=column,
+                value=", ".join(sorted(values)),
+                expected=f"must name one lead for unit {unit.unit_id!r}; its rows disagree: "
+                + shown,
+            )
+        )
+        return None, False
+    value, location = next(iter(values.items()))
+    lead = by_id.get(value) or by_email.get(value.casefold())
+    if lead is None:
+        problems.append(
+            Problem(
+                location,
+                column,
+                value,
+                f"must name the lead of unit {unit.unit_id!r} by the employee id or e-mail "
+                "of someone in the filtered export",
+            )
+        )
+        return None, False
+    return lead, True
