@@ -27,6 +27,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as a long-lived httpx client expects
+    disable_nagle_algorithm = True  # headers and body go out in separate writes
     server: _Server
 
     def do_GET(self) -> None:
@@ -43,12 +44,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, verb: str) -> None:
         parts = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY_BYTES:
+        body = self._read_body()
+        if body is None:
             self._send(failure(413, "payload_too_large", "request body too large"))
             self.close_connection = True
             return
-        body = self.rfile.read(length) if length > 0 else b""
         response = self.server.dx.handle(
             verb,
             parts.path.removeprefix("/"),
@@ -63,6 +63,30 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self._send(response)
+
+    def _read_body(self) -> bytes | None:
+        """The request body, or None when it is beyond any sane size."""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self._read_chunked()
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > _MAX_BODY_BYTES:
+            return None
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _read_chunked(self) -> bytes | None:
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass  # trailer fields, unused
+                return b"".join(chunks)
+            total += size
+            if total > _MAX_BODY_BYTES:
+                return None
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
 
     def _send(self, response: Response) -> None:
         self.send_response(response.status)
@@ -94,7 +118,7 @@ class RunningSimulator:
         self.base_url = f"http://{shown_host}:{self.port}"
         self._thread = threading.Thread(
             target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            kwargs={"poll_interval": 0.02},  # how long stop() may wait
             name=f"dx-simulator-{self.port}",
             daemon=True,
         )
