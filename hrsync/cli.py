@@ -193,6 +193,12 @@ def _history(args: argparse.Namespace) -> int:
     return commands.history(settings, limit=args.limit)
 
 
+def _check(args: argparse.Namespace) -> int:
+    from hrsync import commands
+
+    return commands.check(load_for(args))
+
+
 def _not_available(issue: int, *, needs_config: bool = True) -> Handler:
     def handler(args: argparse.Namespace) -> int:
         if needs_config:
@@ -217,7 +223,7 @@ def _handler(command: str) -> Handler:
         "sync": _sync,
         "plan": _plan,
         "history": _history,
-        "check": _not_available(5),
+        "check": _check,
         "healthcheck": _not_available(6, needs_config=False),
         "demo": _not_available(6, needs_config=False),
     }[command]

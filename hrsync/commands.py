@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import TextIO
 
 from hrsync.config import Settings
@@ -82,5 +82,15 @@ def format_run(run: RunRecord) -> str:
     return line
 
 
-def now_utc() -> datetime:
-    return datetime.now(UTC)
+def check(settings: Settings, *, out: TextIO = sys.stdout) -> int:
+    from hrsync.readiness import render, run_checks
+    from hrsync.sync import Engine
+
+    store = open_store(settings)
+    try:
+        with Engine(settings=settings, store=store).client() as client:
+            checks = run_checks(settings, client=client, store=store)
+    finally:
+        store.close()
+    print(render(checks), file=out)
+    return 0 if all(c.ok for c in checks) else EXIT_FAILED

@@ -1,0 +1,171 @@
+"""`hrsync check`: is this installation ready to sync? A report, one line per check.
+
+Nothing here writes to DX. In particular the `snapshots:admin` scope is not
+probed with a preview call: a preview leaves an import in DX's web app that a
+person could finish by hand, and an empty one would archive the org.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from hrsync.config import Settings
+from hrsync.dx.client import DxClient
+from hrsync.dx.errors import DxAuthError, DxError
+from hrsync.guards import check_snapshots
+from hrsync.mapping import MappingError, build_teams
+from hrsync.people import read_people
+from hrsync.sources import SourceError, open_export
+from hrsync.store.repo import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None  # what to do about it, when not ok
+    warning: bool = False  # ok, but worth a look
+
+
+def run_checks(
+    settings: Settings,
+    *,
+    client: DxClient,
+    store: Store,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> list[Check]:
+    checks = [Check("config", True, f"loaded {settings.config_path or '(environment only)'}")]
+    checks.append(_state(store))
+    checks.extend(_export(settings))
+    checks.extend(_dx(settings, client, now()))
+    return checks
+
+
+def _state(store: Store) -> Check:
+    runs = store.recent_runs(1)
+    deferral = store.pending_deferral()
+    detail = "state store ready"
+    if runs:
+        last = runs[0]
+        detail += f"; last run {last.started_at:%Y-%m-%d %H:%M}Z: {last.outcome or 'running'}"
+    if deferral:
+        detail += f"; deferred until {deferral.resume_at.isoformat()} ({deferral.reason})"
+    return Check("state", True, detail)
+
+
+def _export(settings: Settings) -> list[Check]:
+    try:
+        export = open_export(settings.source)
+        directory = read_people(
+            export.name, export.columns, export.rows(), settings.source.fields, settings.filter
+        )
+    except SourceError as exc:
+        return [Check("export", False, str(exc), "fix source.path / source.url and its access")]
+    if not directory.ok:
+        shown = "; ".join(str(p) for p in directory.problems[:5])
+        more = len(directory.problems) - 5
+        if more > 0:
+            shown += f"; and {more} more"
+        return [
+            Check(
+                "export",
+                False,
+                f"{export.name}: {len(directory.problems)} problems: {shown}",
+                "fix the export or [source.fields]; `hrsync plan` lists every problem",
+            )
+        ]
+    checks = [
+        Check(
+            "export",
+            True,
+            f"{export.name}: {len(directory.people)} people kept, {directory.excluded} excluded "
+            f"by filters, {len(directory.warnings)} warnings",
+        )
+    ]
+    try:
+        team_map = build_teams(directory.people, settings.mapping, settings.source.fields)
+    except MappingError as exc:
+        checks.append(Check("mapping", False, str(exc), "fix [mapping]"))
+        return checks
+    if team_map.problems:
+        checks.append(
+            Check("mapping", False, str(team_map.problems[0]), "fix [mapping] or the export")
+        )
+    else:
+        checks.append(
+            Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")
+        )
+    return checks
+
+
+def _dx(settings: Settings, client: DxClient, now: datetime) -> list[Check]:
+    checks: list[Check] = []
+    try:
+        who = client.whoami()
+    except DxAuthError as exc:
+        return [Check("token", False, str(exc), "set a valid token in $HRSYNC_DX_TOKEN")]
+    except DxError as exc:
+        return [Check("dx", False, str(exc), f"is dx.base_url {settings.dx.base_url} right?")]
+    if who.auth_token_type == "account_web_api_token":
+        checks.append(Check("token", True, f"organization token for {who.account_name}"))
+    else:
+        user = who.user.email if who.user else "unknown user"
+        checks.append(
+            Check(
+                "token",
+                True,
+                f"personal access token of {user} ({who.account_name})",
+                warning=True,
+                fix="an organization token is recommended for a daemon",
+            )
+        )
+    try:
+        snapshots = client.snapshots()
+        teams = client.teams()
+    except DxAuthError as exc:
+        checks.append(Check("scopes", False, str(exc), "give the token the snapshots:read scope"))
+        return checks
+    except DxError as exc:
+        checks.append(Check("scopes", False, str(exc)))
+        return checks
+    unreferenced = sum(1 for t in teams if not t.reference_id)
+    detail = f"snapshots:read works; DX has {len(teams)} teams"
+    if unreferenced:
+        detail += f" ({unreferenced} without reference_id, created in the web app?)"
+    checks.append(
+        Check(
+            "scopes",
+            True,
+            detail + "; snapshots:admin is only checked by a real sync (no probe call)",
+        )
+    )
+    deferral = check_snapshots(snapshots, now, settings.sync.retro_window_days)
+    if deferral is None:
+        checks.append(Check("snapshot window", True, "no snapshot live or in its window"))
+    else:
+        checks.append(
+            Check(
+                "snapshot window",
+                True,
+                f"syncs defer until {deferral.resume_at.isoformat()}: {deferral.reason}",
+                warning=True,
+            )
+        )
+    return checks
+
+
+def render(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        mark = "FAIL" if not check.ok else ("WARN" if check.warning else "ok")
+        line = f"[{mark:>4}] {check.name}: {check.detail}"
+        if check.fix and (not check.ok or check.warning):
+            line += f"\n       -> {check.fix}"
+        lines.append(line)
+    failed = [c for c in checks if not c.ok]
+    lines.append("")
+    lines.append("ready" if not failed else f"not ready: {len(failed)} check(s) failed")
+    return "\n".join(lines)

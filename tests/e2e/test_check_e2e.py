@@ -1,0 +1,41 @@
+"""`hrsync check`: the readiness report against the simulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import Workspace, read_rows
+
+pytestmark = pytest.mark.slow
+
+
+def test_ready(workspace: Workspace) -> None:
+    run = workspace.hrsync("check")
+    assert run.code == 0, run.stdout
+    assert "[  ok] token: organization token for Example Corp (demo)" in run.stdout
+    assert "[  ok] export:" in run.stdout and "37 people kept" in run.stdout
+    assert "[  ok] mapping: 13 teams" in run.stdout
+    assert "[  ok] snapshot window" in run.stdout
+    assert run.stdout.rstrip().endswith("ready")
+    # check never writes to DX
+    assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
+
+
+def test_wrong_token_and_live_snapshot(workspace: Workspace) -> None:
+    run = workspace.hrsync("check", env={"HRSYNC_DX_TOKEN": "not-a-valid-token"})
+    assert run.code == 1
+    assert "[FAIL] token:" in run.stdout and "invalid_auth" in run.stdout
+    assert "not-a-valid-token" not in run.stdout + run.stderr
+    workspace.sim.dx.add_snapshot(snapshot_id="live")
+    live = workspace.hrsync("check")
+    assert live.code == 0
+    assert "[WARN] snapshot window: syncs defer until" in live.stdout
+
+
+def test_invalid_export_is_reported(workspace: Workspace) -> None:
+    rows = read_rows("sample-org.csv")
+    rows[2]["Employee ID"] = rows[1]["Employee ID"]
+    workspace.write_export(rows)
+    run = workspace.hrsync("check")
+    assert run.code == 1
+    assert "[FAIL] export:" in run.stdout and "Employee ID" in run.stdout
