@@ -161,6 +161,7 @@ _LOGICAL = (
 
 class _Row:
     __slots__ = (
+        "ambiguous",
         "attributes",
         "email",
         "employee_id",
@@ -197,6 +198,7 @@ class _Row:
         )
         self.manager: str | None = None  # the resolved manager's employee id
         self.up: _Row | None = None  # the manager's row, kept or not (for filter.root)
+        self.ambiguous = False  # the manager reference matches several kept people
 
 
 class _Report:
@@ -395,10 +397,14 @@ def _group(rows: Iterable[_Row], key: Callable[[_Row], str]) -> dict[str, list[_
 
 
 def _first(rows: Iterable[_Row], key: Callable[[_Row], str]) -> dict[str, _Row]:
+    """One row per key; on a tie the earliest location, whatever the order of the rows."""
     firsts: dict[str, _Row] = {}
     for row in rows:
         value = key(row)
-        if value and value not in firsts:
+        if not value:
+            continue
+        held = firsts.get(value)
+        if held is None or _natural(row.location) < _natural(held.location):
             firsts[value] = row
     return firsts
 
@@ -460,6 +466,8 @@ def _resolve_managers(
             )
             continue
         row.up = chosen
+        group = (kept_by_id if row.manager_id_ref else kept_by_email).get(ref, ())
+        row.ambiguous = len(group) > 1
         if chosen.reason is not None:
             report.warn(
                 row.position,
@@ -470,7 +478,7 @@ def _resolve_managers(
                 f"{chosen.reason}; {_describe(row)} is kept without a manager",
             )
             continue
-        if chosen is row or (row.employee_id and chosen.employee_id == row.employee_id):
+        if ref == (row.employee_id if row.manager_id_ref else row.email):
             report.fatal(
                 row.position,
                 row.location,
@@ -522,11 +530,12 @@ def _report_cycles(
     columns: Mapping[str, str],
     report: _Report,
 ) -> None:
-    # A duplicated id has no single manager; it is already fatal, so it ends chains here,
-    # which keeps the reported cycles the same whatever the order of the rows.
+    # A duplicated id has no single manager, and a reference to a duplicated id or e-mail no
+    # single target; both are already fatal, so they end chains here, which keeps the
+    # reported cycles the same whatever the order of the rows.
     manager_of: dict[str, str] = {}
     for row in kept:
-        if row.manager and len(kept_by_id.get(row.employee_id, ())) == 1:
+        if row.manager and not row.ambiguous and len(kept_by_id.get(row.employee_id, ())) == 1:
             manager_of[row.employee_id] = row.manager
     column = columns.get("manager_id") or columns.get("manager_email", "")
     done: set[str] = set()
