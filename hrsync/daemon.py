@@ -1,0 +1,422 @@
+"""`hrsync run`: APScheduler wiring, deferral resumption, quarantine, heartbeat, signals.
+
+The scheduler keeps its jobs in memory only. Everything that must survive a
+restart (a pending deferral, the failure streak) lives in our state store and is
+turned back into jobs at start: APScheduler's persistent job stores silently drop
+jobs they cannot unpickle.
+
+Jobs:
+- `schedule`  the cron job from `sync.schedule` in `sync.timezone`;
+- `resume`    a one-off run at the end of a deferral (replaced by each new deferral);
+- `startup`   a one-off run at start with `--now`;
+- `heartbeat` every `sync.heartbeat_s`, so `hrsync healthcheck` can tell we are alive.
+
+Runs never overlap: a job that fires while another run is in progress is skipped
+(that run already does the work). `run_sync` is expected to record its run in the
+store (start_run/finish_run) before returning: quarantine is computed from there.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from types import FrameType
+from typing import Any
+
+from apscheduler.executors.base import BaseExecutor, run_job
+from apscheduler.job import Job
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy.exc import SQLAlchemyError
+
+from hrsync.config import Settings
+from hrsync.logs import get_logger
+from hrsync.outcome import EXIT_OK, Outcome
+from hrsync.schedule import (
+    FailedRun,
+    Quarantine,
+    cron_trigger,
+    next_cron_fire,
+    quarantine_from_streak,
+)
+from hrsync.store.repo import Store
+from hrsync.sync import SyncRequest, SyncResult, utcnow
+
+log = get_logger(__name__)
+
+Clock = Callable[[], datetime]
+RunSync = Callable[[SyncRequest], SyncResult]
+
+SCHEDULE_JOB = "schedule"
+RESUME_JOB = "resume"
+STARTUP_JOB = "startup"
+HEARTBEAT_JOB = "heartbeat"
+
+# Triggers the quarantine holds back. `--now` at start is a person asking for a run.
+QUARANTINED_TRIGGERS = frozenset({"schedule", "resume"})
+
+
+class DaemonThreadExecutor(BaseExecutor):  # type: ignore[misc]
+    """Runs each job in its own daemon thread.
+
+    The stock thread pool's workers are joined at interpreter exit, so a sync stuck
+    past the shutdown grace would keep the process alive. Daemon threads do not:
+    when the grace expires the process exits, and the store's crash safety (the
+    submission is recorded before it is sent) lets the next start pick up from there.
+    """
+
+    def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
+        def target() -> None:
+            try:
+                events = run_job(job, job._jobstore_alias, run_times, self._logger.name)
+            except BaseException as exc:
+                self._run_job_error(job.id, exc, exc.__traceback__)
+            else:
+                self._run_job_success(job.id, events)
+
+        threading.Thread(target=target, name=f"hrsync-job-{job.id}", daemon=True).start()
+
+
+class Daemon:
+    """The scheduler and the decisions around each run. `start`, then `stop`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store,
+        run_sync: RunSync,
+        clock: Clock = utcnow,
+    ) -> None:
+        self.settings = settings
+        self.sync = settings.sync
+        self.store = store
+        self.clock = clock
+        self._run_sync = run_sync
+        self.scheduler = BackgroundScheduler(
+            timezone=UTC,
+            executors={"default": DaemonThreadExecutor()},
+            job_defaults={
+                "coalesce": True,
+                "max_instances": 1,
+                # None: a late job still runs, however late. Lateness comes from a
+                # suspended host or a frozen container; a sync skipped for that would
+                # leave DX stale until the next day. Coalescing turns many missed
+                # fires into one run.
+                "misfire_grace_time": None,
+            },
+        )
+        self.stopping = threading.Event()
+        self._run_lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._quarantine: Quarantine | None = None
+
+    # ----------------------------------------------------------- lifecycle
+
+    def start(self, *, now: bool = False, paused: bool = False) -> None:
+        """Register every job and start the scheduler (`paused` for tests)."""
+        started_at = self.clock()
+        # Jobs are added while paused so none fires before all are in place.
+        self.scheduler.start(paused=True)
+        self.scheduler.add_job(
+            self._scheduled,
+            trigger=cron_trigger(self.sync.schedule, self.sync.timezone),
+            id=SCHEDULE_JOB,
+            name="scheduled sync",
+            next_run_time=next_cron_fire(self.sync.schedule, self.sync.timezone, started_at),
+            replace_existing=True,
+        )
+        self.scheduler.add_job(
+            self.beat,
+            trigger=IntervalTrigger(seconds=self.sync.heartbeat_s, timezone=UTC),
+            id=HEARTBEAT_JOB,
+            name="heartbeat",
+            next_run_time=started_at + timedelta(seconds=self.sync.heartbeat_s),
+            replace_existing=True,
+        )
+        pending = self.store.pending_deferral()
+        if pending is not None:
+            self.register_resume(pending.resume_at, reason=pending.reason, run_id=pending.run_id)
+        if now:
+            self.scheduler.add_job(
+                self._startup,
+                trigger=DateTrigger(run_date=started_at, timezone=UTC),
+                id=STARTUP_JOB,
+                name="sync at start (--now)",
+                next_run_time=started_at,
+                replace_existing=True,
+            )
+        self._refresh_quarantine()
+        self.beat()
+        quarantine = self._quarantine
+        log.info(
+            "daemon.started",
+            schedule=self.sync.schedule,
+            timezone=self.sync.timezone,
+            next_run_time=_iso(self.next_run_time()),
+            run_at_start=now,
+            resume_at=_iso(pending.resume_at) if pending else None,
+            quarantined_since=_iso(quarantine.since) if quarantine else None,
+            next_attempt_at=_iso(quarantine.next_attempt_at) if quarantine else None,
+        )
+        if not paused:
+            self.scheduler.resume()
+
+    def stop(self, grace_s: float | None = None) -> bool:
+        """Start no new run, let the current one finish within the grace; True if it did."""
+        grace = self.sync.shutdown_grace_s if grace_s is None else grace_s
+        self.stopping.set()
+        running = not self._idle.is_set()
+        log.info("daemon.stopping", run_in_progress=running, grace_s=grace)
+        self._safe_beat("stopping")
+        if self.scheduler.running:
+            # wait=False: the main thread does its own bounded wait below.
+            self.scheduler.shutdown(wait=False)
+        finished = self._idle.wait(grace)
+        if not finished:
+            # The run is abandoned mid-step; its thread dies with the process. The
+            # store recorded any submission before sending it, so the next start
+            # verifies it instead of sending it again.
+            log.warning("daemon.grace_expired", grace_s=grace)
+        else:
+            self._safe_beat("stopped")
+        log.info("daemon.stopped", run_finished=finished)
+        return finished
+
+    # ---------------------------------------------------------------- jobs
+
+    def _scheduled(self) -> None:
+        self.execute("schedule")
+
+    def _resumed(self) -> None:
+        self.execute("resume")
+
+    def _startup(self) -> None:
+        self.execute("startup")
+
+    def execute(self, trigger: str) -> SyncResult | None:
+        """One run for `trigger`, unless stopping, quarantined or already running."""
+        if self.stopping.is_set():
+            log.info("daemon.run_skipped", trigger=trigger, reason="stopping")
+            return None
+        now = self.clock()
+        quarantine = self._quarantine
+        if trigger in QUARANTINED_TRIGGERS and quarantine is not None and quarantine.skips(now):
+            log.info(
+                "sync.quarantine_skip",
+                trigger=trigger,
+                failures=quarantine.failures,
+                next_attempt_at=_iso(quarantine.next_attempt_at),
+            )
+            return None
+        if not self._run_lock.acquire(blocking=False):
+            log.info("daemon.run_skipped", trigger=trigger, reason="run_in_progress")
+            return None
+        try:
+            # Checked again under the lock: a stop may have arrived in between.
+            if self.stopping.is_set():
+                log.info("daemon.run_skipped", trigger=trigger, reason="stopping")
+                return None
+            self._idle.clear()
+            self._safe_beat("running")
+            try:
+                result = self._run_sync(SyncRequest(trigger=trigger))
+            except Exception as exc:
+                # run_sync reports failures as outcomes; anything escaping is a bug,
+                # and the daemon must outlive it to try again on schedule.
+                log.error("daemon.run_crashed", trigger=trigger, error=str(exc), exc_info=True)
+                self._refresh_quarantine()
+                return None
+            self._after_run(result, previous=quarantine)
+            return result
+        finally:
+            # Beat before marking idle: `stop` waits for idle and then writes "stopped",
+            # which must be the last word.
+            if not self.stopping.is_set():
+                self._safe_beat(self._resting_state())
+            self._idle.set()
+            self._run_lock.release()
+
+    def _after_run(self, result: SyncResult, *, previous: Quarantine | None) -> None:
+        if result.outcome is Outcome.DEFERRED and result.resume_at is not None:
+            self._remember_deferral(result)
+            self.register_resume(result.resume_at, reason=result.reason, run_id=result.run_id)
+        if result.outcome is Outcome.REFUSED:
+            # Every run is refused the same way until the export or the guard changes.
+            log.warning(
+                "sync.refused_pending",
+                run_id=result.run_id,
+                reason=result.reason,
+                action=(
+                    "nothing is sent until a person acts: fix the export, or approve "
+                    "once with `hrsync sync --allow-archive N` or `--allow-shrink`"
+                ),
+            )
+        self._refresh_quarantine()
+        current = self._quarantine
+        if current is not None and result.outcome is Outcome.FAILED:
+            log.error(
+                "sync.quarantined",
+                failures=current.failures,
+                threshold=self.sync.quarantine_after,
+                since=_iso(current.since),
+                next_attempt_at=_iso(current.next_attempt_at),
+                reasons=list(current.reasons),
+            )
+        elif current is None and previous is not None:
+            log.info(
+                "sync.quarantine_cleared",
+                run_id=result.run_id,
+                outcome=str(result.outcome),
+                failures=previous.failures,
+                quarantined_since=_iso(previous.since),
+            )
+
+    def _remember_deferral(self, result: SyncResult) -> None:
+        # The engine normally records the deferral itself; this makes sure a restart
+        # finds it even if it did not.
+        assert result.resume_at is not None
+        try:
+            pending = self.store.pending_deferral()
+            if pending is None or pending.resume_at != result.resume_at:
+                self.store.add_deferral(
+                    result.run_id, result.reason or "deferred", result.resume_at, self.clock()
+                )
+        except SQLAlchemyError as exc:
+            # The resume job is registered regardless; only a restart would miss it.
+            log.warning("daemon.deferral_not_stored", run_id=result.run_id, error=str(exc))
+
+    def register_resume(
+        self, resume_at: datetime, *, reason: str | None = None, run_id: str | None = None
+    ) -> Job:
+        """(Re)place the one-off resume job at `resume_at`, or now if that has passed."""
+        run_at = max(resume_at, self.clock())
+        job = self.scheduler.add_job(
+            self._resumed,
+            trigger=DateTrigger(run_date=run_at, timezone=UTC),
+            id=RESUME_JOB,
+            name="sync at the end of a deferral",
+            next_run_time=run_at,
+            replace_existing=True,
+        )
+        log.info(
+            "daemon.resume_registered",
+            resume_at=_iso(resume_at),
+            run_at=_iso(run_at),
+            reason=reason,
+            deferred_run_id=run_id,
+        )
+        return job
+
+    # ----------------------------------------------------------- heartbeat
+
+    def beat(self, state: str | None = None) -> None:
+        """Write the heartbeat: what the daemon is doing and when it runs next."""
+        quarantine = self._quarantine
+        if state is None:
+            state = "running" if not self._idle.is_set() else self._resting_state()
+        resume = self._job(RESUME_JOB)
+        self.store.beat(
+            self.clock(),
+            state=state,
+            quarantined_since=quarantine.since if quarantine else None,
+            consecutive_failures=quarantine.failures if quarantine else 0,
+            detail={
+                "next_run_time": _iso(self.next_run_time()),
+                "resume_at": _iso(resume.next_run_time) if resume else None,
+                "next_attempt_at": _iso(quarantine.next_attempt_at) if quarantine else None,
+                "schedule": self.sync.schedule,
+                "timezone": self.sync.timezone,
+            },
+        )
+
+    def _resting_state(self) -> str:
+        return "quarantined" if self._quarantine is not None else "idle"
+
+    def _safe_beat(self, state: str | None = None) -> None:
+        # A locked or unreachable store must not take the daemon down; a missed beat
+        # shows up in the healthcheck instead.
+        try:
+            self.beat(state)
+        except Exception as exc:
+            log.warning("daemon.heartbeat_failed", error=str(exc))
+
+    # ------------------------------------------------------------- helpers
+
+    def next_run_time(self) -> datetime | None:
+        job = self._job(SCHEDULE_JOB)
+        return job.next_run_time if job is not None else None
+
+    def _job(self, job_id: str) -> Job | None:
+        if not self.scheduler.running:
+            return None
+        job: Job | None = self.scheduler.get_job(job_id)
+        return job
+
+    def _refresh_quarantine(self) -> None:
+        streak = [
+            FailedRun(at=run.finished_at or run.started_at, reason=run.reason)
+            for run in self.store.consecutive_failures()
+        ]
+        self._quarantine = quarantine_from_streak(streak, self.sync.quarantine_after)
+
+    @property
+    def quarantine(self) -> Quarantine | None:
+        return self._quarantine
+
+
+def run(
+    settings: Settings,
+    *,
+    now: bool,
+    store: Store,
+    run_sync: RunSync,
+    clock: Clock = utcnow,
+    stop_event: threading.Event | None = None,
+) -> int:
+    """`hrsync run`: schedule syncs until SIGTERM/SIGINT (or `stop_event`); returns 0.
+
+    Signal handlers are installed only when called from the main thread; otherwise
+    (tests, embedding) set `stop_event` to stop. Pass the same event to the engine
+    so a run in progress can stop at the end of its current step.
+    """
+    stop = stop_event if stop_event is not None else threading.Event()
+    restore = _install_signal_handlers(stop)
+    daemon = Daemon(settings, store=store, run_sync=run_sync, clock=clock)
+    try:
+        daemon.start(now=now)
+        # Short waits keep the main thread responsive to signals on every platform.
+        while not stop.wait(1.0):
+            pass
+    finally:
+        daemon.stop()
+        restore()
+    return EXIT_OK
+
+
+def _install_signal_handlers(stop: threading.Event) -> Callable[[], None]:
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if not stop.is_set():
+            log.info("daemon.signal", signal=signal.Signals(signum).name)
+        stop.set()
+
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous[sig] = signal.signal(sig, handler)
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.astimezone(UTC).isoformat() if value is not None else None
