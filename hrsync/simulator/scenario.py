@@ -1,10 +1,30 @@
 """Scenarios: the account a simulator starts with, loaded from JSON.
 
+A scenario file (unknown keys are refused, so typos do not pass silently)::
+
+    {
+      "account_name": "Acme", "app_url": "https://app.dx.example",
+      "users": [{"name": "Ada", "email": "ada@acme.example", "id": "U1"}],
+      "tokens": [{"value": "tok", "kind": "account_web_api_token",
+                  "scopes": ["snapshots:read", "snapshots:admin"], "api_key_id": "k1"},
+                 {"value": "pat", "kind": "personal_access_token", "scopes": [],
+                  "user_email": "ada@acme.example"}],
+      "api_keys": [{"id": "k1", "name": "hrsync", "scopes": [], "created_at": {"days_ago": 9}}],
+      "teams": [{"name": "Eng", "reference_id": "eng-001", "lead_email": "ada@acme.example",
+                 "contributors": [], "parent_reference_id": null}],
+      "snapshots": [{"id": "s1", "scheduled_for": "2026-01-05",
+                     "completed_at": "2026-01-19T10:00:00Z", "deleted_at": null}],
+      "import_delay_s": 2.0, "audit_page_size": 50, "retro_window_days": 21,
+      "faults": [{"method": "teams.list", "kind": "429", "count": 2, "retry_after_s": 1}],
+      "import_actor_email": "web-api@dx.example", "rate_limit_per_minute": 1000
+    }
+
+Only ``account_name``, ``app_url`` and the lists' required fields must be given.
 Times are ISO 8601 strings (a zone is required), or relative to the moment the
 simulator starts: ``{"days_ago": 30}`` / ``{"hours_ago": 2}``. ``scheduled_for``
 is a ``YYYY-MM-DD`` date or relative the same way. A team's parent is given by
 ``parent_reference_id`` or, for teams created in the web app without one, by
-``parent_name``.
+``parent_name``; ``reference_id`` null makes such a web-app team.
 """
 
 from __future__ import annotations

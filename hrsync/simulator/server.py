@@ -13,9 +13,13 @@ from types import TracebackType
 from typing import Final
 from urllib.parse import parse_qsl, urlsplit
 
+import structlog
+
 from hrsync.simulator.core import Clock, SimulatedDx
 from hrsync.simulator.scenario import Scenario
 from hrsync.simulator.wire import Response, failure
+
+log = structlog.get_logger(__name__)
 
 _MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 
@@ -49,20 +53,30 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(failure(413, "payload_too_large", "request body too large"))
             self.close_connection = True
             return
-        response = self.server.dx.handle(
-            verb,
-            parts.path.removeprefix("/"),
-            dict(self.headers.items()),
-            dict(parse_qsl(parts.query, keep_blank_values=True)),
-            body,
-        )
+        try:
+            response = self.server.dx.handle(
+                verb,
+                parts.path.removeprefix("/"),
+                dict(self.headers.items()),
+                dict(parse_qsl(parts.query, keep_blank_values=True)),
+                body,
+            )
+        except Exception:
+            # A bug in the simulator: say so loudly, and answer like a broken server would.
+            log.exception("simulator.internal_error", path=parts.path)
+            response = failure(500, "internal_error", "the simulator failed; see its log")
         if response.delay_s > 0:
             time.sleep(response.delay_s)
         if response.disconnect:
             # Close without a byte of answer: the client cannot tell whether we acted.
             self.close_connection = True
             return
-        self._send(response)
+        try:
+            self._send(response)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client gave up first (its read timeout is shorter than our latency).
+            log.debug("simulator.client_gone", path=parts.path)
+            self.close_connection = True
 
     def _read_body(self) -> bytes | None:
         """The request body, or None when it is beyond any sane size."""

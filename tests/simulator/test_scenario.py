@@ -179,3 +179,14 @@ def test_a_missing_file(tmp_path: Path) -> None:
 def test_a_top_level_that_is_not_an_object(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="expected an object"):
         load_scenario(write(tmp_path, [1, 2]))
+
+
+def test_the_documented_example_loads() -> None:
+    import hrsync.simulator.scenario as module
+    from hrsync.simulator.scenario import scenario_from_dict
+
+    doc = module.__doc__ or ""
+    example = doc[doc.index("{") : doc.index("Only ``account_name``")]
+    scenario = scenario_from_dict(json.loads(example), source="docstring")
+    assert [team.reference_id for team in scenario.teams] == ["eng-001"]
+    assert scenario.faults[0].kind == "429"
