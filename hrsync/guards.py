@@ -12,7 +12,7 @@ reported together, with the numbers and the override an operator can use.
 Threshold convention (inclusive limits): a limit is the largest value still allowed.
 `max_archive = 10` allows 10 archives and refuses 11; `max_archive_fraction = 0.2` of 50
 current teams allows 10 and refuses 11; `min_people_fraction = 0.8` of 80 people allows
-64 and refuses 63; a payload of exactly 5 MB is allowed, one byte more is refused.
+64 and refuses 63; a payload of exactly 5,000,000 bytes is allowed, one byte more is refused.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Literal
 
 from hrsync.config import SyncSettings
 from hrsync.dx.models import Snapshot
+from hrsync.dx.payload import MAX_PAYLOAD_BYTES
 from hrsync.plan import Archive, Plan, plural
 
-MAX_PAYLOAD_BYTES = 5 * 1024 * 1024
 # A live snapshot has no end we can compute: look again after this long.
 DEFAULT_RECHECK = timedelta(hours=6)
 IMPORT_BACKOFF_START = timedelta(minutes=1)

@@ -301,13 +301,13 @@ def test_every_tripped_guard_is_reported_in_order() -> None:
 @pytest.mark.parametrize(
     ("size", "refused"), [(MAX_PAYLOAD_BYTES, False), (MAX_PAYLOAD_BYTES + 1, True)]
 )
-def test_payload_limit_is_five_mebibytes(size: int, refused: bool) -> None:
+def test_payload_limit_is_five_megabytes(size: int, refused: bool) -> None:
     refusal = safety(plan_archiving(0), payload_bytes=size, allow_archive=5, allow_shrink=True)
     assert (refusal is not None) == refused
     if refusal is not None:
         assert refusal.guards == ("payload_too_large",)
         assert refusal.override_command is None
-        assert "5,242,881 bytes" in refusal.trips[0].message
+        assert "5,000,001 bytes" in refusal.trips[0].message
 
 
 # ---------------------------------------------------------------- gate

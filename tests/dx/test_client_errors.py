@@ -21,7 +21,7 @@ from hrsync.dx.errors import (
     ImportInProgress,
     SnapshotInProgress,
 )
-from hrsync.dx.payload import MAX_PAYLOAD_BYTES, PayloadTooLargeLocal, encode_teams
+from hrsync.dx.payload import MAX_PAYLOAD_BYTES, PayloadTooLargeLocal
 from hrsync.secret import Secret
 from hrsync.simulator.scenario import ScenarioSnapshot, default_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
@@ -136,19 +136,6 @@ def test_payload_over_the_limit_is_refused_before_sending(
     assert f"{MAX_PAYLOAD_BYTES}-byte limit" in str(caught.value)
     assert "'big-" in str(caught.value)
     assert sim.dx.requests == []
-
-
-def test_payload_dx_refuses_is_payload_too_large(
-    sim: RunningSimulator, make_client: ClientFactory
-) -> None:
-    # Between DX's stricter reading of "5 MB" (simulated as 5,000,000 bytes) and ours.
-    teams = big_org(1600)
-    assert 5_000_000 < len(encode_teams(teams)) <= MAX_PAYLOAD_BYTES
-    with pytest.raises(DxInvalidRequest) as caught:
-        make_client().process(teams)
-    assert not isinstance(caught.value, PayloadTooLargeLocal)
-    assert caught.value.error == "payload_too_large"
-    assert len(process_requests(sim)) == 1
 
 
 @pytest.fixture

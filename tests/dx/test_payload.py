@@ -39,8 +39,8 @@ def test_encoding_is_compact_json_of_the_teams_value() -> None:
     assert "Café".encode() in raw
 
 
-def test_limit_is_five_mebibytes() -> None:
-    assert MAX_PAYLOAD_BYTES == 5 * 1024 * 1024
+def test_limit_is_the_stricter_reading_of_five_megabytes() -> None:
+    assert MAX_PAYLOAD_BYTES == 5_000_000
 
 
 def test_small_payload_passes() -> None:
@@ -83,7 +83,7 @@ def test_real_five_megabyte_org_is_refused() -> None:
     # ~210k contributor e-mails over 300 teams: past 5 MB once encoded.
     teams = [team(f"eng-{i:03d}", contributors=700) for i in range(300)]
     assert len(encode_teams(teams)) > MAX_PAYLOAD_BYTES
-    with pytest.raises(PayloadTooLargeLocal, match="over the 5242880-byte limit"):
+    with pytest.raises(PayloadTooLargeLocal, match="over the 5000000-byte limit"):
         check_payload_size(teams)
 
 
