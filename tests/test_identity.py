@@ -520,3 +520,43 @@ def test_team_row_payload_field_names_match_the_spec() -> None:
         "parent_team_name",
         "contributors",
     ]
+
+
+def dx_view(rows: Iterable[TeamRow], with_refs: bool = True) -> list[DxTeam]:
+    """What `teams.list` shows once `rows` were imported (DX ids of its own)."""
+    rows = list(rows)
+    ids = {row.reference_id: f"dx-{index}" for index, row in enumerate(rows)}
+    return [
+        DxTeam(
+            id=ids[row.reference_id],
+            name=row.name,
+            parent_id="LTE" if row.parent_reference_id is None else ids[row.parent_reference_id],
+            reference_id=row.reference_id if with_refs else None,
+        )
+        for row in rows
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(org_forests(), STRATEGIES)
+def test_a_lost_store_adopts_every_team_back_from_dx(people: list[Person], strategy: str) -> None:
+    teams = build_teams(people, mapping_for(strategy), FIELDS).teams
+    first = assign(teams, [], [], counter())
+    recovered = assign(teams, [], dx_view(first.teams), counter("fresh"))
+    assert recovered.teams == first.teams
+    assert {d.how for d in recovered.decisions} <= {"adopted_name"}
+    assert recovered.unreferenced_dx == ()
+
+
+@settings(max_examples=50, deadline=None)
+@given(org_forests(), STRATEGIES)
+def test_dx_teams_without_reference_ids_are_matched_and_all_called_out(
+    people: list[Person], strategy: str
+) -> None:
+    teams = build_teams(people, mapping_for(strategy), FIELDS).teams
+    first = assign(teams, [], [], counter())
+    dx_teams = dx_view(first.teams, with_refs=False)
+    result = assign(teams, [], dx_teams, counter("fresh"))
+    assert {d.how for d in result.decisions} <= {"adopted_name"}
+    assert all("will be archived" in d.detail for d in result.decisions)
+    assert sorted(t.id for t in result.unreferenced_dx) == sorted(t.id for t in dx_teams)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import json
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -498,12 +500,29 @@ def test_department_strategy_every_placed_person_is_in_exactly_one_team(
 @settings(max_examples=100, deadline=None)
 @given(org_forests(), st.sampled_from(["manager", "department"]), st.randoms())
 def test_same_people_in_any_order_give_the_same_teams(
-    people: list[Person], strategy: str, rng: object
+    people: list[Person], strategy: str, rng: random.Random
 ) -> None:
-    import random
-
-    assert isinstance(rng, random.Random)
     mapping = MappingSettings(strategy="department" if strategy == "department" else "manager")
     shuffled = list(people)
     rng.shuffle(shuffled)
     assert build_teams(people, mapping, FIELDS) == build_teams(shuffled, mapping, FIELDS)
+
+
+def test_the_json_sample_is_the_same_org_as_the_csv_sample() -> None:
+    for stem in ("sample-org", "sample-org-reorg"):
+        entries = json.loads((CONFIG / f"{stem}.json").read_text(encoding="utf-8"))
+        people = [
+            make_person(
+                e["Employee_ID"],
+                e["Worker"],
+                e.get("Manager", {}).get("ID"),
+                e["Supervisory_Organization"],
+                email=e["Email_-_Work"],
+                title=e["Business_Title"],
+            )
+            for e in entries["Report_Entry"]
+            if e["Worker_Status"] == "Active"
+        ]
+        from_csv = build_teams(sample_people(f"{stem}.csv"), MANAGER, FIELDS)
+        assert build_teams(people, MANAGER, FIELDS) == from_csv
+        assert len(from_csv.teams) == 13
