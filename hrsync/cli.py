@@ -199,6 +199,12 @@ def _check(args: argparse.Namespace) -> int:
     return commands.check(load_for(args))
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from hrsync.demo import run_demo
+
+    return run_demo(keep=args.keep)
+
+
 def _not_available(issue: int, *, needs_config: bool = True) -> Handler:
     def handler(args: argparse.Namespace) -> int:
         if needs_config:
@@ -225,7 +231,7 @@ def _handler(command: str) -> Handler:
         "history": _history,
         "check": _check,
         "healthcheck": _not_available(6, needs_config=False),
-        "demo": _not_available(6, needs_config=False),
+        "demo": _demo,
     }[command]
 
 

@@ -10,15 +10,11 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
+from hrsync.resources import shipped_dir
+
 
 def script_location() -> Path:
-    package = Path(__file__).resolve().parent.parent
-    # A wheel carries the scripts inside the package (see pyproject's force-include);
-    # a checkout or an editable install finds them at the top of the repository.
-    for candidate in (package / "_migrations", package.parent / "migrations"):
-        if (candidate / "env.py").is_file():
-            return candidate
-    raise RuntimeError(f"hrsync's migration scripts are missing (looked beside {package})")
+    return shipped_dir("migrations")
 
 
 def alembic_config(engine: Engine) -> Config:

@@ -1,0 +1,194 @@
+"""`hrsync demo`: a first look, with no network and no token.
+
+Starts the simulator in this process with a seeded DX account, syncs the
+sample org, syncs a reorganised export, then shows a truncated export being
+refused. The engine, the store and the HTTP traffic are the real ones; only
+DX is simulated. Everything lives in a temporary folder unless --keep is given.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from hrsync import logs
+from hrsync.config import load_settings
+from hrsync.render import render_plan
+from hrsync.resources import shipped_dir
+from hrsync.simulator.scenario import load_scenario
+from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.store.repo import Store
+from hrsync.sync import SyncRequest, SyncResult, run_sync
+
+DEMO_TOKEN = "demo-org-token"  # the simulated account's token; not a secret
+
+CONFIG = """\
+# Written by `hrsync demo`: the configuration the demo ran with.
+[dx]
+base_url = "{base_url}"
+
+[source]
+path = "{export}"
+
+[source.fields]
+employee_id = "Employee ID"
+name = "Full Name"
+email = "Work Email"
+manager_id = "Manager ID"
+department = "Department"
+status = "Status"
+
+[mapping]
+team_name = "{{department}}"
+
+[sync]
+verify_timeout_s = 20
+notify_email = "people-ops@example.com"
+
+[state]
+database_url = "sqlite:///{db}"
+"""
+
+
+class Story:
+    """Prints the demo as a short story; reads the run's own log for the details."""
+
+    def __init__(self, out: TextIO, log_path: Path) -> None:
+        self.out = out
+        self.log_path = log_path
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def heading(self, text: str) -> None:
+        self.say()
+        self.say(text)
+        self.say("=" * len(text))
+
+    def events(self, run_id: str, name: str) -> list[dict[str, Any]]:
+        found = []
+        with self.log_path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if f'"{name}"' not in line:
+                    continue
+                event = json.loads(line)
+                if event.get("run_id") == run_id and event.get("event") == name:
+                    found.append(event)
+        return found
+
+
+def run_demo(*, keep: Path | None = None, out: TextIO = sys.stdout) -> int:
+    started = time.monotonic()
+    with _workdir(keep) as work:
+        samples = shipped_dir("config")
+        export = work / "people.csv"
+        log_path = work / "demo.log"
+        log_stream = log_path.open("w", encoding="utf-8")
+        logs.configure("json", "info", log_stream)
+        story = Story(out, log_path)
+        scenario = load_scenario(samples / "demo-scenario.json")
+        try:
+            with start_simulator(scenario) as sim:
+                code = _tell(story, sim, samples, export, work)
+        finally:
+            log_stream.close()
+        story.say()
+        story.say(f"Finished in {time.monotonic() - started:.1f}s.")
+        if keep is not None:
+            story.say(f"Kept in {work}: hrsync.toml, state.db, demo.log (the full JSON log).")
+        return code
+
+
+def _tell(story: Story, sim: RunningSimulator, samples: Path, export: Path, work: Path) -> int:
+    config = work / "hrsync.toml"
+    db = work / "state.db"
+    config.write_text(CONFIG.format(base_url=sim.base_url, export=export, db=db))
+    settings = load_settings(config, {"HRSYNC_DX_TOKEN": DEMO_TOKEN})
+    store = Store.open(settings.state.database_url)
+    try:
+        story.say("hrsync demo: keeping a (simulated) DX account in step with an HR export.")
+        story.say(
+            f"DX simulator: {sim.base_url}, account {sim.dx.scenario.account_name!r}, "
+            f"{len(sim.dx.scenario.users)} users, no teams yet."
+        )
+
+        story.heading("1. First sync of the sample org (config/sample-org.csv)")
+        shutil.copy(samples / "sample-org.csv", export)
+        first = _sync(story, settings, store)
+        if first.outcome.value != "applied":
+            return 1
+        story.say(f"DX now lists {len(sim.dx.teams_view())} teams; running again changes nothing:")
+        again = run_sync(settings, SyncRequest(), store=store)
+        story.say(f"  -> {again.outcome.value}: no process call sent (DX already matches).")
+
+        story.heading("2. A reorganisation (config/sample-org-reorg.csv)")
+        story.say("A renamed team, a new team, a moved team and a departed manager.")
+        shutil.copy(samples / "sample-org-reorg.csv", export)
+        second = _sync(story, settings, store)
+        if second.outcome.value != "applied":
+            return 1
+
+        story.heading("3. A truncated export (half the rows missing)")
+        text = (samples / "sample-org-reorg.csv").read_text(encoding="utf-8")
+        lines = text.splitlines()
+        export.write_text("\n".join(lines[: 1 + (len(lines) - 1) // 2]) + "\n", encoding="utf-8")
+        before = _process_calls(sim)
+        third = run_sync(settings, SyncRequest(), store=store)
+        story.say(third.report.strip())
+        story.say()
+        story.say(
+            f"  -> {third.outcome.value} (exit {third.exit_code}); "
+            f"process calls sent: {_process_calls(sim) - before}. DX keeps its teams."
+        )
+        if third.outcome.value != "refused":
+            return 1
+        story.heading("What happened (hrsync history)")
+        for run in store.recent_runs(10)[::-1]:
+            counts = ", ".join(f"{k} {v}" for k, v in run.counts.items() if v) or "no changes"
+            story.say(f"  {run.outcome:<9} {counts}")
+    finally:
+        store.close()
+    return 0
+
+
+def _sync(story: Story, settings: Any, store: Store) -> SyncResult:
+    result = run_sync(settings, SyncRequest(), store=store)
+    if result.plan is not None:
+        story.say(render_plan(result.plan).rstrip())
+    story.say()
+    story.say(f"Sync: {result.outcome.value} (exit {result.exit_code}).")
+    for event in story.events(result.run_id, "verify.converged"):
+        story.say(f"  verify: teams.list {event['detail']} (poll {event['attempt']})")
+    for event in story.events(result.run_id, "verify.audit_matched"):
+        story.say(
+            f"  audit trail: {event['action']} on {event['team']!r} matches the planned "
+            f"{event['change'].replace('_', ' ')}"
+        )
+    for event in story.events(result.run_id, "verify.audit_missing"):
+        story.say(f"  audit trail: no event for {event['summary']}")
+    if result.reason:
+        story.say(f"  reason: {result.reason}")
+    return result
+
+
+def _process_calls(sim: RunningSimulator) -> int:
+    return sum(1 for r in sim.dx.requests if r.method_name == "orgfiles.teamHierarchy.process")
+
+
+@contextmanager
+def _workdir(keep: Path | None) -> Iterator[Path]:
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        for stale in ("state.db", "state.db-wal", "state.db-shm"):
+            (keep / stale).unlink(missing_ok=True)
+        yield keep.resolve()
+        return
+    with tempfile.TemporaryDirectory(prefix="hrsync-demo-") as tmp:
+        yield Path(tmp)
