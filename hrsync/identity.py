@@ -374,7 +374,7 @@ def _adopt_and_create(
     for team in ordered:
         if team.key in chosen:
             continue
-        adopted = _by_derived_ref(team, by_derived, claimed)
+        adopted = _by_derived_ref(team, by_derived, claimed, taken_refs)
         if adopted is not None and adopted.reference_id:
             claimed.add(adopted.id)
             dx_of_key[team.key] = adopted.id
@@ -387,7 +387,7 @@ def _adopt_and_create(
                 "DX updates it in place",
             )
             continue
-        adopted = _by_name_and_parent(team, by_name, claimed, dx_of_key, dx_ids)
+        adopted = _by_name_and_parent(team, by_name, claimed, taken_refs, dx_of_key, dx_ids)
         if adopted is not None:
             claimed.add(adopted.id)
             dx_of_key[team.key] = adopted.id
@@ -415,12 +415,22 @@ def _adopt_and_create(
         take(team, ref, "new", "no known identity or DX team matches: a new team")
 
 
+def _free(candidate: DxTeam, claimed: set[str], taken_refs: set[str]) -> bool:
+    # DX should not hold one reference_id twice; if it does, only one team may take it.
+    if candidate.id in claimed:
+        return False
+    return not candidate.reference_id or candidate.reference_id not in taken_refs
+
+
 def _by_derived_ref(
-    team: DesiredTeam, by_derived: dict[str, list[DxTeam]], claimed: set[str]
+    team: DesiredTeam,
+    by_derived: dict[str, list[DxTeam]],
+    claimed: set[str],
+    taken_refs: set[str],
 ) -> DxTeam | None:
     for ref in sorted(_derived_refs(team)):
         for candidate in by_derived.get(ref, ()):
-            if candidate.id not in claimed:
+            if _free(candidate, claimed, taken_refs):
                 return candidate
     return None
 
@@ -429,6 +439,7 @@ def _by_name_and_parent(
     team: DesiredTeam,
     by_name: dict[str, list[DxTeam]],
     claimed: set[str],
+    taken_refs: set[str],
     dx_of_key: dict[str, str],
     dx_ids: set[str],
 ) -> DxTeam | None:
@@ -439,7 +450,7 @@ def _by_name_and_parent(
         if wanted_parent is None:  # the parent is not in DX: nothing there can match
             return None
     for candidate in by_name.get(_norm(team.name), ()):
-        if candidate.id in claimed:
+        if not _free(candidate, claimed, taken_refs):
             continue
         parent = candidate.parent_id if candidate.parent_id in dx_ids else None
         if parent == wanted_parent:

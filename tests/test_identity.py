@@ -560,3 +560,11 @@ def test_dx_teams_without_reference_ids_are_matched_and_all_called_out(
     assert {d.how for d in result.decisions} <= {"adopted_name"}
     assert all("will be archived" in d.detail for d in result.decisions)
     assert sorted(t.id for t in result.unreferenced_dx) == sorted(t.id for t in dx_teams)
+
+
+def test_a_reference_id_dx_holds_twice_is_adopted_once() -> None:
+    dx_teams = [dx("D1", "Core", None, ref="dup"), dx("D2", "Data", None, ref="dup")]
+    desired = [team("manager:E1", "Core"), team("manager:E2", "Data")]
+    result = assign(desired, [], dx_teams, counter())
+    assert decision(result, "manager:E1") == ("dup", "adopted_name")
+    assert decision(result, "manager:E2") == ("hrsync-new1", "new")
