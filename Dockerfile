@@ -1,0 +1,75 @@
+# syntax=docker/dockerfile:1
+#
+# hrsync, the daemon image.
+#
+#   docker build -t hrsync .
+#   docker run -d --name hrsync --stop-timeout 45 \
+#     -v hrsync-data:/data \
+#     -v "$PWD/hrsync.toml:/config/hrsync.toml:ro" \
+#     -v "$PWD/dx-token:/run/secrets/dx-token:ro" -e HRSYNC_DX__TOKEN_FILE=/run/secrets/dx-token \
+#     hrsync
+#
+# Configuration: the TOML file mounted at /config/hrsync.toml, and any key overridden by
+# HRSYNC_<SECTION>__<KEY> environment variables. To configure with variables alone, set
+# HRSYNC_CONFIG= (empty). The SQLite state store lives on the /data volume.
+#
+# Stopping: hrsync finishes the step in progress within sync.shutdown_grace_s (30 s by
+# default), so give the container more than that (--stop-timeout, or Kubernetes'
+# terminationGracePeriodSeconds); Docker's default of 10 s would cut it short.
+#
+# The two lines marked "ci:" are run verbatim by CI (with WHEEL_DIR and VENV_DIR set),
+# so the wheel CI tests is built and installed exactly as in this image.
+
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+# ---------------------------------------------------------------- build: source -> wheel
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1 \
+    WHEEL_DIR=/dist
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY hrsync ./hrsync
+COPY migrations ./migrations
+COPY config ./config
+# ci:build-wheel
+RUN python -m pip wheel --no-deps --wheel-dir "$WHEEL_DIR" .
+
+# ---------------------------------------------------------------- runtime: the wheel in a venv
+FROM ${PYTHON_IMAGE} AS runtime
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    VENV_DIR=/opt/hrsync \
+    WHEEL_DIR=/dist
+
+# tini as PID 1: forwards SIGTERM to hrsync and reaps zombies.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tini \
+    && rm -rf /var/lib/apt/lists/*
+
+RUN groupadd --system --gid 10001 hrsync \
+    && useradd --system --uid 10001 --gid hrsync --no-create-home \
+       --home-dir /nonexistent --shell /usr/sbin/nologin hrsync \
+    && mkdir -p /data /config \
+    && chown hrsync:hrsync /data
+
+# The wheel is bind-mounted from the build stage, so it never becomes an image layer.
+# ci:install-wheel
+RUN --mount=type=bind,from=build,source=/dist,target=/dist python -m venv "$VENV_DIR" && "$VENV_DIR/bin/pip" install "$WHEEL_DIR"/hrsync-*.whl
+
+ENV PATH=/opt/hrsync/bin:$PATH \
+    HRSYNC_CONFIG=/config/hrsync.toml \
+    HRSYNC_STATE__DATABASE_URL=sqlite:////data/hrsync.db
+
+VOLUME /data
+WORKDIR /data
+# Numeric, so Kubernetes' runAsNonRoot can verify it.
+USER 10001:10001
+
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+    CMD ["hrsync", "healthcheck"]
+ENTRYPOINT ["tini", "--", "hrsync"]
+CMD ["run"]
