@@ -19,7 +19,7 @@ import difflib
 import fnmatch
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from hrsync.config import FieldSettings, FilterSettings
 
@@ -76,13 +76,21 @@ class RowFilter:
     active: frozenset[str]
     include: tuple[_Rule, ...]
     exclude: tuple[_Rule, ...]
+    # Raw status spellings already seen to be active: most rows skip the normalisation.
+    _kept_statuses: set[str] = field(default_factory=set, compare=False, repr=False)
 
-    def reason(self, values: Mapping[str, str]) -> str | None:
-        """None when the row is kept, else the setting that excludes it."""
+    def reason(self, values: Mapping[str, str], status: str | None = None) -> str | None:
+        """None when the row is kept, else the setting that excludes it.
+
+        `status` may be passed when the caller already holds the row's status value.
+        """
         if self.status_column is not None and self.active:
-            status = canonical(values.get(self.status_column, ""))
-            if status not in self.active:
-                return STATUS_REASON
+            if status is None:
+                status = values.get(self.status_column, "")
+            if status not in self._kept_statuses:
+                if canonical(status) not in self.active:
+                    return STATUS_REASON
+                self._kept_statuses.add(status)
         for rule in self.include:
             if rule.pattern.match(canonical(values.get(rule.column, ""))) is None:
                 return rule.setting
@@ -101,11 +109,11 @@ def build_row_filter(
 
     def rules(kind: str, table: Mapping[str, tuple[str, ...]]) -> tuple[_Rule, ...]:
         compiled: list[_Rule] = []
-        for field, patterns in table.items():
-            setting = f"filter.{kind}.{field}"
-            column = column_for(field, fields, known)
+        for name, patterns in table.items():
+            setting = f"filter.{kind}.{name}"
+            column = column_for(name, fields, known)
             if column is None or column not in known:
-                unknown.append(UnknownField(setting, field, _closest(field, columns)))
+                unknown.append(UnknownField(setting, name, _closest(name, columns)))
                 continue
             compiled.append(_Rule(setting, column, glob_pattern(patterns)))
         return tuple(compiled)

@@ -8,9 +8,11 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hrsync.config import FieldSettings, FilterSettings
 from hrsync.filters import UnknownField, build_row_filter, closest_name
@@ -62,36 +64,33 @@ class RowValues(Mapping[str, str]):
     """The values of one CSV row, keyed by column through an index shared by every row.
 
     A dict per row would repeat the keys 100,000 times; a tuple and a shared index do not.
-    A row shorter than the header reads as "" for the missing columns.
+    `cells` holds exactly one value per column of `index`, in the index's order.
     """
 
-    __slots__ = ("_index", "_values")
+    __slots__ = ("cells", "index")
 
-    def __init__(self, index: Mapping[str, int], values: tuple[str, ...]) -> None:
-        self._index = index
-        self._values = values
+    def __init__(self, index: Mapping[str, int], cells: tuple[str, ...]) -> None:
+        self.index = index
+        self.cells = cells
 
     def __getitem__(self, key: str) -> str:
-        position = self._index[key]
-        return self._values[position] if position < len(self._values) else ""
+        return self.cells[self.index[key]]
 
     def get(self, key: str, default: str = "") -> str:  # type: ignore[override]
-        position = self._index.get(key)
-        if position is None:
-            return default
-        return self._values[position] if position < len(self._values) else ""
+        position = self.index.get(key)
+        return default if position is None else self.cells[position]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
+        return iter(self.index)
 
     def __len__(self) -> int:
-        return len(self._index)
+        return len(self.index)
 
     def __repr__(self) -> str:
         return f"RowValues({dict(self)!r})"
 
     def stripped(self) -> RowValues:
-        return RowValues(self._index, tuple(value.strip() for value in self._values))
+        return RowValues(self.index, tuple(map(str.strip, self.cells)))
 
 
 # ---------------------------------------------------------------- normalisation
@@ -163,6 +162,7 @@ class _Row:
     __slots__ = (
         "ambiguous",
         "attributes",
+        "department",
         "email",
         "employee_id",
         "location",
@@ -172,6 +172,7 @@ class _Row:
         "name",
         "position",
         "reason",
+        "status",
         "up",
     )
 
@@ -180,25 +181,59 @@ class _Row:
         position: int,
         location: str,
         attributes: Mapping[str, str],
-        columns: Mapping[str, str],
+        picked: tuple[str, str, str, str, str, str, str],
         reason: str | None,
     ) -> None:
         self.position = position
         self.location = location
         self.attributes = attributes
         self.reason = reason  # None: kept; else the filter setting that drops it
-        self.employee_id = attributes.get(columns["employee_id"], "")
-        self.email = normalise_email(attributes.get(columns["email"], ""))
-        self.name = normalise_name(attributes.get(columns["name"], ""))
-        id_column = columns.get("manager_id")
-        email_column = columns.get("manager_email")
-        self.manager_id_ref = attributes.get(id_column, "") if id_column else ""
-        self.manager_email_ref = (
-            normalise_email(attributes.get(email_column, "")) if email_column else ""
-        )
+        employee_id, email, name, manager_id, manager_email, department, status = picked
+        self.employee_id = employee_id
+        self.email = email.lower()  # values arrive trimmed
+        self.name = " ".join(name.split())
+        self.manager_id_ref = manager_id
+        self.manager_email_ref = manager_email.lower()
+        self.department = department
+        self.status = status
         self.manager: str | None = None  # the resolved manager's employee id
         self.up: _Row | None = None  # the manager's row, kept or not (for filter.root)
         self.ambiguous = False  # the manager reference matches several kept people
+
+
+# The logical fields a _Row picks from each record, in the order of `picked`.
+_PICKED = ("employee_id", "email", "name", "manager_id", "manager_email", "department", "status")
+
+
+class _Picker:
+    """Takes the logical fields out of a record; fast for CSV rows sharing one column index."""
+
+    def __init__(self, configured: Mapping[str, str]) -> None:
+        self.columns = tuple(configured.get(key, "") for key in _PICKED)
+        self._index: Mapping[str, int] | None = None
+        self._getter: Callable[[tuple[str, ...]], Any] = operator.itemgetter(0)
+        self._pad = False
+
+    def __call__(self, record: Mapping[str, str]) -> tuple[str, str, str, str, str, str, str]:
+        if isinstance(record, RowValues):
+            if record.index is not self._index:
+                self._prepare(record.index)
+            cells = record.cells + _BLANK if self._pad else record.cells
+            picked: tuple[str, str, str, str, str, str, str] = self._getter(cells)
+            return picked
+        a, b, c, d, e, f, g = (record.get(column, "") if column else "" for column in self.columns)
+        return a, b, c, d, e, f, g
+
+    def _prepare(self, index: Mapping[str, int]) -> None:
+        # A field the export lacks reads the blank appended after the last column.
+        blank = len(index)
+        positions = [index.get(column, blank) if column else blank for column in self.columns]
+        self._index = index
+        self._pad = blank in positions
+        self._getter = operator.itemgetter(*positions)
+
+
+_BLANK = ("",)
 
 
 class _Report:
@@ -242,9 +277,11 @@ def read_people(
 
     all_rows: list[_Row] = []
     width = len(columns)
+    pick = _Picker(configured)
+    reason_of = row_filter.reason
     for position, source in enumerate(rows):
         values = source.values
-        if EXTRA_VALUES in values:
+        if type(values) is not RowValues and EXTRA_VALUES in values:
             report.fatal(
                 position,
                 source.location,
@@ -254,19 +291,19 @@ def read_people(
                 f"value holds an unquoted delimiter)",
             )
         attributes = _trimmed(values)
-        all_rows.append(
-            _Row(position, source.location, attributes, configured, row_filter.reason(attributes))
-        )
+        picked = pick(attributes)
+        reason = reason_of(attributes, picked[6])
+        all_rows.append(_Row(position, source.location, attributes, picked, reason))
 
     kept = [row for row in all_rows if row.reason is None]
-    _validate_rows(kept, configured, report)
-    kept_by_id = _group(kept, lambda row: row.employee_id)
-    kept_by_email = _group(kept, lambda row: row.email)
+    valid = _validate_rows(kept, configured, report)
+    kept_by_id = _Index(kept, lambda row: row.employee_id)
+    kept_by_email = _Index(kept, lambda row: row.email)
     dropped = [row for row in all_rows if row.reason is not None]
     dropped_by_id = _first(dropped, lambda row: row.employee_id)
     dropped_by_email = _first(dropped, lambda row: row.email)
-    _report_duplicates(kept_by_id, configured["employee_id"], "employee id", report)
-    _report_duplicates(kept_by_email, configured["email"], "e-mail", report)
+    _report_duplicates(kept_by_id.repeated, configured["employee_id"], "employee id", report)
+    _report_duplicates(kept_by_email.repeated, configured["email"], "e-mail", report)
     _resolve_managers(
         kept, kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, configured, report
     )
@@ -299,7 +336,7 @@ def read_people(
             return True  # about the whole export
         return position in kept_positions and (in_org is None or position in in_org)
 
-    people = _people(kept, kept_by_id, configured, in_org)
+    people = _people(valid, kept_by_id, in_org)
     problems, warnings = report.sorted(keeps)
     return Directory(
         people=people,
@@ -360,9 +397,14 @@ def _check_columns(
     return bool(report.problems)
 
 
-def _validate_rows(kept: Sequence[_Row], columns: Mapping[str, str], report: _Report) -> None:
+def _validate_rows(kept: Sequence[_Row], columns: Mapping[str, str], report: _Report) -> list[_Row]:
+    """Report row-level problems; return the rows good enough to become people."""
     id_column, email_column, name_column = columns["employee_id"], columns["email"], columns["name"]
+    valid: list[_Row] = []
     for row in kept:
+        if row.employee_id and row.name and is_valid_email(row.email):
+            valid.append(row)
+            continue
         if not row.employee_id:
             report.fatal(row.position, row.location, id_column, "", "must not be empty")
         if not row.email:
@@ -385,15 +427,29 @@ def _validate_rows(kept: Sequence[_Row], columns: Mapping[str, str], report: _Re
                 "",
                 "should not be empty; the e-mail address stands in for the name",
             )
+        if row.employee_id and is_valid_email(row.email):
+            valid.append(row)
+    return valid
 
 
-def _group(rows: Iterable[_Row], key: Callable[[_Row], str]) -> dict[str, list[_Row]]:
-    groups: dict[str, list[_Row]] = {}
-    for row in rows:
-        value = key(row)
-        if value:
-            groups.setdefault(value, []).append(row)
-    return groups
+class _Index:
+    """Rows by a key: the first row for each key, and every row for keys held more than once."""
+
+    def __init__(self, rows: Iterable[_Row], key: Callable[[_Row], str]) -> None:
+        self.first: dict[str, _Row] = {}
+        self.repeated: dict[str, list[_Row]] = {}
+        for row in rows:
+            value = key(row)
+            if not value:
+                continue
+            held = self.first.setdefault(value, row)
+            if held is not row:
+                self.repeated.setdefault(value, [held]).append(row)
+
+    def count(self, key: str) -> int:
+        if key in self.repeated:
+            return len(self.repeated[key])
+        return 1 if key in self.first else 0
 
 
 def _first(rows: Iterable[_Row], key: Callable[[_Row], str]) -> dict[str, _Row]:
@@ -413,8 +469,6 @@ def _report_duplicates(
     groups: Mapping[str, list[_Row]], column: str, what: str, report: _Report
 ) -> None:
     for value, rows in groups.items():
-        if len(rows) < 2:
-            continue
         for row in rows:
             others = sorted((o.location for o in rows if o is not row), key=_natural)
             report.fatal(
@@ -438,8 +492,8 @@ def _describe(row: _Row) -> str:
 
 def _resolve_managers(
     kept: Sequence[_Row],
-    kept_by_id: Mapping[str, list[_Row]],
-    kept_by_email: Mapping[str, list[_Row]],
+    kept_by_id: _Index,
+    kept_by_email: _Index,
     dropped_by_id: Mapping[str, _Row],
     dropped_by_email: Mapping[str, _Row],
     columns: Mapping[str, str],
@@ -466,8 +520,7 @@ def _resolve_managers(
             )
             continue
         row.up = chosen
-        group = (kept_by_id if row.manager_id_ref else kept_by_email).get(ref, ())
-        row.ambiguous = len(group) > 1
+        row.ambiguous = (kept_by_id if row.manager_id_ref else kept_by_email).count(ref) > 1
         if chosen.reason is not None:
             report.warn(
                 row.position,
@@ -500,19 +553,16 @@ def _resolve_managers(
             )
 
 
-def _lookup(ref: str, kept: Mapping[str, list[_Row]], dropped: Mapping[str, _Row]) -> _Row | None:
+def _lookup(ref: str, kept: _Index, dropped: Mapping[str, _Row]) -> _Row | None:
     if not ref:
         return None
-    rows = kept.get(ref)
-    if rows:
-        return rows[0]
-    return dropped.get(ref)
+    return kept.first.get(ref) or dropped.get(ref)
 
 
 def _link_dropped(
     dropped: Sequence[_Row],
-    kept_by_id: Mapping[str, list[_Row]],
-    kept_by_email: Mapping[str, list[_Row]],
+    kept_by_id: _Index,
+    kept_by_email: _Index,
     dropped_by_id: Mapping[str, _Row],
     dropped_by_email: Mapping[str, _Row],
 ) -> None:
@@ -526,7 +576,7 @@ def _link_dropped(
 
 def _report_cycles(
     kept: Sequence[_Row],
-    kept_by_id: Mapping[str, list[_Row]],
+    kept_by_id: _Index,
     columns: Mapping[str, str],
     report: _Report,
 ) -> None:
@@ -535,7 +585,7 @@ def _report_cycles(
     # reported cycles the same whatever the order of the rows.
     manager_of: dict[str, str] = {}
     for row in kept:
-        if row.manager and not row.ambiguous and len(kept_by_id.get(row.employee_id, ())) == 1:
+        if row.manager and not row.ambiguous and kept_by_id.count(row.employee_id) == 1:
             manager_of[row.employee_id] = row.manager
     column = columns.get("manager_id") or columns.get("manager_email", "")
     done: set[str] = set()
@@ -551,7 +601,7 @@ def _report_cycles(
             cycle = list(path)[path[node] :]
             first = min(range(len(cycle)), key=lambda i: cycle[i])
             chain = cycle[first:] + cycle[:first]
-            owner = kept_by_id[chain[0]][0]
+            owner = kept_by_id.first[chain[0]]
             report.fatal(
                 owner.position,
                 owner.location,
@@ -566,8 +616,8 @@ def _apply_root(
     export_name: str,
     root: str | None,
     kept: Sequence[_Row],
-    kept_by_id: Mapping[str, list[_Row]],
-    kept_by_email: Mapping[str, list[_Row]],
+    kept_by_id: _Index,
+    kept_by_email: _Index,
     dropped: Sequence[_Row],
     dropped_by_id: Mapping[str, _Row],
     dropped_by_email: Mapping[str, _Row],
@@ -607,33 +657,26 @@ def _apply_root(
 
 
 def _people(
-    kept: Sequence[_Row],
-    kept_by_id: Mapping[str, list[_Row]],
-    columns: Mapping[str, str],
+    valid: Sequence[_Row],
+    kept_by_id: _Index,
     in_org: set[int] | None,
 ) -> tuple[Person, ...]:
-    department_column = columns.get("department")
-    status_column = columns.get("status")
     people: list[Person] = []
-    for row in kept:
+    for row in valid:
         if in_org is not None and row.position not in in_org:
             continue
-        if not row.employee_id or not is_valid_email(row.email):
-            continue
-        if kept_by_id[row.employee_id][0] is not row:
+        if kept_by_id.first[row.employee_id] is not row:
             continue  # a duplicate id, reported; the first row stands for diagnostics
-        department = row.attributes.get(department_column, "") if department_column else ""
-        status = row.attributes.get(status_column, "") if status_column else ""
         people.append(
             Person(
-                employee_id=row.employee_id,
-                email=row.email,
-                name=row.name or row.email,
-                manager_id=row.manager,
-                department=normalise_name(department) or None,
-                status=status or None,
-                location=row.location,
-                attributes=row.attributes,
+                row.employee_id,
+                row.email,
+                row.name or row.email,
+                row.manager,
+                " ".join(row.department.split()) or None,
+                row.status or None,
+                row.location,
+                row.attributes,
             )
         )
     return tuple(people)

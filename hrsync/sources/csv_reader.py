@@ -68,20 +68,25 @@ class _Reader:
         name = self.payload.name
         width = len(self.columns)
         index = {column: i for i, column in enumerate(self.columns)}
+        blanks = ("",) * width
         while True:
             start = self._csv.line_num + 1
             record = self._next_record()
             if record is None:
                 return
-            if not any(value.strip() for value in record):
+            if not record or (not record[0].strip() and not "".join(record).strip()):
                 continue  # blank line, or only delimiters
             location = f"{name} line {start}"
-            if len(record) > width and any(v.strip() for v in record[width:]):
+            if len(record) == width:
+                yield SourceRow(location, RowValues(index, tuple(record)))
+            elif len(record) < width:
+                yield SourceRow(location, RowValues(index, (*record, *blanks[len(record) :])))
+            elif not "".join(record[width:]).strip():
+                yield SourceRow(location, RowValues(index, tuple(record[:width])))
+            else:
                 values = dict(zip(self.columns, record, strict=False))
                 values[EXTRA_VALUES] = self.delimiter.join(record[width:])
                 yield SourceRow(location, values)
-            else:
-                yield SourceRow(location, RowValues(index, tuple(record[:width])))
 
     def _next_record(self) -> list[str] | None:
         start = self._csv.line_num + 1
