@@ -18,6 +18,7 @@ store (start_run/finish_run) before returning: quarantine is computed from there
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from collections.abc import Callable
@@ -67,6 +68,13 @@ class DaemonThreadExecutor(BaseExecutor):  # type: ignore[misc]
     when the grace expires the process exits, and the store's crash safety (the
     submission is recorded before it is sent) lets the next start pick up from there.
     """
+
+    def start(self, scheduler: Any, alias: str) -> None:
+        super().start(scheduler, alias)
+        # APScheduler logs two INFO lines per job run; with the heartbeat every 30 s that
+        # buries the sync events. Our own events say what ran; job errors still show.
+        self._logger = logging.getLogger("hrsync.daemon.jobs")
+        self._logger.setLevel(logging.WARNING)
 
     def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
         def target() -> None:
@@ -203,9 +211,14 @@ class Daemon:
         if self.stopping.is_set():
             log.info("daemon.run_skipped", trigger=trigger, reason="stopping")
             return None
-        now = self.clock()
+        # Read afresh: a run by hand (`hrsync sync`) may have ended the streak meanwhile.
+        self._update_quarantine(None)
         quarantine = self._quarantine
-        if trigger in QUARANTINED_TRIGGERS and quarantine is not None and quarantine.skips(now):
+        if (
+            trigger in QUARANTINED_TRIGGERS
+            and quarantine is not None
+            and quarantine.skips(self.clock())
+        ):
             log.info(
                 "sync.quarantine_skip",
                 trigger=trigger,
@@ -229,9 +242,9 @@ class Daemon:
                 # run_sync reports failures as outcomes; anything escaping is a bug,
                 # and the daemon must outlive it to try again on schedule.
                 log.error("daemon.run_crashed", trigger=trigger, error=str(exc), exc_info=True)
-                self._refresh_quarantine()
+                self._update_quarantine(None)
                 return None
-            self._after_run(result, previous=quarantine)
+            self._after_run(result)
             return result
         finally:
             # Beat before marking idle: `stop` waits for idle and then writes "stopped",
@@ -241,10 +254,12 @@ class Daemon:
             self._idle.set()
             self._run_lock.release()
 
-    def _after_run(self, result: SyncResult, *, previous: Quarantine | None) -> None:
+    def _after_run(self, result: SyncResult) -> None:
         if result.outcome is Outcome.DEFERRED and result.resume_at is not None:
             self._remember_deferral(result)
             self.register_resume(result.resume_at, reason=result.reason, run_id=result.run_id)
+        elif result.outcome is not Outcome.DEFERRED:
+            self._settle_deferral()
         if result.outcome is Outcome.REFUSED:
             # Every run is refused the same way until the export or the guard changes.
             log.warning(
@@ -256,11 +271,21 @@ class Daemon:
                     "once with `hrsync sync --allow-archive N` or `--allow-shrink`"
                 ),
             )
-        self._refresh_quarantine()
+        self._update_quarantine(result)
+
+    def _update_quarantine(self, result: SyncResult | None) -> None:
+        """Re-read the failure streak; log entering (on a failed run) and leaving quarantine."""
+        previous = self._quarantine
+        try:
+            self._refresh_quarantine()
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+            return
         current = self._quarantine
-        if current is not None and result.outcome is Outcome.FAILED:
+        if current is not None and result is not None and result.outcome is Outcome.FAILED:
             log.error(
                 "sync.quarantined",
+                run_id=result.run_id,
                 failures=current.failures,
                 threshold=self.sync.quarantine_after,
                 since=_iso(current.since),
@@ -270,11 +295,20 @@ class Daemon:
         elif current is None and previous is not None:
             log.info(
                 "sync.quarantine_cleared",
-                run_id=result.run_id,
-                outcome=str(result.outcome),
+                run_id=result.run_id if result else None,
+                outcome=str(result.outcome) if result else None,
                 failures=previous.failures,
                 quarantined_since=_iso(previous.since),
             )
+
+    def _settle_deferral(self) -> None:
+        # A run went ahead, so an older deferral is spent; without this a restart would
+        # resume it once more (harmless, but a needless run).
+        try:
+            if self.store.pending_deferral() is not None:
+                self.store.resolve_deferrals(self.clock())
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
 
     def _remember_deferral(self, result: SyncResult) -> None:
         # The engine normally records the deferral itself; this makes sure a restart

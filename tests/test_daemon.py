@@ -276,6 +276,20 @@ def test_a_deferred_run_registers_a_resume_job_and_keeps_it_in_the_store(
     assert job_time(restarted, RESUME_JOB) == later
 
 
+def test_a_run_that_goes_ahead_settles_the_stored_deferral(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    deferred_run(store, "snapshot in window", T0 + H)
+    sync = RecordingSync(store, clock, OK)
+    d = harness.start(sync)
+    clock.now = T0 + H
+    fire(d, RESUME_JOB)
+    assert store.pending_deferral() is None
+    d.scheduler.shutdown(wait=False)
+    restarted = harness.start(RecordingSync(store, clock))
+    assert restarted.scheduler.get_job(RESUME_JOB) is None
+
+
 def test_a_deferral_already_recorded_by_the_engine_is_not_recorded_twice(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
@@ -346,6 +360,26 @@ def test_quarantine_backs_off_and_clears_after_a_success(
     clock.advance(MIN)
     fire(d, SCHEDULE_JOB)
     assert len(sync.requests) == 6
+
+
+def test_a_successful_run_by_hand_ends_the_quarantine(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    sync = RecordingSync(store, clock, failed(), failed(), failed())
+    d = harness.start(sync)
+    for _ in range(3):
+        clock.advance(H)
+        fire(d, SCHEDULE_JOB)
+    assert d.quarantine is not None
+    # An operator fixes the cause and runs `hrsync sync` in another process.
+    clock.advance(10 * MIN)
+    store.start_run("manual-1", "manual", clock(), dry_run=False)
+    store.finish_run("manual-1", clock(), outcome="applied", exit_code=0, counts={}, reason=None)
+    clock.advance(MIN)
+    with capture_logs() as logs:
+        fire(d, SCHEDULE_JOB)
+    assert len(sync.requests) == 4  # not held back any more
+    assert events(logs, "sync.quarantine_cleared")[0]["failures"] == 3
 
 
 def test_quarantine_survives_a_restart_because_it_lives_in_the_store(
@@ -571,6 +605,26 @@ def test_run_returns_0_once_the_current_run_finishes(store: Store) -> None:
     assert [r.trigger for r in sync.requests] == ["startup"]
     beat = store.heartbeat()
     assert beat is not None and beat.state == "stopped"
+
+
+def test_runs_happen_in_daemon_threads_so_an_overdue_run_cannot_hold_the_exit(
+    store: Store,
+) -> None:
+    seen: list[bool] = []
+    ran = threading.Event()
+
+    def record_thread(request: SyncRequest) -> SyncResult:
+        seen.append(threading.current_thread().daemon)
+        ran.set()
+        return SyncResult("run-t", Outcome.IN_SYNC)
+
+    d = Daemon(settings_with(), store=store, run_sync=record_thread)
+    d.start(now=True)
+    try:
+        assert ran.wait(3)
+    finally:
+        d.stop(grace_s=1)
+    assert seen == [True]
 
 
 def test_run_exits_0_when_the_grace_expires(store: Store) -> None:
