@@ -22,10 +22,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hrsync.people import SourceRow
+from hrsync.people import RowValues, SourceRow
 from hrsync.sources.base import Export, Payload, SourceError, decode
 
 LIST_SEPARATOR = "; "
+MAX_SHAPES = 1000
 
 
 def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
@@ -51,10 +52,21 @@ def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
         _collect_paths(record, "", columns)
 
     def rows() -> Iterator[SourceRow]:
-        for index, record in enumerate(records):
+        # Records of one shape (the same keys in the same order, as exports usually are)
+        # share one column index, so no per-row dict holds the keys.
+        shapes: dict[tuple[str, ...], dict[str, int]] = {}
+        for position, record in enumerate(records):
             values: dict[str, str] = {}
             flatten(record, "", values)
-            yield SourceRow(f"{name} {where}[{index}]", values)
+            location = f"{name} {where}[{position}]"
+            keys = tuple(values)
+            index = shapes.get(keys)
+            if index is None and len(shapes) < MAX_SHAPES:
+                index = shapes[keys] = {key: i for i, key in enumerate(keys)}
+            if index is None:
+                yield SourceRow(location, values)
+            else:
+                yield SourceRow(location, RowValues(index, tuple(values.values())))
 
     return Export(name=name, columns=tuple(columns), format="json", _rows=rows)
 
@@ -63,7 +75,11 @@ def flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
     """Write every leaf of `value` into `out` under its dotted path (see the module doc)."""
     if isinstance(value, dict):
         for key, item in value.items():
-            flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+            path = f"{prefix}.{key}" if prefix else key
+            if type(item) is str:  # the common case, without a call
+                out[path] = item
+            else:
+                flatten(item, path, out)
     elif isinstance(value, list):
         if len(value) == 1:
             flatten(value[0], prefix, out)
@@ -105,7 +121,11 @@ def _collect_paths(value: Any, prefix: str, out: dict[str, None]) -> None:
     """The dotted paths `flatten` would produce, without the per-item ``.N`` ones."""
     if isinstance(value, dict):
         for key, item in value.items():
-            _collect_paths(item, f"{prefix}.{key}" if prefix else str(key), out)
+            path = f"{prefix}.{key}" if prefix else key
+            if type(item) is str:
+                out[path] = None
+            else:
+                _collect_paths(item, path, out)
     elif isinstance(value, list) and value:
         for item in value:
             _collect_paths(item, prefix, out)
