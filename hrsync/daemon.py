@@ -60,6 +60,15 @@ HEARTBEAT_JOB = "heartbeat"
 QUARANTINED_TRIGGERS = frozenset({"schedule", "resume"})
 
 
+def _quiet_logger(name: str) -> logging.Logger:
+    # APScheduler narrates every job added, run and removed at INFO; with the heartbeat
+    # every 30 s that buries the sync events. Our own daemon.* events say what happens;
+    # APScheduler's warnings and errors still show.
+    logger = logging.getLogger(name)
+    logger.setLevel(logging.WARNING)
+    return logger
+
+
 class DaemonThreadExecutor(BaseExecutor):  # type: ignore[misc]
     """Runs each job in its own daemon thread.
 
@@ -71,10 +80,7 @@ class DaemonThreadExecutor(BaseExecutor):  # type: ignore[misc]
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
-        # APScheduler logs two INFO lines per job run; with the heartbeat every 30 s that
-        # buries the sync events. Our own events say what ran; job errors still show.
-        self._logger = logging.getLogger("hrsync.daemon.jobs")
-        self._logger.setLevel(logging.WARNING)
+        self._logger = _quiet_logger("hrsync.daemon.jobs")
 
     def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
         def target() -> None:
@@ -106,6 +112,7 @@ class Daemon:
         self._run_sync = run_sync
         self.scheduler = BackgroundScheduler(
             timezone=UTC,
+            logger=_quiet_logger("hrsync.daemon.scheduler"),
             executors={"default": DaemonThreadExecutor()},
             job_defaults={
                 "coalesce": True,
