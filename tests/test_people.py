@@ -586,3 +586,37 @@ def test_a_valid_org_reads_cleanly(rows: list[Row]) -> None:
     assert {w.location for w in directory.warnings} == {
         p.location for p in directory.people if p.employee_id in orphans
     }
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "config"
+
+
+def test_the_sample_csv_and_json_exports_give_the_same_people() -> None:
+    csv_export = open_export(SourceSettings(path=SAMPLES / "sample-org.csv"))
+    json_export = open_export(
+        SourceSettings(path=SAMPLES / "sample-org.json", records_path="Report_Entry")
+    )
+    json_fields = FieldSettings(
+        employee_id="Employee_ID",
+        email="Email_-_Work",
+        name="Worker",
+        manager_id="Manager.ID",
+        department="Supervisory_Organization",
+        status="Worker_Status",
+    )
+    from_csv = read_people(
+        csv_export.name, csv_export.columns, csv_export.rows(), FIELDS, FilterSettings()
+    )
+    from_json = read_people(
+        json_export.name, json_export.columns, json_export.rows(), json_fields, FilterSettings()
+    )
+    assert from_csv.ok and from_json.ok
+    assert from_csv.excluded == from_json.excluded > 0
+
+    def key(directory: Directory) -> list[tuple[str, str, str, str | None, str | None]]:
+        return [
+            (p.employee_id, p.email, p.name, p.manager_id, p.department) for p in directory.people
+        ]
+
+    assert key(from_csv) == key(from_json)
+    assert len(from_csv.people) > 30
