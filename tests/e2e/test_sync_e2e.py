@@ -58,7 +58,7 @@ def test_reorg_rename_lead_change_move_and_archive(workspace: Workspace) -> None
     assert after["Growth"]["reference_id"] == before["Growth"]["reference_id"]
     # The departed manager's team is gone from DX (archived within the guard).
     archived = {t["name"] for t in workspace.sim.dx.archived_teams()}
-    assert "Mobile (2)" in archived
+    assert "Mobile Android" in archived
     matched = {(e["change"], e["action"]) for e in run.named("verify.audit_matched")}
     assert ("rename", "change_name") in matched
     assert ("lead_change", "change_manager") in matched
@@ -99,8 +99,8 @@ def test_too_many_archives_refused_listing_them_then_allow_archive(workspace: Wo
     assert refused.code == 4
     assert "sync.max_archive" in refused.finished["reason"]
     listed = [e["team"] for e in refused.named("sync.refused.would_archive")]
-    assert listed == ["Mobile (2)"]
-    assert "Mobile (2)" in refused.stdout and "--allow-archive 1" in refused.stdout
+    assert listed == ["Mobile Android"]
+    assert "Mobile Android" in refused.stdout and "--allow-archive 1" in refused.stdout
     assert len(workspace.process_requests()) == 1
     allowed = workspace.hrsync("sync", "--allow-archive", "1", env=env)
     assert allowed.code == 0
