@@ -197,8 +197,7 @@ class Daemon:
             # store recorded any submission before sending it, so the next start
             # verifies it instead of sending it again.
             log.warning("daemon.grace_expired", grace_s=grace)
-        else:
-            self._safe_beat("stopped")
+        self._safe_beat("stopped")
         log.info("daemon.stopped", run_finished=finished)
         return finished
 

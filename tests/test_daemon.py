@@ -642,6 +642,8 @@ def test_run_exits_0_when_the_grace_expires(store: Store) -> None:
         assert 0.2 <= took < 1.5
         assert events(logs, "daemon.grace_expired")[0]["grace_s"] == 0.2
         assert events(logs, "daemon.stopped")[0]["run_finished"] is False
+        beat = store.heartbeat()
+        assert beat is not None and beat.state == "stopped"
     finally:
         sync.release.set()
 
