@@ -146,7 +146,7 @@ class Daemon:
             replace_existing=True,
         )
         self.scheduler.add_job(
-            self.beat,
+            self._periodic_beat,
             trigger=IntervalTrigger(seconds=self.sync.heartbeat_s, timezone=UTC),
             id=HEARTBEAT_JOB,
             name="heartbeat",
@@ -373,6 +373,12 @@ class Daemon:
                 "timezone": self.sync.timezone,
             },
         )
+
+    def _periodic_beat(self) -> None:
+        # Once stopping, `stop` writes the last beats itself; a late periodic one must
+        # not overwrite "stopped".
+        if not self.stopping.is_set():
+            self._safe_beat()
 
     def _resting_state(self) -> str:
         return "quarantined" if self._quarantine is not None else "idle"

@@ -452,7 +452,7 @@ def test_other_outcomes_break_the_failure_streak(
 def test_heartbeat_records_state_and_next_run(harness: Harness, store: Store, clock: Clock) -> None:
     d = harness.start(RecordingSync(store, clock))
     clock.advance(30 * timedelta(seconds=1))
-    d.beat()
+    fire(d, HEARTBEAT_JOB)
     beat = store.heartbeat()
     assert beat is not None
     assert beat.beat_at == clock.now
