@@ -4,6 +4,31 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
 - `SourceRow` is what a reader yields: where the row came from and its values.
 - `Person` is one validated, normalised person.
 - `Problem` names location, field, value and what was expected.
+
+`read_people` turns an export's rows into a `Directory`, in this order:
+
+1. Columns: every column named in `[source.fields]` (non-empty) must be in the export,
+   and every include/exclude field must be a logical field or a column; otherwise one
+   whole-file problem lists what is missing, the closest columns and the columns found,
+   and no row is read.
+2. Normalisation: every value trimmed; names with inner whitespace collapsed; e-mails
+   (the person's and a manager's) lower-cased.
+3. Filters (hrsync.filters): status, include, exclude. A filtered row is not validated:
+   a terminated row with a blank e-mail is no problem.
+4. Validation of the kept rows, all problems at once: empty employee id; empty or
+   invalid e-mail (see `is_valid_email`); duplicate ids and e-mails (each row names the
+   others); a manager reference (id, or e-mail when there is no id) matching nobody; a
+   person who is their own manager; reporting cycles, printed as a chain of ids. An empty
+   name is a warning (the e-mail stands in). A manager who is in the export but filtered
+   out is a warning: the report is kept with no manager. When both manager columns are
+   set, the id wins and a disagreeing e-mail is a warning.
+5. `filter.root`: the root and everyone below them, following reporting lines also
+   through filtered-out managers (a manager who left does not cut their team out of the
+   org). The root's own manager is cut. Problems elsewhere in the export stay fatal: a
+   mistyped manager id outside the root's reach may be exactly what cut a branch off.
+   Warnings about people outside the org are dropped.
+6. An export whose every row is filtered out is a fatal problem naming the filters (a
+   wrong `filter.active_status` must not look like an empty org).
 """
 
 from __future__ import annotations
@@ -15,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hrsync.config import FieldSettings, FilterSettings
-from hrsync.filters import UnknownField, build_row_filter, closest_name
+from hrsync.filters import STATUS_REASON, UnknownField, build_row_filter, closest_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +321,8 @@ def read_people(
         all_rows.append(_Row(position, source.location, attributes, picked, reason))
 
     kept = [row for row in all_rows if row.reason is None]
+    if all_rows and not kept:
+        _report_all_filtered(export_name, all_rows, filters, configured, report)
     valid = _validate_rows(kept, configured, report)
     kept_by_id = _Index(kept, lambda row: row.employee_id)
     kept_by_email = _Index(kept, lambda row: row.email)
@@ -349,6 +376,33 @@ def read_people(
 
 
 ROOT_REASON = "filter.root"
+
+
+def _report_all_filtered(
+    export_name: str,
+    rows: Sequence[_Row],
+    filters: FilterSettings,
+    columns: Mapping[str, str],
+    report: _Report,
+) -> None:
+    counts: dict[str, int] = {}
+    for row in rows:
+        assert row.reason is not None
+        counts[row.reason] = counts.get(row.reason, 0) + 1
+    by_reason = ", ".join(f"{count} by {reason}" for reason, count in sorted(counts.items()))
+    statuses = sorted({row.status for row in rows})
+    seen = ""
+    if STATUS_REASON in counts:
+        shown = ", ".join(repr(s) for s in statuses[:10]) + (", ..." if len(statuses) > 10 else "")
+        seen = f"; the {columns.get('status', 'status')} values in the export are {shown}"
+    report.fatal(
+        -1,
+        export_name,
+        "filters",
+        ", ".join(f"{reason}" for reason in sorted(counts)),
+        f"must keep at least one of the {len(rows)} rows, but all were excluded "
+        f"({by_reason}){seen}; filter.active_status is {list(filters.active_status)!r}",
+    )
 
 
 def _trimmed(values: Mapping[str, str]) -> Mapping[str, str]:

@@ -566,7 +566,10 @@ def valid_orgs(draw: st.DrawFn) -> list[Row]:
     rows: list[Row] = []
     for i in range(size):
         manager = f"E{draw(st.integers(min_value=0, max_value=i - 1))}" if i else ""
-        status = draw(st.sampled_from(("Active", "Active", "Active", "Terminated")))
+        # The top stays active: an export with nobody kept is a problem of its own.
+        status = (
+            draw(st.sampled_from(("Active", "Active", "Active", "Terminated"))) if i else "Active"
+        )
         rows.append(row(f"E{i}", manager, status=status))
     return rows
 
@@ -620,3 +623,13 @@ def test_the_sample_csv_and_json_exports_give_the_same_people() -> None:
 
     assert key(from_csv) == key(from_json)
     assert len(from_csv.people) > 30
+
+
+def test_an_export_whose_every_row_is_filtered_out_is_fatal_and_shows_the_statuses() -> None:
+    rows = [row("E1", status="Employed"), row("E2", "E1", status="Terminated")]
+    directory = read(rows)
+    [problem] = directory.problems
+    assert (problem.location, problem.field) == ("people.csv", "filters")
+    assert "all were excluded (2 by filter.active_status)" in problem.expected
+    assert "the Status values in the export are 'Employed', 'Terminated'" in problem.expected
+    assert "filter.active_status is ['Active']" in problem.expected
