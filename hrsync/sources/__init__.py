@@ -22,7 +22,7 @@ import structlog
 from hrsync.config import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError, first_bytes
 from hrsync.sources.csv_reader import open_csv
-from hrsync.sources.http_fetch import fetch, safe_url
+from hrsync.sources.http_fetch import fetch
 from hrsync.sources.json_reader import open_json
 
 __all__ = ["Export", "SourceError", "open_export"]
@@ -76,7 +76,3 @@ def _format(configured: str, suffix: str, query: str, content_type: str, payload
         return "csv"
     start = first_bytes(payload).lstrip(b"\xef\xbb\xbf \t\r\n")
     return "json" if start[:1] in (b"[", b"{") else "csv"
-
-
-# Re-exported for callers that show a URL the same way the readers do.
-display_url = safe_url

@@ -74,12 +74,6 @@ class Payload:
 
         return cls(name, rewind)
 
-    @classmethod
-    def from_bytes(cls, name: str, data: bytes) -> Payload:
-        import io
-
-        return cls(name, lambda: contextlib.nullcontext(io.BytesIO(data)))
-
 
 def first_bytes(payload: Payload, size: int = 512) -> bytes:
     with payload.open() as fh:

@@ -9,6 +9,7 @@ Credentials:
   whole: ``X-API-Key: abc123`` (a header name, a colon, the value).
 - `source.username_env` and `source.password_env` name variables holding HTTP basic auth
   credentials.
+`source.timeout_s` bounds each step (connecting, each read), not the whole download.
 Credentials and URL user-info never appear in messages or logs; query parameters that look
 like secrets (token, key, signature, ...) are masked.
 """
@@ -76,11 +77,11 @@ def fetch(
         with client.stream(
             "GET", url, headers=headers, auth=auth, timeout=settings.timeout_s
         ) as response:
-            if response.status_code >= 400:
+            if not response.is_success:
                 raise SourceError(
                     f"{shown} answered HTTP {response.status_code} "
                     f"{response.reason_phrase}".rstrip()
-                    + _status_hint(response.status_code)
+                    + _status_hint(response.status_code, response.headers.get("location", ""))
                 )
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > settings.max_bytes:
@@ -148,7 +149,7 @@ def _required_env(environ: Mapping[str, str], name: str, key: str, shown: str) -
     return value
 
 
-def _status_hint(status: int) -> str:
+def _status_hint(status: int, location: str) -> str:
     if status in (401, 403):
         return (
             "; check the credentials in the variables named by source.auth_header_env or "
@@ -156,6 +157,8 @@ def _status_hint(status: int) -> str:
         )
     if status == 404:
         return "; check source.url"
+    if 300 <= status < 400:
+        return f"; a redirect to {safe_url(location)}" if location else "; a redirect"
     return ""
 
 

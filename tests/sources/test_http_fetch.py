@@ -69,6 +69,11 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(0.5)
             self.send_body(b"id\n1\n", "text/csv")
+        elif path == "/moved":
+            self.send_response(302)
+            self.send_header("Location", "/people.csv")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         elif path == "/broken":
             self.send_body(b"internal error", "text/plain", status=500)
         elif path == "/secret":
@@ -201,6 +206,19 @@ def test_a_given_client_is_used_and_left_open(server: str) -> None:
     with httpx.Client() as client:
         open_export(SourceSettings(url=f"{server}/people.csv"), environ={}, http=client)
         assert not client.is_closed
+
+
+def test_redirects_are_followed_by_default(server: str) -> None:
+    export = open_export(SourceSettings(url=f"{server}/moved"), environ={})
+    assert "Employee ID" in export.columns
+
+
+def test_an_unfollowed_redirect_is_an_error_not_an_export(server: str) -> None:
+    with httpx.Client(follow_redirects=False) as client, pytest.raises(SourceError) as caught:
+        open_export(SourceSettings(url=f"{server}/moved"), environ={}, http=client)
+    assert str(caught.value) == (
+        f"{server}/moved answered HTTP 302 Found; a redirect to /people.csv"
+    )
 
 
 def test_success_is_logged_without_secrets(server: str) -> None:
