@@ -37,10 +37,16 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from hrsync.config import FieldSettings, FilterSettings
-from hrsync.filters import STATUS_REASON, UnknownField, build_row_filter, closest_name
+from hrsync.filters import (
+    LOGICAL_FIELDS,
+    STATUS_REASON,
+    UnknownField,
+    build_row_filter,
+    closest_name,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +90,8 @@ class Problem:
 # No real column can have this name: header names are never empty.
 EXTRA_VALUES = ""
 
+_T = TypeVar("_T")
+
 
 class RowValues(Mapping[str, str]):
     """The values of one CSV row, keyed by column through an index shared by every row.
@@ -101,7 +109,12 @@ class RowValues(Mapping[str, str]):
     def __getitem__(self, key: str) -> str:
         return self.cells[self.index[key]]
 
-    def get(self, key: str, default: str = "") -> str:  # type: ignore[override]
+    @overload
+    def get(self, key: str, /) -> str | None: ...
+    @overload
+    def get(self, key: str, /, default: str | _T) -> str | _T: ...
+    def get(self, key: str, /, default: object = None) -> object:
+        # Mapping.get would go through __getitem__ and KeyError; this is the hot path.
         position = self.index.get(key)
         return default if position is None else self.cells[position]
 
@@ -168,19 +181,6 @@ class Directory:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-_LOGICAL = (
-    "employee_id",
-    "email",
-    "name",
-    "manager_id",
-    "manager_email",
-    "department",
-    "status",
-    "department_parent",
-    "department_lead",
-)
 
 
 class _Row:
@@ -293,7 +293,7 @@ def read_people(
     filters: FilterSettings,
 ) -> Directory:
     """Normalise, filter and validate the rows of one export; every problem is reported."""
-    configured = {key: getattr(fields, key) for key in _LOGICAL if getattr(fields, key)}
+    configured = {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
     report = _Report()
     row_filter, unknown = build_row_filter(filters, fields, columns)
     if _check_columns(export_name, columns, configured, unknown, report):

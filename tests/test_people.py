@@ -633,3 +633,19 @@ def test_an_export_whose_every_row_is_filtered_out_is_fatal_and_shows_the_status
     assert "all were excluded (2 by filter.active_status)" in problem.expected
     assert "the Status values in the export are 'Employed', 'Terminated'" in problem.expected
     assert "filter.active_status is ['Active']" in problem.expected
+
+
+def test_row_values_behave_like_a_read_only_dict() -> None:
+    from hrsync.people import RowValues
+
+    index = {"Employee ID": 0, "Work Email": 1}
+    values = RowValues(index, ("E1", "a@x.io"))
+    assert values == {"Employee ID": "E1", "Work Email": "a@x.io"}
+    assert values.get("Work Email") == "a@x.io"
+    assert values.get("Title") is None
+    assert values.get("Title", "") == ""
+    assert "Employee ID" in values and "Title" not in values
+    assert list(values) == ["Employee ID", "Work Email"] and len(values) == 2
+    with pytest.raises(KeyError):
+        values["Title"]
+    assert values.stripped() == values
