@@ -140,11 +140,15 @@ def lines(chunks: Iterator[str]) -> Iterator[str]:
 
 def _lookup(encoding: str, name: str) -> codecs.CodecInfo:
     try:
-        return codecs.lookup(encoding or "utf-8-sig")
+        codec = codecs.lookup(encoding or "utf-8-sig")
     except LookupError:
+        codec = None
+    # Codecs such as base64 or rot13 exist but do not turn bytes into text.
+    if codec is None or not getattr(codec, "_is_text_encoding", True):
         raise SourceError(
             f"cannot read {name}: source.encoding {encoding!r} is not a known text encoding"
-        ) from None
+        )
+    return codec
 
 
 def _display(encoding: str) -> str:

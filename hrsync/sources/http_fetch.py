@@ -44,10 +44,13 @@ class Fetched:
 
 def safe_url(url: str) -> str:
     """The URL as it may be shown: no user-info, secret-looking query values masked."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # e.g. a broken IPv6 address or port; nothing of it is safe to show
+        return "source.url (unparsable)"
     query = urlencode(
         [
             (key, "***" if _SECRET_PARAM.search(key) else value)
@@ -102,10 +105,14 @@ def fetch(
         raise SourceError(
             f"{shown} did not answer within {settings.timeout_s:g} s (source.timeout_s)"
         ) from None
+    except httpx.InvalidURL:
+        spool.close()
+        raise SourceError(f"{shown} is not a valid URL (source.url)") from None
     except httpx.HTTPError as exc:
         spool.close()
-        parts = urlsplit(url)
-        hidden = [url, *secrets, parts.username or "", parts.password or ""]
+        hidden = [*secrets, *_userinfo(url)]
+        if url != shown:
+            hidden.append(url)
         detail = _redact(str(exc), hidden) or type(exc).__name__
         raise SourceError(f"could not fetch {shown}: {detail}") from None
     finally:
@@ -167,6 +174,14 @@ def _too_large(shown: str, limit: int, what: str) -> str:
         f"{shown} {what} {limit} bytes, the limit set by source.max_bytes; raise it if the "
         f"export really is this large"
     )
+
+
+def _userinfo(url: str) -> list[str]:
+    try:
+        parts = urlsplit(url)
+        return [part for part in (parts.username, parts.password) if part]
+    except ValueError:
+        return []
 
 
 def _redact(text: str, secrets: list[str]) -> str:

@@ -40,6 +40,8 @@ def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
         raise SourceError(
             f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise SourceError(f"{name} nests its values too deeply to be an HR export") from None
     del text
     records, where = _records(name, document, records_path)
     columns: dict[str, None] = {}

@@ -190,3 +190,10 @@ def test_line_splitting_does_not_depend_on_chunking(parts: list[str], cuts: list
     for line in split[:-1]:
         assert line.endswith(("\n", "\r"))
         assert "\n" not in line[:-1] and "\r" not in line[:-2]
+
+
+@pytest.mark.parametrize("encoding", ["no-such-encoding", "base64"])
+def test_an_unusable_encoding_setting_is_named(tmp_path: Path, encoding: str) -> None:
+    path = write(tmp_path, b"id\n1\n")
+    with pytest.raises(SourceError, match=f"source.encoding '{encoding}' is not a known text"):
+        export_of(path, encoding=encoding)

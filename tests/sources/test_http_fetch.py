@@ -240,3 +240,13 @@ def test_success_is_logged_without_secrets(server: str) -> None:
 )
 def test_safe_url(url: str, shown: str) -> None:
     assert safe_url(url) == shown
+
+
+@pytest.mark.parametrize(
+    "url", ["http://isu:hunter2@[::1/x.csv", "http://isu:hunter2@127.0.0.1:99999/x"]
+)
+def test_a_broken_url_is_an_error_that_shows_none_of_it(url: str) -> None:
+    with pytest.raises(SourceError) as caught:
+        open_export(SourceSettings(url=url, timeout_s=1), environ={})
+    assert "source.url (unparsable)" in str(caught.value)
+    assert "hunter2" not in str(caught.value)

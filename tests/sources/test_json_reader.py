@@ -161,3 +161,10 @@ def test_flattening_rules(value: dict[str, Any], expected: dict[str, str]) -> No
     out: dict[str, str] = {}
     flatten(value, "", out)
     assert out == expected
+
+
+def test_absurdly_deep_nesting_is_a_source_error(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(SourceError, match="nests its values too deeply"):
+        export_of(path)
