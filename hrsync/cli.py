@@ -205,34 +205,43 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep)
 
 
-def _not_available(issue: int, *, needs_config: bool = True) -> Handler:
-    def handler(args: argparse.Namespace) -> int:
-        if needs_config:
-            load_for(args)  # configuration problems are reported even before then
-        print(
-            f"hrsync {args.command} is not available yet (issue {issue})",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+def _run(args: argparse.Namespace) -> int:
+    from hrsync import commands, daemon
+    from hrsync.sync import SyncRequest, SyncResult, run_sync
 
-    return handler
+    settings = load_for(args)
+    store = commands.open_store(settings)
+
+    def one_run(request: SyncRequest) -> SyncResult:
+        return run_sync(settings, request, store=store)
+
+    try:
+        return daemon.run(settings, now=args.now, store=store, run_sync=one_run)
+    finally:
+        store.close()
+
+
+def _healthcheck(args: argparse.Namespace) -> int:
+    from hrsync import health
+
+    settings = load_for(args, require_token=False, require_source=False, require_dx=False)
+    return health.main(settings)
 
 
 def _handler(command: str) -> Handler:
-    # Imported lazily so `hrsync --help` and `healthcheck` start fast.
-    if command == "db":
-        return _db
-    if command == "simulator":
-        return _simulator
-    return {
-        "run": _not_available(6),
+    # Each handler imports its module lazily so `--help` and `healthcheck` start fast.
+    handlers: dict[str, Handler] = {
+        "run": _run,
         "sync": _sync,
         "plan": _plan,
         "history": _history,
         "check": _check,
-        "healthcheck": _not_available(6, needs_config=False),
+        "healthcheck": _healthcheck,
+        "simulator": _simulator,
         "demo": _demo,
-    }[command]
+        "db": _db,
+    }
+    return handlers[command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -441,8 +441,8 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
     cron_problem = _check_cron(sync.schedule)
     if cron_problem:
         p.append(
-            f"sync.schedule must be a 5-field cron expression, got {sync.schedule!r} "
-            f"({cron_problem})"
+            "sync.schedule must be a cron expression (5 fields, or 6 with seconds first), "
+            f"got {sync.schedule!r} ({cron_problem})"
         )
     if sync.notify_email is not None and not _EMAIL.match(sync.notify_email):
         p.append(f"sync.notify_email must be an e-mail address, got {sync.notify_email!r}")
@@ -455,12 +455,13 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
 
 
 def _check_cron(expression: str) -> str | None:
-    from apscheduler.triggers.cron import CronTrigger
+    # The very function the daemon schedules with, so validation accepts exactly that.
+    from hrsync.schedule import cron_trigger
 
-    if len(expression.split()) != 5:
+    if len(expression.split()) not in (5, 6):
         return f"{len(expression.split())} fields"
     try:
-        CronTrigger.from_crontab(expression, timezone="UTC")
+        cron_trigger(expression, "UTC")
     except ValueError as exc:
         return str(exc)
     return None

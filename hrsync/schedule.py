@@ -36,16 +36,21 @@ def cron_trigger(expr: str, timezone: str | tzinfo) -> BaseTrigger:
     Friday; APScheduler 3 would read Tuesday to Saturday), and a restricted day of
     month together with a restricted day of week (cron runs when either matches,
     APScheduler only when both do).
+
+    Six fields put a seconds field first (`*/5 * * * * *`): crontab cannot run more
+    often than once a minute, which end-to-end tests and demos of the daemon need.
     """
     fields = expr.split()
-    if len(fields) != 5:
-        raise ValueError(f"expected 5 cron fields, got {len(fields)} in {expr!r}")
+    if len(fields) not in (5, 6):
+        raise ValueError(f"expected 5 cron fields (or 6 with seconds), got {len(fields)}")
+    second = fields.pop(0) if len(fields) == 6 else "0"
     minute, hour, day, month, weekday = fields
     zone = ZoneInfo(timezone) if isinstance(timezone, str) else timezone
     weekdays = crontab_weekdays(weekday)
 
     def make(day_field: str, weekday_field: str) -> CronTrigger:
         return CronTrigger(
+            second=second,
             minute=minute,
             hour=hour,
             day=day_field,

@@ -117,7 +117,7 @@ def test_token_from_file(tmp_path: Path) -> None:
         (
             MINIMAL + '\n[sync]\nschedule = "every day"\n',
             TOKEN_ENV,
-            "sync.schedule must be a 5-field cron expression",
+            "sync.schedule must be a cron expression (5 fields, or 6 with seconds first)",
         ),
         (
             MINIMAL + '\n[mapping]\nstrategy = "teams"\n',

@@ -128,8 +128,14 @@ def test_bad_weekday_fields_are_explained(field: str, message: str) -> None:
 
 
 def test_wrong_number_of_fields_is_refused() -> None:
-    with pytest.raises(ValueError, match="expected 5 cron fields, got 6"):
-        next_cron_fire("0 0 6 * * *", "UTC", utc(2026, 1, 1))
+    with pytest.raises(ValueError, match=r"expected 5 cron fields \(or 6 with seconds\), got 7"):
+        next_cron_fire("0 0 6 * * * 2026", "UTC", utc(2026, 1, 1))
+
+
+def test_six_fields_put_seconds_first() -> None:
+    after = utc(2026, 1, 1, 6, 0, 1)
+    assert next_cron_fire("*/5 * * * * *", "UTC", after) == utc(2026, 1, 1, 6, 0, 5)
+    assert next_cron_fire("30 0 6 * * *", "UTC", utc(2026, 1, 1)) == utc(2026, 1, 1, 6, 0, 30)
 
 
 def test_naive_after_is_refused() -> None:
