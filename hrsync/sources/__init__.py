@@ -12,6 +12,7 @@ non-blank byte (``[`` or ``{`` means JSON, anything else CSV).
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from urllib.parse import parse_qsl, urlsplit
@@ -53,11 +54,19 @@ def open_export(
         query_format = ""
     else:
         raise SourceError("no export to read: set source.path or source.url")
-    kind = _format(settings.format, suffix, query_format, content_type, payload)
-    if kind == "json":
-        export = open_json(payload, encoding=settings.encoding, records_path=settings.records_path)
-    else:
-        export = open_csv(payload, encoding=settings.encoding, delimiter=settings.delimiter)
+    try:
+        kind = _format(settings.format, suffix, query_format, content_type, payload)
+        if kind == "json":
+            export = open_json(
+                payload, encoding=settings.encoding, records_path=settings.records_path
+            )
+        else:
+            export = open_csv(payload, encoding=settings.encoding, delimiter=settings.delimiter)
+    except BaseException:
+        payload.release()
+        raise
+    # A downloaded body lives as long as the Export that reads it.
+    weakref.finalize(export, payload.release)
     log.info("source.opened", source=export.name, format=kind, columns=len(export.columns))
     return export
 

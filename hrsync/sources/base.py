@@ -42,10 +42,14 @@ class Payload:
     """The raw bytes of an export, which can be read from the start more than once."""
 
     def __init__(
-        self, name: str, opener: Callable[[], contextlib.AbstractContextManager[BinaryIO]]
+        self,
+        name: str,
+        opener: Callable[[], contextlib.AbstractContextManager[BinaryIO]],
+        release: Callable[[], None] = lambda: None,
     ):
         self.name = name
         self._opener = opener
+        self.release = release  # frees a downloaded body; files need nothing
 
     def open(self) -> contextlib.AbstractContextManager[BinaryIO]:
         return self._opener()
@@ -72,7 +76,7 @@ class Payload:
             spool.seek(0)
             yield spool  # type: ignore[misc]  # SpooledTemporaryFile is a binary file
 
-        return cls(name, rewind)
+        return cls(name, rewind, spool.close)
 
 
 def first_bytes(payload: Payload, size: int = 512) -> bytes:

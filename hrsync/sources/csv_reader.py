@@ -45,18 +45,22 @@ class _Reader:
     def __init__(self, payload: Payload, encoding: str, delimiter: str) -> None:
         self.payload = payload
         self._text = decode(payload, encoding)
-        physical = lines(self._text)
-        first = next(physical, None)
-        if first is None or not first.strip():
-            raise SourceError(_empty_message(payload.name, first))
-        self.delimiter = delimiter or sniff_delimiter(first)
-        # strict: a stray quote fails loudly instead of silently merging rows.
-        self._csv = csv.reader(
-            itertools.chain([first], physical), delimiter=self.delimiter, strict=True
-        )
-        header = self._next_record()
-        assert header is not None  # the first line is not blank
-        self.columns = _check_header(payload.name, header, self.delimiter)
+        try:
+            physical = lines(self._text)
+            first = next(physical, None)
+            if first is None or not first.strip():
+                raise SourceError(_empty_message(payload.name, first))
+            self.delimiter = delimiter or sniff_delimiter(first)
+            # strict: a stray quote fails loudly instead of silently merging rows.
+            self._csv = csv.reader(
+                itertools.chain([first], physical), delimiter=self.delimiter, strict=True
+            )
+            header = self._next_record()
+            assert header is not None  # the first line is not blank
+            self.columns = _check_header(payload.name, header, self.delimiter)
+        except BaseException:
+            self._text.close()  # release the file now, not at garbage collection
+            raise
 
     def __enter__(self) -> _Reader:
         return self
