@@ -1,0 +1,83 @@
+"""`hrsync simulator`: serves on a port; the printed token reads teams; a rename applies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hrsync.simulator.scenario import _DEFAULT
+
+pytestmark = pytest.mark.slow
+
+
+def test_simulator_command_serves_and_applies_a_rename(tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({**_DEFAULT, "import_delay_s": 0.3}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hrsync", "simulator", "--scenario", str(scenario), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        printed = dict(
+            line.removeprefix("export ").strip().split("=", 1)
+            for line in (proc.stdout.readline(), proc.stdout.readline())
+        )
+        base, token = printed["HRSYNC_DX__BASE_URL"], printed["HRSYNC_DX_TOKEN"]
+        auth = {"Authorization": f"Bearer {token}"}
+        teams = httpx.get(f"{base}/teams.list", headers=auth).json()["teams"]
+        assert {t["name"] for t in teams} == {"Engineering", "Platform", "Apps", "Design Guild"}
+
+        rows = [
+            {
+                "name": "Engineering",
+                "reference_id": "eng-001",
+                "team_lead_email": "ada@acme.example",
+                "parent_team_reference_id": None,
+                "parent_team_name": None,
+                "contributors": ["grace@acme.example"],
+            },
+            {
+                "name": "Platform Engineering",
+                "reference_id": "eng-002",
+                "team_lead_email": "grace@acme.example",
+                "parent_team_reference_id": "eng-001",
+                "parent_team_name": "Engineering",
+                "contributors": ["barbara@acme.example"],
+            },
+        ]
+        accepted = httpx.post(
+            f"{base}/orgfiles.teamHierarchy.process", headers=auth, json={"teams": rows}
+        ).json()
+        assert accepted["ok"] is True
+        names: set[str] = set()
+        for _ in range(20):  # 20 x 0.05 s: the import applies after 0.3 s
+            time.sleep(0.05)
+            names = {
+                t["name"] for t in httpx.get(f"{base}/teams.list", headers=auth).json()["teams"]
+            }
+            if "Platform Engineering" in names:
+                break
+        assert names == {"Engineering", "Platform Engineering"}
+        audit = httpx.get(f"{base}/teams.auditTrail", headers=auth).json()
+        assert "ok" not in audit
+        renames = [e for e in audit["events"] if e["action"] == "change_name"]
+        assert renames[0]["metadata"] == {"from": "Platform", "to": "Platform Engineering"}
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
