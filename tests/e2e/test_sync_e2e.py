@@ -269,3 +269,37 @@ def test_history_lists_runs(workspace: Workspace) -> None:
     lines = history.stdout.strip().splitlines()
     assert len(lines) == 2
     assert "in_sync" in lines[0] and "applied" in lines[1] and "create=13" in lines[1]
+
+
+def test_hand_edit_in_dx_is_logged_as_drift_and_corrected(workspace: Workspace) -> None:
+    import httpx
+
+    assert workspace.hrsync("sync").code == 0
+    (first,) = workspace.process_requests()
+    # Somebody renames a team in DX by hand (here: an import of the same payload with
+    # one name changed, as the web app would leave it).
+    edited = [dict(t) for t in first.body["teams"]]
+    for team in edited:
+        if team["name"] == "Payments":
+            team["name"] = "Payments (old)"
+        if team["parent_team_name"] == "Payments":
+            team["parent_team_name"] = "Payments (old)"
+    reply = httpx.post(
+        f"{workspace.sim.base_url}/orgfiles.teamHierarchy.process",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        json={"teams": edited},
+    )
+    assert reply.json()["ok"] is True
+    for _ in range(40):
+        if "Payments (old)" in workspace.dx_teams():
+            break
+        time.sleep(0.05)
+    assert "Payments (old)" in workspace.dx_teams()
+
+    run = workspace.hrsync("sync")
+    assert run.code == 0, run.stdout[-2000:]
+    (drift,) = run.named("plan.drift")
+    assert drift["team"] == "Payments"
+    assert run.finished["counts"]["rename"] == 1
+    assert "Payments" in workspace.dx_teams() and "Payments (old)" not in workspace.dx_teams()
+    assert len(workspace.process_requests()) == 3
