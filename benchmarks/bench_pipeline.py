@@ -1,0 +1,312 @@
+"""Time the whole pure pipeline on generated CSV exports, beside a bare csv.DictReader pass.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_pipeline.py                  # 10k 50k 100k
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_pipeline.py --sizes 100000 --repeat 3
+
+For each size a seeded export (benchmarks/generator.py) is written to a temporary
+directory, then every measurement runs in a fresh child process, so that its peak RSS
+(getrusage ru_maxrss, a high-water mark) is its own:
+
+- floor: `csv.DictReader` over the file, nothing else: the cost of merely parsing it;
+- pipeline, empty store (a first run): `open_export` → `Export.rows()` → `read_people`
+  (read, normalise, filter, validate, resolve managers, find cycles) → `build_teams`
+  (manager strategy, default template) → `assign` with no known identities and DX empty;
+- pipeline, full store (steady state): the same, but `assign` gets the identities of a
+  first pass and DX lists every team. A separate child prepares those (written to a JSON
+  file); the measured child loads them before the clock starts, so its RSS holds them as
+  a real run holds the store's identities and DX's team list.
+
+Reading and validation are one stage: rows stream from the file into `read_people`.
+Times are the best of `--repeat` runs; RSS is the largest of those runs. The pipeline's
+RSS includes importing hrsync (structlog, httpx, ...), which the floor does not pay.
+Target at 100k: pipeline at most 3x the floor, peak RSS at most 300 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+TARGET_RATIO = 3.0
+TARGET_RSS_MB = 300.0
+SIZES = (10_000, 50_000, 100_000)
+SEED = 7
+
+
+# ---------------------------------------------------------------- child side
+
+
+def _rss_mb() -> float:
+    """Peak RSS of this process in MB.
+
+    On Linux, getrusage's ru_maxrss survives exec: a child reports at least the RSS its
+    parent had when it forked. VmHWM belongs to the process's own memory map, so it is
+    the honest figure; ru_maxrss is the fallback elsewhere (the parent is kept small for it).
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def measure_floor(path: Path) -> dict[str, Any]:
+    import csv
+    import time
+
+    started = time.perf_counter()
+    count = 0
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        for _ in csv.DictReader(fh):
+            count += 1
+    elapsed = time.perf_counter() - started
+    return {"rows": count, "seconds": elapsed, "rss_mb": _rss_mb()}
+
+
+def _settings() -> Any:
+    from hrsync.config import FieldSettings
+
+    return FieldSettings(
+        employee_id="Employee ID",
+        email="Work Email",
+        name="Full Name",
+        manager_id="Manager ID",
+        department="Department",
+        status="Status",
+    )
+
+
+def measure_pipeline(path: Path, store: Path | None) -> dict[str, Any]:
+    import time
+
+    from hrsync.config import FilterSettings, MappingSettings, SourceSettings
+    from hrsync.dx.models import DxTeam
+    from hrsync.identity import KnownIdentity, assign
+    from hrsync.mapping import build_teams
+    from hrsync.people import read_people
+    from hrsync.sources import open_export
+
+    _quiet_logs()
+    fields = _settings()
+    known: list[KnownIdentity] = []
+    dx_teams: list[DxTeam] = []
+    if store is not None:
+        saved = json.loads(store.read_text())
+        known = [KnownIdentity(**{**i, "members": frozenset(i["members"])}) for i in saved["known"]]
+        dx_teams = [DxTeam(**t) for t in saved["dx"]]
+        del saved
+    baseline = _rss_mb()
+
+    started = time.perf_counter()
+    export = open_export(SourceSettings(path=path, fields=fields))
+    directory = read_people(export.name, export.columns, export.rows(), fields, FilterSettings())
+    validated = time.perf_counter()
+    team_map = build_teams(directory.people, MappingSettings(), fields)
+    mapped = time.perf_counter()
+    assignment = assign(team_map.teams, known, dx_teams)
+    assigned = time.perf_counter()
+
+    if not directory.ok or team_map.problems:
+        raise SystemExit(f"generated export has problems: {directory.problems[:3]}")
+    if store is not None:
+        how = {d.how for d in assignment.decisions}
+        if how != {"known"}:
+            raise SystemExit(f"steady state should keep every id, got {sorted(how)}")
+    return {
+        "rows": directory.rows_read,
+        "people": len(directory.people),
+        "teams": len(team_map.teams),
+        "read_validate_s": validated - started,
+        "map_s": mapped - validated,
+        "assign_s": assigned - mapped,
+        "seconds": assigned - started,
+        "baseline_mb": baseline,
+        "rss_mb": _rss_mb(),
+    }
+
+
+def prepare_store(path: Path, out: Path) -> dict[str, Any]:
+    """Run a first pass and save what a steady-state run would find: store and DX."""
+    from hrsync.config import FilterSettings, MappingSettings, SourceSettings
+    from hrsync.identity import assign
+    from hrsync.mapping import build_teams
+    from hrsync.people import read_people
+    from hrsync.sources import open_export
+
+    _quiet_logs()
+    fields = _settings()
+    export = open_export(SourceSettings(path=path, fields=fields))
+    directory = read_people(export.name, export.columns, export.rows(), fields, FilterSettings())
+    first = assign(build_teams(directory.people, MappingSettings(), fields).teams, [], [])
+    dx_id = {row.reference_id: f"dx{i}" for i, row in enumerate(first.teams)}
+    saved: dict[str, list[dict[str, Any]]] = {
+        "known": [
+            {
+                "key": i.key,
+                "reference_id": i.reference_id,
+                "name": i.name,
+                "parent_key": i.parent_key,
+                "lead_email": i.lead_email,
+                "members": sorted(i.members),
+            }
+            for i in first.identities
+        ],
+        "dx": [
+            {
+                "id": dx_id[row.reference_id],
+                "name": row.name,
+                "parent_id": None
+                if row.parent_reference_id is None
+                else dx_id[row.parent_reference_id],
+                "reference_id": row.reference_id,
+                "contributors": len(row.contributors),
+            }
+            for row in first.teams
+        ],
+    }
+    out.write_text(json.dumps(saved))
+    return {"identities": len(saved["known"])}
+
+
+def _quiet_logs() -> None:
+    # open_export logs `source.opened`; the benchmark's output is its table.
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+
+# ---------------------------------------------------------------- parent side
+
+
+def _child(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def _best(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The fastest run's times, with the largest RSS of all runs (the honest one)."""
+    best = dict(min(runs, key=lambda r: r["seconds"]))
+    best["rss_mb"] = max(r["rss_mb"] for r in runs)
+    return best
+
+
+def run(sizes: list[int], repeat: int, workdir: Path) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    for n in sizes:
+        export = workdir / f"org-{n}.csv"
+        # In a child too, so this process stays small (see _rss_mb).
+        generator = Path(__file__).resolve().parent / "generator.py"
+        subprocess.run(
+            [sys.executable, str(generator), str(n), "--seed", str(SEED), "--out", str(export)],
+            check=True,
+            capture_output=True,
+        )
+        store = workdir / f"store-{n}.json"
+        _child("prepare", str(export), str(store))
+        floor = _best([_child("floor", str(export)) for _ in range(repeat)])
+        empty = _best([_child("pipeline", str(export)) for _ in range(repeat)])
+        full = _best([_child("pipeline", str(export), str(store)) for _ in range(repeat)])
+        result = {"n": n, "floor": floor, "empty": empty, "full": full}
+        results.append(result)
+        _print_row(result)
+    return results
+
+
+_HEADER = (
+    f"{'N':>7} {'people':>7} {'teams':>6} │ {'floor':>6} {'RSS':>5} │ {'read+val':>8} "
+    f"{'map':>5} {'assign':>6} {'total':>6} {'ratio':>6} {'RSS':>5} │ {'assign':>6} "
+    f"{'total':>6} {'ratio':>6} {'RSS':>5} │ target"
+)
+
+
+def _print_header() -> None:
+    print(
+        f"{'':>22} │ {'DictReader':>12} │ {'pipeline, empty store (first run)':^42} │ "
+        f"{'full store (steady)':^27} │"
+    )
+    print(_HEADER)
+    print("─" * len(_HEADER))
+
+
+def _print_row(r: dict[str, Any]) -> None:
+    floor, empty, full = r["floor"], r["empty"], r["full"]
+    ratio = empty["seconds"] / floor["seconds"]
+    ratio_full = full["seconds"] / floor["seconds"]
+    worst_rss = max(empty["rss_mb"], full["rss_mb"])
+    met = max(ratio, ratio_full) <= TARGET_RATIO and worst_rss <= TARGET_RSS_MB
+    verdict = "met" if met else _missed(max(ratio, ratio_full), worst_rss)
+    print(
+        f"{r['n']:>7} {empty['people']:>7} {empty['teams']:>6} │ "
+        f"{floor['seconds']:>5.2f}s {floor['rss_mb']:>4.0f}M │ "
+        f"{empty['read_validate_s']:>7.2f}s {empty['map_s']:>4.2f}s {empty['assign_s']:>5.2f}s "
+        f"{empty['seconds']:>5.2f}s {ratio:>5.1f}x {empty['rss_mb']:>4.0f}M │ "
+        f"{full['assign_s']:>5.2f}s {full['seconds']:>5.2f}s {ratio_full:>5.1f}x "
+        f"{full['rss_mb']:>4.0f}M │ {verdict}",
+        flush=True,
+    )
+
+
+def _missed(ratio: float, rss: float) -> str:
+    parts = []
+    if ratio > TARGET_RATIO:
+        parts.append(f"time {ratio / TARGET_RATIO:.1f}x over")
+    if rss > TARGET_RSS_MB:
+        parts.append(f"RSS {rss - TARGET_RSS_MB:.0f} MB over")
+    return "missed: " + ", ".join(parts)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--child"]:
+        kind, path = argv[1], Path(argv[2])
+        if kind == "floor":
+            result = measure_floor(path)
+        elif kind == "prepare":
+            result = prepare_store(path, Path(argv[3]))
+        else:
+            result = measure_pipeline(path, Path(argv[3]) if len(argv) > 3 else None)
+        print(json.dumps(result))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sizes",
+        default=",".join(str(n) for n in SIZES),
+        help="comma-separated numbers of people (default: %(default)s)",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs (default: 1)")
+    parser.add_argument("--json", type=Path, help="also write the raw figures here")
+    args = parser.parse_args(argv)
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    _print_header()
+    with tempfile.TemporaryDirectory(prefix="hrsync-bench-") as tmp:
+        results = run(sizes, max(1, args.repeat), Path(tmp))
+    print(
+        f"\nfloor: csv.DictReader pass; read+val: open_export + read_people (streamed); "
+        f"map: build_teams;\nassign: identity.assign; ratio: total / floor; RSS: peak of the "
+        f"child process.\ntarget: ratio <= {TARGET_RATIO:g}x and RSS <= {TARGET_RSS_MB:g} MB "
+        "(stated for 100k)."
+    )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
