@@ -48,7 +48,7 @@ from hrsync.people import Directory, read_people
 from hrsync.plan import COUNT_KEYS, LeadChange, Plan, Rename, describe, event_fields, make_plan
 from hrsync.plan import payload_size as plan_payload_size
 from hrsync.render import render_deferral, render_plan, render_refusal
-from hrsync.sources import SourceError, open_export
+from hrsync.sources import SourceError, SourceUnavailable, open_export
 from hrsync.store.repo import Store, SubmissionRecord
 from hrsync.verify import check_convergence, match_audit
 
@@ -312,6 +312,10 @@ class _Run:
             directory = read_people(
                 export.name, export.columns, export.rows(), src.fields, self.s.filter
             )
+        except SourceUnavailable as exc:
+            # Not the export's fault: a failed run, retried on the next schedule.
+            log.error("export.unavailable", detail=str(exc))
+            raise _Finish(SyncResult(self.run_id, Outcome.FAILED, reason=str(exc))) from None
         except SourceError as exc:
             self.refuse_export([str(exc)])
         for warning in directory.warnings:

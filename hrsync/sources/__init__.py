@@ -21,12 +21,12 @@ import httpx
 import structlog
 
 from hrsync.config import SourceSettings
-from hrsync.sources.base import Export, Payload, SourceError, first_bytes
+from hrsync.sources.base import Export, Payload, SourceError, SourceUnavailable, first_bytes
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.http_fetch import fetch
 from hrsync.sources.json_reader import open_json
 
-__all__ = ["Export", "SourceError", "open_export"]
+__all__ = ["Export", "SourceError", "SourceUnavailable", "open_export"]
 
 log = structlog.get_logger(__name__)
 

@@ -21,6 +21,11 @@ class SourceError(Exception):
     """The export cannot be read. The message names the file or URL and what is wrong."""
 
 
+class SourceUnavailable(SourceError):
+    """The export's server did not deliver it this time (timeout, network, HTTP 5xx or
+    429): worth trying again later, unlike an export that is wrong."""
+
+
 @dataclass(frozen=True)
 class Export:
     """An opened export: its name for messages, its columns, and its rows (streamed).

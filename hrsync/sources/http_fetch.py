@@ -26,7 +26,7 @@ import httpx
 import structlog
 
 from hrsync.config import SourceSettings
-from hrsync.sources.base import Payload, SourceError
+from hrsync.sources.base import Payload, SourceError, SourceUnavailable
 
 log = structlog.get_logger(__name__)
 
@@ -81,7 +81,8 @@ def fetch(
             "GET", url, headers=headers, auth=auth, timeout=settings.timeout_s
         ) as response:
             if not response.is_success:
-                raise SourceError(
+                transient = response.status_code >= 500 or response.status_code == 429
+                raise (SourceUnavailable if transient else SourceError)(
                     f"{shown} answered HTTP {response.status_code} "
                     f"{response.reason_phrase}".rstrip()
                     + _status_hint(response.status_code, response.headers.get("location", ""))
@@ -102,7 +103,7 @@ def fetch(
         raise
     except httpx.TimeoutException:
         spool.close()
-        raise SourceError(
+        raise SourceUnavailable(
             f"{shown} did not answer within {settings.timeout_s:g} s (source.timeout_s)"
         ) from None
     except httpx.InvalidURL:
@@ -114,7 +115,7 @@ def fetch(
         if url != shown:
             hidden.append(url)
         detail = _redact(str(exc), hidden) or type(exc).__name__
-        raise SourceError(f"could not fetch {shown}: {detail}") from None
+        raise SourceUnavailable(f"could not fetch {shown}: {detail}") from None
     finally:
         if http is None:
             client.close()

@@ -303,3 +303,12 @@ def test_hand_edit_in_dx_is_logged_as_drift_and_corrected(workspace: Workspace) 
     assert run.finished["counts"]["rename"] == 1
     assert "Payments" in workspace.dx_teams() and "Payments (old)" not in workspace.dx_teams()
     assert len(workspace.process_requests()) == 3
+
+
+def test_unreachable_hr_endpoint_is_a_failed_run_not_a_refusal(workspace: Workspace) -> None:
+    env = {"HRSYNC_SOURCE__PATH": "", "HRSYNC_SOURCE__URL": "http://127.0.0.1:9/people.csv"}
+    run = workspace.hrsync("sync", env=env)
+    assert run.code == 1
+    assert run.finished["outcome"] == "failed"
+    assert "could not fetch http://127.0.0.1:9/people.csv" in run.finished["reason"]
+    assert [r for r in workspace.sim.dx.requests if r.method_name.startswith("orgfiles")] == []

@@ -16,7 +16,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from hrsync.config import SourceSettings
-from hrsync.sources import SourceError, open_export
+from hrsync.sources import SourceError, SourceUnavailable, open_export
 from hrsync.sources.http_fetch import safe_url
 
 SAMPLE_CSV = Path(__file__).resolve().parents[2] / "config" / "sample-org.csv"
@@ -161,6 +161,8 @@ def test_rejected_credentials_say_where_to_look(server: str) -> None:
     with pytest.raises(SourceError, match=r"HTTP 401.*source\.auth_header_env") as caught:
         open_export(settings, environ={"HR_AUTH": "Bearer wrong-token"})
     assert "wrong-token" not in str(caught.value)
+    # Wrong credentials need a person, not a retry.
+    assert not isinstance(caught.value, SourceUnavailable)
     assert open_export(settings, environ={"HR_AUTH": TOKEN}).columns == ("id",)
 
 
@@ -180,7 +182,7 @@ def test_server_error_names_the_url_without_credentials(server: str) -> None:
     host = server.removeprefix("http://")
     url = f"http://isu_dx:{PASSWORD}@{host}/broken?format=csv&token=abc987"
     settings = SourceSettings(url=url, auth_header_env="HR_AUTH")
-    with capture_logs() as logs, pytest.raises(SourceError) as caught:
+    with capture_logs() as logs, pytest.raises(SourceUnavailable) as caught:
         open_export(settings, environ={"HR_AUTH": TOKEN})
     message = str(caught.value)
     assert message.startswith(f"http://{host}/broken?format=csv&token=*** answered HTTP 500")
@@ -192,13 +194,13 @@ def test_server_error_names_the_url_without_credentials(server: str) -> None:
 def test_timeout_is_a_source_error(server: str) -> None:
     settings = SourceSettings(url=f"{server}/slow", timeout_s=0.1)
     with pytest.raises(
-        SourceError, match=r"/slow did not answer within 0.1 s \(source.timeout_s\)"
+        SourceUnavailable, match=r"/slow did not answer within 0.1 s \(source.timeout_s\)"
     ):
         open_export(settings, environ={})
 
 
 def test_unreachable_host_is_a_source_error() -> None:
-    with pytest.raises(SourceError, match=r"could not fetch http://127\.0\.0\.1:9/x\.csv"):
+    with pytest.raises(SourceUnavailable, match=r"could not fetch http://127\.0\.0\.1:9/x\.csv"):
         open_export(SourceSettings(url="http://127.0.0.1:9/x.csv", timeout_s=2), environ={})
 
 
