@@ -61,6 +61,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hrsync.batch import collector_paused
 from hrsync.dx.models import DxTeam
 from hrsync.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
 
@@ -126,6 +127,7 @@ def default_reference_id() -> str:
     return REFERENCE_PREFIX + secrets.token_hex(4)
 
 
+@collector_paused()
 def assign(
     desired: Sequence[DesiredTeam],
     known: Sequence[KnownIdentity],

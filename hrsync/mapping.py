@@ -61,6 +61,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from hrsync.batch import collector_paused
 from hrsync.config import FieldSettings, MappingSettings
 from hrsync.people import Person, Problem
 
@@ -199,6 +200,7 @@ class _Draft:
         self.name = ""
 
 
+@collector_paused()
 def build_teams(
     people: Sequence[Person], settings: MappingSettings, fields: FieldSettings
 ) -> TeamMap:

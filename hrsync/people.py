@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
+from hrsync.batch import collector_paused
 from hrsync.config import FieldSettings, FilterSettings
 from hrsync.filters import (
     LOGICAL_FIELDS,
@@ -285,6 +286,7 @@ class _Report:
         return problems, warnings
 
 
+@collector_paused()
 def read_people(
     export_name: str,
     columns: Sequence[str],
