@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from hrsync.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 
@@ -23,35 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"
 TOKEN = "demo-org-token"
 
-CONFIG_TEMPLATE = """
-[dx]
-base_url = "{base_url}"
-timeout_s = 5
-
-[source]
-path = "{export}"
-
-[source.fields]
-employee_id = "Employee ID"
-name = "Full Name"
-email = "Work Email"
-manager_id = "Manager ID"
-department = "Department"
-status = "Status"
-
-[mapping]
-team_name = "{{department}}"
-
-[sync]
-verify_timeout_s = 15
-notify_email = "people-ops@example.com"
-
-[state]
-database_url = "sqlite:///{db}"
-
-[log]
-format = "json"
-"""
+# The demo's configuration (sample-org columns, `{department}` team names, a notify
+# address), logging as JSON so the tests can read the events.
+CONFIG_TEMPLATE = DEMO_CONFIG + '\n[log]\nformat = "json"\n'
 
 
 @dataclass
