@@ -143,6 +143,7 @@ def run_sync(
         now = eng.clock()
         lease = store.acquire_lease(_holder(run_id), now, lease_ttl)
         if not lease.acquired:
+            store.start_run(run_id, request.trigger, now, dry_run=request.dry_run)
             result = SyncResult(
                 run_id,
                 Outcome.DEFERRED,
@@ -153,6 +154,7 @@ def run_sync(
                 ),
                 resume_at=now + timedelta(minutes=5),
             )
+            _record(eng, request, result)
             _log_finished(result, request, started)
             return result
         try:
@@ -474,7 +476,12 @@ class _Run:
         submitted_at: datetime,
         report: str,
     ) -> SyncResult:
-        converged = self.wait_for_convergence(rows, plan)
+        converged = self.wait_for_convergence(
+            rows,
+            [a.reference_id for a in plan.archives if a.reference_id],
+            [a.dx_id for a in plan.archives],
+            self.s.sync.verify_timeout_s,
+        )
         store = self.eng.store
         self.check_audit(plan, submitted_at)
         if converged:
@@ -491,10 +498,17 @@ class _Run:
             ),
         )
 
-    def wait_for_convergence(self, rows: Sequence[TeamRow], plan: Plan) -> bool:
-        archived_refs = [a.reference_id for a in plan.archives if a.reference_id]
-        archived_ids = [a.dx_id for a in plan.archives]
-        deadline = time.monotonic() + self.s.sync.verify_timeout_s
+    def wait_for_convergence(
+        self,
+        rows: Sequence[TeamRow],
+        archived_refs: Sequence[str],
+        archived_ids: Sequence[str],
+        timeout_s: float,
+    ) -> bool:
+        """Poll teams.list with backoff until DX shows `rows` and not the archived teams.
+
+        A timeout of 0 looks once."""
+        deadline = time.monotonic() + timeout_s
         delay = self.eng.verify_poll_s
         attempt = 0
         while True:
@@ -617,19 +631,14 @@ class _Run:
         )
         rows = [_row_from_dict(r) for r in pending.plan.get("rows", [])]
         plan = _plan_from_record(pending)
-        if pending.status == "pending":
-            # The earlier run died around the call: DX may or may not have it. One
-            # look decides; if DX does not show it, planning below resubmits knowingly.
-            current = self.dx_call(self.client.teams)
-            convergence = check_convergence(
-                rows,
-                [a for a in pending.plan.get("archived_refs", [])],
-                current,
-                archived_dx_ids=pending.plan.get("archived_dx_ids", []),
-            )
-            converged = convergence.converged
-        else:
-            converged = self.wait_for_convergence(rows, plan)
+        # "pending": the earlier run died around the call, so DX may or may not have it.
+        # One look decides; if DX does not show it, planning below resubmits knowingly.
+        converged = self.wait_for_convergence(
+            rows,
+            pending.plan.get("archived_refs", []),
+            pending.plan.get("archived_dx_ids", []),
+            0 if pending.status == "pending" else self.s.sync.verify_timeout_s,
+        )
         since = pending.created_at
         self.check_audit(plan, since)
         now = self.eng.clock()

@@ -234,6 +234,8 @@ def test_second_sync_while_lease_is_held_exits_3_naming_the_holder(workspace: Wo
     assert run.code == 3
     assert "ops-laptop:4242:abc" in run.finished["reason"]
     assert workspace.process_requests() == []
+    history = workspace.hrsync("history")
+    assert "deferred" in history.stdout and "another sync is running" in history.stdout
 
 
 def test_plan_detailed_exitcode_and_preview(workspace: Workspace) -> None:
