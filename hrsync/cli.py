@@ -250,13 +250,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _handler(args.command)(args)
     except ConfigError as exc:
-        print(f"hrsync: configuration error: {exc}", file=sys.stderr)
+        print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # the last line of defence: one clean line, logged
         logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
-        print(f"hrsync: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(logs.scrub(f"hrsync: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return EXIT_FAILED
 
 

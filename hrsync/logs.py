@@ -38,6 +38,11 @@ def register_secret(secret: Secret | str) -> None:
             _secrets.add(value)
 
 
+def scrub(text: str) -> str:
+    """`text` with bearer tokens and registered secrets masked, for plain prints."""
+    return _scrub_text(text)
+
+
 def _scrub_text(text: str) -> str:
     text = _BEARER.sub(r"\1" + REDACTED, text)
     with _secrets_lock:
@@ -182,4 +187,5 @@ __all__ = [
     "redact",
     "register_secret",
     "run_context",
+    "scrub",
 ]

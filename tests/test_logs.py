@@ -91,3 +91,10 @@ def test_console_format_is_readable() -> None:
     logs.get_logger("t").info("sync.started", teams=3)
     assert "sync.started" in out.getvalue() and "teams=3" in out.getvalue()
     assert not out.getvalue().lstrip().startswith("{")
+
+
+def test_scrub_masks_registered_secrets_and_bearer_values() -> None:
+    logs.register_secret("another-secret-value-77")
+    text = logs.scrub("failed: another-secret-value-77 / Authorization: Bearer abc.def")
+    assert "another-secret-value-77" not in text and "abc.def" not in text
+    assert text.count(logs.REDACTED) == 2
