@@ -58,12 +58,12 @@ from __future__ import annotations
 import difflib
 import string
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hrsync.batch import collector_paused
 from hrsync.config import FieldSettings, MappingSettings
-from hrsync.people import Person, Problem
+from hrsync.people import Person, Problem, RowValues
 
 MANAGER_PREFIX = "manager:"
 DEPARTMENT_PREFIX = "department:"
@@ -207,10 +207,7 @@ def build_teams(
     """The desired teams for `people` (already filtered and validated)."""
     if not people:
         return TeamMap(teams=())
-    columns: set[str] = set()
-    for person in people:
-        columns.update(person.attributes.keys())
-    template_problems = validate_template(settings.team_name, columns)
+    template_problems = validate_template(settings.team_name, _columns(people))
     if template_problems:
         raise MappingError(template_problems)
     by_id: dict[str, Person] = {}
@@ -250,19 +247,37 @@ def build_teams(
     return TeamMap(teams=teams, notes=tuple(notes), problems=tuple(problems))
 
 
+def _columns(people: Sequence[Person]) -> set[str]:
+    """Every column any person's row has."""
+    columns: set[str] = set()
+    last: Mapping[str, object] | None = None
+    for person in people:
+        # Rows of one export share one column index: read its keys once, not per person.
+        attributes = person.attributes
+        keys = attributes.index if isinstance(attributes, RowValues) else attributes
+        if keys is not last:
+            columns.update(keys)
+            last = keys
+    return columns
+
+
 def _manager_drafts(
     people: Sequence[Person], by_id: dict[str, Person], notes: list[str]
 ) -> dict[str, _Draft]:
     reports: dict[str, set[str]] = defaultdict(set)
     missing: dict[str, int] = defaultdict(int)
+    tops: list[Person] = []  # no manager in the export: a lead of a root team, or a loner
     for person in people:
         manager = person.manager_id
-        if manager is None or manager == person.employee_id:
+        if manager is None:
+            tops.append(person)
+        elif manager == person.employee_id:
             continue
-        if manager not in by_id:
+        elif manager not in by_id:
             missing[manager] += 1
-            continue
-        reports[manager].add(person.email)
+            tops.append(person)
+        else:
+            reports[manager].add(person.email)
     for manager, count in sorted(missing.items()):
         notes.append(
             f"{count} {'person reports' if count == 1 else 'people report'} to {manager!r}, "
@@ -278,9 +293,9 @@ def _manager_drafts(
         builtins = _lead_values(lead)
         builtins["department"] = builtins["department_path"] = lead.department or ""
         drafts[MANAGER_PREFIX + lead_id] = _Draft(
-            MANAGER_PREFIX + lead_id, lead, parent_key, set(emails), builtins
+            MANAGER_PREFIX + lead_id, lead, parent_key, emails, builtins
         )
-    loners = sum(1 for p in people if p.employee_id not in reports and (p.manager_id not in by_id))
+    loners = sum(1 for p in tops if p.employee_id not in reports)
     if loners:
         notes.append(
             f"{loners} {'person has' if loners == 1 else 'people have'} neither a manager "

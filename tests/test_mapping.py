@@ -212,6 +212,20 @@ def test_reports_of_a_manager_outside_the_export_are_top_of_org() -> None:
     assert any("1 person has neither a manager nor reports" in n for n in result.notes)
 
 
+def test_people_in_no_team_are_counted_whatever_made_them_top_of_org() -> None:
+    people = [
+        P("E1", "Ada Root", None, "X"),  # leads E2's team: in a team
+        P("E2", "Ben Lee", "E1", "X"),
+        P("E5", "Dana Gone", "E9", "X"),  # E9 filtered out, no reports: no team
+        P("E6", "Eve Alone", None, "X"),  # no manager, no reports: no team
+        P("E7", "Finn Boss", "E8", "X"),  # E8 filtered out, but leads E3: in a team
+        P("E3", "Chen Rossi", "E7", "X"),
+    ]
+    result = build_teams(people, MANAGER, FIELDS)
+    assert [t.key for t in result.teams] == ["manager:E1", "manager:E7"]
+    assert any("2 people have neither a manager nor reports" in n for n in result.notes)
+
+
 def test_a_manager_cycle_is_refused_with_the_cycle_named() -> None:
     people = [P("E1", "A", "E2", "X"), P("E2", "B", "E1", "X")]
     with pytest.raises(MappingError, match="manager cycle: manager:E1 -> manager:E2 -> manager:E1"):
