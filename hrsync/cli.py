@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -211,12 +212,13 @@ def _run(args: argparse.Namespace) -> int:
 
     settings = load_for(args)
     store = commands.open_store(settings)
+    stop = threading.Event()  # set on SIGTERM: a run in progress ends after its step
 
     def one_run(request: SyncRequest) -> SyncResult:
-        return run_sync(settings, request, store=store)
+        return run_sync(settings, request, store=store, stop=stop)
 
     try:
-        return daemon.run(settings, now=args.now, store=store, run_sync=one_run)
+        return daemon.run(settings, now=args.now, store=store, run_sync=one_run, stop_event=stop)
     finally:
         store.close()
 

@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -105,6 +106,8 @@ class Engine:
     verify_poll_s: float = 0.25
     verify_poll_max_s: float = 30.0
     environ: Mapping[str, str] | None = None
+    # Set by the daemon on SIGTERM: the run stops at the end of its current step.
+    stop: threading.Event | None = None
 
     def client(self) -> DxClient:
         if self.client_factory is not None:
@@ -133,9 +136,10 @@ def run_sync(
     store: Store,
     clock: Clock = utcnow,
     engine: Engine | None = None,
+    stop: threading.Event | None = None,
 ) -> SyncResult:
     """One run: take the lease, record it, do it, record and log how it ended."""
-    eng = engine or Engine(settings=settings, store=store, clock=clock)
+    eng = engine or Engine(settings=settings, store=store, clock=clock, stop=stop)
     run_id = logs.new_run_id()
     started = time.monotonic()
     with logs.run_context(run_id, trigger=request.trigger):
@@ -288,11 +292,29 @@ class _Run:
                 )
             if self.request.dry_run:
                 return self.result(Outcome.PLANNED, plan, report)
+            self.stop_point("before submitting", plan, report)
             if self.request.preview:
                 return self.preview(plan, payload, report)
             return self.submit(assignment, plan, payload, report, snapshots, dx_teams)
 
     # ------------------------------------------------------------ steps
+
+    def stopping(self) -> bool:
+        return self.eng.stop is not None and self.eng.stop.is_set()
+
+    def stop_point(self, step: str, plan: Plan, report: str) -> None:
+        """End the run here, having sent nothing, when a shutdown was asked for."""
+        if self.stopping():
+            log.warning("sync.stopped", step=step)
+            raise _Finish(
+                self.result(
+                    Outcome.DEFERRED,
+                    plan,
+                    report,
+                    reason=f"shutting down {step}; nothing was sent",
+                    resume_at=self.eng.clock(),
+                )
+            )
 
     def result(
         self, outcome: Outcome, plan: Plan | None, report: str = "", **kw: Any
@@ -483,6 +505,15 @@ class _Run:
             self.s.sync.verify_timeout_s,
         )
         store = self.eng.store
+        if self.stopping():
+            # Left "accepted": the next start finds it unfinished and verifies it.
+            log.warning("sync.stopped_verifying", submission=sid)
+            return self.result(
+                Outcome.UNVERIFIED,
+                plan,
+                report,
+                reason="shutting down during verification; the next start verifies",
+            )
         self.check_audit(plan, submitted_at)
         if converged:
             store.mark_submission(sid, "verified", self.eng.clock())
@@ -533,9 +564,13 @@ class _Run:
                         )
                     return True
                 log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
-            if time.monotonic() + delay > deadline:
+            if time.monotonic() + delay > deadline or self.stopping():
                 return False
-            self.eng.sleep(delay)
+            if self.eng.stop is not None:
+                if self.eng.stop.wait(delay):
+                    return False
+            else:
+                self.eng.sleep(delay)
             delay = min(delay * 2, self.eng.verify_poll_max_s)
 
     def check_audit(self, plan: Plan, submitted_at: datetime) -> None:
