@@ -326,11 +326,11 @@ def read_people(
     if all_rows and not kept:
         _report_all_filtered(export_name, all_rows, filters, configured, report)
     valid = _validate_rows(kept, configured, report)
-    kept_by_id = _Index(kept, lambda row: row.employee_id)
-    kept_by_email = _Index(kept, lambda row: row.email)
+    kept_by_id = _Index(kept, _EMPLOYEE_ID)
+    kept_by_email = _Index(kept, _EMAIL_OF)
     dropped = [row for row in all_rows if row.reason is not None]
-    dropped_by_id = _first(dropped, lambda row: row.employee_id)
-    dropped_by_email = _first(dropped, lambda row: row.email)
+    dropped_by_id = _first(dropped, _EMPLOYEE_ID)
+    dropped_by_email = _first(dropped, _EMAIL_OF)
     _report_duplicates(kept_by_id.repeated, configured["employee_id"], "employee id", report)
     _report_duplicates(kept_by_email.repeated, configured["email"], "e-mail", report)
     _resolve_managers(
@@ -378,6 +378,8 @@ def read_people(
 
 
 ROOT_REASON = "filter.root"
+_EMPLOYEE_ID: Callable[[_Row], str] = operator.attrgetter("employee_id")
+_EMAIL_OF: Callable[[_Row], str] = operator.attrgetter("email")
 
 
 def _report_all_filtered(
@@ -555,16 +557,23 @@ def _resolve_managers(
     columns: Mapping[str, str],
     report: _Report,
 ) -> None:
+    id_column = columns.get("manager_id", "")
+    email_column = columns.get("manager_email", "")
     for row in kept:
-        by_id = _lookup(row.manager_id_ref, kept_by_id, dropped_by_id)
-        by_email = _lookup(row.manager_email_ref, kept_by_email, dropped_by_email)
-        chosen, column, ref = (
-            (by_id, columns.get("manager_id", ""), row.manager_id_ref)
-            if row.manager_id_ref
-            else (by_email, columns.get("manager_email", ""), row.manager_email_ref)
-        )
-        if not ref:
+        # The id wins when both are given.
+        if row.manager_id_ref:
+            ref, column, kept_by, dropped_by = (
+                row.manager_id_ref,
+                id_column,
+                kept_by_id,
+                dropped_by_id,
+            )
+        elif row.manager_email_ref:
+            ref, column = row.manager_email_ref, email_column
+            kept_by, dropped_by = kept_by_email, dropped_by_email
+        else:
             continue
+        chosen = kept_by.first.get(ref) or dropped_by.get(ref)
         if chosen is None:
             what = "employee id" if row.manager_id_ref else "e-mail"
             report.fatal(
@@ -576,7 +585,7 @@ def _resolve_managers(
             )
             continue
         row.up = chosen
-        row.ambiguous = (kept_by_id if row.manager_id_ref else kept_by_email).count(ref) > 1
+        row.ambiguous = ref in kept_by.repeated
         if chosen.reason is not None:
             report.warn(
                 row.position,
@@ -598,13 +607,16 @@ def _resolve_managers(
             row.up = None
             continue
         row.manager = chosen.employee_id or None
-        if row.manager_id_ref and by_email is not None and by_email is not chosen:
+        if not (row.manager_id_ref and row.manager_email_ref):
+            continue
+        by_email = _lookup(row.manager_email_ref, kept_by_email, dropped_by_email)
+        if by_email is not None and by_email is not chosen:
             report.warn(
                 row.position,
                 row.location,
-                columns.get("manager_email", ""),
+                email_column,
                 row.manager_email_ref,
-                f"names {_describe(by_email)}, but {columns.get('manager_id', '')} names "
+                f"names {_describe(by_email)}, but {id_column} names "
                 f"{_describe(chosen)}; the employee id wins",
             )
 
@@ -639,22 +651,25 @@ def _report_cycles(
     # A duplicated id has no single manager, and a reference to a duplicated id or e-mail no
     # single target; both are already fatal, so they end chains here, which keeps the
     # reported cycles the same whatever the order of the rows.
-    manager_of: dict[str, str] = {}
-    for row in kept:
-        if row.manager and not row.ambiguous and kept_by_id.count(row.employee_id) == 1:
-            manager_of[row.employee_id] = row.manager
+    repeated = kept_by_id.repeated
+    manager_of = {
+        row.employee_id: row.manager
+        for row in kept
+        if row.manager and not row.ambiguous and row.employee_id and row.employee_id not in repeated
+    }
     column = columns.get("manager_id") or columns.get("manager_email", "")
-    done: set[str] = set()
-    for start in manager_of:
-        if start in done:
-            continue
-        path: dict[str, int] = {}
+    # Follow each chain up until it reaches an id seen before. Every id is walked once; a
+    # chain that runs into its own walk has found a cycle.
+    walk_of: dict[str, int] = {}  # id -> the walk that reached it first
+    for walk, start in enumerate(manager_of):
         node: str | None = start
-        while node is not None and node not in done and node not in path:
-            path[node] = len(path)
+        while node is not None and node not in walk_of:
+            walk_of[node] = walk
             node = manager_of.get(node)
-        if node is not None and node in path:
-            cycle = list(path)[path[node] :]
+        if node is not None and walk_of[node] == walk:
+            cycle = [node]
+            while (after := manager_of[cycle[-1]]) != node:
+                cycle.append(after)
             first = min(range(len(cycle)), key=lambda i: cycle[i])
             chain = cycle[first:] + cycle[:first]
             owner = kept_by_id.first[chain[0]]
@@ -665,7 +680,6 @@ def _report_cycles(
                 " → ".join([*chain, chain[0]]),
                 "must not form a reporting cycle (each id's manager is the next one)",
             )
-        done.update(path)
 
 
 def _apply_root(
@@ -718,18 +732,22 @@ def _people(
     in_org: set[int] | None,
 ) -> tuple[Person, ...]:
     people: list[Person] = []
+    departments: dict[str, str] = {}  # as given -> normalised; values repeat a lot
     for row in valid:
         if in_org is not None and row.position not in in_org:
             continue
         if kept_by_id.first[row.employee_id] is not row:
             continue  # a duplicate id, reported; the first row stands for diagnostics
+        department = departments.get(row.department)
+        if department is None:
+            department = departments[row.department] = " ".join(row.department.split())
         people.append(
             Person(
                 row.employee_id,
                 row.email,
                 row.name or row.email,
                 row.manager,
-                " ".join(row.department.split()) or None,
+                department or None,
                 row.status or None,
                 row.location,
                 row.attributes,
