@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import re
+import io
 import tempfile
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -14,7 +14,6 @@ from typing import BinaryIO
 from hrsync.people import SourceRow
 
 CHUNK_BYTES = 64 * 1024
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class SourceError(Exception):
@@ -134,15 +133,12 @@ def lines(chunks: Iterator[str]) -> Iterator[str]:
     """
     pending = ""
     for chunk in chunks:
-        pending += chunk
-        start = 0
-        # A trailing \r may be the first half of \r\n split across chunks.
-        end = len(pending) - 1 if pending.endswith("\r") else len(pending)
-        for match in _LINE_END.finditer(pending, 0, end):
-            stop = match.end()
-            yield pending[start:stop]
-            start = stop
-        pending = pending[start:]
+        # StringIO with newline="" ends lines at \r\n, \n and \r only, and keeps the
+        # endings: the rule above, in C (a regex over each line costs a third of a CSV pass).
+        split = io.StringIO(pending + chunk, newline="").readlines()
+        # The last piece may be unfinished: no line end yet, or a \r whose \n comes next.
+        pending = split.pop() if split and not split[-1].endswith("\n") else ""
+        yield from split
     if pending:
         yield pending
 

@@ -73,9 +73,14 @@ class _Reader:
         width = len(self.columns)
         index = {column: i for i, column in enumerate(self.columns)}
         blanks = ("",) * width
+        reader = self._csv
         while True:
-            start = self._csv.line_num + 1
-            record = self._next_record()
+            # Inlined _next_record: this loop runs once per row of the export.
+            start = reader.line_num + 1
+            try:
+                record = next(reader, None)
+            except csv.Error as exc:
+                raise self._invalid(start, exc) from None
             if record is None:
                 return
             if not record or (not record[0].strip() and not "".join(record).strip()):
@@ -97,15 +102,16 @@ class _Reader:
         try:
             return next(self._csv, None)
         except csv.Error as exc:
-            reached = self._csv.line_num
-            where = (
-                f" (the record runs on to line {reached}: look for an unclosed quote)"
-                if reached > start
-                else ""
-            )
-            raise SourceError(
-                f"{self.payload.name} line {start} is not valid CSV: {exc}{where}"
-            ) from None
+            raise self._invalid(start, exc) from None
+
+    def _invalid(self, start: int, exc: csv.Error) -> SourceError:
+        reached = self._csv.line_num
+        where = (
+            f" (the record runs on to line {reached}: look for an unclosed quote)"
+            if reached > start
+            else ""
+        )
+        return SourceError(f"{self.payload.name} line {start} is not valid CSV: {exc}{where}")
 
 
 def _empty_message(name: str, first: str | None) -> str:
