@@ -430,6 +430,8 @@ def _by_derived_ref(
     claimed: set[str],
     taken_refs: set[str],
 ) -> DxTeam | None:
+    if not by_derived:  # DX lists no team open to adoption by reference (e.g. a first run)
+        return None
     for ref in sorted(_derived_refs(team)):
         for candidate in by_derived.get(ref, ()):
             if _free(candidate, claimed, taken_refs):
