@@ -267,9 +267,9 @@ def _print_row(r: dict[str, Any]) -> None:
 def _missed(ratio: float, rss: float) -> str:
     parts = []
     if ratio > TARGET_RATIO:
-        parts.append(f"time {ratio / TARGET_RATIO:.1f}x over")
+        parts.append(f"time {ratio:.1f}x > {TARGET_RATIO:g}x")
     if rss > TARGET_RSS_MB:
-        parts.append(f"RSS {rss - TARGET_RSS_MB:.0f} MB over")
+        parts.append(f"RSS {rss:.0f} > {TARGET_RSS_MB:g} MB")
     return "missed: " + ", ".join(parts)
 
 
