@@ -57,6 +57,9 @@ Clock = Callable[[], datetime]
 Sleep = Callable[[float], None]
 PROCESS = "orgfiles.teamHierarchy.process"
 PREVIEW = "orgfiles.teamHierarchy.preview"
+# A crashed holder on another host blocks runs for at most this long; a live run renews
+# the lease at every verification poll and step, so the TTL only has to outlast one step.
+LEASE_TTL_S = 600.0
 # Audit events carry whole seconds and server clocks drift: look a little further back.
 AUDIT_SKEW = timedelta(seconds=120)
 
@@ -143,9 +146,8 @@ def run_sync(
     run_id = logs.new_run_id()
     started = time.monotonic()
     with logs.run_context(run_id, trigger=request.trigger):
-        lease_ttl = settings.sync.verify_timeout_s + 3600
         now = eng.clock()
-        lease = store.acquire_lease(_holder(run_id), now, lease_ttl)
+        lease = store.acquire_lease(_holder(run_id), now, LEASE_TTL_S)
         if not lease.acquired:
             store.start_run(run_id, request.trigger, now, dry_run=request.dry_run)
             result = SyncResult(
@@ -293,11 +295,15 @@ class _Run:
             if self.request.dry_run:
                 return self.result(Outcome.PLANNED, plan, report)
             self.stop_point("before submitting", plan, report)
+            self.renew_lease()
             if self.request.preview:
                 return self.preview(plan, payload, report)
             return self.submit(assignment, plan, payload, report, snapshots, dx_teams)
 
     # ------------------------------------------------------------ steps
+
+    def renew_lease(self) -> None:
+        self.eng.store.renew_lease(_holder(self.run_id), self.eng.clock(), LEASE_TTL_S)
 
     def stopping(self) -> bool:
         return self.eng.stop is not None and self.eng.stop.is_set()
@@ -544,6 +550,7 @@ class _Run:
         attempt = 0
         while True:
             attempt += 1
+            self.renew_lease()
             try:
                 current = self.client.teams()
             except DxError as exc:

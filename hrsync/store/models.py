@@ -100,6 +100,9 @@ class Lease(Base):
     holder: Mapped[str] = mapped_column(String(200))
     host: Mapped[str] = mapped_column(String(200))
     pid: Mapped[int] = mapped_column(Integer)
+    # When that pid started (Linux: ticks since boot), so a reused pid, as in every
+    # restarted container, is not taken for the holder still running.
+    pid_started: Mapped[str | None] = mapped_column(String(40))
     acquired_at: Mapped[datetime] = mapped_column(UTCDateTime())
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
 

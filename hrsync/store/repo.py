@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select, update
@@ -128,6 +129,7 @@ class Store:
     ) -> LeaseState:
         """Take the lease unless a live holder has it; returns who holds it now."""
         pid, host = os.getpid(), this_host()
+        started = process_started(pid)
         with self._write() as s:
             lease = s.get(models.Lease, name)
             if lease is not None and lease.holder != holder and not _lease_is_stale(lease, now):
@@ -139,6 +141,7 @@ class Store:
                 lease = models.Lease(name=name)
                 s.add(lease)
             lease.holder, lease.host, lease.pid = holder, host, pid
+            lease.pid_started = started
             lease.acquired_at, lease.expires_at = now, expires
             return LeaseState(True, holder, host, pid, now, expires)
 
@@ -410,8 +413,26 @@ class Store:
 def _lease_is_stale(lease: models.Lease, now: datetime) -> bool:
     if lease.expires_at <= now:
         return True
-    # Same machine and the holder process is gone (SIGKILL): no need to wait out the TTL.
-    return lease.host == this_host() and not _pid_alive(lease.pid)
+    if lease.host != this_host():
+        return False
+    # Same machine: a holder process that is gone (SIGKILL) needs no waiting out the
+    # TTL, nor does a pid now used by another process (a restarted container gives
+    # hrsync the same pid every time).
+    if not _pid_alive(lease.pid):
+        return True
+    started = process_started(lease.pid)
+    return None not in (started, lease.pid_started) and started != lease.pid_started
+
+
+def process_started(pid: int) -> str | None:
+    """When process `pid` started, in clock ticks since boot; None where /proc is absent."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its end.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
 
 
 def _pid_alive(pid: int) -> bool:

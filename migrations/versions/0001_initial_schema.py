@@ -35,6 +35,7 @@ def upgrade() -> None:
         sa.Column("holder", sa.String(length=200), nullable=False),
         sa.Column("host", sa.String(length=200), nullable=False),
         sa.Column("pid", sa.Integer(), nullable=False),
+        sa.Column("pid_started", sa.String(length=40), nullable=True),
         sa.Column("acquired_at", sa.DateTime(), nullable=False),
         sa.Column("expires_at", sa.DateTime(), nullable=False),
         sa.PrimaryKeyConstraint("name"),

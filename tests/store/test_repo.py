@@ -209,3 +209,20 @@ def test_heartbeat(store: Store) -> None:
     hb = store.heartbeat()
     assert hb is not None and hb.beat_at == NOW and hb.state == "idle"
     assert hb.detail == {"next_run": "tomorrow"}
+
+
+def test_a_reused_pid_is_not_the_holder(store: Store) -> None:
+    # A restarted container gives hrsync the same pid again: the lease of the earlier
+    # life must not look alive just because the pid is.
+    store.acquire_lease("earlier-life", NOW, 3600)
+    with store.engine.begin() as c:
+        c.execute(text("update leases set pid_started = 'boot-0'"))
+    assert store.acquire_lease("this-life", NOW, 600).acquired
+
+
+def test_process_started_reads_this_process() -> None:
+    from hrsync.store.repo import process_started
+
+    started = process_started(os.getpid())
+    assert started is None or started.isdigit()
+    assert process_started(2**22 + 12345) is None
