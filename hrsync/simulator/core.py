@@ -282,8 +282,9 @@ class SimulatedDx:
         member e-mails under ``member_emails``."""
         with self._lock:
             self._apply_due_import(self.now())
+            parents = self._parent_ids()
             return [
-                {**self._team_json(team), "member_emails": list(team.member_emails)}
+                {**self._team_json(team, parents), "member_emails": list(team.member_emails)}
                 for team in self._active_teams()
             ]
 
@@ -520,12 +521,13 @@ class SimulatedDx:
             return failure(404, "snapshot_not_found", f"no snapshot {snapshot_id!r}")
         factor = {"id": "factor-deep-work", "name": "Deep work"}
         scores = []
+        parents = self._parent_ids()
         for team in self._active_teams():
             # Teams with fewer than three contributors are left out of snapshot results.
             if len(team.member_emails) < 3:
                 continue
             seed = zlib.crc32(f"{snapshot.id}/{team.id}".encode())
-            team_json = self._team_json(team)
+            team_json = self._team_json(team, parents)
             scores.append(
                 {
                     "snapshot_team": {
@@ -554,12 +556,22 @@ class SimulatedDx:
         )
 
     def _teams_list(self, call: _Call) -> Response:
-        return ok(teams=[self._team_json(team) for team in self._active_teams()])
+        parents = self._parent_ids()
+        return ok(teams=[self._team_json(team, parents) for team in self._active_teams()])
 
     def _active_teams(self) -> list[TeamRecord]:
         return [team for team in self._teams.values() if team.active]
 
-    def _team_json(self, team: TeamRecord) -> dict[str, Any]:
+    def _parent_ids(self) -> set[str]:
+        """Ids of teams that have an active child: computed once per answer, not per team,
+        so a 10,000-team account answers in milliseconds rather than seconds."""
+        return {
+            team.parent_id
+            for team in self._teams.values()
+            if team.active and team.parent_id is not None
+        }
+
+    def _team_json(self, team: TeamRecord, parents: set[str]) -> dict[str, Any]:
         ancestors = [team.id]
         seen = {team.id}
         parent_id = team.parent_id
@@ -573,9 +585,7 @@ class SimulatedDx:
             "parent_id": team.parent_id or ROOT_SENTINEL,
             "manager_id": team.manager_id,
             "name": team.name,
-            "parent": any(
-                other.active and other.parent_id == team.id for other in self._teams.values()
-            ),
+            "parent": team.id in parents,
             "ancestors": list(reversed(ancestors)),
             "last_changed_at": iso(team.last_changed_at),
             "contributors": len(team.member_emails),

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.orm import Session
 
 from hrsync.identity import KnownIdentity
@@ -306,34 +306,77 @@ class Store:
             ]
 
     def save_identities(self, identities: Sequence[KnownIdentity], now: datetime) -> None:
-        """Upsert by reference_id in one transaction; rows are never deleted."""
-        by_ref = {i.reference_id: i for i in identities}
+        """Upsert by reference_id in one transaction; rows are never deleted.
+
+        Only rows whose content changed are written (a steady-state run of a large org
+        would otherwise rewrite thousands of rows); `last_seen` of every active identity
+        moves to `now` in one statement.
+        """
+        ti = models.TeamIdentity
         with self._write() as s:
-            existing = {r.reference_id: r for r in s.scalars(select(models.TeamIdentity)).all()}
-            # Keys move between rows (continuity re-keys a team): clear them first so
-            # the unique constraint on hr_key holds at every statement.
-            for ref, old in existing.items():
-                if ref in by_ref and old.hr_key != by_ref[ref].key:
-                    old.hr_key = f"~moving~{old.id}"
-            s.flush()
-            for ref, ident in by_ref.items():
-                found = existing.get(ref)
-                row = found or models.TeamIdentity(reference_id=ref, first_seen=now)
-                if found is None:
-                    s.add(row)
-                row.hr_key = ident.key
-                row.name = ident.name
-                row.parent_key = ident.parent_key
-                row.lead_email = ident.lead_email
-                row.members_json = json.dumps(sorted(ident.members))
-                row.member_digest = member_digest(ident.members)
-                if ident.retired:
-                    row.retired_at = row.retired_at or now
-                else:
-                    row.retired_at = None
-                    row.last_seen = now
-                if row.last_seen is None:
-                    row.last_seen = now
+            existing = {
+                row.reference_id: row
+                for row in s.execute(
+                    select(
+                        ti.id,
+                        ti.reference_id,
+                        ti.hr_key,
+                        ti.name,
+                        ti.parent_key,
+                        ti.lead_email,
+                        ti.member_digest,
+                        ti.retired_at,
+                    )
+                )
+            }
+            changes: list[dict[str, Any]] = []
+            inserts: list[dict[str, Any]] = []
+            parked: list[dict[str, Any]] = []
+            for ident in {i.reference_id: i for i in identities}.values():
+                values = {
+                    "hr_key": ident.key,
+                    "name": ident.name,
+                    "parent_key": ident.parent_key,
+                    "lead_email": ident.lead_email,
+                    "member_digest": member_digest(ident.members),
+                }
+                old = existing.get(ident.reference_id)
+                if old is None:
+                    inserts.append(
+                        {
+                            **values,
+                            "reference_id": ident.reference_id,
+                            "members_json": json.dumps(sorted(ident.members)),
+                            "first_seen": now,
+                            "last_seen": now,
+                            "retired_at": now if ident.retired else None,
+                        }
+                    )
+                    continue
+                retired_at = (old.retired_at or now) if ident.retired else None
+                unchanged = all(getattr(old, k) == v for k, v in values.items())
+                if unchanged and (old.retired_at is None) == (retired_at is None):
+                    continue
+                if old.hr_key != ident.key:
+                    # Keys move between rows (continuity re-keys a team): park them
+                    # first so the unique constraint on hr_key holds at every statement.
+                    parked.append({"id": old.id, "hr_key": f"~moving~{old.id}"})
+                changes.append(
+                    {
+                        **values,
+                        "id": old.id,
+                        "members_json": json.dumps(sorted(ident.members)),
+                        "retired_at": retired_at,
+                    }
+                )
+            # ORM bulk statements: UPDATE by primary key and INSERT, one executemany each.
+            if parked:
+                s.execute(update(ti), parked)
+            if changes:
+                s.execute(update(ti), changes)
+            if inserts:
+                s.execute(insert(ti), inserts)
+            s.execute(update(ti).where(ti.retired_at.is_(None)).values(last_seen=now))
 
     # --------------------------------------------------------- deferrals
 

@@ -226,3 +226,36 @@ def test_process_started_reads_this_process() -> None:
     started = process_started(os.getpid())
     assert started is None or started.isdigit()
     assert process_started(2**22 + 12345) is None
+
+
+def test_saving_the_same_identities_only_moves_last_seen(store: Store) -> None:
+    members = frozenset({"a@e.t", "b@e.t"})
+    store.save_identities([ident("k1", "r1", members=members), ident("k2", "r2")], NOW)
+    later = NOW + timedelta(days=1)
+    statements: list[str] = []
+
+    from sqlalchemy import event
+
+    def record(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        store.save_identities([ident("k1", "r1", members=members), ident("k2", "r2")], later)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    writes = [s for s in statements if s.lstrip().upper().startswith(("UPDATE", "INSERT"))]
+    assert len(writes) == 1 and "last_seen" in writes[0]
+    with store.engine.connect() as c:
+        seen = c.execute(text("select last_seen from team_identities")).scalars().all()
+    assert all(str(v).startswith("2026-11-03") for v in seen)
+
+
+def test_retire_and_return(store: Store) -> None:
+    store.save_identities([ident("k1", "r1")], NOW)
+    store.save_identities([ident("k1", "r1", retired=True)], NOW + timedelta(days=1))
+    (retired,) = store.load_identities()
+    assert retired.retired
+    store.save_identities([ident("k1", "r1")], NOW + timedelta(days=2))
+    (back,) = store.load_identities()
+    assert not back.retired
