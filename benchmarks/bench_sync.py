@@ -29,7 +29,7 @@ from hrsync.simulator.scenario import scenario_from_dict
 from hrsync.simulator.server import start_simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generator import generate_org, write_csv  # noqa: E402
+from generator import generate_org, write_csv
 
 TOKEN = "bench-token"
 CONFIG = """
@@ -85,9 +85,20 @@ def timed_sync(config: Path, *args: str) -> tuple[float, int, float, dict[str, o
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "hrsync", "--config", str(config), "--log-level", "info",
-         "sync", *args],
-        env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "hrsync",
+            "--config",
+            str(config),
+            "--log-level",
+            "info",
+            "sync",
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     took = time.perf_counter() - started
     if proc.returncode not in (0, 3, 4, 5):
