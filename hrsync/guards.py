@@ -32,6 +32,9 @@ from hrsync.plan import Archive, Plan, plural
 DEFAULT_RECHECK = timedelta(hours=6)
 IMPORT_BACKOFF_START = timedelta(minutes=1)
 IMPORT_BACKOFF_CAP = timedelta(minutes=30)
+# How a deferral for a running import begins; the engine counts such runs in a row
+# (from the run history) to grow the backoff.
+IMPORT_RUNNING_REASON = "DX says a team hierarchy import is running"
 # Absorbs float noise such as 0.29 * 100 == 28.999999999999996.
 _EPSILON = 1e-9
 
@@ -136,7 +139,7 @@ def deferral_for_api_error(
             kind="import_in_progress",
             resume_at=now + wait,
             reason=(
-                f"DX says a team hierarchy import is running (attempt {max(attempt, 1)}); "
+                f"{IMPORT_RUNNING_REASON} (attempt {max(attempt, 1)}); "
                 f"trying again in {_duration(wait)}"
             ),
         )

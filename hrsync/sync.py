@@ -36,6 +36,7 @@ from hrsync.dx.errors import (
 )
 from hrsync.dx.models import DxTeam
 from hrsync.guards import (
+    IMPORT_RUNNING_REASON,
     Defer,
     Refuse,
     check_snapshots,
@@ -734,7 +735,7 @@ def _import_attempts(store: Store) -> int:
     for run in store.recent_runs(20):
         if run.dry_run:
             continue
-        if run.outcome == "deferred" and run.reason and "import is running" in run.reason:
+        if run.outcome == "deferred" and (run.reason or "").startswith(IMPORT_RUNNING_REASON):
             count += 1
         else:
             break

@@ -142,6 +142,11 @@ def test_unverified_then_import_in_progress_backs_off(workspace: Workspace) -> N
     resume_at = datetime.fromisoformat(second.finished["resume_at"])
     assert timedelta(seconds=30) < resume_at - datetime.now(UTC) <= timedelta(minutes=1)
     assert len(workspace.process_requests()) == 2
+    # Still running: the backoff doubles.
+    third = workspace.hrsync("sync")
+    assert third.code == 3
+    resume_at = datetime.fromisoformat(third.finished["resume_at"])
+    assert timedelta(seconds=90) < resume_at - datetime.now(UTC) <= timedelta(minutes=2)
 
 
 def test_lead_unknown_to_dx_is_rejected_with_the_rows(workspace: Workspace) -> None:
