@@ -733,7 +733,7 @@ def _import_attempts(store: Store) -> int:
     """Consecutive recent runs deferred by a running import (for the backoff)."""
     count = 0
     for run in store.recent_runs(20):
-        if run.dry_run:
+        if run.dry_run or run.outcome is None:  # None: this very run, still going
             continue
         if run.outcome == "deferred" and (run.reason or "").startswith(IMPORT_RUNNING_REASON):
             count += 1
