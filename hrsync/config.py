@@ -171,11 +171,43 @@ def load_settings(
     settings = _build(Settings, raw, "", problems, base)
     assert isinstance(settings, Settings)
     token = _read_token(settings, env, problems, require_token)
-    settings = dataclasses.replace(settings, token=token, config_path=path)
+    settings = dataclasses.replace(
+        settings,
+        token=token,
+        config_path=path,
+        state=dataclasses.replace(
+            settings.state, database_url=_anchor_sqlite(settings.state.database_url, base)
+        ),
+    )
     problems.extend(_cross_checks(settings, require_source, require_dx))
     if problems:
         raise ConfigError(problems)
     return settings
+
+
+def _anchor_sqlite(url: str, base: Path) -> str:
+    """A relative SQLite path means "beside the config file", like every other path.
+
+    Resolved against the working directory instead, `hrsync sync` run from another
+    folder would open a second, empty store: no shared lease with the daemon and no
+    last accepted export for the shrink guard.
+    """
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url  # reported by the checks below
+    database = parsed.database or ""
+    if (
+        parsed.get_backend_name() != "sqlite"
+        or database in ("", ":memory:")
+        or database.startswith("file:")
+        or Path(database).is_absolute()
+    ):
+        return url
+    return parsed.set(database=str(base / database)).render_as_string(hide_password=False)
 
 
 def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str]:
@@ -205,8 +237,19 @@ def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str
 
 
 def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> None:
+    sections = {f.name for f in dataclasses.fields(Settings)} - {"token", "config_path"}
     for name, value in sorted(env.items()):
-        if not name.startswith(ENV_PREFIX) or "__" not in name:
+        if not name.startswith(ENV_PREFIX):
+            continue
+        if "__" not in name:
+            head = name[len(ENV_PREFIX) :].lower()
+            section = head.split("_", 1)[0]
+            if section in sections and name not in (TOKEN_ENV, CONFIG_ENV):
+                problems.append(
+                    f"environment variable {name} is not used: section and key are "
+                    f"separated by two underscores, e.g. HRSYNC_{section.upper()}__"
+                    f"{head.split('_', 1)[1].upper() if '_' in head else 'KEY'}"
+                )
             continue
         parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
         if any(not p for p in parts):
@@ -421,6 +464,12 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
     for key in ("max_archive", "retro_window_days"):
         if getattr(sync, key) < 0:
             p.append(f"sync.{key} must be 0 or more, got {getattr(sync, key)}")
+    if sync.heartbeat_s >= sync.healthcheck_max_age_s:
+        p.append(
+            f"sync.heartbeat_s must be less than sync.healthcheck_max_age_s "
+            f"({sync.healthcheck_max_age_s:g}), got {sync.heartbeat_s:g}: the healthcheck "
+            "would find every heartbeat stale"
+        )
     if sync.quarantine_after < 1:
         p.append(f"sync.quarantine_after must be at least 1, got {sync.quarantine_after}")
     for key in (

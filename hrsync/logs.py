@@ -8,6 +8,7 @@ exception text they hide in.
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import sys
@@ -87,6 +88,14 @@ def _final_scrub(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
     return event_dict
 
 
+def _scrubbed_traceback(sio: TextIO, exc_info: Any) -> None:
+    # The console renderer formats exceptions itself, after every processor: the
+    # traceback text is scrubbed here, as _final_scrub does for JSON.
+    buffer = io.StringIO()
+    structlog.dev.plain_traceback(buffer, exc_info)
+    sio.write(_scrub_text(buffer.getvalue()))
+
+
 def _drop_color_message(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
     event_dict.pop("color_message", None)
     return event_dict
@@ -108,7 +117,7 @@ def configure(fmt: Format = "auto", level: str = "info", stream: TextIO | None =
     renderer: Processor
     if use_console:
         renderer = structlog.dev.ConsoleRenderer(
-            colors=False, exception_formatter=structlog.dev.plain_traceback
+            colors=False, exception_formatter=_scrubbed_traceback
         )
     else:
         renderer = structlog.processors.JSONRenderer()

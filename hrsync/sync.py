@@ -43,7 +43,7 @@ from hrsync.guards import (
     deferral_for_api_error,
     gate,
 )
-from hrsync.identity import Assignment, TeamRow, assign, default_reference_id
+from hrsync.identity import Assignment, KnownIdentity, TeamRow, assign, default_reference_id
 from hrsync.mapping import MappingError, build_teams
 from hrsync.outcome import Outcome
 from hrsync.people import Directory, read_people
@@ -146,11 +146,17 @@ def run_sync(
     eng = engine or Engine(settings=settings, store=store, clock=clock, stop=stop)
     run_id = logs.new_run_id()
     started = time.monotonic()
+    # A dry run or a preview changes nothing later runs rely on: it is recorded as
+    # such, so it neither ends a failure streak nor grows an import backoff.
+    operational = not (request.dry_run or request.preview)
     with logs.run_context(run_id, trigger=request.trigger):
         now = eng.clock()
-        lease = store.acquire_lease(_holder(run_id), now, LEASE_TTL_S)
-        if not lease.acquired:
-            store.start_run(run_id, request.trigger, now, dry_run=request.dry_run)
+        # A dry run writes nothing to DX: `hrsync plan` works while the daemon syncs.
+        lease = (
+            store.acquire_lease(_holder(run_id), now, LEASE_TTL_S) if not request.dry_run else None
+        )
+        if lease is not None and not lease.acquired:
+            store.start_run(run_id, request.trigger, now, dry_run=not operational)
             result = SyncResult(
                 run_id,
                 Outcome.DEFERRED,
@@ -165,7 +171,7 @@ def run_sync(
             _log_finished(result, request, started)
             return result
         try:
-            store.start_run(run_id, request.trigger, now, dry_run=request.dry_run)
+            store.start_run(run_id, request.trigger, now, dry_run=not operational)
             log.info("sync.started", dry_run=request.dry_run, preview=request.preview)
             try:
                 result = _Run(eng, request, run_id).execute()
@@ -179,7 +185,8 @@ def run_sync(
             )
             _record(eng, request, result)
         finally:
-            store.release_lease(_holder(run_id))
+            if lease is not None:
+                store.release_lease(_holder(run_id))
         _log_finished(result, request, started)
         return result
 
@@ -200,9 +207,11 @@ def _record(eng: Engine, request: SyncRequest, result: SyncResult) -> None:
         plan_digest=result.plan.payload_digest if result.plan else None,
         people_count=result.people_count,
     )
-    if result.outcome is Outcome.DEFERRED and result.resume_at and not request.dry_run:
+    if request.dry_run or request.preview:
+        return  # the daemon's deferral is not a dry run's business
+    if result.outcome is Outcome.DEFERRED and result.resume_at:
         eng.store.add_deferral(result.run_id, result.reason or "deferred", result.resume_at, now)
-    elif not request.dry_run and not request.preview:
+    else:
         eng.store.resolve_deferrals(now)
 
 
@@ -245,12 +254,14 @@ class _Run:
             directory = self.read_export()
             assignment, dx_teams, snapshots, plan = self.plan(directory)
             report = render_plan(plan)
-            digest_same = self.last_verified_digest() == plan.payload_digest
-            if not plan.has_changes and (digest_same or self.request.dry_run):
+            if not plan.has_changes:
+                # Names and parents match DX; leads and members match what DX last
+                # verifiably took: nothing to send.
                 log.info("sync.in_sync", teams=plan.desired_count)
-                if not self.request.dry_run:
+                if not (self.request.dry_run or self.request.preview):
                     self.eng.store.save_identities(assignment.identities, self.eng.clock())
                 return self.result(Outcome.IN_SYNC, plan, report)
+            self.renew_lease()
             rows = list(assignment.teams)
             payload = [r.to_payload() for r in rows]
             decision = gate(
@@ -296,15 +307,26 @@ class _Run:
             if self.request.dry_run:
                 return self.result(Outcome.PLANNED, plan, report)
             self.stop_point("before submitting", plan, report)
-            self.renew_lease()
+            if not self.renew_lease():
+                raise _Finish(
+                    self.result(
+                        Outcome.FAILED,
+                        plan,
+                        report,
+                        reason="lost the lease to another sync before submitting; nothing sent",
+                    )
+                )
             if self.request.preview:
                 return self.preview(plan, payload, report)
             return self.submit(assignment, plan, payload, report, snapshots, dx_teams)
 
     # ------------------------------------------------------------ steps
 
-    def renew_lease(self) -> None:
-        self.eng.store.renew_lease(_holder(self.run_id), self.eng.clock(), LEASE_TTL_S)
+    def renew_lease(self) -> bool:
+        renewed = self.eng.store.renew_lease(_holder(self.run_id), self.eng.clock(), LEASE_TTL_S)
+        if not renewed:
+            log.error("sync.lease_lost", detail="the lease expired and another sync took it")
+        return renewed
 
     def stopping(self) -> bool:
         return self.eng.stop is not None and self.eng.stop.is_set()
@@ -428,10 +450,6 @@ class _Run:
         log.info("plan.ready", **plan.counts)
         return assignment, dx_teams, snapshots, plan
 
-    def last_verified_digest(self) -> str | None:
-        last = self.eng.store.last_verified_submission()
-        return last.payload_digest if last else None
-
     def dx_call(self, fn: Callable[[], Any]) -> Any:
         try:
             return fn()
@@ -448,7 +466,9 @@ class _Run:
         except DxDeferred as exc:
             return self.deferred_by_api(exc, plan, report)
         except DxRejected as exc:
-            return self.rejected(exc, plan, report)
+            return self.rejected(exc, plan, report, payload)
+        except DxError as exc:
+            return self.result(Outcome.FAILED, plan, report, reason=str(exc))
         url = accepted.preview_url
         log.info("sync.preview", preview_url=url, import_id=accepted.import_id)
         return self.result(Outcome.PLANNED, plan, report + f"\nPreview: {url}\n", preview_url=url)
@@ -463,9 +483,10 @@ class _Run:
         dx_teams: Sequence[DxTeam],
     ) -> SyncResult:
         store, now = self.eng.store, self.eng.clock()
-        record = _submission_plan(assignment.teams, plan, plan.archives)
-        # Before the call: the ids we are about to send, and evidence of the send.
-        store.save_identities(assignment.identities, now)
+        record = _submission_plan(assignment, plan, dx_teams)
+        # Before the call: evidence of what is about to be sent, with the identities
+        # to keep once DX may have it (not before: a rejected or deferred request must
+        # not retire teams DX still has).
         sid = store.record_submission(
             self.run_id,
             PROCESS,
@@ -477,10 +498,13 @@ class _Run:
         )
         email = self.s.sync.notify_email
         log.info("sync.submitting", teams=len(payload), notify_email=email)
+        # "sent": from here on DX may have it, so a restart waits for it, not resends.
+        store.mark_submission(sid, "sent", self.eng.clock())
         try:
             accepted = self.client.process(payload, email=email)
         except DxOutcomeUnknown as exc:
             store.mark_submission(sid, "outcome_unknown", self.eng.clock(), detail=str(exc))
+            store.save_identities(assignment.identities, self.eng.clock())
             log.warning("sync.outcome_unknown", detail=str(exc))
         except DxDeferred as exc:
             store.mark_submission(sid, "deferred", self.eng.clock(), detail=str(exc))
@@ -493,24 +517,19 @@ class _Run:
             return self.result(Outcome.FAILED, plan, report, reason=str(exc))
         else:
             store.mark_submission(sid, "accepted", self.eng.clock(), import_id=accepted.import_id)
+            store.save_identities(assignment.identities, self.eng.clock())
             log.info("sync.accepted", import_id=accepted.import_id)
-        submitted_at = now
-        return self.verify(sid, list(assignment.teams), plan, submitted_at, report)
+        return self.verify(sid, _Target.of_record(record), plan, now, report)
 
     def verify(
         self,
         sid: int,
-        rows: Sequence[TeamRow],
+        target: _Target,
         plan: Plan,
         submitted_at: datetime,
         report: str,
     ) -> SyncResult:
-        converged = self.wait_for_convergence(
-            rows,
-            [a.reference_id for a in plan.archives if a.reference_id],
-            [a.dx_id for a in plan.archives],
-            self.s.sync.verify_timeout_s,
-        )
+        converged = self.wait_for_convergence(target, self.s.sync.verify_timeout_s)
         store = self.eng.store
         if self.stopping():
             # Left "accepted": the next start finds it unfinished and verifies it.
@@ -536,16 +555,8 @@ class _Run:
             ),
         )
 
-    def wait_for_convergence(
-        self,
-        rows: Sequence[TeamRow],
-        archived_refs: Sequence[str],
-        archived_ids: Sequence[str],
-        timeout_s: float,
-    ) -> bool:
-        """Poll teams.list with backoff until DX shows `rows` and not the archived teams.
-
-        A timeout of 0 looks once."""
+    def wait_for_convergence(self, target: _Target, timeout_s: float) -> bool:
+        """Poll teams.list with backoff until DX shows the target. A timeout of 0 looks once."""
         deadline = time.monotonic() + timeout_s
         delay = self.eng.verify_poll_s
         attempt = 0
@@ -558,7 +569,11 @@ class _Run:
                 log.warning("verify.read_failed", attempt=attempt, detail=str(exc))
             else:
                 convergence = check_convergence(
-                    rows, archived_refs, current, archived_dx_ids=archived_ids
+                    target.rows,
+                    target.archived_refs,
+                    current,
+                    archived_dx_ids=target.archived_ids,
+                    awaiting_change=target.awaiting_change,
                 )
                 if convergence.converged:
                     log.info("verify.converged", attempt=attempt, detail=convergence.summary())
@@ -672,21 +687,34 @@ class _Run:
             previous_run=pending.run_id,
             status=pending.status,
         )
-        rows = [_row_from_dict(r) for r in pending.plan.get("rows", [])]
+        target = _Target.of_record(pending.plan)
         plan = _plan_from_record(pending)
-        # "pending": the earlier run died around the call, so DX may or may not have it.
-        # One look decides; if DX does not show it, planning below resubmits knowingly.
+        # "pending": the earlier run died around the call, so DX may or may not have it;
+        # "unverified": an earlier run already waited its full verify timeout. One look
+        # decides both; if DX does not show it, planning below resubmits knowingly (and
+        # DX answers import_in_progress if its import is still running).
+        one_look = pending.status in ("pending", "unverified")
         converged = self.wait_for_convergence(
-            rows,
-            pending.plan.get("archived_refs", []),
-            pending.plan.get("archived_dx_ids", []),
-            0 if pending.status == "pending" else self.s.sync.verify_timeout_s,
+            target, 0 if one_look else self.s.sync.verify_timeout_s
         )
+        if self.stopping():
+            # Not a verdict: leave the submission as it is for the next start.
+            log.warning("sync.stopped", step="verifying an earlier submission")
+            raise _Finish(
+                self.result(
+                    Outcome.DEFERRED,
+                    None,
+                    reason="shutting down while verifying an earlier submission",
+                    resume_at=self.eng.clock(),
+                )
+            )
         since = pending.created_at
         self.check_audit(plan, since)
         now = self.eng.clock()
         if converged:
             store.mark_submission(pending.id, "verified", now)
+            # The earlier run may have died before keeping the ids DX now has.
+            store.save_identities(_identities_of_record(pending.plan), now)
             log.info("sync.recovered", submission=pending.id, verified=True)
         else:
             store.mark_submission(pending.id, "superseded", now, detail="not shown by DX")
@@ -732,8 +760,8 @@ def _named_rows(details: Any, payload: Sequence[Mapping[str, Any]]) -> list[dict
 def _import_attempts(store: Store) -> int:
     """Consecutive recent runs deferred by a running import (for the backoff)."""
     count = 0
-    for run in store.recent_runs(20):
-        if run.dry_run or run.outcome is None:  # None: this very run, still going
+    for run in store.recent_runs(20, operational_only=True):
+        if run.outcome is None:  # this very run, still going
             continue
         if run.outcome == "deferred" and (run.reason or "").startswith(IMPORT_RUNNING_REASON):
             count += 1
@@ -742,10 +770,44 @@ def _import_attempts(store: Store) -> int:
     return count
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """What DX must show once a submission is applied."""
+
+    rows: tuple[TeamRow, ...]
+    archived_refs: tuple[str, ...]
+    archived_ids: tuple[str, ...]
+    # New leads, which teams.list cannot show: reference_id -> DX's last_changed_at
+    # before the submission; done once DX reports a later one.
+    awaiting_change: Mapping[str, datetime]
+
+    @classmethod
+    def of_record(cls, record: Mapping[str, Any]) -> _Target:
+        return cls(
+            rows=tuple(_row_from_dict(r) for r in record.get("rows", [])),
+            archived_refs=tuple(record.get("archived_refs", [])),
+            archived_ids=tuple(record.get("archived_dx_ids", [])),
+            awaiting_change=_parse_times(record.get("awaiting_change", {})),
+        )
+
+
 def _submission_plan(
-    rows: Sequence[TeamRow], plan: Plan, archived: Sequence[Any]
+    assignment: Assignment, plan: Plan, dx_teams: Sequence[DxTeam]
 ) -> dict[str, Any]:
+    rows, archived = assignment.teams, plan.archives
+    changed_at = {t.reference_id: t.last_changed_at for t in dx_teams if t.reference_id}
+    # Only where the old lead is known: an adopted team's lead may already be right,
+    # and then DX changes nothing and shows no change to wait for.
+    awaiting = {
+        c.reference_id: when.isoformat()
+        for c in plan.changes
+        if isinstance(c, LeadChange)
+        and c.old_lead is not None
+        and (when := changed_at.get(c.reference_id)) is not None
+    }
     return {
+        "awaiting_change": awaiting,
+        "identities": [_identity_to_dict(i) for i in assignment.identities],
         "rows": [{"key": r.key, **r.to_payload()} for r in rows],
         "archived_refs": [a.reference_id for a in archived if a.reference_id],
         "archived_dx_ids": [a.dx_id for a in archived],
@@ -754,6 +816,37 @@ def _submission_plan(
         "counts": plan.counts,
         "digest": plan.payload_digest,
     }
+
+
+def _parse_times(values: Mapping[str, str]) -> dict[str, datetime]:
+    return {ref: datetime.fromisoformat(when) for ref, when in values.items()}
+
+
+def _identity_to_dict(identity: KnownIdentity) -> dict[str, Any]:
+    return {
+        "key": identity.key,
+        "reference_id": identity.reference_id,
+        "name": identity.name,
+        "parent_key": identity.parent_key,
+        "lead_email": identity.lead_email,
+        "members": sorted(identity.members),
+        "retired": identity.retired,
+    }
+
+
+def _identities_of_record(record: Mapping[str, Any]) -> list[KnownIdentity]:
+    return [
+        KnownIdentity(
+            key=d["key"],
+            reference_id=d["reference_id"],
+            name=d["name"],
+            parent_key=d.get("parent_key"),
+            lead_email=d.get("lead_email"),
+            members=frozenset(d.get("members", [])),
+            retired=bool(d.get("retired")),
+        )
+        for d in record.get("identities", [])
+    ]
 
 
 def _row_from_dict(d: Mapping[str, Any]) -> TeamRow:

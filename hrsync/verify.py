@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -63,10 +63,19 @@ class Convergence:
     wrong_parents: tuple[ParentMismatch, ...]
     still_present: tuple[DxTeam, ...]  # planned archives DX still lists
     contributors_uncounted: tuple[Uncounted, ...]  # reported, never fatal
+    # Teams whose new lead teams.list cannot show: DX has not touched them since the
+    # submission yet (their last_changed_at is older), so the import has not run.
+    not_yet_changed: tuple[str, ...] = ()
 
     @property
     def converged(self) -> bool:
-        return not (self.missing or self.wrong_names or self.wrong_parents or self.still_present)
+        return not (
+            self.missing
+            or self.wrong_names
+            or self.wrong_parents
+            or self.still_present
+            or self.not_yet_changed
+        )
 
     def summary(self) -> str:
         if self.converged:
@@ -95,6 +104,12 @@ class Convergence:
                     + _names(t.name for t in self.still_present)
                     + ")"
                 )
+            if self.not_yet_changed:
+                parts.append(
+                    f"{len(self.not_yet_changed)} with a new lead not yet changed ("
+                    + _names(self.not_yet_changed)
+                    + ")"
+                )
             text = "DX does not match yet: " + "; ".join(parts)
         if self.contributors_uncounted:
             people = sum(u.sent - u.counted for u in self.contributors_uncounted)
@@ -111,18 +126,28 @@ def _names(names: Any, limit: int = 5) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+_NOTHING: Mapping[str, datetime] = {}
+
+
 def check_convergence(
     desired: Sequence[TeamRow],
     archived: Sequence[str],
     current: Sequence[DxTeam],
     *,
     archived_dx_ids: Sequence[str] = (),
+    awaiting_change: Mapping[str, datetime] = _NOTHING,
 ) -> Convergence:
     """Judge one `teams.list` reply against the submission.
 
     `archived` are the reference_ids the plan archived; `archived_dx_ids` names planned
     archives that have no reference_id by their DX id. Parents are compared by
     reference_id exactly as in planning.
+
+    `awaiting_change` maps reference_ids whose change teams.list cannot show (a new
+    lead: it lists only a manager id) to DX's `last_changed_at` for the team before the
+    submission. Such a team counts as done once DX reports a later `last_changed_at`;
+    one without the timestamp is taken as done, as the server gives nothing to wait for.
+    Comparing DX's timestamps with each other avoids any clock skew with ours.
     """
     by_id = index_dx_teams(current)
     by_ref: dict[str, DxTeam] = {}
@@ -158,6 +183,14 @@ def check_convergence(
         if team.contributors < sent:
             uncounted.append(Uncounted(row.reference_id, row.name, sent, team.contributors))
 
+    not_yet: list[str] = []
+    for ref, before in awaiting_change.items():
+        touched = by_ref.get(ref)
+        if touched is None or touched.last_changed_at is None:
+            continue  # missing is reported above; no timestamp, nothing to wait for
+        if touched.last_changed_at <= before:
+            not_yet.append(touched.name)
+
     gone_refs = set(archived)
     gone_ids = set(archived_dx_ids)
     still_present = [
@@ -171,6 +204,7 @@ def check_convergence(
         wrong_parents=tuple(wrong_parents),
         still_present=tuple(sorted(still_present, key=lambda t: t.name)),
         contributors_uncounted=tuple(uncounted),
+        not_yet_changed=tuple(sorted(not_yet)),
     )
 
 

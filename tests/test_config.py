@@ -45,7 +45,8 @@ def test_defaults_match_design(tmp_path: Path) -> None:
     assert s.mapping.strategy == "manager"
     assert s.mapping.min_team_size == 0
     assert s.filter.active_status == ("Active",)
-    assert s.state.database_url == "sqlite:///hrsync.db"
+    # A relative SQLite path sits beside the config file, like every other path.
+    assert s.state.database_url == f"sqlite:///{tmp_path / 'hrsync.db'}"
     assert s.log.format == "auto"
     assert s.log.level == "info"
     assert s.token is not None and s.token.reveal() == "tok-1234567890"
@@ -210,3 +211,37 @@ def test_example_config_documents_every_key_and_loads() -> None:
             assert f"{key} =" in text, f"{section.name}.{key} is not documented"
     for f in dataclasses.fields(type(s.source.fields)):
         assert f"{f.name} =" in text, f"source.fields.{f.name} is not documented"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("sqlite:///state/hrsync.db", "sqlite:///{base}/state/hrsync.db"),
+        ("sqlite:////var/lib/hrsync.db", "sqlite:////var/lib/hrsync.db"),
+        ("sqlite://", "sqlite://"),
+        ("sqlite:///:memory:", "sqlite:///:memory:"),
+        ("postgresql://u:p@db/hrsync", "postgresql://u:p@db/hrsync"),
+    ],
+)
+def test_sqlite_paths_are_anchored_to_the_config_file(
+    tmp_path: Path, url: str, expected: str
+) -> None:
+    path = write(tmp_path, MINIMAL + f'\n[state]\ndatabase_url = "{url}"\n')
+    s = load_settings(path, TOKEN_ENV)
+    assert s.state.database_url == expected.format(base=tmp_path)
+
+
+def test_single_underscore_override_is_called_out(tmp_path: Path) -> None:
+    problems = problems_of(
+        write(tmp_path, MINIMAL), {**TOKEN_ENV, "HRSYNC_SYNC_SCHEDULE": "0 7 * * *"}
+    )
+    assert problems == [
+        "environment variable HRSYNC_SYNC_SCHEDULE is not used: section and key are "
+        "separated by two underscores, e.g. HRSYNC_SYNC__SCHEDULE"
+    ]
+
+
+def test_heartbeat_must_beat_more_often_than_the_healthcheck_tolerates(tmp_path: Path) -> None:
+    text = MINIMAL + "\n[sync]\nheartbeat_s = 300\n"
+    problems = problems_of(write(tmp_path, text), TOKEN_ENV)
+    assert any(p.startswith("sync.heartbeat_s must be less than") for p in problems)

@@ -98,3 +98,16 @@ def test_scrub_masks_registered_secrets_and_bearer_values() -> None:
     text = logs.scrub("failed: another-secret-value-77 / Authorization: Bearer abc.def")
     assert "another-secret-value-77" not in text and "abc.def" not in text
     assert text.count(logs.REDACTED) == 2
+
+
+def test_console_tracebacks_are_scrubbed_too() -> None:
+    secret = "console-secret-token-31"
+    logs.register_secret(secret)
+    out = capture("console")
+    try:
+        raise RuntimeError(f"boom {secret}")
+    except RuntimeError:
+        logs.get_logger("t").exception("failed")
+        logging.getLogger("apscheduler.executors").error("job failed", exc_info=True)
+    text = out.getvalue()
+    assert "RuntimeError" in text and secret not in text

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 from hrsync.store.repo import Store
-from hrsync.sync import SyncRequest, run_sync
+from hrsync.sync import SyncRequest, run_sync, utcnow
 
 SAMPLES = shipped_dir("config")
 
@@ -127,3 +128,117 @@ def test_rows_named_by_dx_are_joined_with_what_was_sent(
         for r in _named_rows(details, PAYLOAD)
     ]
     assert found == expected
+
+
+def _write_rows(path: Path, rows: list[dict[str, str]]) -> None:
+    import csv
+
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _sample_rows() -> list[dict[str, str]]:
+    import csv
+
+    with (SAMPLES / "sample-org.csv").open(encoding="utf-8-sig", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _settings_with(settings: Settings, **sync: Any) -> Settings:
+    return dataclasses.replace(settings, sync=dataclasses.replace(settings.sync, **sync))
+
+
+@pytest.mark.parametrize("sim", [1.0], indirect=True)
+def test_a_lead_change_alone_is_verified_only_once_dx_applied_it(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    # teams.list shows no lead e-mail: without waiting for evidence (last_changed_at),
+    # the first poll would "converge" before DX had done anything.
+    store = Store.open(settings.state.database_url)
+    try:
+        assert run_sync(settings, SyncRequest(), store=store).outcome is Outcome.APPLIED
+        rows = _sample_rows()
+        for row in rows:
+            if row["Employee ID"] == "E026":  # Hannah leaves
+                row["Status"] = "Terminated"
+            elif row["Manager ID"] == "E026":  # her reports now report to Sara...
+                row["Manager ID"] = "E123"
+        for row in rows:
+            if row["Employee ID"] == "E123":  # ...who reports to Hannah's manager
+                row["Manager ID"] = "E012"
+        assert settings.source.path is not None
+        _write_rows(settings.source.path, rows)
+        result = run_sync(settings, SyncRequest(), store=store)
+        assert result.outcome is Outcome.APPLIED
+        assert result.counts["lead_change"] == 1
+        assert result.counts["rename"] == result.counts["move"] == result.counts["create"] == 0
+        (team,) = [t for t in sim.dx.teams_view() if t["name"] == "Machine Learning"]
+        sara = next(u for u in sim.dx.users_view() if u["email"] == "sara.haddad@example.com")
+        assert team["manager_id"] == sara["id"], "the run ended before DX applied the import"
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("sim", [1.0], indirect=True)
+def test_an_unverified_submission_is_verified_by_the_next_run_not_resent(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    store = Store.open(settings.state.database_url)
+    try:
+        impatient = _settings_with(settings, verify_timeout_s=0.1)
+        first = run_sync(impatient, SyncRequest(), store=store)
+        assert first.outcome is Outcome.UNVERIFIED
+        deadline = time.monotonic() + 10
+        while len(sim.dx.teams_view()) < 13 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        after = run_sync(settings, SyncRequest(), store=store)
+        assert after.outcome is Outcome.IN_SYNC
+        assert process_calls(sim) == 1
+        assert store.last_verified_submission() is not None
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("sim", [1.0], indirect=True)
+def test_a_stop_while_recovering_leaves_the_earlier_submission_alone(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    store = Store.open(settings.state.database_url)
+    try:
+        stop = threading.Event()
+        stop.set()
+        # An accepted submission the previous run never verified:
+        impatient = _settings_with(settings, verify_timeout_s=0.1)
+        run_sync(impatient, SyncRequest(), store=store, stop=threading.Event())
+        store.mark_submission(store.unfinished_submission().id, "accepted", utcnow())  # type: ignore[union-attr]
+        result = run_sync(settings, SyncRequest(), store=store, stop=stop)
+        assert result.outcome is Outcome.DEFERRED
+        assert result.reason == "shutting down while verifying an earlier submission"
+        pending = store.unfinished_submission()
+        assert pending is not None and pending.status == "accepted"
+        assert process_calls(sim) == 1
+    finally:
+        store.close()
+
+
+def test_a_rejected_request_keeps_no_identities_and_a_preview_no_state(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    store = Store.open(settings.state.database_url)
+    try:
+        preview = run_sync(settings, SyncRequest(preview=True), store=store)
+        assert preview.outcome is Outcome.PLANNED and preview.preview_url
+        assert store.recent_runs(1)[0].dry_run  # not an operational run
+        assert store.load_identities() == []
+
+        rows = _sample_rows()
+        rows[1]["Work Email"] = "not.a.dx.user@example.com"  # the CTO, a lead
+        assert settings.source.path is not None
+        _write_rows(settings.source.path, rows)
+        rejected = run_sync(settings, SyncRequest(), store=store)
+        assert rejected.outcome is Outcome.REJECTED
+        assert store.load_identities() == []
+    finally:
+        store.close()

@@ -82,6 +82,31 @@ def test_contributors_dx_did_not_count_are_reported_not_fatal() -> None:
     assert "1 contributors in 1 teams not counted by DX" in result.summary()
 
 
+BEFORE = SUBMITTED - timedelta(days=3)
+
+
+@pytest.mark.parametrize(
+    ("last_changed_at", "converged"),
+    [
+        (BEFORE, False),  # DX has not applied the new lead yet
+        (BEFORE - timedelta(seconds=1), False),
+        (BEFORE + timedelta(seconds=1), True),
+        (SUBMITTED, True),
+        (None, True),  # no timestamp from DX: nothing to wait for
+    ],
+)
+def test_a_new_lead_needs_evidence_that_dx_touched_the_team(
+    last_changed_at: datetime | None, converged: bool
+) -> None:
+    plat = DxTeam(id="id-plat", name="Platform", parent_id="id-eng", reference_id="plat",
+                  contributors=1, last_changed_at=last_changed_at)  # fmt: skip
+    result = check_convergence([ENG, PLAT], [], [GOOD[0], plat], awaiting_change={"plat": BEFORE})
+    assert result.converged is converged
+    if not converged:
+        assert result.not_yet_changed == ("Platform",)
+        assert "1 with a new lead not yet changed (Platform)" in result.summary()
+
+
 # ---------------------------------------------------------------- audit trail
 
 

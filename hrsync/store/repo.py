@@ -27,7 +27,8 @@ from hrsync.store.engine import make_engine, session_factory
 from hrsync.store.migrate import upgrade
 
 # A submission in one of these states may have reached DX without being verified.
-UNFINISHED_SUBMISSION = ("pending", "sent", "accepted", "outcome_unknown")
+# "unverified": the run gave up waiting, but DX may still apply it; the next run looks.
+UNFINISHED_SUBMISSION = ("pending", "sent", "accepted", "outcome_unknown", "unverified")
 ACCEPTED_OUTCOMES = ("applied", "in_sync")
 
 
@@ -145,13 +146,15 @@ class Store:
             lease.acquired_at, lease.expires_at = now, expires
             return LeaseState(True, holder, host, pid, now, expires)
 
-    def renew_lease(self, holder: str, now: datetime, ttl_s: float, *, name: str = "sync") -> None:
+    def renew_lease(self, holder: str, now: datetime, ttl_s: float, *, name: str = "sync") -> bool:
+        """Extend the lease; False when `holder` no longer has it (it expired and was taken)."""
         with self._write() as s:
-            s.execute(
+            result = s.execute(
                 update(models.Lease)
                 .where(models.Lease.name == name, models.Lease.holder == holder)
                 .values(expires_at=now + timedelta(seconds=ttl_s))
             )
+            return bool(getattr(result, "rowcount", 0))
 
     def release_lease(self, holder: str, *, name: str = "sync") -> None:
         with self._write() as s:
@@ -185,18 +188,22 @@ class Store:
             run.counts_json = json.dumps(dict(counts), sort_keys=True)
             run.reason, run.plan_digest, run.people_count = reason, plan_digest, people_count
 
-    def recent_runs(self, limit: int = 20) -> list[RunRecord]:
+    def recent_runs(self, limit: int = 20, *, operational_only: bool = False) -> list[RunRecord]:
+        """Newest first. `operational_only` leaves out dry runs and previews, which say
+        nothing about whether syncing works."""
+        query = select(models.Run).order_by(models.Run.started_at.desc()).limit(limit)
+        if operational_only:
+            query = query.where(models.Run.dry_run == 0)
         with self._sessions() as s:
-            rows = s.scalars(
-                select(models.Run).order_by(models.Run.started_at.desc()).limit(limit)
-            ).all()
-            return [_run_record(r) for r in rows]
+            return [_run_record(r) for r in s.scalars(query).all()]
 
     def last_accepted_people_count(self) -> int | None:
-        """People in the last export that DX accepted (for the shrink guard)."""
+        """People in the last export DX accepted (for the shrink guard): the newer of the
+        last in-sync or applied run and the last verified submission (which may have
+        been verified by a later run, after its own run gave up waiting)."""
         with self._sessions() as s:
-            value = s.scalar(
-                select(models.Run.people_count)
+            run = s.execute(
+                select(models.Run.people_count, models.Run.started_at)
                 .where(
                     models.Run.outcome.in_(ACCEPTED_OUTCOMES),
                     models.Run.dry_run == 0,
@@ -204,14 +211,25 @@ class Store:
                 )
                 .order_by(models.Run.started_at.desc())
                 .limit(1)
-            )
-            return value
+            ).first()
+            sub = s.execute(
+                select(models.Submission.people_count, models.Run.started_at)
+                .join(models.Run, models.Run.id == models.Submission.run_id)
+                .where(models.Submission.status == "verified")
+                .order_by(models.Run.started_at.desc())
+                .limit(1)
+            ).first()
+        candidates = [c for c in (run, sub) if c is not None]
+        if not candidates:
+            return None
+        newest = max(candidates, key=lambda c: c[1])[0]
+        return None if newest is None else int(newest)
 
     def consecutive_failures(self, limit: int = 50) -> list[RunRecord]:
         """The unbroken streak of most recent failed runs (newest first)."""
         streak: list[RunRecord] = []
-        for run in self.recent_runs(limit):
-            if run.outcome is None or run.dry_run:
+        for run in self.recent_runs(limit, operational_only=True):
+            if run.outcome is None:
                 continue
             if run.outcome != "failed":
                 break
@@ -454,28 +472,42 @@ class Store:
 
 
 def _lease_is_stale(lease: models.Lease, now: datetime) -> bool:
-    if lease.expires_at <= now:
-        return True
-    if lease.host != this_host():
-        return False
-    # Same machine: a holder process that is gone (SIGKILL) needs no waiting out the
-    # TTL, nor does a pid now used by another process (a restarted container gives
-    # hrsync the same pid every time).
+    """Whether the lease may be taken over.
+
+    On this machine (same host name and pid namespace) we can see the holder: it is
+    stale exactly when its process is gone or its pid now belongs to another process
+    (a restarted container gives hrsync the same pid every time), whatever the TTL
+    says, so a slow but live run is never overtaken. Elsewhere only the TTL can tell.
+    """
+    recorded = lease.pid_started or ""
+    visible = lease.host == this_host() and recorded.rpartition("@")[0] == _pid_namespace()
+    if not visible:
+        return lease.expires_at <= now
     if not _pid_alive(lease.pid):
         return True
-    started = process_started(lease.pid)
-    return None not in (started, lease.pid_started) and started != lease.pid_started
+    started_now = process_started(lease.pid)
+    if None in (started_now, lease.pid_started):
+        return lease.expires_at <= now  # no /proc: fall back to the TTL
+    return started_now != lease.pid_started
 
 
 def process_started(pid: int) -> str | None:
-    """When process `pid` started, in clock ticks since boot; None where /proc is absent."""
+    """Which process `pid` is: its pid namespace and start time (clock ticks since boot),
+    as ``namespace@ticks``; None where /proc is absent."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after its end.
     fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
+    return f"{_pid_namespace()}@{fields[19]}" if len(fields) > 19 else None
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
 
 
 def _pid_alive(pid: int) -> bool:

@@ -119,9 +119,18 @@ def test_lease_is_exclusive_until_released(store: Store) -> None:
     assert store.acquire_lease("run-b", NOW, 600).acquired
 
 
-def test_expired_lease_can_be_taken(store: Store) -> None:
+def test_expired_lease_of_a_holder_elsewhere_can_be_taken(store: Store) -> None:
     store.acquire_lease("run-a", NOW, 60)
+    with store.engine.begin() as c:
+        c.execute(text("update leases set host = 'another-host'"))
+    assert not store.acquire_lease("run-b", NOW + timedelta(seconds=59), 60).acquired
     assert store.acquire_lease("run-b", NOW + timedelta(seconds=61), 60).acquired
+
+
+def test_a_live_holder_here_keeps_the_lease_past_its_ttl(store: Store) -> None:
+    # A slow but live run is never overtaken; only a dead or reused pid frees it.
+    store.acquire_lease("slow-run", NOW, 60)
+    assert not store.acquire_lease("run-b", NOW + timedelta(hours=2), 60).acquired
 
 
 def test_lease_of_a_dead_process_on_this_host_is_stale(tmp_path: Path) -> None:
@@ -216,7 +225,7 @@ def test_a_reused_pid_is_not_the_holder(store: Store) -> None:
     # life must not look alive just because the pid is.
     store.acquire_lease("earlier-life", NOW, 3600)
     with store.engine.begin() as c:
-        c.execute(text("update leases set pid_started = 'boot-0'"))
+        c.execute(text("update leases set pid_started = pid_started || '0'"))
     assert store.acquire_lease("this-life", NOW, 600).acquired
 
 
@@ -224,7 +233,7 @@ def test_process_started_reads_this_process() -> None:
     from hrsync.store.repo import process_started
 
     started = process_started(os.getpid())
-    assert started is None or started.isdigit()
+    assert started is None or started.rpartition("@")[2].isdigit()
     assert process_started(2**22 + 12345) is None
 
 
@@ -259,3 +268,21 @@ def test_retire_and_return(store: Store) -> None:
     store.save_identities([ident("k1", "r1")], NOW + timedelta(days=2))
     (back,) = store.load_identities()
     assert not back.retired
+
+
+def test_a_holder_in_another_pid_namespace_is_trusted_until_its_ttl(store: Store) -> None:
+    store.acquire_lease("other-container", NOW, 600)
+    with store.engine.begin() as c:
+        # Its pid (ours, here) means another process in that namespace.
+        c.execute(text("update leases set pid_started = 'pid:[4026531999]@12345'"))
+    assert not store.acquire_lease("this-run", NOW, 600).acquired
+    assert store.acquire_lease("this-run", NOW + timedelta(seconds=601), 600).acquired
+
+
+def test_renew_tells_when_the_lease_was_lost(store: Store) -> None:
+    store.acquire_lease("run-a", NOW, 60)
+    assert store.renew_lease("run-a", NOW, 60)
+    with store.engine.begin() as c:
+        c.execute(text("update leases set host = 'another-host'"))
+    assert store.acquire_lease("run-b", NOW + timedelta(seconds=61), 60).acquired
+    assert not store.renew_lease("run-a", NOW + timedelta(seconds=62), 60)
