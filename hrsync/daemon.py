@@ -40,6 +40,7 @@ from hrsync.schedule import (
     FailedRun,
     Quarantine,
     cron_trigger,
+    missed_fire,
     next_cron_fire,
     quarantine_from_streak,
 )
@@ -54,6 +55,7 @@ RunSync = Callable[[SyncRequest], SyncResult]
 SCHEDULE_JOB = "schedule"
 RESUME_JOB = "resume"
 STARTUP_JOB = "startup"
+CATCH_UP_JOB = "catch-up"
 HEARTBEAT_JOB = "heartbeat"
 
 # Triggers the quarantine holds back. `--now` at start is a person asking for a run.
@@ -156,6 +158,25 @@ class Daemon:
         pending = self.store.pending_deferral()
         if pending is not None:
             self.register_resume(pending.resume_at, reason=pending.reason, run_id=pending.run_id)
+        last_runs = self.store.recent_runs(1, operational_only=True)
+        missed = missed_fire(
+            self.sync.schedule,
+            self.sync.timezone,
+            last_runs[0].started_at if last_runs else None,
+            started_at,
+        )
+        if missed is not None and not now:
+            # misfire_grace_time covers lateness while running; this covers a restart
+            # across the scheduled time (a daily sync would otherwise wait a day).
+            log.info("daemon.catch_up", missed=_iso(missed))
+            self.scheduler.add_job(
+                self._scheduled,
+                trigger=DateTrigger(run_date=started_at, timezone=UTC),
+                id=CATCH_UP_JOB,
+                name="missed scheduled sync",
+                next_run_time=started_at,
+                replace_existing=True,
+            )
         if now:
             self.scheduler.add_job(
                 self._startup,

@@ -130,6 +130,25 @@ def next_cron_fire(expr: str, timezone: str | tzinfo, after: datetime) -> dateti
     return result
 
 
+CATCH_UP_WINDOW = timedelta(hours=24)
+
+
+def missed_fire(
+    expr: str, timezone: str | tzinfo, last_run: datetime | None, now: datetime
+) -> datetime | None:
+    """The scheduled time missed while the daemon was down, if any.
+
+    A fire after the last run and at or before `now` was missed (the container was
+    restarted or stopped across it). Only the last day counts: a daemon down for a
+    week runs once at start, not for every missed day. With no run ever, nothing was
+    missed: a fresh install waits for its schedule (or `--now`).
+    """
+    if last_run is None:
+        return None
+    fire = next_cron_fire(expr, timezone, max(last_run, now - CATCH_UP_WINDOW))
+    return fire if fire <= now else None
+
+
 def quarantine_delay(
     failures: int,
     threshold: int,

@@ -22,7 +22,14 @@ from structlog.testing import capture_logs
 
 from hrsync import daemon as daemon_module
 from hrsync.config import Settings, SyncSettings
-from hrsync.daemon import HEARTBEAT_JOB, RESUME_JOB, SCHEDULE_JOB, STARTUP_JOB, Daemon
+from hrsync.daemon import (
+    CATCH_UP_JOB,
+    HEARTBEAT_JOB,
+    RESUME_JOB,
+    SCHEDULE_JOB,
+    STARTUP_JOB,
+    Daemon,
+)
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync import SyncRequest, SyncResult
@@ -668,3 +675,42 @@ def test_sigterm_stops_the_daemon_gracefully(store: Store) -> None:
     assert events(logs, "daemon.stopped")[0]["run_finished"] is True
     assert len(sync.requests) == 1
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+# ------------------------------------------------------------- catch-up
+
+
+def test_a_restart_across_the_scheduled_time_runs_the_missed_sync(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    sync = RecordingSync(store, clock)
+    # The last run was yesterday 06:00 Berlin; the container was down this morning.
+    clock.now = datetime(2030, 4, 2, 4, 0, tzinfo=UTC)
+    sync(SyncRequest(trigger="schedule"))
+    clock.now = datetime(2030, 4, 3, 9, 30, tzinfo=UTC)
+    with capture_logs() as logs:
+        d = harness.start(sync)
+    assert job_time(d, CATCH_UP_JOB) == clock.now
+    (caught,) = events(logs, "daemon.catch_up")
+    assert caught["missed"] == datetime(2030, 4, 3, 4, 0, tzinfo=UTC).isoformat()
+    fire(d, CATCH_UP_JOB)
+    assert sync.triggers == ["schedule", "schedule"]
+
+
+@pytest.mark.parametrize(
+    "last_run",
+    [
+        None,  # a fresh install waits for its schedule
+        datetime(2030, 4, 3, 4, 0, 5, tzinfo=UTC),  # this morning's run happened
+    ],
+)
+def test_no_catch_up_when_nothing_was_missed(
+    harness: Harness, store: Store, clock: Clock, last_run: datetime | None
+) -> None:
+    sync = RecordingSync(store, clock)
+    if last_run is not None:
+        clock.now = last_run
+        sync(SyncRequest(trigger="schedule"))
+    clock.now = datetime(2030, 4, 3, 9, 30, tzinfo=UTC)
+    d = harness.start(sync)
+    assert job_time(d, CATCH_UP_JOB) is None

@@ -256,3 +256,14 @@ def test_quarantine_starts_at_the_run_that_reached_the_threshold() -> None:
 def test_missing_reason_is_named() -> None:
     q = quarantine_from_streak([FailedRun(LAST, None)], 1)
     assert q is not None and q.reasons == ("no reason recorded",)
+
+
+def test_missed_fire_only_within_a_day_and_only_after_a_run() -> None:
+    from hrsync.schedule import missed_fire
+
+    now = utc(2026, 5, 10, 9, 0)
+    assert missed_fire("0 6 * * *", "UTC", None, now) is None
+    assert missed_fire("0 6 * * *", "UTC", utc(2026, 5, 10, 6, 0, 1), now) is None
+    assert missed_fire("0 6 * * *", "UTC", utc(2026, 5, 9, 6, 0), now) == utc(2026, 5, 10, 6)
+    # Down for a week: one catch-up, for the latest day only.
+    assert missed_fire("0 6 * * *", "UTC", utc(2026, 5, 1, 6, 0), now) == utc(2026, 5, 10, 6)
