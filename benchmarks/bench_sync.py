@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from hrsync import logs
+from hrsync.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.scenario import scenario_from_dict
 from hrsync.simulator.server import start_simulator
 
@@ -32,27 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generator import generate_org, write_csv
 
 TOKEN = "bench-token"
-CONFIG = """
-[dx]
-base_url = "{base_url}"
-[source]
-path = "{export}"
-[source.fields]
-employee_id = "Employee ID"
-name = "Full Name"
-email = "Work Email"
-manager_id = "Manager ID"
-department = "Department"
-status = "Status"
-[sync]
-verify_timeout_s = 600
-max_archive_fraction = 1.0
-[state]
-database_url = "sqlite:///{db}"
-[log]
-format = "json"
-level = "warning"
-"""
+# The demo's configuration (sample-org columns), with bench-specific overrides below.
+CONFIG = DEMO_CONFIG
+OVERRIDES = {
+    "HRSYNC_SYNC__VERIFY_TIMEOUT_S": "600",
+    "HRSYNC_SYNC__MAX_ARCHIVE_FRACTION": "1.0",
+    "HRSYNC_LOG__FORMAT": "json",
+}
 
 
 def scenario_for(rows: list[dict[str, str]]) -> dict[str, object]:
@@ -81,7 +68,7 @@ def scenario_for(rows: list[dict[str, str]]) -> dict[str, object]:
 
 def timed_sync(config: Path, *args: str) -> tuple[float, int, float, dict[str, object]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
-    env["HRSYNC_DX_TOKEN"] = TOKEN
+    env.update(OVERRIDES, HRSYNC_DX_TOKEN=TOKEN)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     proc = subprocess.run(
