@@ -169,23 +169,9 @@ class Daemon:
             # misfire_grace_time covers lateness while running; this covers a restart
             # across the scheduled time (a daily sync would otherwise wait a day).
             log.info("daemon.catch_up", missed=_iso(missed))
-            self.scheduler.add_job(
-                self._scheduled,
-                trigger=DateTrigger(run_date=started_at, timezone=UTC),
-                id=CATCH_UP_JOB,
-                name="missed scheduled sync",
-                next_run_time=started_at,
-                replace_existing=True,
-            )
+            self._one_off(self._scheduled, CATCH_UP_JOB, "missed scheduled sync", started_at)
         if now:
-            self.scheduler.add_job(
-                self._startup,
-                trigger=DateTrigger(run_date=started_at, timezone=UTC),
-                id=STARTUP_JOB,
-                name="sync at start (--now)",
-                next_run_time=started_at,
-                replace_existing=True,
-            )
+            self._one_off(self._startup, STARTUP_JOB, "sync at start (--now)", started_at)
         self._refresh_quarantine()
         self.beat()
         quarantine = self._quarantine
@@ -356,14 +342,7 @@ class Daemon:
     ) -> Job:
         """(Re)place the one-off resume job at `resume_at`, or now if that has passed."""
         run_at = max(resume_at, self.clock())
-        job = self.scheduler.add_job(
-            self._resumed,
-            trigger=DateTrigger(run_date=run_at, timezone=UTC),
-            id=RESUME_JOB,
-            name="sync at the end of a deferral",
-            next_run_time=run_at,
-            replace_existing=True,
-        )
+        job = self._one_off(self._resumed, RESUME_JOB, "sync at the end of a deferral", run_at)
         log.info(
             "daemon.resume_registered",
             resume_at=_iso(resume_at),
@@ -372,6 +351,17 @@ class Daemon:
             deferred_run_id=run_id,
         )
         return job
+
+    def _one_off(self, func: Callable[[], object], job_id: str, name: str, at: datetime) -> Job:
+        """A job that runs once at `at`, replacing any earlier one of the same id."""
+        return self.scheduler.add_job(
+            func,
+            trigger=DateTrigger(run_date=at, timezone=UTC),
+            id=job_id,
+            name=name,
+            next_run_time=at,
+            replace_existing=True,
+        )
 
     # ----------------------------------------------------------- heartbeat
 
