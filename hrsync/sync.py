@@ -90,7 +90,6 @@ class SyncResult:
     plan: Plan | None = None
     report: str = ""  # human-readable text for `hrsync plan` / `sync --dry-run`
     preview_url: str | None = None
-    problems: tuple[str, ...] = ()
     people_count: int | None = None
 
     @property
@@ -393,11 +392,7 @@ class _Run:
         report = "The export has problems; nothing was sent:\n" + "\n".join(
             f"  - {p}" for p in problems
         )
-        raise _Finish(
-            SyncResult(
-                self.run_id, Outcome.REFUSED, reason=reason, report=report, problems=tuple(problems)
-            )
-        )
+        raise _Finish(SyncResult(self.run_id, Outcome.REFUSED, reason=reason, report=report))
 
     def plan(self, directory: Directory) -> tuple[Assignment, list[DxTeam], Any, Plan]:
         try:
