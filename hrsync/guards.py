@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
 from hrsync.config import SyncSettings
@@ -69,17 +69,25 @@ def check_snapshots(
 ) -> Deferral | None:
     """Defer while any snapshot is live or within `retro_window_days` of completion.
 
-    Deleted snapshots are ignored. A live snapshot (no `completed_at`) gives
-    `now + recheck`; a completed one holds until `completed_at + window` (at that exact
-    instant it no longer holds). When several hold, the latest `resume_at` wins.
+    Deleted snapshots are ignored. One not completed whose `scheduled_for` day (UTC) is
+    after today has not started: it does not hold (DX recommends updating the hierarchy
+    before a snapshot, so these are the weeks a sync matters most). Once its day has
+    come, or when the day is missing or unreadable (nothing proves it has not started),
+    it is live and gives `now + recheck`; a completed one holds until
+    `completed_at + window` (at that exact instant it no longer holds). When several
+    hold, the latest `resume_at` wins.
     """
     _require_aware(now, "now")
     window = timedelta(days=retro_window_days)
+    today = now.astimezone(UTC).date()
     latest: Deferral | None = None
     for snap in snapshots:
         if snap.deleted_at is not None:
             continue
         if snap.completed_at is None:
+            day = scheduled_day(snap.scheduled_for)
+            if day is not None and day > today:
+                continue
             candidate = Deferral(
                 kind="snapshot_live",
                 resume_at=now + recheck,
@@ -107,6 +115,17 @@ def check_snapshots(
         if latest is None or candidate.resume_at > latest.resume_at:
             latest = candidate
     return latest
+
+
+def scheduled_day(value: str | None) -> date | None:
+    """The day of `scheduled_for` (documented as YYYY-MM-DD; a timestamp gives its date),
+    or None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        return None
 
 
 def import_backoff(attempt: int) -> timedelta:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -389,3 +390,98 @@ def test_shrink_minimum_is_exact_for_every_percentage(
         settings=SyncSettings(min_people_fraction=fraction),
     )
     assert (refusal is not None) == (people < exact_minimum)
+
+
+# ------------------------------------------------ snapshots by their schedule (issue 9, item 12)
+
+
+def scheduled(
+    sid: str,
+    day: str | None,
+    completed: datetime | None = None,
+    deleted: datetime | None = None,
+) -> Snapshot:
+    return Snapshot(id=sid, scheduled_for=day, completed_at=completed, deleted_at=deleted)
+
+
+@pytest.mark.parametrize(
+    ("label", "snapshot", "kind", "resume_at"),
+    [
+        # Not started yet: DX recommends updating the hierarchy in exactly these weeks.
+        ("scheduled tomorrow", scheduled("s", "2026-03-11"), None, None),
+        ("scheduled next month", scheduled("s", "2026-04-06"), None, None),
+        # Its day has come (UTC) and it is not completed: live.
+        (
+            "scheduled today",
+            scheduled("s", "2026-03-10"),
+            "snapshot_live",
+            NOW + timedelta(hours=6),
+        ),
+        (
+            "scheduled yesterday",
+            scheduled("s", "2026-03-09"),
+            "snapshot_live",
+            NOW + timedelta(hours=6),
+        ),
+        # An unreadable or missing day cannot prove the snapshot has not started.
+        ("no scheduled_for", scheduled("s", None), "snapshot_live", NOW + timedelta(hours=6)),
+        (
+            "garbled scheduled_for",
+            scheduled("s", "next week"),
+            "snapshot_live",
+            NOW + timedelta(hours=6),
+        ),
+        # A timestamp where a date was documented: its day counts.
+        ("timestamp tomorrow", scheduled("s", "2026-03-11T00:00:00Z"), None, None),
+        (
+            "completed 3 days ago",
+            scheduled("s", "2026-03-01", NOW - timedelta(days=3)),
+            "snapshot_window",
+            NOW - timedelta(days=3) + timedelta(days=WINDOW),
+        ),
+        (
+            "completed 21 days ago",
+            scheduled("s", "2026-02-01", NOW - timedelta(days=21)),
+            None,
+            None,
+        ),
+        ("future but deleted", scheduled("s", "2026-03-20", deleted=NOW), None, None),
+        ("past, not completed, deleted", scheduled("s", "2026-03-01", deleted=NOW), None, None),
+    ],
+)
+def test_snapshot_defers_by_its_schedule(
+    label: str, snapshot: Snapshot, kind: str | None, resume_at: datetime | None
+) -> None:
+    deferral = check_snapshots([snapshot], NOW, WINDOW)
+    if kind is None:
+        assert deferral is None, label
+    else:
+        assert deferral is not None, label
+        assert (deferral.kind, deferral.resume_at) == (kind, resume_at), label
+
+
+def test_today_is_the_utc_day() -> None:
+    # 23:30 in New York on the 10th is already the 11th in UTC: a snapshot scheduled for
+    # the 11th has started.
+    late = datetime(2026, 3, 10, 23, 30, tzinfo=ZoneInfo("America/New_York"))
+    deferral = check_snapshots([scheduled("s", "2026-03-11")], late, WINDOW)
+    assert deferral is not None and deferral.kind == "snapshot_live"
+
+
+def test_an_upcoming_snapshot_does_not_hide_a_live_one() -> None:
+    snapshots = [scheduled("next", "2026-06-01"), scheduled("now", "2026-03-02")]
+    deferral = check_snapshots(snapshots, NOW, WINDOW)
+    assert deferral is not None and deferral.snapshot_id == "now"
+
+
+def test_gate_goes_ahead_before_a_scheduled_snapshot() -> None:
+    plan = plan_archiving(1)
+    assert gate_with(plan, [scheduled("q2", "2026-03-16")]) == Go(plan)
+
+
+def test_dx_snapshot_in_progress_still_defers_when_our_list_shows_only_upcoming() -> None:
+    ours = check_snapshots([scheduled("q2", "2026-03-16")], NOW, WINDOW)
+    assert ours is None
+    deferral = deferral_for_api_error("snapshot_in_progress", NOW, 1, ours)
+    assert deferral.kind == "snapshot_in_progress"
+    assert deferral.resume_at == NOW + timedelta(hours=6)
