@@ -17,6 +17,11 @@
 # default), so give the container more than that (--stop-timeout, or Kubernetes'
 # terminationGracePeriodSeconds); Docker's default of 10 s would cut it short.
 #
+# Dependencies come from requirements.lock, pinned with hashes (pip --require-hashes),
+# then hrsync's own wheel with --no-deps: the same versions on every build. The lock
+# includes the postgres extra, so HRSYNC_STATE__DATABASE_URL=postgresql+psycopg://...
+# works as is.
+#
 # The two lines marked "ci:" are run verbatim by CI (with WHEEL_DIR and VENV_DIR set),
 # so the wheel CI tests is built and installed exactly as in this image.
 
@@ -28,12 +33,12 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     WHEEL_DIR=/dist
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
 COPY hrsync ./hrsync
 COPY migrations ./migrations
 COPY config ./config
 # ci:build-wheel
-RUN python -m pip wheel --no-deps --wheel-dir "$WHEEL_DIR" .
+RUN python -m pip wheel --no-deps --wheel-dir "$WHEEL_DIR" . && cp requirements.lock "$WHEEL_DIR/"
 
 # ---------------------------------------------------------------- runtime: the wheel in a venv
 FROM ${PYTHON_IMAGE} AS runtime
@@ -55,9 +60,11 @@ RUN groupadd --system --gid 10001 hrsync \
     && mkdir -p /data /config \
     && chown hrsync:hrsync /data
 
-# The wheel is bind-mounted from the build stage, so it never becomes an image layer.
+# The wheel and the lock are bind-mounted from the build stage, so neither becomes an
+# image layer. Only wheels: the slim image has no compiler, and a source build would
+# need build tools the lock does not pin. `pip check`: the lock satisfies the wheel.
 # ci:install-wheel
-RUN --mount=type=bind,from=build,source=/dist,target=/dist python -m venv "$VENV_DIR" && "$VENV_DIR/bin/pip" install "$WHEEL_DIR"/hrsync-*.whl
+RUN --mount=type=bind,from=build,source=/dist,target=/dist python -m venv "$VENV_DIR" && "$VENV_DIR/bin/pip" install --require-hashes --only-binary :all: -r "$WHEEL_DIR/requirements.lock" && "$VENV_DIR/bin/pip" install --no-deps "$WHEEL_DIR"/hrsync-*.whl && "$VENV_DIR/bin/pip" check
 
 ENV PATH=/opt/hrsync/bin:$PATH \
     HRSYNC_CONFIG=/config/hrsync.toml \

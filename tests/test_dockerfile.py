@@ -155,6 +155,25 @@ def test_the_build_stage_makes_a_wheel_and_the_runtime_gets_only_the_wheel(
     assert "python -m venv" in command and ".whl" in command
 
 
+def test_dependencies_come_from_the_lock_with_hashes_then_the_wheel_without(
+    instructions: list[Instruction],
+) -> None:
+    build = stages(instructions)[0]
+    copied = [src for ins in build if ins.keyword == "COPY" for src in ins.args.split()[:-1]]
+    assert "requirements.lock" in copied
+    assert 'cp requirements.lock "$WHEEL_DIR/"' in marked_command(build, "build-wheel")
+    steps = [step.strip() for step in marked_command(instructions, "install-wheel").split("&&")]
+    pip_installs = [step for step in steps if " install " in f" {step} "]
+    assert len(pip_installs) == 2, pip_installs
+    from_lock, wheel = pip_installs
+    assert "--require-hashes" in from_lock.split()
+    assert '-r "$WHEEL_DIR/requirements.lock"' in from_lock
+    assert ".whl" not in from_lock
+    assert "--no-deps" in wheel.split() and wheel.endswith('"$WHEEL_DIR"/hrsync-*.whl')
+    # The lock must satisfy what the wheel declares, or the build fails here.
+    assert steps[-1] == '"$VENV_DIR/bin/pip" check'
+
+
 def test_ci_commands_use_variables_not_image_paths(instructions: list[Instruction]) -> None:
     build = marked_command(instructions, "build-wheel")
     install = marked_command(instructions, "install-wheel")
@@ -314,6 +333,7 @@ def test_dockerignore_keeps_out(path: str) -> None:
     "path",
     [
         "pyproject.toml",
+        "requirements.lock",
         "README.md",
         "hrsync/cli.py",
         "hrsync/simulator/core.py",
@@ -329,7 +349,8 @@ def test_every_file_the_build_copies_is_in_the_context(instructions: list[Instru
     rules = dockerignore_rules()
     build = stages(instructions)[0]
     sources = [src for ins in build if ins.keyword == "COPY" for src in ins.args.split()[:-1]]
-    assert {"pyproject.toml", "README.md", "hrsync", "migrations", "config"} <= set(sources)
+    needed = {"pyproject.toml", "requirements.lock", "README.md", "hrsync", "migrations", "config"}
+    assert needed <= set(sources)
     for source in sources:
         top = ROOT / source
         files = [top] if top.is_file() else [p for p in top.rglob("*") if p.is_file()]
