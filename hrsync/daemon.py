@@ -36,6 +36,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from hrsync.config import Settings
 from hrsync.logs import get_logger
 from hrsync.outcome import EXIT_OK, Outcome
+from hrsync.render import hrsync_command
 from hrsync.schedule import (
     FailedRun,
     Quarantine,
@@ -275,13 +276,14 @@ class Daemon:
             self._settle_deferral()
         if result.outcome is Outcome.REFUSED:
             # Every run is refused the same way until the export or the guard changes.
+            approve = hrsync_command(self.settings.config_path, "sync", "--allow-archive", "N")
             log.warning(
                 "sync.refused_pending",
                 run_id=result.run_id,
                 reason=result.reason,
                 action=(
-                    "nothing is sent until a person acts: fix the export, or approve "
-                    "once with `hrsync sync --allow-archive N` or `--allow-shrink`"
+                    "nothing is sent until a person acts: fix the export, or approve once "
+                    f"with the command the refusal printed (`{approve}` or `--allow-shrink`)"
                 ),
             )
         self._update_quarantine(result)

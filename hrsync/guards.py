@@ -225,16 +225,17 @@ class Refusal:
         return all(t.override is not None for t in self.trips)
 
     @property
-    def override_command(self) -> str | None:
-        """The manual run that would apply the plan anyway; None when a guard that can
-        never be overridden tripped."""
+    def override_flags(self) -> tuple[str, ...] | None:
+        """The `hrsync sync` arguments that would apply the plan anyway, each once; None
+        when a guard that can never be overridden tripped. The whole command, with the
+        `--config` of this run, is `render.approval_command`."""
         if not self.overridable:
             return None
-        flags: list[str] = []
+        overrides: list[str] = []
         for trip in self.trips:
-            if trip.override is not None and trip.override not in flags:
-                flags.append(trip.override)
-        return " ".join(["hrsync sync", *flags])
+            if trip.override is not None and trip.override not in overrides:
+                overrides.append(trip.override)
+        return tuple(arg for override in overrides for arg in override.split())
 
     @property
     def reason(self) -> str:

@@ -2,13 +2,19 @@
 
 Like a terraform plan: one line per change under a heading per kind (`+` create,
 `~` rename, `>` move, `*` lead change, `±` membership, `-` archive), then the counts.
-Archives are always listed in full: they are what an operator must check.
+The plan lists archives in full: they are what an operator must check. A refusal lists
+the first `LIST_CAP` of them and says where the rest are.
 """
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from hrsync.guards import Deferral, Refusal
 from hrsync.plan import LeadChange, Plan, describe, plural, quoted
+
+LIST_CAP = 20
 
 _SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("create", "+", "Create"),
@@ -59,19 +65,45 @@ def render_plan(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_refusal(refusal: Refusal) -> str:
+def hrsync_command(config_path: Path | str | None, *args: str) -> str:
+    """A command line a person can paste: the same `--config` as this run, quoted."""
+    head = ["hrsync"] if config_path is None else ["hrsync", "--config", str(config_path)]
+    return shlex.join([*head, *args])
+
+
+def approval_command(refusal: Refusal, config_path: Path | str | None) -> str | None:
+    """The manual run that applies the refused plan once; None when it cannot be."""
+    flags = refusal.override_flags
+    return None if flags is None else hrsync_command(config_path, "sync", *flags)
+
+
+def preview_command(refusal: Refusal, config_path: Path | str | None) -> str | None:
+    """The same run as a preview: DX shows the change and applies nothing. Without the
+    override flags a preview is refused by the same guards."""
+    flags = refusal.override_flags
+    return None if flags is None else hrsync_command(config_path, "sync", "--preview", *flags)
+
+
+def render_refusal(refusal: Refusal, config_path: Path | str | None = None) -> str:
     lines = ["Refused: nothing was sent to DX."]
     lines.extend(f"  - {trip.message}" for trip in refusal.trips)
     if refusal.archives:
         lines.append("")
         lines.append(f"Teams that would have been archived ({len(refusal.archives)}):")
-        for archive in refusal.archives:
+        shown = refusal.archives[:LIST_CAP]
+        for archive in shown:
             ref = archive.reference_id or "no reference_id"
             people = plural(archive.contributors, "contributor")
             note = f"; {archive.note}" if archive.note else ""
             lines.append(f"  - {quoted(archive.name)} [{ref}] ({people}{note})")
+        if len(refusal.archives) > len(shown):
+            lines.append(
+                f"  … and {len(refusal.archives) - len(shown)} more (every one: "
+                f"{hrsync_command(config_path, 'plan')}, or the sync.refused.would_archive "
+                "events in the log)"
+            )
     lines.append("")
-    command = refusal.override_command
+    command = approval_command(refusal, config_path)
     if command is None:
         blocking = ", ".join(t.guard for t in refusal.trips if t.override is None)
         lines.append(
@@ -79,6 +111,9 @@ def render_refusal(refusal: Refusal) -> str:
             "and run again."
         )
     else:
+        lines.append(
+            f"To see it in DX first, preview it with: {preview_command(refusal, config_path)}"
+        )
         lines.append(f"If this is intended, apply it once with: {command}")
     return "\n".join(lines) + "\n"
 

@@ -49,7 +49,7 @@ from hrsync.outcome import Outcome
 from hrsync.people import Directory, read_people
 from hrsync.plan import COUNT_KEYS, LeadChange, Plan, Rename, describe, event_fields, make_plan
 from hrsync.plan import payload_size as plan_payload_size
-from hrsync.render import render_deferral, render_plan, render_refusal
+from hrsync.render import approval_command, render_deferral, render_plan, render_refusal
 from hrsync.sources import SourceError, SourceUnavailable, open_export
 from hrsync.store.repo import Store, SubmissionRecord
 from hrsync.verify import check_convergence, match_audit
@@ -287,7 +287,7 @@ class _Run:
                 )
             if isinstance(decision, Refuse):
                 refusal = decision.refusal
-                text = render_refusal(refusal)
+                text = render_refusal(refusal, self.s.config_path)
                 for archive in refusal.archives:
                     log.warning(
                         "sync.refused.would_archive",
@@ -297,7 +297,7 @@ class _Run:
                 log.warning(
                     "sync.refused",
                     guards=list(refusal.guards),
-                    override=refusal.override_command,
+                    override=approval_command(refusal, self.s.config_path),
                     detail=text,
                 )
                 return self.result(

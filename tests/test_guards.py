@@ -188,7 +188,7 @@ def test_max_archive_allows_the_limit_and_refuses_one_more(archives: int, refuse
     if refusal is not None:
         assert refusal.guards == ("max_archive",)
         assert refusal.trips[0].message == "would archive 11 teams, limit 10 (sync.max_archive)"
-        assert refusal.override_command == "hrsync sync --allow-archive 11"
+        assert refusal.override_flags == ("--allow-archive", "11")
 
 
 @pytest.mark.parametrize(("archives", "refused"), [(10, False), (11, True)])
@@ -221,7 +221,7 @@ def test_both_archive_guards_trip_together_and_list_every_team() -> None:
     assert [(a.name, a.reference_id) for a in refusal.archives] == [
         (f"Gone {i:02}", f"gone-{i}") for i in range(14)
     ]
-    assert refusal.override_command == "hrsync sync --allow-archive 14"  # one flag, not two
+    assert refusal.override_flags == ("--allow-archive", "14")  # one flag, not two
     assert refusal.reason.startswith("would archive 14 teams, limit 10 (sync.max_archive); ")
 
 
@@ -248,7 +248,7 @@ def test_shrink_guard_at_the_threshold(people: int, last: int | None, refused: b
     assert (refusal is not None) == refused
     if refusal is not None:
         assert refusal.guards == ("min_people_fraction",)
-        assert refusal.override_command == "hrsync sync --allow-shrink"
+        assert refusal.override_flags == ("--allow-shrink",)
 
 
 def test_shrink_message_gives_the_numbers() -> None:
@@ -276,7 +276,7 @@ def test_empty_export_is_never_overridable() -> None:
     assert refusal is not None
     assert refusal.guards == ("empty_export",)
     assert not refusal.overridable
-    assert refusal.override_command is None
+    assert refusal.override_flags is None
     assert "never applied" in refusal.trips[0].message
 
 
@@ -307,7 +307,7 @@ def test_payload_limit_is_five_megabytes(size: int, refused: bool) -> None:
     assert (refusal is not None) == refused
     if refusal is not None:
         assert refusal.guards == ("payload_too_large",)
-        assert refusal.override_command is None
+        assert refusal.override_flags is None
         assert "5,000,001 bytes" in refusal.trips[0].message
 
 

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from hrsync.config import SyncSettings
 from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.guards import check_safety, check_snapshots
 from hrsync.identity import TeamRow
 from hrsync.plan import make_plan
-from hrsync.render import render_deferral, render_plan, render_refusal
+from hrsync.render import approval_command, render_deferral, render_plan, render_refusal
 
 ENG = TeamRow("k1", "eng", "Engineering", "boss@x.com", None, None, ("a@x.com", "b@x.com"))
 PLAT = TeamRow("k2", "plat", "Platform", "pl@x.com", "eng", "Engineering", ("c@x.com",))
@@ -104,6 +105,49 @@ def test_refusal_names_guards_numbers_teams_and_the_override() -> None:
     assert lines[-1] == (
         "If this is intended, apply it once with: hrsync sync --allow-archive 14 --allow-shrink"
     )
+    assert lines[-2] == (
+        "To see it in DX first, preview it with: "
+        "hrsync sync --preview --allow-archive 14 --allow-shrink"
+    )
+
+
+def test_refusal_commands_repeat_the_config_they_were_given() -> None:
+    current = [DxTeam(f"g{i}", f"Gone {i:02}", None, f"gone-{i}") for i in range(14)]
+    plan = make_plan([ENG], [*current, CURRENT[0]], LAST)
+    refusal = check_safety(plan, people_count=80, last_accepted_people=80,
+                           current_team_count=15, payload_bytes=100,
+                           settings=SyncSettings())  # fmt: skip
+    assert refusal is not None
+    config = Path("/etc/hr sync/hrsync.toml")
+    lines = render_refusal(refusal, config).splitlines()
+    assert lines[-1] == (
+        "If this is intended, apply it once with: "
+        "hrsync --config '/etc/hr sync/hrsync.toml' sync --allow-archive 14"
+    )
+    assert lines[-2] == (
+        "To see it in DX first, preview it with: "
+        "hrsync --config '/etc/hr sync/hrsync.toml' sync --preview --allow-archive 14"
+    )
+    assert approval_command(refusal, Path("hrsync.toml")) == (
+        "hrsync --config hrsync.toml sync --allow-archive 14"
+    )
+
+
+def test_refusal_lists_the_first_20_archives_and_counts_the_rest() -> None:
+    current = [DxTeam(f"g{i}", f"Gone {i:02}", None, f"gone-{i}") for i in range(25)]
+    plan = make_plan([ENG], [*current, CURRENT[0]], LAST)
+    refusal = check_safety(plan, people_count=80, last_accepted_people=80,
+                           current_team_count=26, payload_bytes=100,
+                           settings=SyncSettings())  # fmt: skip
+    assert refusal is not None
+    lines = render_refusal(refusal, Path("c.toml")).splitlines()
+    assert "Teams that would have been archived (25):" in lines
+    listed = [line for line in lines if line.startswith('  - "Gone')]
+    assert len(listed) == 20
+    assert (
+        "  … and 5 more (every one: hrsync --config c.toml plan, or the "
+        "sync.refused.would_archive events in the log)"
+    ) in lines
 
 
 def test_refusal_that_cannot_be_overridden_says_what_to_do() -> None:
