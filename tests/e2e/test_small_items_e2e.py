@@ -1,0 +1,102 @@
+"""Issue 9's small items as a user meets them: `hrsync` as a subprocess, DX simulated."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import TOKEN, Run, Workspace, parse_events
+
+pytestmark = pytest.mark.slow
+
+HRSYNC = Path(sys.executable).with_name("hrsync")
+
+
+def run_argv(
+    ws: Workspace, argv: list[str], *, cwd: Path, env: dict[str, str] | None = None
+) -> Run:
+    """Run a command line exactly as a person would paste it (no --config added)."""
+    assert argv[0] == "hrsync", argv
+    base = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+    proc = subprocess.run(
+        [str(HRSYNC), *argv[1:]],
+        env={**base, "HRSYNC_DX_TOKEN": TOKEN, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+    ws.outputs.append(proc.stdout + proc.stderr)
+    return Run(proc.returncode, proc.stdout, proc.stderr, parse_events(proc.stdout + proc.stderr))
+
+
+def printed_command(text: str, prefix: str) -> list[str]:
+    report = "\n".join(line for line in text.splitlines() if not line.startswith("{"))
+    match = re.search(rf"{re.escape(prefix)}\s*(hrsync .+)$", report, re.MULTILINE)
+    assert match, f"no line with {prefix!r} in:\n{text[-2000:]}"
+    return shlex.split(match.group(1))
+
+
+# ------------------------------------------------ item 15: the approval command
+
+
+def test_printed_approval_and_preview_commands_work_when_pasted(workspace: Workspace) -> None:
+    assert workspace.hrsync("sync").code == 0
+    workspace.use_export("sample-org-reorg.csv")
+    guard = {"HRSYNC_SYNC__MAX_ARCHIVE": "0"}
+    # A relative --config, as a person types it in the folder that holds it.
+    refused = run_argv(
+        workspace, ["hrsync", "--config", "hrsync.toml", "sync"], cwd=workspace.root, env=guard
+    )
+    assert refused.code == 4, refused.stderr[-2000:]
+    approve = printed_command(refused.stdout, "apply it once with:")
+    preview = printed_command(refused.stdout, "preview it with:")
+    assert approve == ["hrsync", "--config", "hrsync.toml", "sync", "--allow-archive", "1"]
+    assert preview == [
+        "hrsync",
+        "--config",
+        "hrsync.toml",
+        "sync",
+        "--preview",
+        "--allow-archive",
+        "1",
+    ]
+    assert refused.named("sync.refused")[0]["override"] == shlex.join(approve)
+    assert len(workspace.process_requests()) == 1
+
+    previewed = run_argv(workspace, preview, cwd=workspace.root, env=guard)
+    assert previewed.code == 0, previewed.stderr[-2000:]
+    assert previewed.finished["outcome"] == "planned"
+    assert previewed.finished["preview_url"]
+    assert "Preview: " in previewed.stdout
+    assert len(workspace.process_requests()) == 1  # a preview applies nothing
+
+    applied = run_argv(workspace, approve, cwd=workspace.root, env=guard)
+    assert applied.code == 0, applied.stderr[-2000:]
+    assert applied.finished["outcome"] == "applied"
+    assert applied.finished["counts"]["archive"] == 1
+    assert len(workspace.process_requests()) == 2
+
+
+def test_a_config_path_with_spaces_is_quoted_in_the_printed_command(
+    workspace: Workspace,
+) -> None:
+    spaced = workspace.root / "my configs" / "hr sync.toml"
+    spaced.parent.mkdir()
+    spaced.write_text(workspace.config.read_text())
+    guard = {"HRSYNC_SYNC__MAX_ARCHIVE": "0"}
+    assert run_argv(workspace, ["hrsync", "--config", str(spaced), "sync"], cwd=Path("/")).code == 0
+    workspace.use_export("sample-org-reorg.csv")
+    refused = run_argv(
+        workspace, ["hrsync", "--config", str(spaced), "sync"], cwd=Path("/"), env=guard
+    )
+    assert refused.code == 4
+    approve = printed_command(refused.stdout, "apply it once with:")
+    assert approve[:3] == ["hrsync", "--config", str(spaced)]
+    assert run_argv(workspace, approve, cwd=Path("/"), env=guard).code == 0
