@@ -41,6 +41,7 @@ from typing import Any, TypeVar, overload
 
 from hrsync.batch import collector_paused
 from hrsync.config import FieldSettings, FilterSettings
+from hrsync.emails import EMAIL_RULE, is_valid_email, normalise_email
 from hrsync.filters import (
     LOGICAL_FIELDS,
     STATUS_REASON,
@@ -133,14 +134,7 @@ class RowValues(Mapping[str, str]):
 
 
 # ---------------------------------------------------------------- normalisation
-
-# A deliberately simple rule, close to what mail systems accept in practice: an ASCII
-# dot-atom local part, "@", and a domain of at least two dot-separated labels made of
-# letters, digits and inner hyphens. Quoted local parts and non-ASCII addresses are refused.
-_ATOM = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
-_EMAIL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})+")
-EMAIL_RULE = "an e-mail address like name@example.com"
+# The e-mail rule lives in hrsync.emails: the config's sync.notify_email follows it too.
 
 
 def normalise_value(value: str) -> str:
@@ -150,15 +144,6 @@ def normalise_value(value: str) -> str:
 def normalise_name(value: str) -> str:
     """Trimmed, with every run of whitespace (tabs, no-break spaces, ...) one space."""
     return " ".join(value.split())
-
-
-def normalise_email(value: str) -> str:
-    return value.strip().lower()
-
-
-def is_valid_email(value: str) -> bool:
-    """True for a normalised address that follows the rule above."""
-    return _EMAIL.fullmatch(value) is not None
 
 
 # ---------------------------------------------------------------- reading people

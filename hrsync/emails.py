@@ -1,0 +1,25 @@
+"""The e-mail address rule, one for the export and the config (pure).
+
+A deliberately simple rule, close to what mail systems (and DX) accept in practice: an
+ASCII dot-atom local part (no leading, trailing or doubled dot), "@", and a domain of at
+least two dot-separated labels made of letters, digits and inner hyphens. Quoted local
+parts and non-ASCII addresses are refused.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ATOM = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+_EMAIL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})+")
+EMAIL_RULE = "an e-mail address like name@example.com"
+
+
+def normalise_email(value: str) -> str:
+    return value.strip().lower()
+
+
+def is_valid_email(value: str) -> bool:
+    """True for a normalised address (see `normalise_email`) that follows the rule."""
+    return _EMAIL.fullmatch(value) is not None
