@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from hrsync.emails import EMAIL_RULE, is_valid_email
 from hrsync.secret import Secret
 
 ENV_PREFIX = "HRSYNC_"
@@ -109,6 +110,7 @@ class SyncSettings:
     min_people_fraction: float = 0.8
     retro_window_days: int = 21
     verify_timeout_s: float = 600.0
+    max_resends: int = 2
     quarantine_after: int = 5
     heartbeat_s: float = 30.0
     shutdown_grace_s: float = 30.0
@@ -413,9 +415,6 @@ def _read_token(
     return Secret(text)
 
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
 def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[str]:
     p: list[str] = []
     if not s.dx.base_url:
@@ -461,7 +460,7 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
         value = getattr(sync, key)
         if not 0 <= value <= 1:
             p.append(f"sync.{key} must be between 0 and 1, got {value}")
-    for key in ("max_archive", "retro_window_days"):
+    for key in ("max_archive", "retro_window_days", "max_resends"):
         if getattr(sync, key) < 0:
             p.append(f"sync.{key} must be 0 or more, got {getattr(sync, key)}")
     if sync.heartbeat_s >= sync.healthcheck_max_age_s:
@@ -493,8 +492,10 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
             "sync.schedule must be a cron expression (5 fields, or 6 with seconds first), "
             f"got {sync.schedule!r} ({cron_problem})"
         )
-    if sync.notify_email is not None and not _EMAIL.match(sync.notify_email):
-        p.append(f"sync.notify_email must be an e-mail address, got {sync.notify_email!r}")
+    # The export's rule (DX refuses what it refuses, e.g. hr..ops@acme.test). Only the
+    # case is folded: spaces around the address would be sent to DX as they are.
+    if sync.notify_email is not None and not is_valid_email(sync.notify_email.lower()):
+        p.append(f"sync.notify_email must be {EMAIL_RULE}, got {sync.notify_email!r}")
     if not s.state.database_url or "://" not in s.state.database_url:
         p.append(
             f"state.database_url must be an SQLAlchemy URL such as sqlite:///hrsync.db, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from hrsync.dx.errors import DxRejected
 from hrsync.guards import Deferral, Refusal
 from hrsync.plan import LeadChange, Plan, describe, plural, quoted
 
@@ -116,6 +117,14 @@ def render_refusal(refusal: Refusal, config_path: Path | str | None = None) -> s
         )
         lines.append(f"If this is intended, apply it once with: {command}")
     return "\n".join(lines) + "\n"
+
+
+def rejection_reason(exc: DxRejected, notify_email: str | None) -> str:
+    """One line for DX's refusal, naming our setting where DX's answer is about one."""
+    if exc.error == "invalid_email":
+        # DX's own words name neither the key nor the address.
+        return f"DX refused sync.notify_email {notify_email!r}: {exc}"
+    return f"DX refused the request: {exc}"
 
 
 def render_deferral(deferral: Deferral) -> str:

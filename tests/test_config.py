@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hrsync.config import ConfigError, load_settings
+from hrsync.emails import is_valid_email, normalise_email
 
 MINIMAL = """
 [dx]
@@ -245,3 +246,37 @@ def test_heartbeat_must_beat_more_often_than_the_healthcheck_tolerates(tmp_path:
     text = MINIMAL + "\n[sync]\nheartbeat_s = 300\n"
     problems = problems_of(write(tmp_path, text), TOKEN_ENV)
     assert any(p.startswith("sync.heartbeat_s must be less than") for p in problems)
+
+
+# ------------------------------------------------ sync.notify_email (issue 9, item 16)
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "hr..ops@acme.test",  # consecutive dots
+        ".hr@acme.test",  # leading dot in the local part
+        "hr.@acme.test",  # trailing dot in the local part
+        "hr ops@acme.test",
+        "hr@acme",  # a domain of one label
+        "hr@-acme.test",
+        "hr@acme..test",
+        "hr@@acme.test",
+        "ops at acme",
+        "",
+    ],
+)
+def test_notify_email_follows_the_exports_address_rule(tmp_path: Path, address: str) -> None:
+    path = write(tmp_path, MINIMAL + f'\n[sync]\nnotify_email = "{address}"\n')
+    assert problems_of(path, TOKEN_ENV) == [
+        f"sync.notify_email must be an e-mail address like name@example.com, got {address!r}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "address", ["hr.ops@acme.test", "People-Ops+hrsync@Acme.Example.com", "a@b.co"]
+)
+def test_notify_email_accepts_what_the_export_accepts(tmp_path: Path, address: str) -> None:
+    path = write(tmp_path, MINIMAL + f'\n[sync]\nnotify_email = "{address}"\n')
+    assert load_settings(path, TOKEN_ENV).sync.notify_email == address
+    assert is_valid_email(normalise_email(address))

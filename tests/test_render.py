@@ -4,11 +4,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hrsync.config import SyncSettings
+from hrsync.dx.errors import DxRejected, error_for_code
 from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.guards import check_safety, check_snapshots
 from hrsync.identity import TeamRow
 from hrsync.plan import make_plan
-from hrsync.render import approval_command, render_deferral, render_plan, render_refusal
+from hrsync.render import (
+    approval_command,
+    rejection_reason,
+    render_deferral,
+    render_plan,
+    render_refusal,
+)
 
 ENG = TeamRow("k1", "eng", "Engineering", "boss@x.com", None, None, ("a@x.com", "b@x.com"))
 PLAT = TeamRow("k2", "plat", "Platform", "pl@x.com", "eng", "Engineering", ("c@x.com",))
@@ -170,3 +177,22 @@ def test_deferral_gives_reason_and_next_attempt() -> None:
     text = render_deferral(deferral)
     assert text.startswith("Deferred: nothing was sent to DX. snapshot s1 completed")
     assert text.endswith("Next attempt at 2026-01-22T00:00:00+00:00.\n")
+
+
+def test_invalid_email_names_the_setting_and_the_address() -> None:
+    exc = error_for_code(
+        "orgfiles.teamHierarchy.process",
+        "invalid_email",
+        message="email is not a valid e-mail address",
+        status=200,
+    )
+    assert isinstance(exc, DxRejected)
+    assert rejection_reason(exc, "hr..ops@acme.test") == (
+        "DX refused sync.notify_email 'hr..ops@acme.test': orgfiles.teamHierarchy.process: "
+        "invalid_email: email is not a valid e-mail address (HTTP 200)"
+    )
+    other = error_for_code(
+        "orgfiles.teamHierarchy.process", "invalid_rows", message="bad", status=200
+    )
+    assert isinstance(other, DxRejected)
+    assert rejection_reason(other, "hr@acme.test").startswith("DX refused the request: ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -11,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from hrsync.config import load_settings
+from hrsync.outcome import Outcome
+from hrsync.store.repo import Store
+from hrsync.sync import SyncRequest, run_sync
 from tests.e2e.conftest import TOKEN, Run, Workspace, parse_events
 
 pytestmark = pytest.mark.slow
@@ -100,3 +105,25 @@ def test_a_config_path_with_spaces_is_quoted_in_the_printed_command(
     approve = printed_command(refused.stdout, "apply it once with:")
     assert approve[:3] == ["hrsync", "--config", str(spaced)]
     assert run_argv(workspace, approve, cwd=Path("/"), env=guard).code == 0
+
+
+# ------------------------------------------------ item 16: invalid_email
+
+
+def test_dx_invalid_email_names_the_setting_and_the_address(workspace: Workspace) -> None:
+    # DX may be stricter than our rule: stand in for that with an address our config
+    # check would have refused, set past it.
+    loaded = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN})
+    settings = dataclasses.replace(
+        loaded, sync=dataclasses.replace(loaded.sync, notify_email="ops at acme")
+    )
+    store = Store.open(settings.state.database_url)
+    try:
+        result = run_sync(settings, SyncRequest(), store=store)
+    finally:
+        store.close()
+    assert result.outcome is Outcome.REJECTED
+    assert result.reason is not None
+    assert result.reason.startswith("DX refused sync.notify_email 'ops at acme': ")
+    assert "invalid_email" in result.reason
+    assert result.reason.splitlines()[0] == result.report.splitlines()[-1]
