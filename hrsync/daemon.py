@@ -12,8 +12,10 @@ Jobs:
 - `heartbeat` every `sync.heartbeat_s`, so `hrsync healthcheck` can tell we are alive.
 
 Runs never overlap: a job that fires while another run is in progress is skipped
-(that run already does the work). `run_sync` is expected to record its run in the
-store (start_run/finish_run) before returning: quarantine is computed from there.
+(that run already does the work), and logged as `daemon.run_skipped` (warning), whether
+our lock or APScheduler's `max_instances` skipped it. `run_sync` is expected to record
+its run in the store (start_run/finish_run) before returning: quarantine is computed
+from there.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from types import FrameType
 from typing import Any
 
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobSubmissionEvent
 from apscheduler.executors.base import BaseExecutor, run_job
 from apscheduler.job import Job
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -58,6 +61,14 @@ RESUME_JOB = "resume"
 STARTUP_JOB = "startup"
 CATCH_UP_JOB = "catch-up"
 HEARTBEAT_JOB = "heartbeat"
+
+# The trigger a job's run carries (see the job functions below).
+_JOB_TRIGGERS = {
+    SCHEDULE_JOB: "schedule",
+    CATCH_UP_JOB: "schedule",
+    RESUME_JOB: "resume",
+    STARTUP_JOB: "startup",
+}
 
 # Triggers the quarantine holds back. `--now` at start is a person asking for a run.
 QUARANTINED_TRIGGERS = frozenset({"schedule", "resume"})
@@ -127,6 +138,9 @@ class Daemon:
                 "misfire_grace_time": None,
             },
         )
+        # APScheduler refuses a job's fire while its previous fire still runs
+        # (max_instances) and says so only in its own words: say it in ours.
+        self.scheduler.add_listener(self.on_max_instances, EVENT_JOB_MAX_INSTANCES)
         self.stopping = threading.Event()
         self._run_lock = threading.Lock()
         self._idle = threading.Event()
@@ -241,7 +255,13 @@ class Daemon:
             )
             return None
         if not self._run_lock.acquire(blocking=False):
-            log.info("daemon.run_skipped", trigger=trigger, reason="run_in_progress")
+            # A job fires at its time, so "now" is the time it was scheduled for.
+            log.warning(
+                "daemon.run_skipped",
+                trigger=trigger,
+                reason="run_in_progress",
+                scheduled_at=_iso(self.clock()),
+            )
             return None
         try:
             # Checked again under the lock: a stop may have arrived in between.
@@ -267,6 +287,20 @@ class Daemon:
                 self._safe_beat(self._resting_state())
             self._idle.set()
             self._run_lock.release()
+
+    def on_max_instances(self, event: JobSubmissionEvent) -> None:
+        """A fire APScheduler skipped because the same job was still running."""
+        fires = [_iso(t) for t in event.scheduled_run_times]
+        if event.job_id == HEARTBEAT_JOB:
+            log.info("daemon.heartbeat_skipped", scheduled_at=fires[-1] if fires else None)
+            return
+        log.warning(
+            "daemon.run_skipped",
+            trigger=_JOB_TRIGGERS.get(event.job_id, event.job_id),
+            reason="run_in_progress",
+            scheduled_at=fires[-1] if fires else None,
+            skipped_fires=fires,
+        )
 
     def _after_run(self, result: SyncResult) -> None:
         if result.outcome is Outcome.DEFERRED and result.resume_at is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobSubmissionEvent
 from structlog.testing import capture_logs
 
 from hrsync import daemon as daemon_module
@@ -714,3 +715,79 @@ def test_no_catch_up_when_nothing_was_missed(
     clock.now = datetime(2030, 4, 3, 9, 30, tzinfo=UTC)
     d = harness.start(sync)
     assert job_time(d, CATCH_UP_JOB) is None
+
+
+def test_a_fire_apscheduler_skips_during_a_run_is_our_own_warning(
+    store: Store, clock: Clock
+) -> None:
+    # The real scheduler, real threads: the cron job fires while its previous run still
+    # holds, and APScheduler refuses a second instance (EVENT_JOB_MAX_INSTANCES).
+    sync = BlockingSync()
+    d = Daemon(settings_with(), store=store, run_sync=sync, clock=clock)
+    d.start(paused=True)
+    try:
+        with capture_logs() as logs:
+            job = d.scheduler.get_job(SCHEDULE_JOB)
+            job.modify(next_run_time=datetime.now(UTC))
+            d.scheduler.resume()
+            assert sync.started.wait(3)
+            fired_again = datetime.now(UTC).replace(microsecond=0)
+            job.modify(next_run_time=fired_again)
+            d.scheduler.wakeup()
+            deadline = time.monotonic() + 3
+            while not events(logs, "daemon.run_skipped") and time.monotonic() < deadline:
+                time.sleep(0.02)
+        (skipped,) = events(logs, "daemon.run_skipped")
+        assert skipped["log_level"] == "warning"
+        assert skipped["reason"] == "run_in_progress"
+        assert skipped["trigger"] == "schedule"
+        assert skipped["scheduled_at"] == fired_again.isoformat()
+        assert [r.trigger for r in sync.requests] == ["schedule"]
+    finally:
+        sync.release.set()
+        d.stop(grace_s=1)
+
+
+def test_max_instances_listener_names_the_trigger_and_every_skipped_time(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    d = harness.start(RecordingSync(store, clock))
+    times = [T0, T0 + MIN]
+    with capture_logs() as logs:
+        d.on_max_instances(
+            JobSubmissionEvent(EVENT_JOB_MAX_INSTANCES, RESUME_JOB, "default", times)
+        )
+        d.on_max_instances(
+            JobSubmissionEvent(EVENT_JOB_MAX_INSTANCES, CATCH_UP_JOB, "default", [T0])
+        )
+        d.on_max_instances(
+            JobSubmissionEvent(EVENT_JOB_MAX_INSTANCES, HEARTBEAT_JOB, "default", [T0])
+        )
+    skipped = events(logs, "daemon.run_skipped")
+    assert [(e["trigger"], e["log_level"]) for e in skipped] == [
+        ("resume", "warning"),
+        ("schedule", "warning"),
+    ]
+    assert skipped[0]["scheduled_at"] == (T0 + MIN).isoformat()
+    assert skipped[0]["skipped_fires"] == [T0.isoformat(), (T0 + MIN).isoformat()]
+    assert events(logs, "daemon.heartbeat_skipped")
+
+
+def test_a_run_skipped_by_our_own_lock_is_a_warning_with_its_time(
+    store: Store, clock: Clock
+) -> None:
+    sync = BlockingSync()
+    d = Daemon(settings_with(), store=store, run_sync=sync, clock=clock)
+    d.start(paused=True)
+    try:
+        worker = threading.Thread(target=d.execute, args=("schedule",))
+        worker.start()
+        assert sync.started.wait(2)
+        with capture_logs() as logs:
+            assert d.execute("resume") is None
+        (skipped,) = events(logs, "daemon.run_skipped")
+        assert skipped["log_level"] == "warning"
+        assert skipped["scheduled_at"] == T0.isoformat()
+    finally:
+        sync.release.set()
+        d.stop(grace_s=1)
