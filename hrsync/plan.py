@@ -13,11 +13,13 @@ names no given team (DX's root sentinel, or nothing) means a root team.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
 
 from hrsync.dx.models import DxTeam
@@ -83,6 +85,8 @@ class LeadChange:
     old_lead: str | None
     new_lead: str
     contributors: int
+    # DX shows a lead other than the one hrsync set (changed by hand): set it back.
+    drift: bool = False
 
     @property
     def old_lead_known(self) -> bool:
@@ -98,6 +102,9 @@ class MembershipChange:
     removed: tuple[str, ...]
     old_count: int
     new_count: int
+    # DX changed the team after hrsync's last verified submission (by hand): members
+    # may differ from what was sent, so they are sent again.
+    drift: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,14 @@ class Drift:
     reference_id: str
     name: str
     details: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeenTeam:
+    """What DX showed for a team right after hrsync's last verified submission."""
+
+    manager_id: str | None
+    last_changed_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,13 +253,17 @@ def make_plan(
     last_submitted: Mapping[str, TeamRow],
     *,
     unreferenced_dx: Sequence[DxTeam] = (),
+    last_seen: Mapping[str, SeenTeam] | None = None,
 ) -> Plan:
     """Compare the desired rows with DX's teams.
 
     `current` is `teams.list`; `unreferenced_dx` are DX teams the caller keeps apart
     (for instance those with no reference_id): they are treated exactly like `current`,
     i.e. archived unless desired and usable as parents. `last_submitted` holds the rows
-    hrsync last submitted and saw verified, by reference_id.
+    hrsync last submitted and saw verified, by reference_id; `last_seen` what DX showed
+    right after that submission. A team DX shows with another lead (`manager_id`) or a
+    later `last_changed_at` was changed by hand since: that is drift, and the plan sends
+    the team again (a lead change it waits for, or its members once more).
     """
     refs = [row.reference_id for row in desired]
     duplicates = sorted(ref for ref, n in Counter(refs).items() if n > 1)
@@ -267,11 +286,16 @@ def make_plan(
     for row in desired:
         matched = by_ref.get(row.reference_id)
         last = last_submitted.get(row.reference_id)
-        changes.extend(_team_changes(row, matched, last, by_id))
-        if last is not None and _same_payload(row, last):
-            found = _drift(row, matched, by_id)
-            if found:
-                drift.append(Drift(row.reference_id, row.name, found))
+        team_changes = _team_changes(row, matched, last, by_id)
+        if last is not None:
+            found = _drift(row, matched, by_id) if _same_payload(row, last) else ()
+            seen = (last_seen or {}).get(row.reference_id)
+            by_hand = _hand_edits(matched, seen)
+            if found or by_hand:
+                drift.append(Drift(row.reference_id, row.name, (*found, *by_hand)))
+            if by_hand and matched is not None and seen is not None:
+                team_changes = _correct_drift(row, last, matched, seen, team_changes)
+        changes.extend(team_changes)
 
     desired_refs = set(refs)
     leaving = [t for t in by_ref.values() if t.reference_id not in desired_refs]
@@ -370,6 +394,76 @@ def _drift(row: TeamRow, team: DxTeam | None, by_id: Mapping[str, DxTeam]) -> tu
     return tuple(details)
 
 
+def _hand_edits(team: DxTeam | None, seen: SeenTeam | None) -> tuple[str, ...]:
+    if team is None or seen is None:
+        return ()
+    details: list[str] = []
+    if seen.manager_id is not None and team.manager_id != seen.manager_id:
+        details.append(
+            f"lead in DX is user {team.manager_id}, not {seen.manager_id} as hrsync set it"
+        )
+    if (
+        seen.last_changed_at is not None
+        and team.last_changed_at is not None
+        and team.last_changed_at > seen.last_changed_at
+    ):
+        details.append(
+            f"changed in DX at {team.last_changed_at.isoformat()}, after hrsync's last "
+            f"verified submission ({seen.last_changed_at.isoformat()})"
+        )
+    return tuple(details)
+
+
+def _correct_drift(
+    row: TeamRow, last: TeamRow, team: DxTeam, seen: SeenTeam, changes: list[Change]
+) -> list[Change]:
+    """Make sure a team edited by hand is sent again, and its lead awaited when it moved."""
+    kept: list[Change] = []
+    for change in changes:
+        if isinstance(change, Unchanged):
+            continue
+        # What DX holds was changed by hand: it may already be what HR now says, and
+        # then DX shows no change to wait for. Send it, but do not wait for evidence.
+        if isinstance(change, LeadChange) and change.old_lead_known:
+            change = dataclasses.replace(change, old_lead=None)
+        elif isinstance(change, MembershipChange):
+            change = dataclasses.replace(change, drift=True)
+        kept.append(change)
+    lead_moved = seen.manager_id is not None and team.manager_id != seen.manager_id
+    if lead_moved and not any(isinstance(c, LeadChange) for c in kept):
+        kept.append(
+            LeadChange(
+                row.reference_id,
+                row.name,
+                None,
+                row.lead_email,
+                len(set(row.contributors)),
+                drift=True,
+            )
+        )
+    if not kept:
+        members = len(set(row.contributors))
+        kept.append(
+            MembershipChange(row.reference_id, row.name, (), (), team.contributors, members, True)
+        )
+    return kept
+
+
+def awaited_refs(plan: Plan) -> list[str]:
+    """Teams whose change teams.list cannot show directly, so verification waits for DX's
+    `last_changed_at` to move: a lead change from a lead hrsync knows, or set back after
+    a hand edit, and a membership change. A lead hrsync never knew may already be right,
+    and members re-sent after a hand edit may already match: DX would show nothing."""
+    refs: list[str] = []
+    for change in plan.changes:
+        awaited = (isinstance(change, LeadChange) and (change.old_lead_known or change.drift)) or (
+            isinstance(change, MembershipChange) and not change.drift
+        )
+        if awaited and change.reference_id is not None and change.reference_id not in refs:
+            refs.append(change.reference_id)
+    return refs
+
+
 def _archive(team: DxTeam, note: str | None) -> Archive:
     if team.reference_id is None and note is None:
         note = "no reference_id: created in the web app?"
@@ -422,6 +516,11 @@ def describe(change: Change) -> str:
                 f"to {_parent_label(change.new_parent_name)}"
             )
         case LeadChange():
+            if change.drift:
+                return (
+                    f"lead of {quoted(change.name)} [{change.reference_id}] was changed in DX "
+                    f"by hand: will set lead {change.new_lead} again"
+                )
             if change.old_lead is None:
                 return (
                     f"lead of {quoted(change.name)} [{change.reference_id}] unknown to hrsync "
@@ -433,6 +532,12 @@ def describe(change: Change) -> str:
                 f"{change.old_lead} -> {change.new_lead}"
             )
         case MembershipChange():
+            if change.drift and not (change.added or change.removed):
+                return (
+                    f"members of {quoted(change.name)} [{change.reference_id}] may have been "
+                    f"changed in DX by hand (DX counts {change.old_count}): will send "
+                    f"{plural(change.new_count, 'contributor')} again"
+                )
             parts = [
                 f"members of {quoted(change.name)} [{change.reference_id}]: "
                 f"+{len(change.added)} -{len(change.removed)} "
@@ -442,6 +547,8 @@ def describe(change: Change) -> str:
                 parts.append(f"added {_emails(change.added)}")
             if change.removed:
                 parts.append(f"removed {_emails(change.removed)}")
+            if change.drift:
+                parts.append("DX was changed by hand since hrsync's last verified submission")
             return "; ".join(parts)
         case Archive():
             line = (
@@ -486,6 +593,7 @@ def event_fields(change: Change) -> dict[str, Any]:
                 "from": change.old_lead,
                 "to": change.new_lead,
                 "lead_known": change.old_lead_known,
+                "drift": change.drift,
             }
         case MembershipChange():
             fields |= {
@@ -496,6 +604,7 @@ def event_fields(change: Change) -> dict[str, Any]:
                 "removed": _capped(change.removed),
                 "from_count": change.old_count,
                 "to_count": change.new_count,
+                "drift": change.drift,
             }
         case Archive():
             fields |= {

@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 from hrsync import logs
 from hrsync.config import Settings
+from hrsync.confirm import Poller, Target, confirm, row_from_dict, teams_seen
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import (
     DxAuthError,
@@ -47,7 +48,17 @@ from hrsync.identity import Assignment, KnownIdentity, TeamRow, assign, default_
 from hrsync.mapping import MappingError, build_teams
 from hrsync.outcome import Outcome
 from hrsync.people import Directory, read_people
-from hrsync.plan import COUNT_KEYS, LeadChange, Plan, Rename, describe, event_fields, make_plan
+from hrsync.plan import (
+    COUNT_KEYS,
+    LeadChange,
+    Plan,
+    Rename,
+    SeenTeam,
+    awaited_refs,
+    describe,
+    event_fields,
+    make_plan,
+)
 from hrsync.plan import payload_size as plan_payload_size
 from hrsync.render import (
     approval_command,
@@ -58,7 +69,7 @@ from hrsync.render import (
 )
 from hrsync.sources import SourceError, SourceUnavailable, open_export
 from hrsync.store.repo import Store, SubmissionRecord
-from hrsync.verify import check_convergence, match_audit
+from hrsync.verify import awaiting_since, match_audit, parse_awaiting
 
 Clock = Callable[[], datetime]
 Sleep = Callable[[float], None]
@@ -328,6 +339,8 @@ class _Run:
     # ------------------------------------------------------------ steps
 
     def renew_lease(self) -> bool:
+        if self.request.dry_run:
+            return True  # a dry run holds no lease: there is nothing to renew or lose
         renewed = self.eng.store.renew_lease(_holder(self.run_id), self.eng.clock(), LEASE_TTL_S)
         if not renewed:
             log.error("sync.lease_lost", detail="the lease expired and another sync took it")
@@ -436,7 +449,11 @@ class _Run:
         last = self.eng.store.last_verified_submission()
         last_rows = _rows_from_submission(last) if last else {}
         plan = make_plan(
-            assignment.teams, dx_teams, last_rows, unreferenced_dx=assignment.unreferenced_dx
+            assignment.teams,
+            dx_teams,
+            last_rows,
+            unreferenced_dx=assignment.unreferenced_dx,
+            last_seen=_seen_of(last),
         )
         for change in plan.changes:
             if change.kind != "unchanged":
@@ -484,7 +501,9 @@ class _Run:
         dx_teams: Sequence[DxTeam],
     ) -> SyncResult:
         store, now = self.eng.store, self.eng.clock()
-        record = _submission_plan(assignment, plan, dx_teams)
+        last = store.last_verified_submission()
+        earlier = store.submissions_after(last.id if last else None)
+        record = _submission_plan(assignment, plan, dx_teams, earlier)
         # Before the call: evidence of what is about to be sent, with the identities
         # to keep once DX may have it (not before: a rejected or deferred request must
         # not retire teams DX still has).
@@ -501,9 +520,11 @@ class _Run:
         log.info("sync.submitting", teams=len(payload), notify_email=email)
         # "sent": from here on DX may have it, so a restart waits for it, not resends.
         store.mark_submission(sid, "sent", self.eng.clock())
+        ambiguous = False
         try:
             accepted = self.client.process(payload, email=email)
         except DxOutcomeUnknown as exc:
+            ambiguous = True
             store.mark_submission(sid, "outcome_unknown", self.eng.clock(), detail=str(exc))
             store.save_identities(assignment.identities, self.eng.clock())
             log.warning("sync.outcome_unknown", detail=str(exc))
@@ -520,18 +541,41 @@ class _Run:
             store.mark_submission(sid, "accepted", self.eng.clock(), import_id=accepted.import_id)
             store.save_identities(assignment.identities, self.eng.clock())
             log.info("sync.accepted", import_id=accepted.import_id)
-        return self.verify(sid, _Target.of_record(record), plan, now, report)
+        return self.verify(sid, Target.of_record(record), plan, now, report, payload, ambiguous)
 
     def verify(
         self,
         sid: int,
-        target: _Target,
+        target: Target,
         plan: Plan,
         submitted_at: datetime,
         report: str,
+        payload: list[dict[str, Any]],
+        ambiguous: bool,
     ) -> SyncResult:
-        converged = self.wait_for_convergence(target, self.s.sync.verify_timeout_s)
         store = self.eng.store
+
+        def resend(attempt: int, reason: str) -> None:
+            # The same submission record: a restart still finds it and verifies it.
+            store.mark_submission(
+                sid, "sent", self.eng.clock(), detail=f"resend {attempt}: {reason}"
+            )
+            try:
+                accepted = self.client.process(payload, email=self.s.sync.notify_email)
+            except DxOutcomeUnknown as exc:
+                store.mark_submission(sid, "outcome_unknown", self.eng.clock(), detail=str(exc))
+                raise
+            store.mark_submission(sid, "accepted", self.eng.clock(), import_id=accepted.import_id)
+
+        confirmation = confirm(
+            self.poller(),
+            target,
+            ambiguous=ambiguous,
+            verify_timeout_s=self.s.sync.verify_timeout_s,
+            max_resends=self.s.sync.max_resends,
+            resend=resend,
+        )
+        converged = confirmation.teams
         if self.stopping():
             # Left "accepted": the next start finds it unfinished and verifies it.
             log.warning("sync.stopped_verifying", submission=sid)
@@ -541,9 +585,9 @@ class _Run:
                 report,
                 reason="shutting down during verification; the next start verifies",
             )
-        self.check_audit(plan, submitted_at)
-        if converged:
-            store.mark_submission(sid, "verified", self.eng.clock())
+        self.check_audit(plan, submitted_at, sid)
+        if converged is not None:
+            store.mark_submission(sid, "verified", self.eng.clock(), dx_seen=teams_seen(converged))
             return self.result(Outcome.APPLIED, plan, report)
         store.mark_submission(sid, "unverified", self.eng.clock())
         return self.result(
@@ -553,58 +597,41 @@ class _Run:
             reason=(
                 f"DX did not show the submitted hierarchy within "
                 f"{self.s.sync.verify_timeout_s:g}s (sync.verify_timeout_s)"
+                + (f" after {confirmation.resends} resends" if confirmation.resends else "")
+                + (f"; {confirmation.note}" if confirmation.note else "")
             ),
         )
 
-    def wait_for_convergence(self, target: _Target, timeout_s: float) -> bool:
-        """Poll teams.list with backoff until DX shows the target. A timeout of 0 looks once."""
-        deadline = time.monotonic() + timeout_s
-        delay = self.eng.verify_poll_s
-        attempt = 0
-        while True:
-            attempt += 1
-            self.renew_lease()
-            try:
-                current = self.client.teams()
-            except DxError as exc:
-                log.warning("verify.read_failed", attempt=attempt, detail=str(exc))
-            else:
-                convergence = check_convergence(
-                    target.rows,
-                    target.archived_refs,
-                    current,
-                    archived_dx_ids=target.archived_ids,
-                    awaiting_change=target.awaiting_change,
-                )
-                if convergence.converged:
-                    log.info("verify.converged", attempt=attempt, detail=convergence.summary())
-                    for u in convergence.contributors_uncounted:
-                        log.warning(
-                            "verify.contributors_unknown",
-                            team=u.name,
-                            reference_id=u.reference_id,
-                            sent=u.sent,
-                            counted=u.counted,
-                        )
-                    return True
-                log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
-            if time.monotonic() + delay > deadline or self.stopping():
-                return False
+    def poller(self) -> Poller:
+        def pause(seconds: float) -> bool:
             if self.eng.stop is not None:
-                if self.eng.stop.wait(delay):
-                    return False
-            else:
-                self.eng.sleep(delay)
-            delay = min(delay * 2, self.eng.verify_poll_max_s)
+                return self.eng.stop.wait(seconds)
+            self.eng.sleep(seconds)
+            return False
 
-    def check_audit(self, plan: Plan, submitted_at: datetime) -> None:
+        return Poller(
+            self.client,
+            renew=self.renew_lease,
+            stopping=self.stopping,
+            pause=pause,
+            poll_s=self.eng.verify_poll_s,
+            poll_max_s=self.eng.verify_poll_max_s,
+        )
+
+    def check_audit(self, plan: Plan, submitted_at: datetime, sid: int) -> None:
         since = submitted_at - AUDIT_SKEW
         try:
             events = list(self.client.audit_trail(since=since))
         except DxError as exc:
             log.warning("verify.audit_unavailable", detail=str(exc))
             return
-        match = match_audit(plan, events, since)
+        # hrsync's own submissions just before this one leave events in the same window.
+        earlier = [
+            _plan_from_record(sub)
+            for sub in self.eng.store.submissions_after(None, since=since - AUDIT_SKEW)
+            if sub.id != sid
+        ]
+        match = match_audit(plan, events, since, earlier)
         for change, event in match.matched:
             log.info(
                 "verify.audit_matched",
@@ -623,11 +650,16 @@ class _Run:
                 actor=event.actor,
                 event_id=event.id,
             )
+        for event in match.earlier:
+            log.info(
+                "verify.audit_earlier", team=event.team, action=event.action, event_id=event.id
+            )
         log.info(
             "verify.audit",
             matched=len(match.matched),
             missing=len(match.missing),
             unexpected=len(match.unexpected),
+            earlier=len(match.earlier),
         )
 
     def deferred_by_api(
@@ -689,16 +721,14 @@ class _Run:
             previous_run=pending.run_id,
             status=pending.status,
         )
-        target = _Target.of_record(pending.plan)
+        target = Target.of_record(pending.plan)
         plan = _plan_from_record(pending)
         # "pending": the earlier run died around the call, so DX may or may not have it;
         # "unverified": an earlier run already waited its full verify timeout. One look
         # decides both; if DX does not show it, planning below resubmits knowingly (and
         # DX answers import_in_progress if its import is still running).
         one_look = pending.status in ("pending", "unverified")
-        converged = self.wait_for_convergence(
-            target, 0 if one_look else self.s.sync.verify_timeout_s
-        )
+        converged = self.poller().wait(target, 0 if one_look else self.s.sync.verify_timeout_s)
         if self.stopping():
             # Not a verdict: leave the submission as it is for the next start.
             log.warning("sync.stopped", step="verifying an earlier submission")
@@ -711,10 +741,10 @@ class _Run:
                 )
             )
         since = pending.created_at
-        self.check_audit(plan, since)
+        self.check_audit(plan, since, pending.id)
         now = self.eng.clock()
-        if converged:
-            store.mark_submission(pending.id, "verified", now)
+        if converged is not None:
+            store.mark_submission(pending.id, "verified", now, dx_seen=teams_seen(converged))
             # The earlier run may have died before keeping the ids DX now has.
             store.save_identities(_identities_of_record(pending.plan), now)
             log.info("sync.recovered", submission=pending.id, verified=True)
@@ -772,43 +802,24 @@ def _import_attempts(store: Store) -> int:
     return count
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """What DX must show once a submission is applied."""
-
-    rows: tuple[TeamRow, ...]
-    archived_refs: tuple[str, ...]
-    archived_ids: tuple[str, ...]
-    # New leads, which teams.list cannot show: reference_id -> DX's last_changed_at
-    # before the submission; done once DX reports a later one.
-    awaiting_change: Mapping[str, datetime]
-
-    @classmethod
-    def of_record(cls, record: Mapping[str, Any]) -> _Target:
-        return cls(
-            rows=tuple(_row_from_dict(r) for r in record.get("rows", [])),
-            archived_refs=tuple(record.get("archived_refs", [])),
-            archived_ids=tuple(record.get("archived_dx_ids", [])),
-            awaiting_change=_parse_times(record.get("awaiting_change", {})),
-        )
-
-
 def _submission_plan(
-    assignment: Assignment, plan: Plan, dx_teams: Sequence[DxTeam]
+    assignment: Assignment,
+    plan: Plan,
+    dx_teams: Sequence[DxTeam],
+    earlier: Sequence[SubmissionRecord] = (),
 ) -> dict[str, Any]:
     rows, archived = assignment.teams, plan.archives
-    changed_at = {t.reference_id: t.last_changed_at for t in dx_teams if t.reference_id}
-    # Only where the old lead is known: an adopted team's lead may already be right,
-    # and then DX changes nothing and shows no change to wait for.
-    awaiting = {
-        c.reference_id: when.isoformat()
-        for c in plan.changes
-        if isinstance(c, LeadChange)
-        and c.old_lead is not None
-        and (when := changed_at.get(c.reference_id)) is not None
-    }
+    payload_rows = {r.reference_id: r.to_payload() for r in rows}
+    earlier_awaited = [
+        (
+            {r["reference_id"]: _payload_only(r) for r in sub.plan.get("rows", [])},
+            parse_awaiting(sub.plan.get("awaiting_change", {})),
+        )
+        for sub in earlier
+    ]
+    awaiting = awaiting_since(awaited_refs(plan), payload_rows, dx_teams, earlier_awaited)
     return {
-        "awaiting_change": awaiting,
+        "awaiting_change": {ref: when.isoformat() for ref, when in awaiting.items()},
         "identities": [_identity_to_dict(i) for i in assignment.identities],
         "rows": [{"key": r.key, **r.to_payload()} for r in rows],
         "archived_refs": [a.reference_id for a in archived if a.reference_id],
@@ -820,8 +831,24 @@ def _submission_plan(
     }
 
 
-def _parse_times(values: Mapping[str, str]) -> dict[str, datetime]:
-    return {ref: datetime.fromisoformat(when) for ref, when in values.items()}
+def _payload_only(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "key"}
+
+
+def _seen_of(sub: SubmissionRecord | None) -> dict[str, SeenTeam]:
+    if sub is None:
+        return {}
+    return {
+        ref: SeenTeam(
+            manager_id=seen.get("manager_id"),
+            last_changed_at=(
+                datetime.fromisoformat(seen["last_changed_at"])
+                if seen.get("last_changed_at")
+                else None
+            ),
+        )
+        for ref, seen in sub.dx_seen.items()
+    }
 
 
 def _identity_to_dict(identity: KnownIdentity) -> dict[str, Any]:
@@ -851,21 +878,9 @@ def _identities_of_record(record: Mapping[str, Any]) -> list[KnownIdentity]:
     ]
 
 
-def _row_from_dict(d: Mapping[str, Any]) -> TeamRow:
-    return TeamRow(
-        key=str(d.get("key", "")),
-        reference_id=str(d["reference_id"]),
-        name=str(d["name"]),
-        lead_email=str(d["team_lead_email"]),
-        parent_reference_id=d.get("parent_team_reference_id"),
-        parent_name=d.get("parent_team_name"),
-        contributors=tuple(d.get("contributors", [])),
-    )
-
-
 def _rows_from_submission(sub: SubmissionRecord) -> dict[str, TeamRow]:
     rows = sub.plan.get("rows") or sub.payload
-    return {r["reference_id"]: _row_from_dict(r) for r in rows}
+    return {r["reference_id"]: row_from_dict(r) for r in rows}
 
 
 def _plan_from_record(sub: SubmissionRecord) -> Plan:

@@ -57,15 +57,27 @@ class Uncounted:
 
 
 @dataclass(frozen=True, slots=True)
+class Overcounted:
+    """DX counts more contributors than were sent: it still has members we removed."""
+
+    reference_id: str
+    name: str
+    sent: int
+    counted: int
+
+
+@dataclass(frozen=True, slots=True)
 class Convergence:
     missing: tuple[TeamRow, ...]
     wrong_names: tuple[NameMismatch, ...]
     wrong_parents: tuple[ParentMismatch, ...]
     still_present: tuple[DxTeam, ...]  # planned archives DX still lists
     contributors_uncounted: tuple[Uncounted, ...]  # reported, never fatal
-    # Teams whose new lead teams.list cannot show: DX has not touched them since the
-    # submission yet (their last_changed_at is older), so the import has not run.
+    # Teams whose new lead or members teams.list cannot show: DX has not touched them
+    # since the submission yet (their last_changed_at is older), so the import has not run.
     not_yet_changed: tuple[str, ...] = ()
+    # DX never counts more contributors than were sent once it took them.
+    overcounted: tuple[Overcounted, ...] = ()
 
     @property
     def converged(self) -> bool:
@@ -75,6 +87,7 @@ class Convergence:
             or self.wrong_parents
             or self.still_present
             or self.not_yet_changed
+            or self.overcounted
         )
 
     def summary(self) -> str:
@@ -106,8 +119,14 @@ class Convergence:
                 )
             if self.not_yet_changed:
                 parts.append(
-                    f"{len(self.not_yet_changed)} with a new lead not yet changed ("
+                    f"{len(self.not_yet_changed)} with a new lead or members not yet changed ("
                     + _names(self.not_yet_changed)
+                    + ")"
+                )
+            if self.overcounted:
+                parts.append(
+                    f"{len(self.overcounted)} with more contributors than sent ("
+                    + _names(f"{o.name}: {o.counted} > {o.sent}" for o in self.overcounted)
                     + ")"
                 )
             text = "DX does not match yet: " + "; ".join(parts)
@@ -144,10 +163,12 @@ def check_convergence(
     reference_id exactly as in planning.
 
     `awaiting_change` maps reference_ids whose change teams.list cannot show (a new
-    lead: it lists only a manager id) to DX's `last_changed_at` for the team before the
-    submission. Such a team counts as done once DX reports a later `last_changed_at`;
-    one without the timestamp is taken as done, as the server gives nothing to wait for.
-    Comparing DX's timestamps with each other avoids any clock skew with ours.
+    lead: it lists only a manager id; new members: it lists only a count) to DX's
+    `last_changed_at` for the team before the submission. Such a team counts as done once
+    DX reports a later `last_changed_at`; one without the timestamp is taken as done, as
+    the server gives nothing to wait for. Comparing DX's timestamps with each other
+    avoids any clock skew with ours. A team DX counts more contributors for than were
+    sent is not done either: DX drops unknown e-mails, it never adds members.
     """
     by_id = index_dx_teams(current)
     by_ref: dict[str, DxTeam] = {}
@@ -159,6 +180,7 @@ def check_convergence(
     wrong_names: list[NameMismatch] = []
     wrong_parents: list[ParentMismatch] = []
     uncounted: list[Uncounted] = []
+    overcounted: list[Overcounted] = []
     for row in desired:
         found = by_ref.get(row.reference_id)
         if found is None:
@@ -182,6 +204,8 @@ def check_convergence(
         sent = len(set(row.contributors))
         if team.contributors < sent:
             uncounted.append(Uncounted(row.reference_id, row.name, sent, team.contributors))
+        elif team.contributors > sent:
+            overcounted.append(Overcounted(row.reference_id, row.name, sent, team.contributors))
 
     not_yet: list[str] = []
     for ref, before in awaiting_change.items():
@@ -205,7 +229,42 @@ def check_convergence(
         still_present=tuple(sorted(still_present, key=lambda t: t.name)),
         contributors_uncounted=tuple(uncounted),
         not_yet_changed=tuple(sorted(not_yet)),
+        overcounted=tuple(overcounted),
     )
+
+
+def parse_awaiting(values: Mapping[str, Any]) -> dict[str, datetime]:
+    """`awaiting_change` as stored in a submission record: reference_id -> ISO time."""
+    return {ref: datetime.fromisoformat(str(when)) for ref, when in values.items()}
+
+
+def awaiting_since(
+    refs: Sequence[str],
+    rows: Mapping[str, Mapping[str, Any]],
+    current: Sequence[DxTeam],
+    earlier: Sequence[tuple[Mapping[str, Any], Mapping[str, datetime]]] = (),
+) -> dict[str, datetime]:
+    """Before which `last_changed_at` each awaited team counts as not yet changed.
+
+    Normally DX's value now. When an earlier submission since the last verified one
+    asked for exactly the same row (`earlier`: its rows by reference_id and its own
+    awaited times), DX may apply that one any moment, and then this submission changes
+    nothing for the team: the earlier, older time is used, so DX's change counts for
+    both instead of leaving this one waiting for a change that never comes.
+    A team without a timestamp in DX is not awaited (nothing to wait for).
+    """
+    changed_at = {t.reference_id: t.last_changed_at for t in current if t.reference_id}
+    found: dict[str, datetime] = {}
+    for ref in refs:
+        when = changed_at.get(ref)
+        if when is None:
+            continue
+        for earlier_rows, earlier_awaited in earlier:
+            before = earlier_awaited.get(ref)
+            if before is not None and before < when and earlier_rows.get(ref) == rows.get(ref):
+                when = before
+        found[ref] = when
+    return found
 
 
 # ---------------------------------------------------------------- audit trail
@@ -216,13 +275,20 @@ class AuditMatch:
     matched: tuple[tuple[Change, AuditEvent], ...]
     missing: tuple[Change, ...]  # planned renames / known lead changes with no event
     unexpected: tuple[AuditEvent, ...]  # events since submission the plan does not explain
+    # Events explained by hrsync's own earlier submissions (recorded in the same window).
+    earlier: tuple[AuditEvent, ...] = ()
 
     @property
     def complete(self) -> bool:
         return not self.missing
 
 
-def match_audit(plan: Plan, events: Sequence[AuditEvent], since: datetime) -> AuditMatch:
+def match_audit(
+    plan: Plan,
+    events: Sequence[AuditEvent],
+    since: datetime,
+    earlier: Sequence[Plan] = (),
+) -> AuditMatch:
     """Pair audit events (created at or after `since`) with planned changes.
 
     `change_name` events match Renames by their to-name (and from-name when present);
@@ -230,6 +296,10 @@ def match_audit(plan: Plan, events: Sequence[AuditEvent], since: datetime) -> Au
     the same team. A lead change whose old lead hrsync never knew may produce no event
     (the lead may already be right), so it is never "missing"; creates likewise.
     Metadata may be a dict, a JSON string, or lack keys.
+
+    `earlier` are the plans of hrsync's own earlier submissions whose events may fall in
+    the same window (two runs a minute apart): what this plan leaves over and one of
+    them explains is hrsync's own, not unexpected.
     """
     if since.tzinfo is None:
         raise ValueError(f"since must be a timezone-aware datetime, got naive {since!r}")
@@ -267,7 +337,18 @@ def match_audit(plan: Plan, events: Sequence[AuditEvent], since: datetime) -> Au
             while (event := take(lambda e, c=change: _belongs_to_create(e, c))) is not None:
                 matched.append((change, event))
 
-    return AuditMatch(tuple(matched), tuple(missing), tuple(pending))
+    ours: list[AuditEvent] = []
+    for older in earlier:
+        for change in older.changes:
+            event = None
+            if isinstance(change, Rename):
+                event = take(lambda e, c=change: _is_rename_of(e, c))
+            elif isinstance(change, LeadChange):
+                event = take(lambda e, c=change: _is_lead_change_of(e, c, same_team=False))
+            if event is not None:
+                ours.append(event)
+
+    return AuditMatch(tuple(matched), tuple(missing), tuple(pending), tuple(ours))
 
 
 def _created(event: AuditEvent) -> datetime:

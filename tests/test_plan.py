@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
@@ -19,7 +21,9 @@ from hrsync.plan import (
     MembershipChange,
     Move,
     Rename,
+    SeenTeam,
     Unchanged,
+    awaited_refs,
     describe,
     event_fields,
     make_plan,
@@ -343,6 +347,70 @@ def test_an_export_change_is_not_drift() -> None:
     plan = make_plan(renamed, mirror(ORG), by_ref(ORG))
     assert plan.counts["rename"] == 1
     assert plan.drift == ()
+
+
+def _seen(rows: Sequence[TeamRow], at: datetime) -> dict[str, SeenTeam]:
+    return {r.reference_id: SeenTeam(f"u-{r.lead_email}", at) for r in rows}
+
+
+def _dx_as_seen(rows: Sequence[TeamRow], at: datetime) -> list[DxTeam]:
+    return [
+        dataclasses.replace(t, manager_id=f"u-{r.lead_email}", last_changed_at=at)
+        for t, r in zip(mirror(rows), rows, strict=True)
+    ]
+
+
+AFTER_US = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def test_a_lead_changed_by_hand_is_drift_and_set_back_awaited() -> None:
+    current = _dx_as_seen(ORG, AFTER_US)
+    current[1] = dataclasses.replace(
+        current[1], manager_id="u-someone-else", last_changed_at=AFTER_US + timedelta(days=1)
+    )
+    plan = make_plan(ORG, current, by_ref(ORG), last_seen=_seen(ORG, AFTER_US))
+    (drift,) = plan.drift
+    assert drift.reference_id == "plat"
+    assert "lead in DX is user u-someone-else" in drift.details[0]
+    assert "changed in DX at 2026-03-02" in drift.details[1]
+    (change,) = [c for c in plan.changes if c.kind != "unchanged"]
+    assert change == LeadChange("plat", "Platform", None, PLAT.lead_email, 1, drift=True)
+    assert plan.has_changes
+    assert awaited_refs(plan) == ["plat"]
+    assert "was changed in DX by hand" in describe(change)
+
+
+def test_a_team_changed_by_hand_after_us_is_sent_again_not_awaited() -> None:
+    current = _dx_as_seen(ORG, AFTER_US)
+    current[0] = dataclasses.replace(current[0], last_changed_at=AFTER_US + timedelta(hours=1))
+    plan = make_plan(ORG, current, by_ref(ORG), last_seen=_seen(ORG, AFTER_US))
+    assert [d.reference_id for d in plan.drift] == ["eng"]
+    (change,) = [c for c in plan.changes if c.kind != "unchanged"]
+    assert isinstance(change, MembershipChange) and change.drift
+    assert change.added == change.removed == ()
+    # DX may already hold exactly these members: nothing would show, so nothing awaited.
+    assert awaited_refs(plan) == []
+
+
+def test_no_drift_when_dx_shows_what_it_showed_after_us() -> None:
+    plan = make_plan(ORG, _dx_as_seen(ORG, AFTER_US), by_ref(ORG), last_seen=_seen(ORG, AFTER_US))
+    assert plan.drift == () and not plan.has_changes
+
+
+def test_hr_changes_on_a_team_edited_by_hand_are_sent_but_not_awaited() -> None:
+    # DX's lead was changed by hand, and HR now names a new lead too: DX may already
+    # have it, so waiting for DX to change would wait forever.
+    current = _dx_as_seen(ORG, AFTER_US)
+    current[1] = dataclasses.replace(current[1], manager_id="u-x")
+    moved = [ENG, row("plat", "Platform", parent=ENG, lead="new@x.com", members=["d@x.com"]), DATA]
+    plan = make_plan(moved, current, by_ref(ORG), last_seen=_seen(ORG, AFTER_US))
+    lead = next(c for c in plan.changes if isinstance(c, LeadChange))
+    members = next(c for c in plan.changes if isinstance(c, MembershipChange))
+    assert lead.old_lead is None and not lead.drift
+    assert members.drift and members.added == ("d@x.com",)
+    assert awaited_refs(plan) == []
+    without_drift = make_plan(moved, _dx_as_seen(ORG, AFTER_US), by_ref(ORG))
+    assert awaited_refs(without_drift) == ["plat"]
 
 
 def test_no_drift_without_a_verified_submission() -> None:

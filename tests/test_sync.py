@@ -242,3 +242,92 @@ def test_a_rejected_request_keeps_no_identities_and_a_preview_no_state(
         assert store.load_identities() == []
     finally:
         store.close()
+
+
+def _move_carlos(settings: Settings) -> None:
+    """Carlos moves from Platform Infrastructure (Jonas) to Developer Experience (Aisha)."""
+    rows = _sample_rows()
+    for row in rows:
+        if row["Employee ID"] == "E104":
+            row["Manager ID"], row["Department"] = "E021", "Developer Experience"
+    assert settings.source.path is not None
+    _write_rows(settings.source.path, rows)
+
+
+def _members(sim: RunningSimulator, team: str) -> int:
+    (found,) = [t for t in sim.dx.teams_view() if t["name"] == team]
+    return int(found["contributors"])
+
+
+def test_a_move_dx_never_took_is_never_called_applied(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    # Issue 9.1: process answered 503 (DX did nothing) every time; names, parents and
+    # archives all match, so only the members could tell. It used to end "applied".
+    from hrsync.simulator.faults import Fault
+
+    store = Store.open(settings.state.database_url)
+    try:
+        assert run_sync(settings, SyncRequest(), store=store).outcome is Outcome.APPLIED
+        _move_carlos(settings)
+        sim.dx.add_fault(Fault(method="orgfiles.teamHierarchy.process", kind="503", count=10))
+        quick = _settings_with(settings, verify_timeout_s=2.0, max_resends=2)
+        result = run_sync(quick, SyncRequest(), store=store)
+        assert result.outcome is Outcome.UNVERIFIED, result.reason
+        assert "after 2 resends" in (result.reason or "")
+        assert process_calls(sim) == 1 + 3  # the first sync, then one send and two resends
+        assert _members(sim, "Platform Infrastructure") == 4  # DX still has Carlos there
+        # Never the baseline: the next run plans the move again, and this time DX takes it.
+        sim.dx.clear_faults()
+        after = run_sync(settings, SyncRequest(), store=store)
+        assert after.outcome is Outcome.APPLIED
+        assert after.counts["membership_change"] == 2
+        assert _members(sim, "Platform Infrastructure") == 3
+        assert _members(sim, "Developer Experience") == 4
+    finally:
+        store.close()
+
+
+def test_a_lost_answer_is_resolved_by_sending_the_same_payload_again(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    # Issue 9.2: one 503 on process; DX shows nothing within the short window, so the
+    # run sends the same payload again (same digest) and ends applied, not unverified.
+    from hrsync.simulator.faults import Fault
+
+    store = Store.open(settings.state.database_url)
+    try:
+        assert run_sync(settings, SyncRequest(), store=store).outcome is Outcome.APPLIED
+        _move_carlos(settings)
+        sim.dx.add_fault(Fault(method="orgfiles.teamHierarchy.process", kind="503", count=1))
+        result = run_sync(
+            _settings_with(settings, verify_timeout_s=10.0), SyncRequest(), store=store
+        )
+        assert result.outcome is Outcome.APPLIED, result.reason
+        sent = [
+            r.body for r in sim.dx.requests if r.method_name == "orgfiles.teamHierarchy.process"
+        ]
+        assert len(sent) == 3 and sent[1] == sent[2]
+        assert _members(sim, "Developer Experience") == 4
+        verified = store.last_verified_submission()
+        assert verified is not None and verified.payload_digest == result.plan.payload_digest  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("sim", [2.0], indirect=True)
+def test_a_membership_change_is_applied_only_once_dx_ran_the_import(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    store = Store.open(settings.state.database_url)
+    try:
+        assert run_sync(settings, SyncRequest(), store=store).outcome is Outcome.APPLIED
+        _move_carlos(settings)
+        result = run_sync(settings, SyncRequest(), store=store)
+        assert result.outcome is Outcome.APPLIED
+        assert result.counts["membership_change"] == 2 and result.counts["lead_change"] == 0
+        # When the run said applied, DX had imported it.
+        assert _members(sim, "Platform Infrastructure") == 3, "applied before DX imported"
+        assert _members(sim, "Developer Experience") == 4
+    finally:
+        store.close()

@@ -10,8 +10,10 @@ from hrsync.identity import TeamRow
 from hrsync.plan import Create, LeadChange, Rename, make_plan
 from hrsync.verify import (
     NameMismatch,
+    Overcounted,
     ParentMismatch,
     Uncounted,
+    awaiting_since,
     check_convergence,
     match_audit,
 )
@@ -75,7 +77,7 @@ def test_archived_team_still_present() -> None:
 
 
 def test_contributors_dx_did_not_count_are_reported_not_fatal() -> None:
-    current = [team("eng", "Engineering", contributors=1), team("plat", "Platform", "id-eng", 5)]
+    current = [team("eng", "Engineering", contributors=1), team("plat", "Platform", "id-eng", 1)]
     result = check_convergence([ENG, PLAT], [], current)
     assert result.converged
     assert result.contributors_uncounted == (Uncounted("eng", "Engineering", 2, 1),)
@@ -104,7 +106,54 @@ def test_a_new_lead_needs_evidence_that_dx_touched_the_team(
     assert result.converged is converged
     if not converged:
         assert result.not_yet_changed == ("Platform",)
-        assert "1 with a new lead not yet changed (Platform)" in result.summary()
+        assert "1 with a new lead or members not yet changed (Platform)" in result.summary()
+
+
+def test_dx_counting_more_contributors_than_sent_has_not_taken_the_members() -> None:
+    # A person moved out of Platform: until DX imports, it still counts them.
+    current = [GOOD[0], team("plat", "Platform", "id-eng", 2)]
+    result = check_convergence([ENG, PLAT], [], current)
+    assert not result.converged
+    assert result.overcounted == (Overcounted("plat", "Platform", 1, 2),)
+    assert "1 with more contributors than sent (Platform: 2 > 1)" in result.summary()
+
+
+def test_a_membership_change_waits_for_evidence_like_a_lead_change() -> None:
+    # A person moved between teams of equal size: names, parents and counts all match
+    # before DX imported anything; only last_changed_at tells.
+    stale = [
+        DxTeam(id="id-eng", name="Engineering", parent_id="LTE", reference_id="eng",
+               contributors=2, last_changed_at=BEFORE),
+        DxTeam(id="id-plat", name="Platform", parent_id="id-eng", reference_id="plat",
+               contributors=1, last_changed_at=BEFORE),
+    ]  # fmt: skip
+    awaiting = {"eng": BEFORE, "plat": BEFORE}
+    result = check_convergence([ENG, PLAT], [], stale, awaiting_change=awaiting)
+    assert not result.converged
+    assert result.not_yet_changed == ("Engineering", "Platform")
+    applied = [t.__class__(**{**_fields(t), "last_changed_at": SUBMITTED}) for t in stale]
+    assert check_convergence([ENG, PLAT], [], applied, awaiting_change=awaiting).converged
+
+
+def _fields(t: DxTeam) -> dict[str, Any]:
+    return {f: getattr(t, f) for f in t.__slots__}  # type: ignore[attr-defined]
+
+
+def test_awaiting_since_takes_dx_now_or_an_earlier_identical_request() -> None:
+    now = BEFORE + timedelta(hours=1)
+    current = [
+        DxTeam(id="1", name="A", parent_id=None, reference_id="a", last_changed_at=now),
+        DxTeam(id="2", name="B", parent_id=None, reference_id="b", last_changed_at=now),
+        DxTeam(id="3", name="C", parent_id=None, reference_id="c"),
+    ]
+    rows = {"a": {"name": "A", "x": 1}, "b": {"name": "B", "x": 1}, "c": {"name": "C"}}
+    earlier_rows = {"a": {"name": "A", "x": 1}, "b": {"name": "B", "x": 2}}
+    earlier = [(earlier_rows, {"a": BEFORE, "b": BEFORE})]
+    found = awaiting_since(["a", "b", "c"], rows, current, earlier)
+    # a: the same row was asked for earlier, so DX applying that one counts for both;
+    # b: the earlier request differs; c: DX gives no timestamp, nothing to wait for.
+    assert found == {"a": BEFORE, "b": now}
+    assert awaiting_since(["a"], rows, current) == {"a": now}
 
 
 # ---------------------------------------------------------------- audit trail
@@ -268,3 +317,25 @@ def test_unknown_old_lead_is_never_missing_and_creates_explain_their_events() ->
 def test_naive_since_is_rejected() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         match_audit(PLAN, [], datetime(2026, 1, 1))
+
+
+def test_events_of_hrsyncs_own_earlier_submission_are_not_unexpected() -> None:
+    # Run 1 renamed Platform -> Platform Eng a minute ago; run 2 renames Data -> Data Eng.
+    # Both runs' events fall in run 2's window (audit skew); only a stranger's is unexpected.
+    data = TeamRow("k3", "data", "Data", "d@x.com", "eng", "Engineering", ())
+    first = make_plan(NEW, GOOD, {r.reference_id: r for r in OLD})
+    second_rows = [*NEW, TeamRow("k3", "data", "Data Eng", "d@x.com", "eng", "Engineering", ())]
+    current = [GOOD[0], team("plat", "Platform Eng", "id-eng", 1), team("data", "Data", "id-eng")]
+    second = make_plan(second_rows, current, {r.reference_id: r for r in [*NEW, data]})
+    events = [
+        event("change_name", "Platform", {"from": "Platform", "to": "Platform Eng"}, eid="1"),
+        event("change_manager", "Engineering", {"to": manager("newboss@x.com")}, eid="2"),
+        event("change_name", "Data", {"from": "Data", "to": "Data Eng"}, eid="3"),
+        event("change_name", "Ops", {"from": "Ops", "to": "Ops 2"}, eid="4"),
+    ]
+    without = match_audit(second, events, SUBMITTED)
+    assert {e.id for e in without.unexpected} == {"1", "2", "4"}
+    match = match_audit(second, events, SUBMITTED, [first])
+    assert [e.id for _, e in match.matched] == ["3"]
+    assert {e.id for e in match.earlier} == {"1", "2"}
+    assert [e.id for e in match.unexpected] == ["4"]

@@ -76,6 +76,9 @@ class Submission(Base):
     verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     import_id: Mapped[str | None] = mapped_column(String(200))
     detail: Mapped[str | None] = mapped_column(Text)
+    # Per reference_id, DX's manager_id and last_changed_at once it showed this
+    # submission: later differences are hand edits (drift).
+    dx_seen_json: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (Index("ix_submissions_status", "status"),)
 

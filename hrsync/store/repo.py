@@ -13,7 +13,7 @@ import os
 import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,7 @@ class SubmissionRecord:
     verified_at: datetime | None
     import_id: str | None
     detail: str | None
+    dx_seen: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,12 +273,15 @@ class Store:
         *,
         import_id: str | None = None,
         detail: str | None = None,
+        dx_seen: Mapping[str, Any] | None = None,
     ) -> None:
         with self._write() as s:
             row = s.get(models.Submission, submission_id)
             if row is None:
                 raise KeyError(f"submission {submission_id} does not exist")
             row.status = status
+            if dx_seen is not None:
+                row.dx_seen_json = json.dumps(dict(dx_seen), separators=(",", ":"))
             if status == "sent":
                 row.sent_at = now
             elif status == "accepted":
@@ -294,6 +298,28 @@ class Store:
 
     def last_verified_submission(self) -> SubmissionRecord | None:
         return self._latest_submission(models.Submission.status == "verified")
+
+    def submissions_after(
+        self, after_id: int | None, *, since: datetime | None = None
+    ) -> list[SubmissionRecord]:
+        """`process` submissions with an id above `after_id` (all when None) that may
+        have reached DX (not rejected, deferred or failed before sending), oldest first;
+        with `since`, only those created at or after it."""
+        sub = models.Submission
+        query = (
+            select(sub)
+            .where(
+                sub.method == "orgfiles.teamHierarchy.process",
+                sub.status.not_in(("rejected", "deferred", "failed")),
+            )
+            .order_by(sub.id)
+        )
+        if after_id is not None:
+            query = query.where(sub.id > after_id)
+        if since is not None:
+            query = query.where(sub.created_at >= since)
+        with self._sessions() as s:
+            return [_submission_record(r) for r in s.scalars(query).all()]
 
     def _latest_submission(self, condition: Any) -> SubmissionRecord | None:
         with self._sessions() as s:
@@ -551,4 +577,5 @@ def _submission_record(r: models.Submission) -> SubmissionRecord:
         verified_at=r.verified_at,
         import_id=r.import_id,
         detail=r.detail,
+        dx_seen=json.loads(r.dx_seen_json) if r.dx_seen_json else {},
     )
