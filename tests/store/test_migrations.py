@@ -37,18 +37,19 @@ def test_first_start_creates_later_starts_change_nothing(tmp_path: Path) -> None
     assert (db_file.stat().st_mtime_ns, db_file.read_bytes()) == stamp
 
 
-def test_models_and_migrations_agree(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'state.db'}")
+def test_models_and_migrations_agree(database_url: str) -> None:
+    engine = make_engine(database_url)
     upgrade(engine)
     with engine.connect() as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         diff = compare_metadata(context, Base.metadata)
     assert diff == [], f"models differ from migrations/versions: {diff}"
     assert current_revision(engine) == head_revision(engine)
+    engine.dispose()
 
 
-def test_cli_db_upgrade_twice(tmp_path: Path) -> None:
-    env = {**os.environ, "HRSYNC_STATE__DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+def test_cli_db_upgrade_twice(database_url: str, tmp_path: Path) -> None:
+    env = {**os.environ, "HRSYNC_STATE__DATABASE_URL": database_url}
     env.pop("HRSYNC_CONFIG", None)
     cmd = [sys.executable, "-m", "hrsync", "--log-format", "json", "db", "upgrade"]
     first = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path)

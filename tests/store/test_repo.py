@@ -19,21 +19,24 @@ NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store.open(f"sqlite:///{tmp_path / 'state.db'}")
+def store(database_url: str) -> Iterator[Store]:
+    # database_url (tests/store/conftest.py): every test here runs on SQLite and PostgreSQL.
+    s = Store.open(database_url)
     yield s
     s.close()
 
 
-def test_sqlite_is_wal_with_foreign_keys_and_busy_timeout(store: Store) -> None:
+def test_sqlite_is_wal_with_foreign_keys_and_busy_timeout(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'state.db'}")
     with store.engine.connect() as c:
         assert c.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert c.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert c.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+    store.close()
 
 
 def test_foreign_keys_are_enforced(store: Store) -> None:
-    with pytest.raises(Exception, match="FOREIGN KEY"):
+    with pytest.raises(Exception, match=r"(?i)foreign key"):
         store.record_submission(
             "no-such-run",
             "orgfiles.teamHierarchy.process",
@@ -133,8 +136,8 @@ def test_a_live_holder_here_keeps_the_lease_past_its_ttl(store: Store) -> None:
     assert not store.acquire_lease("run-b", NOW + timedelta(hours=2), 60).acquired
 
 
-def test_lease_of_a_dead_process_on_this_host_is_stale(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'state.db'}"
+def test_lease_of_a_dead_process_on_this_host_is_stale(database_url: str) -> None:
+    url = database_url
     code = (
         "from datetime import UTC, datetime\n"
         "from hrsync.store.repo import Store\n"

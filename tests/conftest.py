@@ -1,0 +1,70 @@
+"""A real PostgreSQL server for the tests that need one.
+
+`HRSYNC_TEST_POSTGRES_URL` names a server (any database on it; `bash .ci/postgres
+start DIR` starts a throwaway one and prints the URL). Each test gets a database of its
+own, dropped afterwards. Without the variable the PostgreSQL tests are skipped, except
+in CI (`CI` set), where a skipped PostgreSQL test would be a silent hole: they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+POSTGRES_ENV = "HRSYNC_TEST_POSTGRES_URL"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> str:
+    url = os.environ.get(POSTGRES_ENV, "").strip()
+    if not url:
+        why = f"no PostgreSQL server: set {POSTGRES_ENV} (bash .ci/postgres start DIR prints one)"
+        if in_ci():
+            pytest.fail(f"{why}; CI must run the PostgreSQL tests, not skip them", pytrace=False)
+        pytest.skip(why)
+    if make_url(url).get_backend_name() != "postgresql":
+        pytest.fail(f"{POSTGRES_ENV} must be a postgresql+psycopg:// URL", pytrace=False)
+    return url
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str) -> Iterator[str]:
+    """A fresh, empty database on the server, dropped after the test."""
+    name = f"hrsync_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as c:
+            c.execute(text(f'CREATE DATABASE "{name}"'))
+        yield make_url(postgres_server_url).set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as c:
+            # FORCE: a connection a test left open (a killed subprocess) must not keep it.
+            c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[pytest.TestReport | None]:
+    report: pytest.TestReport = yield
+    # In CI a PostgreSQL test must not be skipped for any reason (a missing driver, a
+    # skip added later), or a green run would hide that the database was never tested.
+    if (
+        report.skipped
+        and in_ci()
+        and "postgres_server_url" in getattr(item, "fixturenames", ())
+        and not hasattr(report, "wasxfail")
+    ):
+        report.outcome = "failed"
+        report.longrepr = f"a PostgreSQL test was skipped in CI: {report.longrepr}"
+    return report
