@@ -49,7 +49,7 @@ def open_export(
         suffix = PurePosixPath(urlsplit(settings.url).path).suffix.lower()
         query_format = dict(parse_qsl(urlsplit(settings.url).query)).get("format", "").lower()
     elif settings.path is not None:
-        payload = Payload.from_path(settings.path)
+        payload = Payload.from_path(settings.path, settings.max_bytes)
         suffix = settings.path.suffix.lower()
         query_format = ""
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
+import os
 import tempfile
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -50,28 +51,33 @@ class Payload:
         name: str,
         opener: Callable[[], contextlib.AbstractContextManager[BinaryIO]],
         release: Callable[[], None] = lambda: None,
+        max_bytes: int | None = None,
     ):
         self.name = name
         self._opener = opener
         self.release = release  # frees a downloaded body; files need nothing
+        # source.max_bytes, enforced while reading: a file can grow after it was measured.
+        self.max_bytes = max_bytes
 
     def open(self) -> contextlib.AbstractContextManager[BinaryIO]:
         return self._opener()
 
     @classmethod
-    def from_path(cls, path: Path) -> Payload:
+    def from_path(cls, path: Path, max_bytes: int | None = None) -> Payload:
         try:
             if path.is_dir():
                 raise SourceError(f"source file {path} is a directory, not an export file")
-            with path.open("rb"):
-                pass
+            with path.open("rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+            if max_bytes is not None and size > max_bytes:
+                raise SourceError(too_large(path.name, max_bytes, f"is {size:,} bytes, over"))
         except FileNotFoundError:
             raise SourceError(f"source file {path} does not exist (source.path)") from None
         except PermissionError:
             raise SourceError(f"source file {path} cannot be read: permission denied") from None
         except OSError as exc:
             raise SourceError(f"source file {path} cannot be read: {exc.strerror}") from None
-        return cls(path.name, lambda: path.open("rb"))
+        return cls(path.name, lambda: path.open("rb"), max_bytes=max_bytes)
 
     @classmethod
     def from_spool(cls, name: str, spool: tempfile.SpooledTemporaryFile[bytes]) -> Payload:
@@ -98,10 +104,13 @@ def decode(payload: Payload, encoding: str) -> Generator[str, None, None]:
     decoder = codecs.getincrementaldecoder("utf-8" if skip_bom else codec.name)("strict")
     fed = 0  # bytes handed to the decoder so far
     newlines = 0
+    limit = payload.max_bytes
     with payload.open() as fh:
         first = True
         while True:
             block = fh.read(CHUNK_BYTES)
+            if limit is not None and fed + len(block) > limit:
+                raise SourceError(too_large(payload.name, limit, "holds more than"))
             if first and skip_bom and block.startswith(codecs.BOM_UTF8):
                 block = block[len(codecs.BOM_UTF8) :]
                 fed += len(codecs.BOM_UTF8)
@@ -131,16 +140,82 @@ def lines(chunks: Iterator[str]) -> Iterator[str]:
 
     Unlike str.splitlines, form feeds and Unicode separators inside values are not line ends.
     """
-    pending = ""
-    for chunk in chunks:
-        # StringIO with newline="" ends lines at \r\n, \n and \r only, and keeps the
-        # endings: the rule above, in C (a regex over each line costs a third of a CSV pass).
-        split = io.StringIO(pending + chunk, newline="").readlines()
-        # The last piece may be unfinished: no line end yet, or a \r whose \n comes next.
-        pending = split.pop() if split and not split[-1].endswith("\n") else ""
-        yield from split
-    if pending:
-        yield pending
+    return iter(Lines(chunks))
+
+
+class LineTooLong(Exception):
+    """A physical line ran past `Lines.max_chars`; `start` holds its first characters."""
+
+    def __init__(self, start: str) -> None:
+        super().__init__(f"a line longer than {len(start):,} characters")
+        self.start = start
+
+
+class Lines:
+    """The physical lines of decoded text (see `lines`), in time linear in their length.
+
+    `max_chars` (changeable between lines) bounds one line: past it, `LineTooLong` is raised
+    before more of the line is held. `ended` tells, once the text is used up, whether its
+    last line had a line end (a file cut off mid-row usually has none).
+    """
+
+    def __init__(self, chunks: Iterator[str], max_chars: int | None = None) -> None:
+        self._chunks = chunks
+        self.max_chars = max_chars
+        self.ended = True
+
+    def __iter__(self) -> Iterator[str]:
+        # The unfinished end of a line is held as a list of pieces and joined once, when
+        # its line end arrives: gluing each chunk onto the held text would copy the line
+        # again per chunk, quadratic in its length (a 16 MB value took 17 s that way).
+        held: list[str] = []
+        size = 0
+        for chunk in self._chunks:
+            if held:
+                if "\n" not in chunk and "\r" not in chunk:
+                    if held[-1].endswith("\r"):
+                        # A lone \r ended that line after all: no \n follows.
+                        yield held.pop()
+                        size = 0
+                    held.append(chunk)
+                    size += len(chunk)
+                    self._check(size, held)
+                    continue
+                held.append(chunk)
+                chunk = "".join(held)
+                held.clear()
+            # StringIO with newline="" ends lines at \r\n, \n and \r only, and keeps the
+            # endings: the rule above, in C (a regex over each line costs a third of a CSV pass).
+            split = io.StringIO(chunk, newline="").readlines()
+            # The last piece may be unfinished: no line end yet, or a \r whose \n comes next.
+            if split and not split[-1].endswith("\n"):
+                held.append(split.pop())
+            if split and self.max_chars is not None:
+                # Only the first line can be longer than the chunk: it may carry held text.
+                if self.max_chars < len(chunk):
+                    for line in split:
+                        self._check(len(line), [line])
+                        yield line
+                    split = []
+                else:
+                    self._check(len(split[0]), split[:1])
+            yield from split
+            size = len(held[0]) if held else 0
+            self._check(size, held)
+        if held:
+            self.ended = held[-1].endswith(("\n", "\r"))
+            yield "".join(held)
+
+    def _check(self, size: int, pieces: list[str]) -> None:
+        if self.max_chars is not None and size > self.max_chars:
+            raise LineTooLong("".join(pieces)[: self.max_chars + 1])
+
+
+def too_large(name: str, limit: int, what: str) -> str:
+    return (
+        f"{name} {what} {limit:,} bytes, the limit set by source.max_bytes; raise it if the "
+        f"export really is this large"
+    )
 
 
 def _lookup(encoding: str, name: str) -> codecs.CodecInfo:

@@ -7,11 +7,30 @@ import itertools
 import re
 from collections.abc import Iterator
 
-from hrsync.people import EXTRA_VALUES, RowValues, SourceRow
-from hrsync.sources.base import Export, Payload, SourceError, decode, lines
+from hrsync.listing import LIMIT, capped
+from hrsync.people import RowValues, SourceRow
+from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _NUMBER = re.compile(r"^[\d.,\s-]+$")
+
+# The longest value a row may hold, in characters. No name, e-mail, id or department comes
+# near it; a value past it is a document, binary data or a quote never closed.
+MAX_FIELD_CHARS = 64 * 1024
+# The header is read before its width is known: a bound generous for 100,000 columns.
+HEADER_MAX_CHARS = 16 * 1024 * 1024
+# The csv module stops at its own limit (131,072 by default, for the whole process) with
+# a message that names no column. Ours is lower and is checked on whole rows, so the
+# module's is raised above any line we let through; it stays a bound on values spanning
+# many lines.
+if csv.field_size_limit() < HEADER_MAX_CHARS + 1:
+    csv.field_size_limit(HEADER_MAX_CHARS + 1)
+
+
+def line_limit(values: int) -> int:
+    """The longest physical line a row of `values` values may be: each value at the limit,
+    every quote in it doubled, plus its own quotes and delimiter."""
+    return min(HEADER_MAX_CHARS, (2 * MAX_FIELD_CHARS + 3) * max(values, 1))
 
 
 def open_csv(payload: Payload, *, encoding: str, delimiter: str) -> Export:
@@ -46,8 +65,15 @@ class _Reader:
         self.payload = payload
         self._text = decode(payload, encoding)
         try:
-            physical = lines(self._text)
-            first = next(physical, None)
+            self._lines = Lines(self._text, HEADER_MAX_CHARS)
+            physical = iter(self._lines)
+            try:
+                first = next(physical, None)
+            except LineTooLong:
+                raise SourceError(
+                    f"{payload.name} line 1 is longer than {HEADER_MAX_CHARS:,} characters: "
+                    f"not the header of an HR export"
+                ) from None
             if first is None or not first.strip():
                 raise SourceError(_empty_message(payload.name, first))
             self.delimiter = delimiter or sniff_delimiter(first)
@@ -58,6 +84,9 @@ class _Reader:
             header = self._next_record()
             assert header is not None  # the first line is not blank
             self.columns = _check_header(payload.name, header, self.delimiter)
+            # Values under the unnamed columns a spreadsheet leaves at the end of the header.
+            self._spare = len(header) - len(self.columns)
+            self._lines.max_chars = line_limit(len(header))
         except BaseException:
             self._text.close()  # release the file now, not at garbage collection
             raise
@@ -71,9 +100,11 @@ class _Reader:
     def rows(self) -> Iterator[SourceRow]:
         name = self.payload.name
         width = len(self.columns)
+        widest = width + self._spare
         index = {column: i for i, column in enumerate(self.columns)}
-        blanks = ("",) * width
         reader = self._csv
+        join = "".join
+        miscounted = _Miscounted(name, width)
         while True:
             # Inlined _next_record: this loop runs once per row of the export.
             start = reader.line_num + 1
@@ -81,21 +112,27 @@ class _Reader:
                 record = next(reader, None)
             except csv.Error as exc:
                 raise self._invalid(start, exc) from None
+            except LineTooLong as exc:
+                raise self._too_long(reader.line_num + 1, exc) from None
             if record is None:
-                return
-            if not record or (not record[0].strip() and not "".join(record).strip()):
+                break
+            if not record or (not record[0].strip() and not join(record).strip()):
                 continue  # blank line, or only delimiters
-            location = f"{name} line {start}"
-            if len(record) == width:
-                yield SourceRow(location, RowValues(index, tuple(record)))
-            elif len(record) < width:
-                yield SourceRow(location, RowValues(index, (*record, *blanks[len(record) :])))
-            elif not "".join(record[width:]).strip():
-                yield SourceRow(location, RowValues(index, tuple(record[:width])))
-            else:
-                values = dict(zip(self.columns, record, strict=False))
-                values[EXTRA_VALUES] = self.delimiter.join(record[width:])
-                yield SourceRow(location, values)
+            if len(record) != width:
+                # A short row would read blanks (a blank status filters the person out,
+                # silently) and a long one shifts values: both are refused. Only the
+                # header's own unnamed trailing columns may hold (blank) values.
+                if width < len(record) <= widest and not join(record[width:]).strip():
+                    record = record[:width]
+                else:
+                    miscounted.add(start, len(record))
+                    continue
+            miscounted.last_short = False
+            # The sum bounds every value: one cheap test per row, the search only past it.
+            if len(join(record)) > MAX_FIELD_CHARS:
+                self._check_fields(start, record)
+            yield SourceRow(f"{name} line {start}", RowValues(index, tuple(record)))
+        miscounted.raise_if_any(cut=not self._lines.ended)
 
     def _next_record(self) -> list[str] | None:
         start = self._csv.line_num + 1
@@ -104,14 +141,95 @@ class _Reader:
         except csv.Error as exc:
             raise self._invalid(start, exc) from None
 
+    def _check_fields(self, line: int, record: list[str]) -> None:
+        for position, value in enumerate(record):
+            if len(value) > MAX_FIELD_CHARS:
+                raise SourceError(
+                    f"{self.payload.name} line {line}: {self.columns[position]} has a value of "
+                    f"{len(value):,} characters, over the limit of {MAX_FIELD_CHARS:,} "
+                    f"characters per value (no name, e-mail or id is this long)"
+                )
+
+    def _too_long(self, line: int, exc: LineTooLong) -> SourceError:
+        name, width = self.payload.name, len(self.columns)
+        limit = self._lines.max_chars or 0
+        try:
+            values = next(csv.reader([exc.start], delimiter=self.delimiter), [])
+        except csv.Error:
+            values = []
+        for position, value in enumerate(values):
+            if len(value) > MAX_FIELD_CHARS:
+                column = self.columns[position] if position < width else f"value {position + 1}"
+                return SourceError(
+                    f"{name} line {line}: {column} has a value longer than "
+                    f"{MAX_FIELD_CHARS:,} characters, the limit per value (the line runs past "
+                    f"{limit:,} characters)"
+                )
+        return SourceError(
+            f"{name} line {line} is longer than {limit:,} characters, more than a row of "
+            f"{width} values of at most {MAX_FIELD_CHARS:,} characters each can be "
+            f"(at least {len(values):,} values on it)"
+        )
+
     def _invalid(self, start: int, exc: csv.Error) -> SourceError:
         reached = self._csv.line_num
+        if str(exc).startswith("field larger than field limit"):
+            return SourceError(
+                f"{self.payload.name} line {start} has a value longer than "
+                f"{csv.field_size_limit():,} characters; the limit is {MAX_FIELD_CHARS:,} "
+                f"characters per value (look for an unclosed quote)"
+            )
         where = (
             f" (the record runs on to line {reached}: look for an unclosed quote)"
             if reached > start
             else ""
         )
         return SourceError(f"{self.payload.name} line {start} is not valid CSV: {exc}{where}")
+
+
+class _Miscounted:
+    """Rows whose number of values differs from the header's, reported together at the end."""
+
+    def __init__(self, name: str, width: int) -> None:
+        self.name = name
+        self.width = width
+        self.shown: list[tuple[int, int]] = []
+        self.count = 0
+        self.short = 0
+        self.last_short = False  # the latest row read was short
+
+    def add(self, line: int, found: int) -> None:
+        self.count += 1
+        if len(self.shown) < LIMIT:
+            self.shown.append((line, found))
+        self.last_short = found < self.width
+        self.short += self.last_short
+
+    def raise_if_any(self, *, cut: bool) -> None:
+        if not self.count:
+            return
+        width, shown = self.width, self.shown
+        if self.count == 1:
+            line, found = shown[0]
+            head = f"{self.name} line {line} has {found} values, expected {width} like the header"
+        else:
+            listed = capped((f"line {line} has {found}" for line, found in shown), total=self.count)
+            head = (
+                f"{self.name}: {self.count} rows do not have the header's {width} values: {listed}"
+            )
+        if cut and self.last_short:
+            raise SourceError(
+                f"{head}: the export looks cut off inside its last row (the file ends "
+                f"without a line break); nothing was read from it, export or fetch it again"
+            )
+        hints = []
+        if self.short:
+            hints.append("a short row is missing values (or was cut short)")
+        if self.count > self.short:
+            hints.append(
+                "a long row usually has a value with an unquoted delimiter; quote that value"
+            )
+        raise SourceError(f"{head}; every row needs one value per column: {'; '.join(hints)}")
 
 
 def _empty_message(name: str, first: str | None) -> str:

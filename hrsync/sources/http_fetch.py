@@ -26,7 +26,7 @@ import httpx
 import structlog
 
 from hrsync.config import SourceSettings
-from hrsync.sources.base import Payload, SourceError, SourceUnavailable
+from hrsync.sources.base import Payload, SourceError, SourceUnavailable, too_large
 
 log = structlog.get_logger(__name__)
 
@@ -90,12 +90,12 @@ def fetch(
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > settings.max_bytes:
                 raise SourceError(
-                    _too_large(shown, settings.max_bytes, f"announces {declared} bytes, over")
+                    too_large(shown, settings.max_bytes, f"announces {declared} bytes, over")
                 )
             for block in response.iter_bytes():
                 size += len(block)
                 if size > settings.max_bytes:
-                    raise SourceError(_too_large(shown, settings.max_bytes, "sent more than"))
+                    raise SourceError(too_large(shown, settings.max_bytes, "sent more than"))
                 spool.write(block)
             content_type = response.headers.get("content-type", "")
     except SourceError:
@@ -168,13 +168,6 @@ def _status_hint(status: int, location: str) -> str:
     if 300 <= status < 400:
         return f"; a redirect to {safe_url(location)}" if location else "; a redirect"
     return ""
-
-
-def _too_large(shown: str, limit: int, what: str) -> str:
-    return (
-        f"{shown} {what} {limit} bytes, the limit set by source.max_bytes; raise it if the "
-        f"export really is this large"
-    )
 
 
 def _userinfo(url: str) -> list[str]:

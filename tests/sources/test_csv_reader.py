@@ -9,10 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.config import SourceSettings
-from hrsync.people import EXTRA_VALUES
 from hrsync.sources import Export, SourceError, open_export
-from hrsync.sources.base import CHUNK_BYTES, lines
-from hrsync.sources.csv_reader import sniff_delimiter
+from hrsync.sources.base import CHUNK_BYTES, Lines, LineTooLong, lines
+from hrsync.sources.csv_reader import MAX_FIELD_CHARS, line_limit, sniff_delimiter
 
 BOM = b"\xef\xbb\xbf"
 
@@ -143,14 +142,132 @@ def test_missing_file_and_directory_are_source_errors(tmp_path: Path) -> None:
         export_of(tmp_path)
 
 
-def test_short_rows_read_blank_and_long_rows_keep_the_surplus(tmp_path: Path) -> None:
-    path = write(tmp_path, b"id,name,email,\n1,Al\n2,Bo,b@x.com,,\n3,Cy,c@x.com,oops,more\n")
+def test_the_headers_unnamed_trailing_columns_may_hold_blanks(tmp_path: Path) -> None:
+    # Spreadsheets write "id,name,email," and a trailing delimiter on every row.
+    path = write(tmp_path, b"id,name,email,\n1,Al,a@x.com,\n2,Bo,b@x.com\n")
     export = export_of(path)
     assert export.columns == ("id", "name", "email")  # the trailing empty column is dropped
-    rows = table(export)
-    assert rows[0][1] == {"id": "1", "name": "Al", "email": ""}
-    assert rows[1][1] == {"id": "2", "name": "Bo", "email": "b@x.com"}
-    assert rows[2][1][EXTRA_VALUES] == "oops,more"
+    assert [values for _, values in table(export)] == [
+        {"id": "1", "name": "Al", "email": "a@x.com"},
+        {"id": "2", "name": "Bo", "email": "b@x.com"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # A short row used to read blanks: a blank status then dropped the person silently.
+        (b"1,Al,a@x.com,Active\n2,Bo,b@x.com\n", "line 3 has 3 values, expected 4"),
+        (b"1,Al\n", "line 2 has 2 values, expected 4"),
+        # A long row: a name with an unquoted comma shifts every later value.
+        (b"1,Smith, Al,a@x.com,Active\n", "line 2 has 5 values, expected 4"),
+        # Surplus blanks beyond the header are no better: the same shift can leave them.
+        (b"1,Smith, Al,a@x.com,\n2,Bo,b@x.com,Active,\n", "2 rows do not have the header's 4"),
+    ],
+)
+def test_rows_without_one_value_per_column_are_refused(
+    tmp_path: Path, body: bytes, expected: str
+) -> None:
+    path = write(tmp_path, b"id,name,email,status\n" + body)
+    with pytest.raises(SourceError, match=expected) as caught:
+        list(export_of(path).rows())
+    assert str(caught.value).startswith("people.csv")
+    assert "cut off" not in str(caught.value)
+
+
+def test_every_miscounted_row_is_named_in_one_short_message(tmp_path: Path) -> None:
+    good = b"".join(b"%d,P%d,p%d@x.com\n" % (i, i, i) for i in range(100))
+    bad = b"".join(b"%d,P%d\n" % (i, i) for i in range(1000, 1500))
+    path = write(tmp_path, b"id,name,email\n" + good + bad + b"9,Z,z@x.com,extra\n")
+    with pytest.raises(SourceError) as caught:
+        list(export_of(path).rows())
+    message = str(caught.value)
+    assert message.startswith("people.csv: 501 rows do not have the header's 3 values: ")
+    assert "line 102 has 2, line 103 has 2" in message
+    assert "and 481 more" in message
+    assert "line 602" not in message  # beyond the first 20
+    assert "short row" in message and "unquoted delimiter" in message
+    assert len(message) < 1000
+
+
+def test_a_last_row_cut_off_without_its_line_end_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, b"id,name,email,status\r\n1,Al,a@x.com,Active\r\n2,Bo,b@x.co")
+    with pytest.raises(SourceError) as caught:
+        list(export_of(path).rows())
+    message = str(caught.value)
+    assert "people.csv line 3 has 3 values, expected 4 like the header" in message
+    assert "the export looks cut off inside its last row" in message
+
+
+def test_a_complete_last_row_without_a_line_end_reads(tmp_path: Path) -> None:
+    path = write(tmp_path, b"id,name\r1,Al\r2,Bo")
+    assert [values["name"] for _, values in table(export_of(path))] == ["Al", "Bo"]
+
+
+def test_a_value_over_the_limit_is_refused_naming_line_and_column(tmp_path: Path) -> None:
+    huge = b"a" * (MAX_FIELD_CHARS + 1)
+    path = write(tmp_path, b"id,name,email\n1,Al,a@x.com\n2," + huge + b",b@x.com\n")
+    with pytest.raises(SourceError) as caught:
+        list(export_of(path).rows())
+    message = str(caught.value)
+    assert message.startswith("people.csv line 3: name has a value of 65,537 characters")
+    assert "limit of 65,536 characters per value" in message
+    assert len(message) < 300
+
+
+def test_a_value_at_the_limit_reads(tmp_path: Path) -> None:
+    value = "é" * MAX_FIELD_CHARS
+    path = write(tmp_path, f'id,notes\n1,"{value}"\n'.encode())
+    [(_, values)] = table(export_of(path))
+    assert values["notes"] == value
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # Past the csv module's own default limit (131,072), which named no column.
+        (b"b" * 200_000, "people.csv line 2: email has a value of 200,000 characters"),
+        # Quoted, over many physical lines: still one value, still named.
+        (b'"' + b"line\n" * 20_000 + b'"', "people.csv line 2: email has a value of 100,000"),
+        # A whole export's worth of one value: refused once the line is past any real row.
+        (b"c" * 5_000_000, "people.csv line 2: email has a value longer than 65,536"),
+    ],
+)
+def test_absurd_values_are_refused_naming_the_column(
+    tmp_path: Path, value: bytes, expected: str
+) -> None:
+    path = write(tmp_path, b"id,name,email\n1,Al," + value + b"\n2,Bo,b@x.com\n")
+    with pytest.raises(SourceError, match=expected):
+        list(export_of(path).rows())
+
+
+def test_a_line_far_longer_than_any_row_is_refused_early(tmp_path: Path) -> None:
+    # Millions of short values on one line: refused long before they are all parsed.
+    path = write(tmp_path, b"id,name,email\n" + b"1,b,c," * 1_000_000 + b"\n")
+    with pytest.raises(SourceError) as caught:
+        list(export_of(path).rows())
+    message = str(caught.value)
+    assert message.startswith(f"people.csv line 2 is longer than {line_limit(3):,} characters")
+    assert "expected" not in message or "3" in message
+
+
+def test_a_file_over_max_bytes_is_refused_before_reading(tmp_path: Path) -> None:
+    path = write(tmp_path, b"id,name\n" + b"1,Al\n" * 100)
+    with pytest.raises(SourceError) as caught:
+        export_of(path, max_bytes=100)
+    message = str(caught.value)
+    assert message.startswith("people.csv is 508 bytes, over 100 bytes, the limit set by")
+    assert "source.max_bytes" in message
+    assert len(list(export_of(path, max_bytes=508).rows())) == 100
+
+
+def test_a_file_that_grows_past_max_bytes_while_read_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, b"id,name\n1,Al\n")
+    export = export_of(path, max_bytes=CHUNK_BYTES * 3)
+    with path.open("ab") as fh:
+        fh.write(b"2,Bo\n" * CHUNK_BYTES)
+    with pytest.raises(SourceError, match=r"people.csv holds more than 196,608 bytes, the limit"):
+        list(export.rows())
 
 
 def test_rows_can_be_read_twice(tmp_path: Path) -> None:
@@ -197,3 +314,35 @@ def test_an_unusable_encoding_setting_is_named(tmp_path: Path, encoding: str) ->
     path = write(tmp_path, b"id\n1\n")
     with pytest.raises(SourceError, match=f"source.encoding '{encoding}' is not a known text"):
         export_of(path, encoding=encoding)
+
+
+@given(
+    st.lists(st.text(alphabet='ab,\r\n"é', max_size=12), max_size=8),
+    st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=6),
+)
+def test_lines_tells_whether_the_text_ends_with_a_line_end(
+    parts: list[str], cuts: list[int]
+) -> None:
+    text = "".join(parts)
+    chunks = [text[i : i + cuts[0]] for i in range(0, len(text), cuts[0])]
+    split = Lines(iter(chunks))
+    assert "".join(split) == text
+    assert split.ended == (not text or text.endswith(("\n", "\r")))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1000])
+def test_lines_refuses_a_line_past_its_limit_holding_no_more_than_it(chunk: int) -> None:
+    text = "short\n" + "x" * 5000 + "\nafter\n"
+    chunks = iter([text[i : i + chunk] for i in range(0, len(text), chunk)])
+    split = Lines(chunks, max_chars=100)
+    got = iter(split)
+    assert next(got) == "short\n"
+    with pytest.raises(LineTooLong) as caught:
+        next(got)
+    assert caught.value.start == "x" * 101
+
+
+def test_lines_of_a_lone_cr_file_are_not_held_back() -> None:
+    split = Lines(iter(["a\r", "bbbb", "bbbb", "\rc"]), max_chars=9)
+    assert list(split) == ["a\r", "bbbbbbbb\r", "c"]
+    assert not split.ended

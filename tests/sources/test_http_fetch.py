@@ -168,13 +168,13 @@ def test_rejected_credentials_say_where_to_look(server: str) -> None:
 
 def test_size_cap_stops_a_streamed_download(server: str) -> None:
     settings = SourceSettings(url=f"{server}/big", max_bytes=50_000)
-    with pytest.raises(SourceError, match=r"/big sent more than 50000 bytes.*source.max_bytes"):
+    with pytest.raises(SourceError, match=r"/big sent more than 50,000 bytes.*source.max_bytes"):
         open_export(settings, environ={})
 
 
 def test_size_cap_refuses_an_announced_oversized_body(server: str) -> None:
     settings = SourceSettings(url=f"{server}/announced", max_bytes=1000)
-    with pytest.raises(SourceError, match="announces 10000000 bytes, over 1000 bytes"):
+    with pytest.raises(SourceError, match="announces 10000000 bytes, over 1,000 bytes"):
         open_export(settings, environ={})
 
 
