@@ -135,15 +135,22 @@ _REPORTING = frozenset({"plan", "history", "check"})
 
 
 def _db(args: argparse.Namespace) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
     from hrsync.store.engine import make_engine
     from hrsync.store.migrate import upgrade
+    from hrsync.store.url import open_failure
 
     settings = load_for(args, require_token=False, require_source=False, require_dx=False)
-    engine = make_engine(settings.state.database_url)
+    url = settings.state.database_url
     try:
-        before, after = upgrade(engine)
-    finally:
-        engine.dispose()
+        engine = make_engine(url)
+        try:
+            before, after = upgrade(engine)
+        finally:
+            engine.dispose()
+    except (SQLAlchemyError, OSError) as exc:
+        raise ConfigError([open_failure(url, exc)]) from None
     logs.get_logger("hrsync.db").info(
         "db.upgraded" if before != after else "db.up_to_date",
         before=before,
@@ -154,9 +161,9 @@ def _db(args: argparse.Namespace) -> int:
 
 
 def _safe_url(url: str) -> str:
-    from sqlalchemy.engine import make_url
+    from hrsync.store.url import redact
 
-    return make_url(url).render_as_string(hide_password=True)
+    return redact(url)
 
 
 def _simulator(args: argparse.Namespace) -> int:

@@ -7,15 +7,24 @@ from collections.abc import Callable
 from datetime import UTC
 from typing import TextIO
 
-from hrsync.config import Settings
+from sqlalchemy.exc import SQLAlchemyError
+
+from hrsync.config import ConfigError, Settings
 from hrsync.outcome import EXIT_FAILED, Outcome
 from hrsync.store.repo import RunRecord, Store
+from hrsync.store.url import open_failure
 from hrsync.sync import SyncRequest, SyncResult, run_sync
 
 
 def open_store(settings: Settings) -> Store:
     # Migrations run on every start: a new version's schema is in place before use.
-    return Store.open(settings.state.database_url)
+    url = settings.state.database_url
+    try:
+        return Store.open(url)
+    except (SQLAlchemyError, OSError) as exc:
+        # At start, a store that cannot be opened is a setting to fix (exit 2), said in
+        # one line: not a traceback ending in a link to SQLAlchemy's docs.
+        raise ConfigError([open_failure(url, exc)]) from None
 
 
 def sync(

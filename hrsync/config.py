@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.emails import EMAIL_RULE, is_valid_email
 from hrsync.secret import Secret
+from hrsync.store.url import anchor_sqlite, check_database_url
 
 ENV_PREFIX = "HRSYNC_"
 TOKEN_ENV = "HRSYNC_DX_TOKEN"
@@ -178,38 +179,13 @@ def load_settings(
         token=token,
         config_path=path,
         state=dataclasses.replace(
-            settings.state, database_url=_anchor_sqlite(settings.state.database_url, base)
+            settings.state, database_url=anchor_sqlite(settings.state.database_url, base)
         ),
     )
     problems.extend(_cross_checks(settings, require_source, require_dx))
     if problems:
         raise ConfigError(problems)
     return settings
-
-
-def _anchor_sqlite(url: str, base: Path) -> str:
-    """A relative SQLite path means "beside the config file", like every other path.
-
-    Resolved against the working directory instead, `hrsync sync` run from another
-    folder would open a second, empty store: no shared lease with the daemon and no
-    last accepted export for the shrink guard.
-    """
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return url  # reported by the checks below
-    database = parsed.database or ""
-    if (
-        parsed.get_backend_name() != "sqlite"
-        or database in ("", ":memory:")
-        or database.startswith("file:")
-        or Path(database).is_absolute()
-    ):
-        return url
-    return parsed.set(database=str(base / database)).render_as_string(hide_password=False)
 
 
 def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str]:
@@ -496,11 +472,9 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
     # case is folded: spaces around the address would be sent to DX as they are.
     if sync.notify_email is not None and not is_valid_email(sync.notify_email.lower()):
         p.append(f"sync.notify_email must be {EMAIL_RULE}, got {sync.notify_email!r}")
-    if not s.state.database_url or "://" not in s.state.database_url:
-        p.append(
-            f"state.database_url must be an SQLAlchemy URL such as sqlite:///hrsync.db, "
-            f"got {s.state.database_url!r}"
-        )
+    database_problem = check_database_url(s.state.database_url)
+    if database_problem is not None:
+        p.append(database_problem)
     return p
 
 

@@ -10,15 +10,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TextIO
 
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.config import Settings
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.store.repo import HeartbeatRecord, Store
+from hrsync.store.url import parse_database_url
 
 Clock = Callable[[], datetime]
 
@@ -113,14 +112,8 @@ def main(
 def _missing_sqlite_file(url: str) -> str | None:
     # Connecting would create an empty database (and make_engine its directory):
     # a healthcheck must not invent state, so look first.
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        return None
-    database = parsed.database or ""
-    if database in ("", ":memory:") or database.startswith("file:"):
-        return None
-    path = Path(database).expanduser()
-    return None if path.exists() else str(path)
+    path = parse_database_url(url).sqlite_path
+    return None if path is None or path.exists() else str(path)
 
 
 def _first_line(exc: BaseException) -> str:

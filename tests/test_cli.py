@@ -98,3 +98,75 @@ def test_known_token_appears_nowhere(tmp_path: Path) -> None:
 def test_usage_error_is_exit_2() -> None:
     result = hrsync("sync", "--allow-archive", "-3")
     assert result.returncode == 2
+
+
+# ------------------------------------------------ state.database_url (issue 9, item 7)
+
+
+def database_problem(tmp_path: Path, url: str, *command: str, pre: str = "") -> str:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.replace('"sqlite:///{db}"', '"{db}"').format(db=url))
+    (tmp_path / "people.csv").write_text("employee_id,email,name,manager_id\n")
+    env = {"HRSYNC_DX_TOKEN": "t0k3n-abcdef"}
+    if pre:
+        # A missing package, as if never installed: None in sys.modules fails its import.
+        args = [sys.executable, "-c", f"{pre}; from hrsync.cli import main; "
+                f"raise SystemExit(main({['--config', str(cfg), *command]!r}))"]  # fmt: skip
+        base = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+        result = subprocess.run(
+            args, env={**base, **env}, capture_output=True, text=True, timeout=60
+        )
+    else:
+        result = hrsync("--config", str(cfg), *command, env=env)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "sqlalche.me" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("hrsync: configuration error: state.database_url ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["sync"], ["history"], ["db", "upgrade"], ["healthcheck"]])
+def test_a_directory_as_database_exits_2_naming_the_key(tmp_path: Path, command: list[str]) -> None:
+    line = database_problem(tmp_path, f"sqlite:///{tmp_path}", *command)
+    assert f"names the directory '{tmp_path}'; expected an SQLite file in it" in line
+
+
+def test_an_unknown_dialect_exits_2_with_the_password_hidden(tmp_path: Path) -> None:
+    line = database_problem(tmp_path, "http://hr:s3cret@db.example.test/hrsync", "sync")
+    assert "'http://hr:***@db.example.test/hrsync'" in line
+    assert "SQLAlchemy does not know ('http')" in line
+    assert "s3cret" not in line
+
+
+def test_a_missing_postgres_driver_exits_2_naming_the_extra(tmp_path: Path) -> None:
+    line = database_problem(
+        tmp_path,
+        "postgresql+psycopg://hr:s3cret@db.example.test/hrsync",
+        "sync",
+        pre="import sys; sys.modules['psycopg'] = None",
+    )
+    assert line == (
+        "hrsync: configuration error: state.database_url "
+        "'postgresql+psycopg://hr:***@db.example.test/hrsync' needs the PostgreSQL driver "
+        "psycopg, which is not installed: pip install 'hrsync[postgres]'"
+    )
+
+
+def test_a_path_that_cannot_be_created_exits_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    line = database_problem(tmp_path, f"sqlite:///{blocker}/state.db", "sync")
+    assert f"because '{blocker}' is a file, not a directory" in line
+
+
+def test_a_database_that_cannot_be_opened_exits_2(tmp_path: Path) -> None:
+    # Passes every check made without connecting, then SQLite cannot open it (here: not a
+    # database at all; a read-only file system or a permission the check cannot see is
+    # the same path).
+    bogus = tmp_path / "state.db"
+    bogus.write_bytes(b"this is not an SQLite database, just bytes " * 100)
+    line = database_problem(tmp_path, f"sqlite:///{bogus}", "sync")
+    assert f"'sqlite:///{bogus}' cannot be opened:" in line
+    assert "file is not a database" in line

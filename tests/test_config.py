@@ -221,7 +221,6 @@ def test_example_config_documents_every_key_and_loads() -> None:
         ("sqlite:////var/lib/hrsync.db", "sqlite:////var/lib/hrsync.db"),
         ("sqlite://", "sqlite://"),
         ("sqlite:///:memory:", "sqlite:///:memory:"),
-        ("postgresql://u:p@db/hrsync", "postgresql://u:p@db/hrsync"),
     ],
 )
 def test_sqlite_paths_are_anchored_to_the_config_file(

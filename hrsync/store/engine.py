@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+from hrsync.store.url import parse_database_url
 
 BUSY_TIMEOUT_MS = 30_000
 
 
 def make_engine(url: str) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
+    parsed = parse_database_url(url)
+    if not parsed.is_sqlite:
         return create_engine(url, pool_pre_ping=True)
-    database = parsed.database or ""
-    in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
-    if not in_memory:
-        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    in_memory = parsed.in_memory
+    if parsed.sqlite_path is not None:
+        parsed.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(
         url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
     )
