@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -55,7 +55,7 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
-) -> Iterator[pytest.TestReport | None]:
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield
     # In CI a PostgreSQL test must not be skipped for any reason (a missing driver, a
     # skip added later), or a green run would hide that the database was never tested.
