@@ -61,6 +61,18 @@ RESUME_JOB = "resume"
 STARTUP_JOB = "startup"
 CATCH_UP_JOB = "catch-up"
 HEARTBEAT_JOB = "heartbeat"
+# After an unverified run DX may still be importing, or our request was lost: look again
+# soon (the retry verifies the submission before planning anything new), backing off.
+UNVERIFIED_RETRY_FIRST = timedelta(minutes=2)
+UNVERIFIED_RETRY_MAX = timedelta(hours=1)
+
+
+def unverified_retry_delay(streak: int) -> timedelta:
+    """Delay before the retry after the `streak`-th unverified run in a row: 2, 4, 8 … min,
+    at most an hour."""
+    doubled = UNVERIFIED_RETRY_FIRST * (1 << min(max(streak - 1, 0), 10))
+    return min(doubled, UNVERIFIED_RETRY_MAX)
+
 
 # The trigger a job's run carries (see the job functions below).
 _JOB_TRIGGERS = {
@@ -308,6 +320,8 @@ class Daemon:
             self.register_resume(result.resume_at, reason=result.reason, run_id=result.run_id)
         elif result.outcome is not Outcome.DEFERRED:
             self._settle_deferral()
+        if result.outcome is Outcome.UNVERIFIED:
+            self._retry_unverified(result)
         if result.outcome is Outcome.REFUSED:
             # Every run is refused the same way until the export or the guard changes.
             approve = hrsync_command(self.settings.config_path, "sync", "--allow-archive", "N")
@@ -349,6 +363,30 @@ class Daemon:
                 failures=previous.failures,
                 quarantined_since=_iso(previous.since),
             )
+
+    def _retry_unverified(self, result: SyncResult) -> None:
+        try:
+            streak = 0
+            for run in self.store.recent_runs(20, operational_only=True):
+                if run.outcome == Outcome.UNVERIFIED.value:
+                    streak += 1
+                elif run.outcome is not None:
+                    break
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+            streak = 1
+        retry_at = self.clock() + unverified_retry_delay(max(streak, 1))
+        scheduled = self.next_run_time()
+        if scheduled is not None and scheduled <= retry_at:
+            return  # the schedule fires first: that run verifies it
+        log.warning(
+            "daemon.retry_scheduled",
+            run_id=result.run_id,
+            retry_at=_iso(retry_at),
+            unverified_in_a_row=streak,
+            reason=result.reason,
+        )
+        self.register_resume(retry_at, reason="retry after an unverified run", run_id=result.run_id)
 
     def _settle_deferral(self) -> None:
         # A run went ahead, so an older deferral is spent; without this a restart would

@@ -791,3 +791,49 @@ def test_a_run_skipped_by_our_own_lock_is_a_warning_with_its_time(
     finally:
         sync.release.set()
         d.stop(grace_s=1)
+
+
+# ------------------------------------------------------------- unverified
+
+
+UNVERIFIED: Script = (Outcome.UNVERIFIED, "DX did not show the submitted hierarchy", None)
+
+
+def test_an_unverified_run_is_retried_in_minutes_backing_off_not_at_the_next_fire(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    sync = RecordingSync(store, clock, UNVERIFIED, UNVERIFIED, UNVERIFIED, OK)
+    d = harness.start(sync)
+    fire(d, SCHEDULE_JOB)
+    assert job_time(d, RESUME_JOB) == T0 + 2 * MIN
+    for expected in (4 * MIN, 8 * MIN):
+        clock.now = job_time(d, RESUME_JOB)  # type: ignore[assignment]
+        fire(d, RESUME_JOB)
+        assert job_time(d, RESUME_JOB) == clock.now + expected
+    clock.now = job_time(d, RESUME_JOB)  # type: ignore[assignment]
+    fire(d, RESUME_JOB)  # verified at last: no further retry is registered
+    assert job_time(d, RESUME_JOB) == clock.now  # the spent one-off (fired by hand here)
+    assert sync.triggers == ["schedule", "resume", "resume", "resume"]
+
+
+def test_the_unverified_backoff_is_capped_by_an_hour_and_by_the_schedule() -> None:
+    from hrsync.daemon import unverified_retry_delay
+
+    assert [unverified_retry_delay(n) for n in (1, 2, 3, 6, 7, 50)] == [
+        2 * MIN,
+        4 * MIN,
+        8 * MIN,
+        H,
+        H,
+        H,
+    ]
+
+
+def test_no_retry_when_the_schedule_fires_sooner(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    d = harness.start(
+        RecordingSync(store, clock, UNVERIFIED), settings=settings_with(schedule="* * * * *")
+    )
+    fire(d, SCHEDULE_JOB)
+    assert d.scheduler.get_job(RESUME_JOB) is None
