@@ -26,9 +26,12 @@ team. `assign` decides, for every desired team, in this order:
 3. Adoption of a team already in DX (first run, lost store, or any team still
    unmatched), top-down so that parents are adopted before their children. DX teams
    whose reference_id the store knows are never adopted: the store decides about them.
-   a. ``adopted_reference``: a DX team whose reference_id is the team's HR key
-      (``manager:E12``), its bare id (``E12``) or the lead's employee id, compared
-      case-insensitively: an id an earlier hand-made import derived from HR data.
+   a. ``adopted_reference``: a DX team whose reference_id is the one hrsync derives from
+      this team's HR key (`derived_reference_id`, or it with a collision suffix), so a
+      rebuilt store finds its teams again whatever they were renamed to meanwhile; else
+      one whose reference_id is the HR key (``manager:E12``), its bare id (``E12``) or
+      the lead's employee id, compared case-insensitively: an id an earlier hand-made
+      import derived from HR data.
    b. ``adopted_name``: a DX team with the same name (case-insensitive, whitespace
       collapsed) and the same parent: DX's ``parent_id`` equals the DX id of the desired
       parent's team, or for a root team the DX team is a root (no parent_id, or one that
@@ -40,9 +43,13 @@ team. `assign` decides, for every desired team, in this order:
    Membership cannot be compared with DX directly: ``teams.list`` reports a contributor
    count, not e-mails. Overlap is only known where the store remembers members, which
    is rule 2.
-4. ``new``: a fresh id from `new_reference_id` (``hrsync-`` plus 8 hex characters by
-   default), drawn again until it is neither known to the store (active or retired), nor
-   on any DX team, nor given out earlier in this run.
+4. ``new``: the id `reference_id_for` derives from the HR key: ``hrsync-`` plus the
+   first 16 hex characters of the key's SHA-256, so the same key always gets the same
+   id, and a rebuilt store adopts the team by it (3a) even after renames. When that id
+   is taken (known to the store, active or retired, on a DX team, or given out earlier
+   in this run: a team continued under another key can hold it), ``-2``, ``-3`` … is
+   appended, the first free one. Ids the store already holds are never changed, so
+   teams created before ids were derived keep their random ``hrsync-`` + 8 hex ids.
 
 Known identities that no desired team claims are returned retired (they keep their
 key, so the store can revive them if the key returns). `unreferenced_dx` lists every DX
@@ -55,9 +62,11 @@ Output rows are ordered parents before children: by depth, then by key.
 
 from __future__ import annotations
 
-import secrets
+import hashlib
+import itertools
+import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -68,7 +77,11 @@ from hrsync.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
 REFERENCE_PREFIX = "hrsync-"
 CONTINUITY_MIN_JACCARD = 0.5
 CONTINUITY_MIN_SHARED = 2
-_MAX_DRAWS = 1000
+_DERIVED_HEX = 16
+_DERIVED = re.compile(
+    rf"(?P<base>{re.escape(REFERENCE_PREFIX)}[0-9a-f]{{{_DERIVED_HEX}}})"
+    r"(?:-(?P<n>[2-9]|[1-9][0-9]+))?"
+)
 
 How = Literal["known", "continued", "adopted_reference", "adopted_name", "new"]
 
@@ -123,8 +136,31 @@ class Assignment:
     unreferenced_dx: tuple[DxTeam, ...]  # DX teams with no reference_id (archived by import)
 
 
-def default_reference_id() -> str:
-    return REFERENCE_PREFIX + secrets.token_hex(4)
+def derived_reference_id(key: str) -> str:
+    """The reference_id an HR key maps to before any collision: same key, same id."""
+    return REFERENCE_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()[:_DERIVED_HEX]
+
+
+def reference_id_for(key: str, taken: Collection[str]) -> str:
+    """The reference_id for a new team with this HR key: the derived id, or the first
+    of ``-2``, ``-3`` … appended to it that is not in `taken`. The one place new ids
+    are made."""
+    base = derived_reference_id(key)
+    if base not in taken:
+        return base
+    for n in itertools.count(2):
+        candidate = f"{base}-{n}"
+        if candidate not in taken:
+            return candidate
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _derived_base(reference_id: str) -> tuple[str, int] | None:
+    """(derived id, suffix number) when `reference_id` has the derived form."""
+    match = _DERIVED.fullmatch(reference_id)
+    if match is None:
+        return None
+    return match.group("base"), int(match.group("n") or 1)
 
 
 @collector_paused()
@@ -132,7 +168,6 @@ def assign(
     desired: Sequence[DesiredTeam],
     known: Sequence[KnownIdentity],
     dx_teams: Sequence[DxTeam],
-    new_reference_id: Callable[[], str] = default_reference_id,
 ) -> Assignment:
     ordered = _ordered(desired)
     by_key = {team.key: team for team in ordered}
@@ -155,7 +190,7 @@ def assign(
     _continue_by_members(ordered, chosen, orphans, take)
     _continue_by_lead(ordered, chosen, orphans, known_by_key, take)
 
-    _adopt_and_create(ordered, chosen, known_refs, dx_teams, new_reference_id, take, taken_refs)
+    _adopt_and_create(ordered, chosen, known_refs, dx_teams, take, taken_refs)
 
     rows = _rows(ordered, chosen)
     identities = _identities(ordered, known, chosen)
@@ -337,7 +372,6 @@ def _adopt_and_create(
     chosen: dict[str, IdentityDecision],
     known_refs: set[str],
     dx_teams: Sequence[DxTeam],
-    new_reference_id: Callable[[], str],
     take: _Take,
     taken_refs: set[str],
 ) -> None:
@@ -354,10 +388,17 @@ def _adopt_and_create(
     )
     by_derived: dict[str, list[DxTeam]] = defaultdict(list)
     by_name: dict[str, list[DxTeam]] = defaultdict(list)
+    # Derived id -> DX teams holding it or it with a suffix, the plain one first.
+    by_hashed: dict[str, list[tuple[int, DxTeam]]] = defaultdict(list)
     for t in open_teams:
         if t.reference_id:
             by_derived[t.reference_id.casefold()].append(t)
+            hashed = _derived_base(t.reference_id)
+            if hashed is not None:
+                by_hashed[hashed[0]].append((hashed[1], t))
         by_name[_norm(t.name)].append(t)
+    for candidates in by_hashed.values():
+        candidates.sort(key=lambda pair: (pair[0], pair[1].id))
     claimed: set[str] = set()  # DX ids
     dx_of_key: dict[str, str] = {}
     for key, decision in chosen.items():
@@ -366,17 +407,15 @@ def _adopt_and_create(
             dx_of_key[key] = found.id
             claimed.add(found.id)
 
-    def fresh() -> str:
-        for _ in range(_MAX_DRAWS):
-            ref = new_reference_id()
-            if ref and ref not in known_refs and ref not in dx_refs and ref not in taken_refs:
-                return ref
-        raise RuntimeError(f"new_reference_id gave no unused reference_id in {_MAX_DRAWS} draws")
+    def fresh(key: str) -> str:
+        return reference_id_for(key, _Taken(known_refs, dx_refs, taken_refs))
 
     for team in ordered:
         if team.key in chosen:
             continue
-        adopted = _by_derived_ref(team, by_derived, claimed, taken_refs)
+        adopted = _by_hashed_ref(team, by_hashed, claimed, taken_refs) or _by_derived_ref(
+            team, by_derived, claimed, taken_refs
+        )
         if adopted is not None and adopted.reference_id:
             claimed.add(adopted.id)
             dx_of_key[team.key] = adopted.id
@@ -402,7 +441,7 @@ def _adopt_and_create(
                     "DX updates it in place",
                 )
             else:
-                ref = fresh()
+                ref = fresh(team.key)
                 take(
                     team,
                     ref,
@@ -413,7 +452,7 @@ def _adopt_and_create(
                     "not carry over",
                 )
             continue
-        ref = fresh()
+        ref = fresh(team.key)
         take(team, ref, "new", "no known identity or DX team matches: a new team")
 
 
@@ -422,6 +461,34 @@ def _free(candidate: DxTeam, claimed: set[str], taken_refs: set[str]) -> bool:
     if candidate.id in claimed:
         return False
     return not candidate.reference_id or candidate.reference_id not in taken_refs
+
+
+class _Taken:
+    """The union of the id sets `reference_id_for` must avoid, without copying them."""
+
+    def __init__(self, *sets: set[str]) -> None:
+        self._sets = sets
+
+    def __contains__(self, ref: object) -> bool:
+        return any(ref in s for s in self._sets)
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain.from_iterable(self._sets)
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self._sets)
+
+
+def _by_hashed_ref(
+    team: DesiredTeam,
+    by_hashed: dict[str, list[tuple[int, DxTeam]]],
+    claimed: set[str],
+    taken_refs: set[str],
+) -> DxTeam | None:
+    for _, candidate in by_hashed.get(derived_reference_id(team.key), ()):
+        if _free(candidate, claimed, taken_refs):
+            return candidate
+    return None
 
 
 def _by_derived_ref(

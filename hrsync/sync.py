@@ -44,7 +44,7 @@ from hrsync.guards import (
     deferral_for_api_error,
     gate,
 )
-from hrsync.identity import Assignment, KnownIdentity, TeamRow, assign, default_reference_id
+from hrsync.identity import Assignment, KnownIdentity, TeamRow, assign
 from hrsync.mapping import MappingError, build_teams
 from hrsync.outcome import Outcome
 from hrsync.people import Directory, read_people
@@ -425,18 +425,8 @@ class _Run:
         dx_teams = self.dx_call(self.client.teams)
         snapshots = self.dx_call(self.client.snapshots)
         known = self.eng.store.load_identities()
-        taken = {i.reference_id for i in known} | {
-            t.reference_id for t in dx_teams if t.reference_id
-        }
-
-        def new_reference_id() -> str:
-            while True:
-                candidate = default_reference_id()
-                if candidate not in taken:
-                    taken.add(candidate)
-                    return candidate
-
-        assignment = assign(team_map.teams, known, dx_teams, new_reference_id)
+        # New ids are derived from the HR keys inside `assign`: the one place they are made.
+        assignment = assign(team_map.teams, known, dx_teams)
         for decision in assignment.decisions:
             if decision.how != "known":
                 log.info(

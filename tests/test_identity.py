@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 
@@ -20,7 +20,8 @@ from hrsync.identity import (
     KnownIdentity,
     TeamRow,
     assign,
-    default_reference_id,
+    derived_reference_id,
+    reference_id_for,
 )
 from hrsync.mapping import DesiredTeam, build_teams
 from hrsync.people import Person
@@ -30,9 +31,9 @@ from tests.test_mapping import sample_people
 FIELDS = FieldSettings()
 
 
-def counter(prefix: str = "hrsync-new") -> Callable[[], str]:
-    numbers = itertools.count(1)
-    return lambda: f"{prefix}{next(numbers)}"
+def derived(key: str) -> str:
+    """The id a new team with this HR key gets when nothing collides."""
+    return derived_reference_id(key)
 
 
 def team(
@@ -98,7 +99,7 @@ def test_a_known_key_keeps_its_reference_id_through_rename_and_move() -> None:
         known("manager:E1", "ref-1", name="Root"),
         known("manager:E2", "ref-2", name="Platform", parent=None),
     ]
-    result = assign(desired, store, [], counter())
+    result = assign(desired, store, [])
     assert decision(result, "manager:E2") == ("ref-2", "known")
     (detail,) = [d.detail for d in result.decisions if d.key == "manager:E2"]
     assert detail == "renamed 'Platform' -> 'Platform Eng'"
@@ -106,32 +107,48 @@ def test_a_known_key_keeps_its_reference_id_through_rename_and_move() -> None:
 
 def test_new_teams_get_fresh_ids_in_row_order() -> None:
     desired = [team("manager:E2", parent="manager:E1"), team("manager:E1")]
-    result = assign(desired, [], [], counter())
+    result = assign(desired, [], [])
     assert [(r.key, r.reference_id) for r in result.teams] == [
-        ("manager:E1", "hrsync-new1"),
-        ("manager:E2", "hrsync-new2"),
+        ("manager:E1", derived("manager:E1")),
+        ("manager:E2", derived("manager:E2")),
     ]
     assert {d.how for d in result.decisions} == {"new"}
 
 
-def test_default_reference_ids_are_short_and_prefixed() -> None:
-    ids = {default_reference_id() for _ in range(50)}
-    assert len(ids) == 50
-    assert all(re.fullmatch(r"hrsync-[0-9a-f]{8}", i) for i in ids)
+def test_new_ids_are_derived_from_the_hr_key() -> None:
+    ref = reference_id_for("manager:E1", set())
+    assert ref == reference_id_for("manager:E1", {"something-else"})  # same key, same id
+    assert re.fullmatch(r"hrsync-[0-9a-f]{16}", ref)
+    assert ref == "hrsync-" + hashlib.sha256(b"manager:E1").hexdigest()[:16]
+    assert reference_id_for("manager:E2", set()) != ref
+
+
+def test_a_taken_derived_id_gets_the_first_free_suffix() -> None:
+    base = derived("manager:E1")
+    assert reference_id_for("manager:E1", {base}) == f"{base}-2"
+    assert reference_id_for("manager:E1", {base, f"{base}-2", f"{base}-4"}) == f"{base}-3"
 
 
 def test_retired_and_dx_ids_are_never_handed_out_again() -> None:
-    drawn = iter(["ref-old", "ref-dx", "ref-old", "hrsync-ok"])
-    store = [known("manager:E9", "ref-old", retired=True)]
-    dx_teams = [dx("D1", "Someone else's team", ref="ref-dx")]
-    result = assign([team("manager:E1")], store, dx_teams, lambda: next(drawn))
-    assert decision(result, "manager:E1") == ("hrsync-ok", "new")
+    base = derived("manager:E1")
+    # A team continued under another key holds E1's derived id; another known team
+    # holds the next one, and DX shows it.
+    store = [
+        known("manager:E9", base, retired=True),
+        known("manager:E8", f"{base}-2"),
+    ]
+    dx_teams = [dx("D1", "Someone else's team", ref=f"{base}-2")]
+    result = assign([team("manager:E1"), team("manager:E8")], store, dx_teams)
+    assert decision(result, "manager:E1") == (f"{base}-3", "new")
 
 
-def test_a_generator_that_never_gives_an_unused_id_is_an_error() -> None:
-    store = [known("manager:E9", "taken", retired=True)]
-    with pytest.raises(RuntimeError, match="no unused reference_id"):
-        assign([team("manager:E1")], store, [], lambda: "taken")
+def test_an_id_given_out_in_this_run_is_not_given_again() -> None:
+    base = derived("manager:E1")
+    store = [known("manager:E2", base, retired=True)]
+    # E2 revives its id (which is E1's derived one): E1 takes the next.
+    result = assign([team("manager:E2"), team("manager:E1")], store, [])
+    assert decision(result, "manager:E2") == (base, "known")
+    assert decision(result, "manager:E1") == (f"{base}-2", "new")
 
 
 def test_a_retired_identity_is_revived_only_by_its_own_key() -> None:
@@ -139,10 +156,10 @@ def test_a_retired_identity_is_revived_only_by_its_own_key() -> None:
         known("manager:E1", "ref-1", emails("a", "b", "c"), retired=True),
     ]
     # A different key with the very same members does not get the retired id...
-    other = assign([team("manager:E2", members=emails("a", "b", "c"))], store, [], counter())
-    assert decision(other, "manager:E2") == ("hrsync-new1", "new")
+    other = assign([team("manager:E2", members=emails("a", "b", "c"))], store, [])
+    assert decision(other, "manager:E2") == (derived("manager:E2"), "new")
     # ...the same key does: it is the same team coming back.
-    same = assign([team("manager:E1", members=emails("a"))], store, [], counter())
+    same = assign([team("manager:E1", members=emails("a"))], store, [])
     assert decision(same, "manager:E1") == ("ref-1", "known")
     assert [i.retired for i in same.identities] == [False]
 
@@ -153,7 +170,7 @@ def test_teams_no_longer_desired_are_retired() -> None:
         known("manager:E2", "ref-2", parent="manager:E1"),
         known("manager:E3", "ref-3", retired=True),
     ]
-    result = assign([team("manager:E1")], store, [], counter())
+    result = assign([team("manager:E1")], store, [])
     assert [(i.key, i.reference_id, i.retired) for i in result.identities] == [
         ("manager:E1", "ref-1", False),
         ("manager:E2", "ref-2", True),
@@ -189,7 +206,7 @@ def test_continuity_threshold(
     assert CONTINUITY_MIN_SHARED == 2
     store = [known("manager:OLD", "ref-old", emails(*old_members))]
     desired = [team("manager:NEW", members=emails(*new_members))]
-    result = assign(desired, store, [], counter())
+    result = assign(desired, store, [])
     if continued:
         assert decision(result, "manager:NEW") == ("ref-old", "continued")
         # The old key is re-keyed: it no longer exists, not even retired.
@@ -197,7 +214,7 @@ def test_continuity_threshold(
             ("manager:NEW", "ref-old", False)
         ]
     else:
-        assert decision(result, "manager:NEW") == ("hrsync-new1", "new")
+        assert decision(result, "manager:NEW") == (derived("manager:NEW"), "new")
         assert ("manager:OLD", "ref-old", True) in [
             (i.key, i.reference_id, i.retired) for i in result.identities
         ]
@@ -205,7 +222,7 @@ def test_continuity_threshold(
 
 def test_continuity_detail_names_the_old_team_and_the_overlap() -> None:
     store = [known("manager:OLD", "ref-old", emails("a", "b", "c", "d"), name="ML")]
-    result = assign([team("manager:NEW", members=emails("b", "c", "d"))], store, [], counter())
+    result = assign([team("manager:NEW", members=emails("b", "c", "d"))], store, [])
     (only,) = result.decisions
     assert (
         only.detail == "continues manager:OLD ('ML'): 3 of 4 members shared (Jaccard 0.75 >= 0.5)"
@@ -222,10 +239,10 @@ def test_the_best_overlap_wins_and_each_old_team_is_used_once() -> None:
         team("manager:B", members=emails("a", "b", "c", "d")),  # 1.0 with OLD1
         team("manager:C", members=emails("e", "f", "g")),  # 0.67 with OLD2
     ]
-    result = assign(desired, store, [], counter())
+    result = assign(desired, store, [])
     assert decision(result, "manager:B") == ("ref-1", "continued")
     assert decision(result, "manager:C") == ("ref-2", "continued")
-    assert decision(result, "manager:A") == ("hrsync-new1", "new")
+    assert decision(result, "manager:A") == (derived("manager:A"), "new")
 
 
 def test_equal_overlaps_are_broken_by_the_smaller_keys() -> None:
@@ -234,7 +251,7 @@ def test_equal_overlaps_are_broken_by_the_smaller_keys() -> None:
         team("manager:Y", members=emails("a", "b", "c")),
         team("manager:X", members=emails("b", "c", "d")),
     ]
-    result = assign(desired, store, [], counter())
+    result = assign(desired, store, [])
     assert decision(result, "manager:X") == ("ref-old", "continued")
 
 
@@ -250,7 +267,7 @@ def test_a_changed_key_under_the_same_lead_continues_chains_by_parent() -> None:
         team("department:Engineering", "CTO's team", lead=lead),
         team("department:Engineering/Core", "Core", "department:Engineering", lead=lead),
     ]
-    result = assign(desired, store, [], counter())
+    result = assign(desired, store, [])
     assert decision(result, "department:Engineering") == ("ref-eng", "continued")
     assert decision(result, "department:Engineering/Core") == ("ref-core", "continued")
 
@@ -272,7 +289,7 @@ def test_same_lead_continuity_prefers_the_parent_over_a_misleading_name() -> Non
         team("department:Engineering", "Ada's team", lead=lead),
         team("department:Engineering/Core", "Ada's team (2)", "department:Engineering", lead=lead),
     ]
-    result = assign(desired, store, [], counter())
+    result = assign(desired, store, [])
     assert decision(result, "department:Engineering") == ("ref-eng", "continued")
     assert decision(result, "department:Engineering/Core") == ("ref-core", "continued")
 
@@ -283,7 +300,7 @@ def test_same_lead_continuity_prefers_the_parent_over_a_misleading_name() -> Non
 def test_adoption_by_a_reference_id_derived_from_hr_data() -> None:
     dx_teams = [dx("D1", "Anything", ref="E1"), dx("D2", "Other", "D1", ref="MANAGER:E2")]
     desired = [team("manager:E1"), team("manager:E2", parent="manager:E1")]
-    result = assign(desired, [], dx_teams, counter())
+    result = assign(desired, [], dx_teams)
     assert decision(result, "manager:E1") == ("E1", "adopted_reference")
     assert decision(result, "manager:E2") == ("MANAGER:E2", "adopted_reference")
 
@@ -298,7 +315,7 @@ def test_adoption_by_name_and_parent_keeps_a_dx_reference_id() -> None:
         team("manager:E1", "Engineering"),
         team("manager:E2", "Platform", parent="manager:E1"),
     ]
-    result = assign(desired, [], dx_teams, counter())
+    result = assign(desired, [], dx_teams)
     assert decision(result, "manager:E1") == ("eng-001", "adopted_name")
     assert decision(result, "manager:E2") == ("eng-002", "adopted_name")
     assert "updates it in place" in result.decisions[1].detail
@@ -315,9 +332,9 @@ def test_a_dx_team_without_reference_id_is_matched_but_cannot_be_kept() -> None:
         team("manager:E1", "Engineering"),
         team("manager:E2", "Platform", parent="manager:E1"),
     ]
-    result = assign(desired, [], dx_teams, counter())
+    result = assign(desired, [], dx_teams)
     ref, how = decision(result, "manager:E1")
-    assert (ref, how) == ("hrsync-new1", "adopted_name")
+    assert (ref, how) == (derived("manager:E1"), "adopted_name")
     detail = result.decisions[0].detail
     assert "no reference_id" in detail and "will be archived" in detail
     # The child still matches through the adopted parent's DX id.
@@ -328,26 +345,26 @@ def test_a_dx_team_without_reference_id_is_matched_but_cannot_be_kept() -> None:
 def test_no_adoption_when_the_parent_differs_or_is_new() -> None:
     dx_teams = [dx("D1", "Root", None, ref="r1"), dx("D2", "Platform", None, ref="r2")]
     desired = [team("manager:E1", "Root"), team("manager:E2", "Platform", "manager:E1")]
-    result = assign(desired, [], dx_teams, counter())
+    result = assign(desired, [], dx_teams)
     assert decision(result, "manager:E1") == ("r1", "adopted_name")
-    assert decision(result, "manager:E2") == ("hrsync-new1", "new")
+    assert decision(result, "manager:E2") == (derived("manager:E2"), "new")
 
 
 def test_dx_teams_the_store_knows_are_never_adopted() -> None:
     store = [known("manager:E9", "ref-9", retired=True), known("manager:E8", "ref-8")]
     dx_teams = [dx("D1", "Platform", None, ref="ref-9"), dx("D2", "Data", None, ref="ref-8")]
     desired = [team("manager:E1", "Platform"), team("manager:E2", "Data")]
-    result = assign(desired, store, dx_teams, counter())
-    assert decision(result, "manager:E1") == ("hrsync-new1", "new")
-    assert decision(result, "manager:E2") == ("hrsync-new2", "new")
+    result = assign(desired, store, dx_teams)
+    assert decision(result, "manager:E1") == (derived("manager:E1"), "new")
+    assert decision(result, "manager:E2") == (derived("manager:E2"), "new")
 
 
 def test_each_dx_team_is_adopted_once() -> None:
     dx_teams = [dx("D1", "Core", None, ref="r1")]
     desired = [team("manager:E1", "Core"), team("manager:E2", "core")]
-    result = assign(desired, [], dx_teams, counter())
+    result = assign(desired, [], dx_teams)
     assert decision(result, "manager:E1") == ("r1", "adopted_name")
-    assert decision(result, "manager:E2") == ("hrsync-new1", "new")
+    assert decision(result, "manager:E2") == (derived("manager:E2"), "new")
 
 
 # ---------------------------------------------------------------- rows and payload
@@ -359,11 +376,11 @@ def test_rows_name_parents_by_reference_and_name_parents_first() -> None:
         team("manager:E2", "B", parent="manager:E1"),
         team("manager:E1", "A"),
     ]
-    result = assign(desired, [], [], counter())
+    result = assign(desired, [], [])
     assert [r.to_payload() for r in result.teams] == [
         {
             "name": "A",
-            "reference_id": "hrsync-new1",
+            "reference_id": derived("manager:E1"),
             "team_lead_email": "lead-e1@example.com",
             "parent_team_reference_id": None,
             "parent_team_name": None,
@@ -371,17 +388,17 @@ def test_rows_name_parents_by_reference_and_name_parents_first() -> None:
         },
         {
             "name": "B",
-            "reference_id": "hrsync-new2",
+            "reference_id": derived("manager:E2"),
             "team_lead_email": "lead-e2@example.com",
-            "parent_team_reference_id": "hrsync-new1",
+            "parent_team_reference_id": derived("manager:E1"),
             "parent_team_name": "A",
             "contributors": [],
         },
         {
             "name": "C",
-            "reference_id": "hrsync-new3",
+            "reference_id": derived("manager:E3"),
             "team_lead_email": "lead-e3@example.com",
-            "parent_team_reference_id": "hrsync-new2",
+            "parent_team_reference_id": derived("manager:E2"),
             "parent_team_name": "B",
             "contributors": ["y@example.com", "z@example.com"],
         },
@@ -406,7 +423,7 @@ def test_inconsistent_input_is_refused(
     desired: list[DesiredTeam], store: list[KnownIdentity], message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
-        assign(desired, store, [], counter())
+        assign(desired, store, [])
 
 
 # ---------------------------------------------------------------- the sample reorg
@@ -414,10 +431,10 @@ def test_inconsistent_input_is_refused(
 
 def test_sample_reorg_keeps_ids_continues_the_ml_team_and_retires_one() -> None:
     mapping = MappingSettings(team_name="{department}")
-    first = assign(build_teams(sample_people(), mapping, FIELDS).teams, [], [], counter())
+    first = assign(build_teams(sample_people(), mapping, FIELDS).teams, [], [])
     before = {r.key: r for r in first.teams}
     reorg = build_teams(sample_people("sample-org-reorg.csv"), mapping, FIELDS)
-    second = assign(reorg.teams, first.identities, [], counter("hrsync-next"))
+    second = assign(reorg.teams, first.identities, [])
     after = {r.key: r for r in second.teams}
     hows = {d.key: d.how for d in second.decisions}
     assert before["manager:E021"].name == "Developer Experience"
@@ -462,11 +479,11 @@ def mapping_for(strategy: str) -> MappingSettings:
 @given(org_forests(), STRATEGIES)
 def test_rows_are_well_formed_and_deterministic(people: list[Person], strategy: str) -> None:
     teams = build_teams(people, mapping_for(strategy), FIELDS).teams
-    first = assign(teams, [], [], counter())
+    first = assign(teams, [], [])
     assert_rows_well_formed(first)
-    assert assign(list(reversed(teams)), [], [], counter()) == first
+    assert assign(list(reversed(teams)), [], []) == first
     # Run again with what the first run stored: every team is known, nothing changes.
-    again = assign(teams, first.identities, [], counter("unused"))
+    again = assign(teams, first.identities, [])
     assert again.teams == first.teams
     assert {d.how for d in again.decisions} <= {"known"}
 
@@ -491,11 +508,9 @@ def test_renaming_leads_and_departments_keeps_every_reference_id(
     people: list[Person], strategy: str, unit: str
 ) -> None:
     mapping = mapping_for(strategy)
-    first = assign(build_teams(people, mapping, FIELDS).teams, [], [], counter())
+    first = assign(build_teams(people, mapping, FIELDS).teams, [], [])
     renamed = rename(people, lambda n: f"{n} Jr", unit)
-    second = assign(
-        build_teams(renamed, mapping, FIELDS).teams, first.identities, [], counter("fresh")
-    )
+    second = assign(build_teams(renamed, mapping, FIELDS).teams, first.identities, [])
     assert_rows_well_formed(second)
 
     def renamed_key(key: str) -> str:
@@ -541,10 +556,11 @@ def dx_view(rows: Iterable[TeamRow], with_refs: bool = True) -> list[DxTeam]:
 @given(org_forests(), STRATEGIES)
 def test_a_lost_store_adopts_every_team_back_from_dx(people: list[Person], strategy: str) -> None:
     teams = build_teams(people, mapping_for(strategy), FIELDS).teams
-    first = assign(teams, [], [], counter())
-    recovered = assign(teams, [], dx_view(first.teams), counter("fresh"))
+    first = assign(teams, [], [])
+    recovered = assign(teams, [], dx_view(first.teams))
     assert recovered.teams == first.teams
-    assert {d.how for d in recovered.decisions} <= {"adopted_name"}
+    # By the ids derived from the HR keys, not by name: a rename would not stop it.
+    assert {d.how for d in recovered.decisions} <= {"adopted_reference"}
     assert recovered.unreferenced_dx == ()
 
 
@@ -554,9 +570,9 @@ def test_dx_teams_without_reference_ids_are_matched_and_all_called_out(
     people: list[Person], strategy: str
 ) -> None:
     teams = build_teams(people, mapping_for(strategy), FIELDS).teams
-    first = assign(teams, [], [], counter())
+    first = assign(teams, [], [])
     dx_teams = dx_view(first.teams, with_refs=False)
-    result = assign(teams, [], dx_teams, counter("fresh"))
+    result = assign(teams, [], dx_teams)
     assert {d.how for d in result.decisions} <= {"adopted_name"}
     assert all("will be archived" in d.detail for d in result.decisions)
     assert sorted(t.id for t in result.unreferenced_dx) == sorted(t.id for t in dx_teams)
@@ -565,6 +581,37 @@ def test_dx_teams_without_reference_ids_are_matched_and_all_called_out(
 def test_a_reference_id_dx_holds_twice_is_adopted_once() -> None:
     dx_teams = [dx("D1", "Core", None, ref="dup"), dx("D2", "Data", None, ref="dup")]
     desired = [team("manager:E1", "Core"), team("manager:E2", "Data")]
-    result = assign(desired, [], dx_teams, counter())
+    result = assign(desired, [], dx_teams)
     assert decision(result, "manager:E1") == ("dup", "adopted_name")
-    assert decision(result, "manager:E2") == ("hrsync-new1", "new")
+    assert decision(result, "manager:E2") == (derived("manager:E2"), "new")
+
+
+@settings(max_examples=100, deadline=None)
+@given(org_forests(), STRATEGIES)
+def test_a_lost_store_adopts_renamed_teams_by_their_derived_ids(
+    people: list[Person], strategy: str
+) -> None:
+    mapping = mapping_for(strategy)
+    first = assign(build_teams(people, mapping, FIELDS).teams, [], [])
+    # Every lead renamed, so every team name (made from it) changed while the store was
+    # gone: name and parent match nothing; the HR keys still do.
+    renamed = build_teams(rename(people, lambda n: f"{n} Jr", "no such unit"), mapping, FIELDS)
+    recovered = assign(renamed.teams, [], dx_view(first.teams))
+    assert {r.key: r.reference_id for r in recovered.teams} == {
+        r.key: r.reference_id for r in first.teams
+    }
+    assert {d.how for d in recovered.decisions} <= {"adopted_reference"}
+
+
+def test_a_suffixed_derived_id_is_adopted_when_the_plain_one_is_elsewhere() -> None:
+    base = derived("manager:E1")
+    # E1's plain derived id went to a team continued under E2 before the store was lost;
+    # E1's own team got the suffix.
+    dx_teams = [dx("D1", "Platform", None, ref=f"{base}-2"), dx("D2", "Data", None, ref=base)]
+    desired = [team("manager:E1", "Platform (renamed)"), team("manager:E2", "Data")]
+    result = assign(desired, [], dx_teams)
+    # The plain id wins for E1 (the store that knew better is gone); E2 then finds its
+    # team by name. A suffixed id alone is found too:
+    assert decision(result, "manager:E1") == (base, "adopted_reference")
+    only_suffixed = assign([team("manager:E1", "Renamed")], [], [dx_teams[0]])
+    assert decision(only_suffixed, "manager:E1") == (f"{base}-2", "adopted_reference")

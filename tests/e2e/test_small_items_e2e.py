@@ -16,7 +16,7 @@ from hrsync.config import load_settings
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync import SyncRequest, run_sync
-from tests.e2e.conftest import TOKEN, Run, Workspace, parse_events
+from tests.e2e.conftest import TOKEN, Run, Workspace, parse_events, read_rows
 
 pytestmark = pytest.mark.slow
 
@@ -127,3 +127,36 @@ def test_dx_invalid_email_names_the_setting_and_the_address(workspace: Workspace
     assert result.reason.startswith("DX refused sync.notify_email 'ops at acme': ")
     assert "invalid_email" in result.reason
     assert result.reason.splitlines()[0] == result.report.splitlines()[-1]
+
+
+# ------------------------------------------------ item 13: a lost store and renames
+
+
+def test_a_lost_store_adopts_renamed_teams_by_reference_id(workspace: Workspace) -> None:
+    first = workspace.hrsync("sync")
+    assert first.code == 0, first.stderr[-2000:]
+    before = workspace.dx_teams()
+    # The store is lost...
+    for path in workspace.root.glob("state.db*"):
+        path.unlink()
+    # ...and meanwhile HR renamed two departments, so their teams' names change.
+    renames = {"Platform": "Platform Engineering", "Data Platform": "Data Foundations"}
+    rows = read_rows("sample-org.csv")
+    for row in rows:
+        row["Department"] = renames.get(row["Department"], row["Department"])
+    workspace.write_export(rows)
+
+    second = workspace.hrsync("sync")
+    assert second.code == 0, second.stdout[-3000:]
+    assert second.finished["outcome"] == "applied"
+    counts = second.finished["counts"]
+    assert (counts["rename"], counts["create"], counts["archive"]) == (2, 0, 0), counts
+    hows = {e["key"]: e["how"] for e in second.named("identity.decision")}
+    assert set(hows.values()) == {"adopted_reference"}
+    after = workspace.dx_teams()
+    for old, new in renames.items():
+        # The same DX team, renamed in place: its history stays with it.
+        assert after[new]["id"] == before[old]["id"]
+        assert after[new]["reference_id"] == before[old]["reference_id"]
+        assert old not in after
+    assert workspace.sim.dx.archived_teams() == []
