@@ -1,17 +1,31 @@
 """Injected faults: the ways a real network and a real DX misbehave.
 
 A fault matches requests by method name (or ``"*"`` for every method) and
-affects the next ``count`` matching requests; then it is spent.
+affects the next ``count`` matching requests; then it is spent. A ``random`` fault
+is never spent: each matching request meets, with probability ``rate``, one of the
+concrete kinds in ``RANDOM_KINDS`` (chosen evenly by a generator seeded with
+``seed``, so a run can be replayed), and otherwise passes on to the next fault.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal, get_args
 
-FaultKind = Literal["429", "500", "503", "drop", "drop_after_send", "latency", "html"]
+FaultKind = Literal["429", "500", "503", "drop", "drop_after_send", "latency", "html", "random"]
 FAULT_KINDS: Final[frozenset[str]] = frozenset(get_args(FaultKind))
 ANY_METHOD: Final = "*"
+# What a random fault draws from: rate limits (with Retry-After), server errors, a
+# connection dropped before or after DX acted, and a slow answer.
+RANDOM_KINDS: Final[tuple[FaultKind, ...]] = (
+    "429",
+    "500",
+    "503",
+    "drop",
+    "drop_after_send",
+    "latency",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +44,11 @@ class Fault:
     count: int = 1
     retry_after_s: float | None = 1.0
     latency_s: float = 0.2
+    rate: float = 0.0  # random: the share of matching requests that meet a fault
+    seed: int | None = None  # random: replayable draws
+    _rng: random.Random = field(
+        default_factory=random.Random, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -44,6 +63,18 @@ class Fault:
             raise ValueError(f"retry_after_s must not be negative, got {self.retry_after_s}")
         if self.latency_s < 0:
             raise ValueError(f"latency_s must not be negative, got {self.latency_s}")
+        if not 0 <= self.rate <= 1:
+            raise ValueError(f"rate must be between 0 and 1, got {self.rate}")
+        if self.kind == "random" and self.rate == 0:
+            raise ValueError("a random fault needs a rate above 0")
+        self._rng.seed(self.seed)
+
+    def draw(self) -> Fault | None:
+        """For a random fault: the concrete fault this request meets, or None."""
+        if self._rng.random() >= self.rate:
+            return None
+        kind = self._rng.choice(RANDOM_KINDS)
+        return replace(self, kind=kind, count=1, rate=0.0, seed=None)
 
     def matches(self, method_name: str) -> bool:
         return self.method in (ANY_METHOD, method_name)
@@ -65,6 +96,11 @@ class FaultBook:
     def take(self, method_name: str) -> Fault | None:
         """The first pending fault matching ``method_name``, spending one of its uses."""
         for position, (fault, remaining) in enumerate(self._pending):
+            if fault.matches(method_name) and fault.kind == "random":
+                drawn = fault.draw()
+                if drawn is not None:
+                    return drawn
+                continue
             if fault.matches(method_name):
                 if remaining <= 1:
                     del self._pending[position]

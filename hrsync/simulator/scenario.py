@@ -25,6 +25,14 @@ simulator starts: ``{"days_ago": 30}`` / ``{"hours_ago": 2}``. ``scheduled_for``
 is a ``YYYY-MM-DD`` date or relative the same way. A team's parent is given by
 ``parent_reference_id`` or, for teams created in the web app without one, by
 ``parent_name``; ``reference_id`` null makes such a web-app team.
+
+Faults (``hrsync/simulator/faults.py``): ``kind`` is ``429`` (with ``retry_after_s``),
+``500``, ``503``, ``drop`` (connection closed before DX acts), ``drop_after_send`` (DX
+acts, e.g. accepts a ``process``, then the connection closes), ``latency`` (answers
+``latency_s`` late), ``html`` (a proxy's 502 page), each for the next ``count``
+matching requests; or ``random``: every matching request meets one of the first six,
+chosen evenly, with probability ``rate``, replayably with ``seed``, and it never runs
+out, e.g. ``{"method": "*", "kind": "random", "rate": 0.3, "seed": 7}``.
 """
 
 from __future__ import annotations
@@ -462,7 +470,9 @@ class _Reader:
         )
 
     def fault(self, item: object, where: str) -> Fault:
-        data = self.obj(item, where, {"method", "kind", "count", "retry_after_s", "latency_s"})
+        data = self.obj(
+            item, where, {"method", "kind", "count", "retry_after_s", "latency_s", "rate", "seed"}
+        )
         kind = self.text(data, "kind", where)
         if kind not in FAULT_KINDS:
             raise self.fail(f"{where}.kind", f"expected one of {sorted(FAULT_KINDS)}, got {kind!r}")
@@ -473,6 +483,8 @@ class _Reader:
                 count=self.integer(data, "count", where, 1),
                 retry_after_s=data.get("retry_after_s", 1.0),
                 latency_s=data.get("latency_s", 0.2),
+                rate=data.get("rate", 0.0),
+                seed=data.get("seed"),
             )
         except (ValueError, TypeError) as exc:
             raise self.fail(where, str(exc)) from None

@@ -147,3 +147,59 @@ def test_fault_book_spends_in_order() -> None:
     taken = [book.take("teams.list"), book.take("snapshots.list"), book.take("teams.list")]
     assert [f.kind if f else None for f in taken] == ["500", "503", "500"]
     assert book.take("teams.list") is None
+
+
+def test_random_faults_hit_about_their_rate_replayably_and_never_run_out() -> None:
+    def draws(seed: int) -> list[str | None]:
+        book = FaultBook()
+        book.add(Fault(method="*", kind="random", rate=0.3, seed=seed))
+        found = []
+        for _ in range(2000):
+            fault = book.take("teams.list")
+            found.append(fault.kind if fault else None)
+        return found
+
+    first = draws(7)
+    assert first == draws(7)  # the same seed replays the same faults
+    hit = [k for k in first if k is not None]
+    assert 0.25 < len(hit) / len(first) < 0.35
+    assert set(hit) == {"429", "500", "503", "drop", "drop_after_send", "latency"}
+
+
+def test_a_random_fault_passes_misses_on_to_the_next_fault() -> None:
+    book = FaultBook()
+    book.add(Fault(method="teams.list", kind="random", rate=0.5, seed=1))
+    book.add(Fault(method="*", kind="500", count=1))
+    kinds = [getattr(book.take("teams.list"), "kind", None) for _ in range(6)]
+    assert "500" in kinds  # the first miss of the random fault reached the counted one
+    assert [f.kind for f, _ in book.pending()] == ["random"]
+
+
+def test_random_fault_needs_a_rate_and_the_scenario_reads_it() -> None:
+    with pytest.raises(ValueError, match="rate above 0"):
+        Fault(method="*", kind="random")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Fault(method="*", kind="random", rate=1.5)
+    from hrsync.simulator.scenario import scenario_from_dict
+
+    scenario = scenario_from_dict(
+        {
+            "account_name": "A",
+            "app_url": "https://app.dx.example",
+            "faults": [{"method": "*", "kind": "random", "rate": 0.3, "seed": 4}],
+        },
+        source="<test>",
+    )
+    (fault,) = scenario.faults
+    assert (fault.kind, fault.rate, fault.seed) == ("random", 0.3, 4)
+
+
+def test_random_faults_over_http_leave_dx_consistent(api: Api, sim: RunningSimulator) -> None:
+    sim.dx.add_fault(Fault(method="teams.list", kind="random", rate=1.0, seed=3, latency_s=0.0))
+    statuses = set()
+    for _ in range(20):
+        try:
+            statuses.add(api.get("teams.list").status_code)
+        except httpx.HTTPError:
+            statuses.add(0)  # a dropped connection
+    assert statuses <= {0, 200, 429, 500, 503} and len(statuses) >= 3
