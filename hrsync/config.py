@@ -21,6 +21,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.emails import EMAIL_RULE, is_valid_email
+from hrsync.listing import capped
 from hrsync.secret import Secret
 from hrsync.store.url import anchor_sqlite, check_database_url
 
@@ -35,7 +36,8 @@ class ConfigError(Exception):
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
-        super().__init__("; ".join(problems))
+        # One line, however many problems: the first 20, then how many more.
+        super().__init__(capped(problems, sep="; "))
 
 
 @dataclass(frozen=True)
@@ -287,7 +289,7 @@ def _unknown_key(dotted: str, key: str, known: list[str]) -> str:
         suggestion = f"{section}.{close[0]}" if section else close[0]
         return f"{dotted} is not a known key; did you mean {suggestion}?"
     where = f"in [{section}]" if section else "at the top level"
-    return f"{dotted} is not a known key; known keys {where}: {', '.join(sorted(known))}"
+    return f"{dotted} is not a known key; known keys {where}: {capped(sorted(known))}"
 
 
 class _BadValue(Exception):

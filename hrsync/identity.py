@@ -72,6 +72,7 @@ from typing import Any, Literal
 
 from hrsync.batch import collector_paused
 from hrsync.dx.models import DxTeam
+from hrsync.listing import capped
 from hrsync.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
 
 REFERENCE_PREFIX = "hrsync-"
@@ -226,7 +227,8 @@ def _ordered(desired: Sequence[DesiredTeam]) -> list[DesiredTeam]:
         key: str | None = team.key
         while key is not None and key not in depth:
             if key in chain:
-                raise ValueError(f"desired teams form a cycle: {' -> '.join([*chain, key])}")
+                cycle = capped([*chain, key], sep=" -> ")
+                raise ValueError(f"desired teams form a cycle: {cycle}")
             chain.append(key)
             key = by_key[key].parent_key
         base = -1 if key is None else depth[key]

@@ -279,3 +279,17 @@ def test_notify_email_accepts_what_the_export_accepts(tmp_path: Path, address: s
     path = write(tmp_path, MINIMAL + f'\n[sync]\nnotify_email = "{address}"\n')
     assert load_settings(path, TOKEN_ENV).sync.notify_email == address
     assert is_valid_email(normalise_email(address))
+
+
+# ------------------------------------------------ lists in messages are capped
+
+
+def test_many_problems_make_one_capped_line(tmp_path: Path) -> None:
+    extra = "".join(f"\nunknown_{i:02} = 1" for i in range(30))
+    path = write(tmp_path, MINIMAL.replace("[dx]", "[dx]" + extra, 1))
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, TOKEN_ENV)
+    assert len(info.value.problems) == 30  # every one kept for whoever reads them all
+    text = str(info.value)
+    assert text.count("is not a known key") == 20
+    assert text.endswith(" and 10 more")
