@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -133,3 +134,16 @@ def test_plan_with_changes_logs_no_lease_lost(workspace: Workspace) -> None:
     assert run.code == 2
     assert run.named("sync.lease_lost") == []
     assert not [e for e in run.events if e.get("level") == "error"]
+
+
+def test_a_handful_of_syncs_under_random_faults_never_say_applied_wrongly(
+    tmp_path: Path,
+) -> None:
+    # The CI-sized version of benchmarks/bench_faults.py: 30% faults on every method,
+    # each sync a real change; DX is checked against what hrsync claims after each.
+    from benchmarks.bench_faults import run
+
+    tally = run(syncs=5, rate=0.3, seed=3, workdir=tmp_path)
+    assert tally.wrong_applied == 0, tally.notes
+    assert tally.wrongly_archived == 0, tally.notes
+    assert tally.by_next == tally.syncs, tally.notes
