@@ -25,7 +25,14 @@ from typing import Any, NoReturn
 
 from hrsync import logs
 from hrsync.config import Settings
-from hrsync.confirm import Poller, Target, confirm, row_from_dict, teams_seen
+from hrsync.confirm import (
+    Poller,
+    Target,
+    confirm,
+    resend_window_s,
+    row_from_dict,
+    teams_seen,
+)
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import (
     DxAuthError,
@@ -716,9 +723,15 @@ class _Run:
         # "pending": the earlier run died around the call, so DX may or may not have it;
         # "unverified": an earlier run already waited its full verify timeout. One look
         # decides both; if DX does not show it, planning below resubmits knowingly (and
-        # DX answers import_in_progress if its import is still running).
-        one_look = pending.status in ("pending", "unverified")
-        converged = self.poller().wait(target, 0 if one_look else self.s.sync.verify_timeout_s)
+        # DX answers import_in_progress if its import is still running). "sent" and
+        # "outcome_unknown" (no answer came back) get the short window a lost answer
+        # gets inside a run; only "accepted" is worth the full timeout.
+        timeout = self.s.sync.verify_timeout_s
+        if pending.status in ("pending", "unverified"):
+            timeout = 0
+        elif pending.status != "accepted":
+            timeout = resend_window_s(timeout)
+        converged = self.poller().wait(target, timeout)
         if self.stopping():
             # Not a verdict: leave the submission as it is for the next start.
             log.warning("sync.stopped", step="verifying an earlier submission")

@@ -331,3 +331,32 @@ def test_a_membership_change_is_applied_only_once_dx_ran_the_import(
         assert _members(sim, "Developer Experience") == 4
     finally:
         store.close()
+
+
+def test_a_lost_answer_left_by_a_crash_is_looked_at_briefly_then_sent_again(
+    settings: Settings, sim: RunningSimulator
+) -> None:
+    # A run died after process went unanswered (DX never took it): the next run gives it
+    # the short window a lost answer gets, not the whole verify timeout, then re-plans.
+    from hrsync.simulator.faults import Fault
+
+    store = Store.open(settings.state.database_url)
+    try:
+        assert run_sync(settings, SyncRequest(), store=store).outcome is Outcome.APPLIED
+        _move_carlos(settings)
+        sim.dx.add_fault(Fault(method="orgfiles.teamHierarchy.process", kind="503", count=1))
+        lost = run_sync(_settings_with(settings, verify_timeout_s=0.5, max_resends=0),
+                        SyncRequest(), store=store)  # fmt: skip
+        assert lost.outcome is Outcome.UNVERIFIED
+        left = store.unfinished_submission()
+        assert left is not None
+        store.mark_submission(left.id, "outcome_unknown", utcnow())  # as a crash leaves it
+        started = time.monotonic()
+        after = run_sync(
+            _settings_with(settings, verify_timeout_s=40.0), SyncRequest(), store=store
+        )
+        assert after.outcome is Outcome.APPLIED
+        assert time.monotonic() - started < 15, "waited the whole verify timeout"
+        assert _members(sim, "Developer Experience") == 4
+    finally:
+        store.close()
