@@ -28,14 +28,25 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
    mistyped manager id outside the root's reach may be exactly what cut a branch off.
    Warnings about people outside the org are dropped.
 6. An export whose every row is filtered out is a fatal problem naming the filters (a
-   wrong `filter.active_status` must not look like an empty org).
+   wrong `filter.active_status` must not look like an empty org); an export with no rows
+   at all (a header only) is fatal too, naming the file. Zero people is never a sync.
+
+Every value hrsync uses (the columns of `[source.fields]`, filter fields, and the columns
+named by `also_used`, e.g. those of `mapping.team_name`) is checked on every row, kept or
+filtered: a control character in it (Unicode category Cc: NUL, ESC, DEL, CR, LF, ...; a
+tab is allowed) is fatal, as is a value over `MAX_FIELD_CHARS` characters. Such a value
+would reach DX as a team name, or silently filter a person out as an unknown status.
+Messages cap every list they hold (`hrsync.listing.capped`).
 """
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import string
+import unicodedata
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
@@ -49,6 +60,7 @@ from hrsync.filters import (
     build_row_filter,
     closest_name,
 )
+from hrsync.listing import LIMIT, capped
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +103,13 @@ class Problem:
 # Key under which a reader puts the cells beyond the header's width, joined by the delimiter.
 # No real column can have this name: header names are never empty.
 EXTRA_VALUES = ""
+
+# The longest value hrsync accepts, in characters. No name, e-mail, id or department comes
+# near it; a value past it is a document, binary data or a quote never closed.
+MAX_FIELD_CHARS = 64 * 1024
+
+# Unicode category Cc except tab: C0 controls (NUL, CR, LF, ESC, ...), DEL and C1 controls.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 _T = TypeVar("_T")
 
@@ -278,8 +297,15 @@ def read_people(
     rows: Iterable[SourceRow],
     fields: FieldSettings,
     filters: FilterSettings,
+    *,
+    also_used: Collection[str] = (),
 ) -> Directory:
-    """Normalise, filter and validate the rows of one export; every problem is reported."""
+    """Normalise, filter and validate the rows of one export; every problem is reported.
+
+    `also_used`: columns hrsync reads beyond `[source.fields]` and the filters (e.g.
+    `template_columns(mapping.team_name)`), checked like them; names that are not columns
+    of the export are ignored.
+    """
     configured = {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
     report = _Report()
     row_filter, unknown = build_row_filter(filters, fields, columns)
@@ -290,6 +316,15 @@ def read_people(
     all_rows: list[_Row] = []
     width = len(columns)
     pick = _Picker(configured)
+    present = set(columns)
+    filtered_on = [rule.column for rule in (*row_filter.include, *row_filter.exclude)]
+    used = tuple(
+        dict.fromkeys(c for c in (*configured.values(), *filtered_on, *also_used) if c in present)
+    )
+    # The picked fields are at hand for every row; other used columns cost a lookup each.
+    extra = tuple(c for c in used if c not in pick.columns)
+    control = _CONTROL.search
+    join = " ".join
     reason_of = row_filter.reason
     for position, source in enumerate(rows):
         values = source.values
@@ -304,11 +339,27 @@ def read_people(
             )
         attributes = _trimmed(values)
         picked = pick(attributes)
+        text = join(picked)
+        if extra:
+            text = join([text, *[attributes.get(column, "") for column in extra]])
+        # isprintable is false for every control character (and for a few harmless ones,
+        # such as a no-break space): the cheap test first, the exact one after.
+        if len(text) > MAX_FIELD_CHARS or (not text.isprintable() and control(text)):
+            _report_unusable(position, source.location, attributes, used, report)
         reason = reason_of(attributes, picked[6])
         all_rows.append(_Row(position, source.location, attributes, picked, reason))
 
     kept = [row for row in all_rows if row.reason is None]
-    if all_rows and not kept:
+    if not all_rows:
+        report.fatal(
+            -1,
+            export_name,
+            "rows",
+            "",
+            "must hold at least one person, but the export has its header and no rows "
+            "(an export with no people is never applied: it would archive every team)",
+        )
+    elif not kept:
         _report_all_filtered(export_name, all_rows, filters, configured, report)
     valid = _validate_rows(kept, configured, report)
     kept_by_id = _Index(kept, _EMPLOYEE_ID)
@@ -351,6 +402,9 @@ def read_people(
         return position in kept_positions and (in_org is None or position in in_org)
 
     people = _people(valid, kept_by_id, in_org)
+    if not people and not report.problems:
+        # Every path to an empty org above is its own problem; this one keeps it so.
+        report.fatal(-1, export_name, "people", "0", "must number at least one")
     problems, warnings = report.sorted(keeps)
     return Directory(
         people=people,
@@ -363,6 +417,66 @@ def read_people(
 
 
 ROOT_REASON = "filter.root"
+
+
+def template_columns(template: str) -> tuple[str, ...]:
+    """The names a `mapping.team_name` template reads (built-ins and columns alike).
+
+    For `read_people(also_used=...)`: names that are no column are ignored there. A
+    template that does not parse reads nothing (the mapping reports it).
+    """
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        return ()
+    return tuple(dict.fromkeys(name for _, name, _, _ in parts if name))
+
+
+_CONTROL_NAMES = {
+    "\x00": "NUL",
+    "\n": "a line break, LF",
+    "\r": "a line break, CR",
+    "\x1b": "ESC",
+    "\x7f": "DEL",
+}
+
+
+def _report_unusable(
+    position: int,
+    location: str,
+    values: Mapping[str, str],
+    columns: Sequence[str],
+    report: _Report,
+) -> None:
+    """Report each used value of one row that is over the length limit or holds a control
+    character (the row's joined text showed there is at least one)."""
+    for column in columns:
+        value = values.get(column, "")
+        if len(value) > MAX_FIELD_CHARS:
+            report.fatal(
+                position,
+                location,
+                column,
+                value[:40] + "…",
+                f"must be at most {MAX_FIELD_CHARS:,} characters, but holds {len(value):,}",
+            )
+            continue
+        found = _CONTROL.search(value)
+        if found is None:
+            continue
+        at = found.start()
+        char = found.group()
+        name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "a control character")
+        report.fatal(
+            position,
+            location,
+            column,
+            value[max(0, at - 30) : at + 30],
+            f"must not contain control characters (only a tab is allowed): found "
+            f"U+{ord(char):04X} ({name}) at character {at + 1}",
+        )
+
+
 _EMPLOYEE_ID: Callable[[_Row], str] = operator.attrgetter("employee_id")
 _EMAIL_OF: Callable[[_Row], str] = operator.attrgetter("email")
 
@@ -378,17 +492,17 @@ def _report_all_filtered(
     for row in rows:
         assert row.reason is not None
         counts[row.reason] = counts.get(row.reason, 0) + 1
-    by_reason = ", ".join(f"{count} by {reason}" for reason, count in sorted(counts.items()))
+    by_reason = capped(f"{count} by {reason}" for reason, count in sorted(counts.items()))
     statuses = sorted({row.status for row in rows})
     seen = ""
     if STATUS_REASON in counts:
-        shown = ", ".join(repr(s) for s in statuses[:10]) + (", ..." if len(statuses) > 10 else "")
+        shown = capped(repr(s) for s in statuses)
         seen = f"; the {columns.get('status', 'status')} values in the export are {shown}"
     report.fatal(
         -1,
         export_name,
         "filters",
-        ", ".join(f"{reason}" for reason in sorted(counts)),
+        capped(sorted(counts)),
         f"must keep at least one of the {len(rows)} rows, but all were excluded "
         f"({by_reason}){seen}; filter.active_status is {list(filters.active_status)!r}",
     )
@@ -410,7 +524,7 @@ def _check_columns(
     """Report configured columns the export lacks (one problem) and unknown filter fields."""
     present = set(columns)
     missing = [(key, column) for key, column in configured.items() if column not in present]
-    found = ", ".join(columns) if columns else "(none)"
+    found = capped(columns, empty="(none)")
     if missing:
         details = []
         for key, column in missing:
@@ -420,10 +534,10 @@ def _check_columns(
         report.fatal(
             -1,
             export_name,
-            ", ".join(column for _, column in missing),
+            capped(column for _, column in missing),
             found,
             f"must be {'a column' if len(missing) == 1 else 'columns'} of the export: "
-            f"missing {'; '.join(details)}; columns found",
+            f"missing {capped(details, sep='; ')}; columns found",
         )
     for bad in unknown:
         hint = f"; did you mean {bad.suggestion!r}?" if bad.suggestion else ""
@@ -512,14 +626,18 @@ def _report_duplicates(
     groups: Mapping[str, list[_Row]], column: str, what: str, report: _Report
 ) -> None:
     for value, rows in groups.items():
+        # Sorted once per group; each row's message shows only the first others (one id
+        # held by 10,000 rows must not cost 10,000 lists of 10,000).
+        everywhere = sorted(rows, key=lambda o: _natural(o.location))
         for row in rows:
-            others = sorted((o.location for o in rows if o is not row), key=_natural)
+            others = (o.location for o in everywhere if o is not row)
+            shown = capped(itertools.islice(others, LIMIT), total=len(rows) - 1)
             report.fatal(
                 row.position,
                 row.location,
                 column,
                 value,
-                f"must be unique, but the same {what} is also at {', '.join(others)}",
+                f"must be unique, but the same {what} is also at {shown}",
             )
 
 
@@ -662,7 +780,7 @@ def _report_cycles(
                 owner.position,
                 owner.location,
                 column,
-                " → ".join([*chain, chain[0]]),
+                capped([*chain, chain[0]], sep=" → "),
                 "must not form a reporting cycle (each id's manager is the next one)",
             )
 

@@ -11,18 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrsync.config import FieldSettings, FilterSettings, SourceSettings
+from hrsync.emails import is_valid_email, normalise_email
 from hrsync.people import (
     EXTRA_VALUES,
+    MAX_FIELD_CHARS,
     Directory,
     Problem,
     SourceRow,
-    is_valid_email,
-    normalise_email,
     normalise_name,
     normalise_value,
     read_people,
+    template_columns,
 )
-from hrsync.sources import open_export
+from hrsync.sources import SourceError, open_export
 
 COLUMNS = ("Employee ID", "Full Name", "Work Email", "Manager ID", "Department", "Status")
 FIELDS = FieldSettings(
@@ -649,3 +650,163 @@ def test_row_values_behave_like_a_read_only_dict() -> None:
     with pytest.raises(KeyError):
         values["Title"]
     assert values.stripped() == values
+
+
+# ---------------------------------------------------------------- inputs that would lose people
+
+
+def test_an_export_with_a_header_and_no_rows_is_fatal_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "people.csv"
+    path.write_text(",".join(COLUMNS) + "\r\n", encoding="utf-8")
+    export = open_export(SourceSettings(path=path))
+    directory = read_people(export.name, export.columns, export.rows(), FIELDS, FilterSettings())
+    [problem] = directory.problems
+    assert (problem.location, problem.field) == ("people.csv", "rows")
+    assert "must hold at least one person" in problem.expected
+    assert "header and no rows" in problem.expected
+    assert directory.people == ()
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "found"),
+    [
+        ("Full Name", "Ann\x00e", "U+0000 (NUL) at character 4"),
+        ("Full Name", "\x1b[31mAnn", "U+001B (ESC) at character 1"),
+        ("Department", "Eng\x7f", "U+007F (DEL) at character 4"),
+        ("Department", "Eng\u0085ineering", "U+0085"),
+        # A quoted CSV value may hold a line break; a team name must not.
+        ("Full Name", "Ann\nLee", "U+000A (a line break, LF) at character 4"),
+        ("Employee ID", "E\r7", "U+000D (a line break, CR)"),
+        ("Manager ID", "E1\x00", "U+0000 (NUL) at character 3"),
+        # An unknown status would filter the person out without a word.
+        ("Status", "Active\x00", "U+0000 (NUL)"),
+    ],
+)
+def test_control_characters_in_a_used_field_are_fatal(column: str, value: str, found: str) -> None:
+    values = dict(zip(COLUMNS, row("E7", "E1"), strict=True))
+    values[column] = value
+    directory = read([*ORG, tuple(values[c] for c in COLUMNS)])
+    [problem] = [p for p in directory.problems if p.field == column and "control" in p.expected]
+    assert problem.location == "people.csv line 7"
+    assert f"must not contain control characters (only a tab is allowed): found {found}" in str(
+        problem
+    )
+    assert repr(value.strip()) in str(problem)  # shown escaped, never raw
+    assert "\x00" not in str(problem) and "\x1b" not in str(problem)
+
+
+def test_a_control_character_in_a_filtered_out_row_is_fatal_too() -> None:
+    directory = read([*ORG, row("E7", "E1", email="x\x00@example.com", status="Terminated")])
+    assert_reported(
+        directory.problems,
+        Expect(L + "7", "Work Email", "x\x00@example.com", "found U+0000 (NUL)"),
+    )
+
+
+def test_tabs_no_break_spaces_and_control_characters_in_unused_columns_are_accepted() -> None:
+    columns = (*COLUMNS, "Notes")
+    rows = [(*r, "line one\r\nline two\x00") for r in ORG]
+    rows[1] = ("E2", "Ann\u00a0Lee\tJr", "e2@example.com", "E1", "Eng", "Active", "")
+    directory = read(rows, columns=columns)
+    assert directory.ok, [str(p) for p in directory.problems]
+    assert directory.people[1].name == "Ann Lee Jr"
+
+
+def test_filter_and_template_columns_are_checked_like_the_fields() -> None:
+    columns = (*COLUMNS, "Site", "Team")
+    rows = [(*r, "Berlin", "Core") for r in ORG]
+    rows[2] = (*ORG[2], "Ber\x00lin", "Co\x1bre")
+    include = FilterSettings(include={"Site": ("*",)})
+    directory = read_people(
+        "people.csv",
+        columns,
+        source(rows, columns),
+        FIELDS,
+        include,
+        also_used=template_columns("{Team} ({lead_name})"),
+    )
+    assert {(p.location, p.field) for p in directory.problems} == {
+        (L + "4", "Site"),
+        (L + "4", "Team"),
+    }
+    # Without the template's columns, only the filter's column is checked.
+    directory = read_people("people.csv", columns, source(rows, columns), FIELDS, include)
+    assert [p.field for p in directory.problems] == ["Site"]
+
+
+def test_template_columns_lists_every_placeholder_once() -> None:
+    assert template_columns("{Team} – {lead_name} ({Team})") == ("Team", "lead_name")
+    assert template_columns("no placeholder") == ()
+    assert template_columns("{unclosed") == ()
+
+
+def test_a_used_value_over_the_limit_is_fatal_and_shown_short() -> None:
+    huge = "x" * (MAX_FIELD_CHARS + 1)
+    directory = read([*ORG, row("E7", "E1", email=huge)])
+    [problem] = [p for p in directory.problems if "characters" in p.expected]
+    assert (problem.location, problem.field) == (L + "7", "Work Email")
+    assert "must be at most 65,536 characters, but holds 65,537" in problem.expected
+    assert len(str(problem)) < 200
+
+
+def test_json_exports_are_held_to_the_same_rules(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    fields = FieldSettings(
+        employee_id="ID", email="Email", name="Worker", manager_id="", department="", status=""
+    )
+
+    def problems(text: str, **settings: object) -> list[str]:
+        path.write_text(text, encoding="utf-8")
+        export = open_export(SourceSettings(path=path, **settings))  # type: ignore[arg-type]
+        directory = read_people(
+            export.name, export.columns, export.rows(), fields, FilterSettings()
+        )
+        return [str(p) for p in directory.problems]
+
+    assert problems('[{"ID": "1", "Worker": "Ada\\u0000", "Email": "ada@x.io"}]') == [
+        "report.json [0]: Worker must not contain control characters (only a tab is allowed): "
+        "found U+0000 (NUL) at character 4, got 'Ada\\x00'"
+    ]
+    [long] = problems('[{"ID": "1", "Worker": "' + "W" * 70_000 + '", "Email": "a@x.io"}]')
+    assert "report.json [0]: Worker must be at most 65,536 characters" in long
+    with pytest.raises(SourceError, match=r"report.json is \d+ bytes, over 20 bytes.*max_bytes"):
+        problems('[{"ID": "1", "Worker": "Ada", "Email": "ada@x.io"}]', max_bytes=20)
+
+
+# ---------------------------------------------------------------- messages stay short
+
+
+def test_a_missing_column_of_a_100k_column_header_gives_a_short_message() -> None:
+    columns = tuple(f"col{i}" for i in range(100_000))
+    directory = read_people("wide.csv", columns, [], FIELDS, FilterSettings())
+    [problem] = directory.problems
+    assert problem.value.startswith("col0, col1, col2")
+    assert problem.value.endswith("col19 and 99980 more")
+    assert len(str(problem)) < 1500
+
+
+def test_an_id_held_by_thousands_of_rows_gives_short_messages() -> None:
+    rows = [row("E1"), *[row("E2", "E1", email=f"p{i}@example.com") for i in range(3000)]]
+    directory = read(rows)
+    duplicates = [p for p in directory.problems if p.field == "Employee ID"]
+    assert len(duplicates) == 3000
+    first = duplicates[0]
+    assert first.location == L + "3"
+    assert "also at people.csv line 4, people.csv line 5" in first.expected
+    assert first.expected.endswith("people.csv line 23 and 2979 more")
+    assert max(len(str(p)) for p in duplicates) < 1000
+
+
+def test_a_long_reporting_cycle_is_shown_capped() -> None:
+    ids = [f"E{i:03d}" for i in range(100)]
+    rows = [row(eid, ids[(i + 1) % len(ids)]) for i, eid in enumerate(ids)]
+    [problem] = read(rows).problems
+    assert problem.value.startswith("E000 → E001 → E002")
+    assert problem.value.endswith("E019 and 81 more")
+
+
+def test_every_status_of_an_all_filtered_export_is_not_listed() -> None:
+    rows = [row(f"E{i}", status=f"S{i:03d}") for i in range(50)]
+    [problem] = read(rows).problems
+    assert "values in the export are 'S000', 'S001'" in problem.expected
+    assert "'S019' and 30 more" in problem.expected

@@ -8,15 +8,12 @@ import re
 from collections.abc import Iterator
 
 from hrsync.listing import LIMIT, capped
-from hrsync.people import RowValues, SourceRow
+from hrsync.people import MAX_FIELD_CHARS, RowValues, SourceRow
 from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _NUMBER = re.compile(r"^[\d.,\s-]+$")
 
-# The longest value a row may hold, in characters. No name, e-mail, id or department comes
-# near it; a value past it is a document, binary data or a quote never closed.
-MAX_FIELD_CHARS = 64 * 1024
 # The header is read before its width is known: a bound generous for 100,000 columns.
 HEADER_MAX_CHARS = 16 * 1024 * 1024
 # The csv module stops at its own limit (131,072 by default, for the whole process) with

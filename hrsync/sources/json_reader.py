@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from hrsync.listing import capped
 from hrsync.people import RowValues, SourceRow
 from hrsync.sources.base import Export, Payload, SourceError, decode
 
@@ -162,7 +163,7 @@ def _records(name: str, document: Any, records_path: str) -> tuple[list[Any], st
             suggestion = f"; did you mean {close[0]!r}?" if close else ""
             raise SourceError(
                 f"{name}: source.records_path {records_path!r} not found: {here} has no key "
-                f"{key!r} (keys: {', '.join(keys[:20]) or 'none'}){suggestion}"
+                f"{key!r} (keys: {capped(keys)}){suggestion}"
             )
         node = node[key]
         walked.append(key)
