@@ -16,7 +16,7 @@ from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.guards import check_snapshots
 from hrsync.mapping import MappingError, build_teams
-from hrsync.people import read_people
+from hrsync.people import read_people, template_columns
 from hrsync.sources import SourceError, open_export
 from hrsync.store.repo import Store
 
@@ -60,7 +60,12 @@ def _export(settings: Settings) -> list[Check]:
     try:
         export = open_export(settings.source)
         directory = read_people(
-            export.name, export.columns, export.rows(), settings.source.fields, settings.filter
+            export.name,
+            export.columns,
+            export.rows(),
+            settings.source.fields,
+            settings.filter,
+            also_used=template_columns(settings.mapping.team_name),
         )
     except SourceError as exc:
         return [Check("export", False, str(exc), "fix source.path / source.url and its access")]

@@ -54,7 +54,7 @@ from hrsync.guards import (
 from hrsync.identity import Assignment, KnownIdentity, TeamRow, assign
 from hrsync.mapping import MappingError, build_teams
 from hrsync.outcome import Outcome
-from hrsync.people import Directory, read_people
+from hrsync.people import Directory, read_people, template_columns
 from hrsync.plan import (
     COUNT_KEYS,
     LeadChange,
@@ -388,7 +388,12 @@ class _Run:
         try:
             export = open_export(src, environ=self.eng.environ)
             directory = read_people(
-                export.name, export.columns, export.rows(), src.fields, self.s.filter
+                export.name,
+                export.columns,
+                export.rows(),
+                src.fields,
+                self.s.filter,
+                also_used=template_columns(self.s.mapping.team_name),
             )
         except SourceUnavailable as exc:
             # Not the export's fault: a failed run, retried on the next schedule.
