@@ -13,7 +13,8 @@ to a temporary directory, then measured in fresh child processes, so each peak R
   until it ends or is refused.
 
 Shapes: ``field``, one unquoted value holding the whole file on one line; ``quoted``, one
-quoted value spread over many short lines; ``line``, one line of millions of short values.
+quoted value spread over many short lines; ``line``, one line of millions of short values;
+``near``, rows whose name is 60,000 characters, under the limit: read, not refused.
 Ratios are read / floor; the RSS ratio compares against the floor's RSS, which includes
 the file held once as a string.
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 SIZES_MB = (2, 16, 50)
-SHAPES = ("field", "quoted", "line")
+SHAPES = ("field", "quoted", "line", "near")
 MB = 1024 * 1024
 
 
@@ -49,8 +50,14 @@ def write_shape(path: Path, shape: str, size: int) -> None:
         body = b"a" * size
     elif shape == "quoted":
         body = b'"' + b"line\n" * (size // 5) + b'"'
-    else:
+    elif shape == "line":
         head, body, tail = b"id,name,email\n", b"1,b,c," * (size // 6), b"\n"
+    else:
+        # Accepted, and long: every row holds a value just under the limit, so each line
+        # spans chunks and is joined from held pieces.
+        row = b"%d," + b"n" * 60_000 + b",p@x.com\n"
+        head, tail = b"id,name,email\n", b""
+        body = b"".join(row % i for i in range(size // len(row)))
     path.write_bytes(head + body + tail)
 
 

@@ -17,11 +17,13 @@ _NUMBER = re.compile(r"^[\d.,\s-]+$")
 # The header is read before its width is known: a bound generous for 100,000 columns.
 HEADER_MAX_CHARS = 16 * 1024 * 1024
 # The csv module stops at its own limit (131,072 by default, for the whole process) with
-# a message that names no column. Ours is lower and is checked on whole rows, so the
-# module's is raised above any line we let through; it stays a bound on values spanning
-# many lines.
-if csv.field_size_limit() < HEADER_MAX_CHARS + 1:
-    csv.field_size_limit(HEADER_MAX_CHARS + 1)
+# a message that names no column. Ours is lower and is checked on whole rows, where the
+# column is known, so the module's is raised to 1 Mi: past every line a row of up to 7
+# values may have (longer lines are refused before the module sees them, naming the
+# column too), and still a bound on a quoted value spanning many short lines.
+CSV_MODULE_FIELD_LIMIT = 1024 * 1024
+if csv.field_size_limit() < CSV_MODULE_FIELD_LIMIT:
+    csv.field_size_limit(CSV_MODULE_FIELD_LIMIT)
 
 
 def line_limit(values: int) -> int:

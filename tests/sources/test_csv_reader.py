@@ -9,9 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.config import SourceSettings
+from hrsync.people import MAX_FIELD_CHARS
 from hrsync.sources import Export, SourceError, open_export
 from hrsync.sources.base import CHUNK_BYTES, Lines, LineTooLong, lines
-from hrsync.sources.csv_reader import MAX_FIELD_CHARS, line_limit, sniff_delimiter
+from hrsync.sources.csv_reader import line_limit, sniff_delimiter
 
 BOM = b"\xef\xbb\xbf"
 
@@ -239,6 +240,18 @@ def test_absurd_values_are_refused_naming_the_column(
     path = write(tmp_path, b"id,name,email\n1,Al," + value + b"\n2,Bo,b@x.com\n")
     with pytest.raises(SourceError, match=expected):
         list(export_of(path).rows())
+
+
+def test_a_quoted_value_over_many_lines_is_bounded_by_the_csv_module(tmp_path: Path) -> None:
+    # Short lines, each fine, make up one value: the csv module's own (raised) limit stops
+    # it, and the message still names the line and our limit.
+    value = b'"' + b"line\n" * 300_000 + b'"'
+    path = write(tmp_path, b"id,name,email\n1,Al," + value + b"\n")
+    with pytest.raises(SourceError) as caught:
+        list(export_of(path).rows())
+    assert str(caught.value).startswith(
+        "people.csv line 2 has a value longer than 1,048,576 characters; the limit is 65,536"
+    )
 
 
 def test_a_line_far_longer_than_any_row_is_refused_early(tmp_path: Path) -> None:
