@@ -63,6 +63,7 @@ from dataclasses import dataclass
 
 from hrsync.batch import collector_paused
 from hrsync.config import FieldSettings, MappingSettings
+from hrsync.listing import capped
 from hrsync.people import Person, Problem, RowValues
 
 MANAGER_PREFIX = "manager:"
@@ -144,7 +145,7 @@ def validate_template(template: str, columns: Collection[str]) -> list[str]:
             problems.append(
                 f"{where} uses {{{field}}}, which is neither a built-in placeholder "
                 f"({', '.join(BUILTIN_PLACEHOLDERS)}) nor a column of the export "
-                f"({', '.join(sorted(columns)) or 'none'}){hint}"
+                f"({capped(sorted(columns))}){hint}"
             )
     return problems
 

@@ -95,6 +95,14 @@ def test_validate_template_accepts_builtins_and_columns(template: str) -> None:
     assert validate_template(template, ["Title", "Full Name"]) == []
 
 
+def test_validate_template_lists_at_most_20_columns_of_a_wide_export() -> None:
+    columns = [f"col{i:06d}" for i in range(100_000)]
+    [problem] = validate_template("{Titel}", columns)
+    assert "col000000, col000001" in problem
+    assert "col000019 and 99980 more" in problem
+    assert len(problem) < 1000
+
+
 def test_build_teams_refuses_an_unknown_placeholder() -> None:
     people = [P("E1", "Ada Okafor", None, "Eng"), P("E2", "Ben Lee", "E1", "Eng")]
     with pytest.raises(MappingError, match=r"\{lead_nmae\}.*did you mean \{lead_name\}"):
