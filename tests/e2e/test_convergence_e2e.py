@@ -147,3 +147,12 @@ def test_a_handful_of_syncs_under_random_faults_never_say_applied_wrongly(
     assert tally.wrong_applied == 0, tally.notes
     assert tally.wrongly_archived == 0, tally.notes
     assert tally.by_next == tally.syncs, tally.notes
+
+
+def test_a_negative_max_resends_is_a_configuration_error_naming_the_key(
+    workspace: Workspace,
+) -> None:
+    run = workspace.hrsync("sync", env={"HRSYNC_SYNC__MAX_RESENDS": "-1"})
+    assert run.code == 2
+    assert "sync.max_resends must be 0 or more, got -1" in run.stderr
+    assert workspace.process_requests() == []
