@@ -77,3 +77,15 @@ def test_an_absurdly_long_value_is_refused_quickly(workspace: Workspace) -> None
     assert_refused_and_nothing_sent(
         run, workspace, "people.csv line 4: Full Name has a value longer than 65,536 characters"
     )
+
+
+def test_a_100k_column_header_gives_short_messages(workspace: Workspace) -> None:
+    columns = [f"Column {i}" for i in range(100_000)]
+    workspace.export.write_text(
+        ",".join(columns) + "\n" + ",".join("x" for _ in columns) + "\n", encoding="utf-8"
+    )
+    run = workspace.hrsync("sync")
+    assert_refused_and_nothing_sent(
+        run, workspace, "Employee ID", "Column 0, Column 1", "Column 19 and 99980 more"
+    )
+    assert len(run.stdout) + len(run.stderr) < 20_000
