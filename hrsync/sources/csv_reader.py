@@ -1,4 +1,11 @@
-"""CSV exports: header, delimiter (configured or sniffed), rows streamed with their line numbers."""
+"""CSV exports: header, delimiter (configured or sniffed), rows streamed with their line numbers.
+
+Refused, naming file and line (see README, "The HR source"): a row with fewer or more
+values than the header (only the header's own unnamed trailing columns may be left out or
+blank), all such rows in one message at the end of the pass, a short last row without a
+line end as a cut-off export; a value over `MAX_FIELD_CHARS`, naming its column; a line
+longer than `line_limit` of the header's width, as soon as it gets that long.
+"""
 
 from __future__ import annotations
 
@@ -219,7 +226,7 @@ class _Miscounted:
         if cut and self.last_short:
             raise SourceError(
                 f"{head}: the export looks cut off inside its last row (the file ends "
-                f"without a line break); nothing was read from it, export or fetch it again"
+                f"without a line break); export or fetch it again"
             )
         hints = []
         if self.short:
