@@ -131,14 +131,14 @@ class _Reader:
                 if width < len(record) <= widest and not join(record[width:]).strip():
                     record = record[:width]
                 else:
-                    miscounted.add(start, len(record))
+                    miscounted.add(start, reader.line_num, len(record))
                     continue
-            miscounted.last_short = False
             # The sum bounds every value: one cheap test per row, the search only past it.
             if len(join(record)) > MAX_FIELD_CHARS:
                 self._check_fields(start, record)
             yield SourceRow(f"{name} line {start}", RowValues(index, tuple(record)))
-        miscounted.raise_if_any(cut=not self._lines.ended)
+        # A file without a final line end whose last record is short was cut inside it.
+        miscounted.raise_if_any(cut_after=None if self._lines.ended else reader.line_num)
 
     def _next_record(self) -> list[str] | None:
         start = self._csv.line_num + 1
@@ -202,16 +202,17 @@ class _Miscounted:
         self.shown: list[tuple[int, int]] = []
         self.count = 0
         self.short = 0
-        self.last_short = False  # the latest row read was short
+        self.last_short_end = 0  # the line where the latest short row ends
 
-    def add(self, line: int, found: int) -> None:
+    def add(self, line: int, end: int, found: int) -> None:
         self.count += 1
         if len(self.shown) < LIMIT:
             self.shown.append((line, found))
-        self.last_short = found < self.width
-        self.short += self.last_short
+        if found < self.width:
+            self.short += 1
+            self.last_short_end = end
 
-    def raise_if_any(self, *, cut: bool) -> None:
+    def raise_if_any(self, *, cut_after: int | None) -> None:
         if not self.count:
             return
         width, shown = self.width, self.shown
@@ -223,7 +224,7 @@ class _Miscounted:
             head = (
                 f"{self.name}: {self.count} rows do not have the header's {width} values: {listed}"
             )
-        if cut and self.last_short:
+        if cut_after is not None and self.last_short_end == cut_after:
             raise SourceError(
                 f"{head}: the export looks cut off inside its last row (the file ends "
                 f"without a line break); export or fetch it again"

@@ -200,6 +200,13 @@ def test_a_last_row_cut_off_without_its_line_end_is_refused(tmp_path: Path) -> N
     assert "the export looks cut off inside its last row" in message
 
 
+def test_a_short_row_before_a_complete_last_row_is_no_cut(tmp_path: Path) -> None:
+    path = write(tmp_path, b"id,name,email\n1,Al\n2,Bo,b@x.com")
+    with pytest.raises(SourceError, match="line 2 has 2 values, expected 3") as caught:
+        list(export_of(path).rows())
+    assert "cut off" not in str(caught.value)
+
+
 def test_a_complete_last_row_without_a_line_end_reads(tmp_path: Path) -> None:
     path = write(tmp_path, b"id,name\r1,Al\r2,Bo")
     assert [values["name"] for _, values in table(export_of(path))] == ["Al", "Bo"]
