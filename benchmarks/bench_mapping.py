@@ -6,7 +6,7 @@
 Each size runs in a fresh child process, so its peak RSS (getrusage ru_maxrss) is its
 own. Stages, in the order the engine runs them:
 
-- validate: `hrsync.people.read_people` over the generated rows, already in memory
+- validate: `hrsync.core.people.read_people` over the generated rows, already in memory
   (normalise, filter terminated/other statuses, validate, resolve managers); reading
   the file itself is benchmarked separately by the sources' benchmark;
 - map: `build_teams`, manager strategy, default template;
@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 from hrsync.config import FieldSettings, FilterSettings, MappingSettings
+from hrsync.core.identity import assign
+from hrsync.core.mapping import build_teams
+from hrsync.core.people import SourceRow, read_people
 from hrsync.dx.models import DxTeam
-from hrsync.identity import assign
-from hrsync.mapping import build_teams
-from hrsync.people import SourceRow, read_people
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generator import COLUMNS, generate_org

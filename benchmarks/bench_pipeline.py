@@ -90,10 +90,10 @@ def measure_pipeline(path: Path, store: Path | None) -> dict[str, Any]:
     import time
 
     from hrsync.config import FilterSettings, MappingSettings, SourceSettings
+    from hrsync.core.identity import KnownIdentity, assign
+    from hrsync.core.mapping import build_teams
+    from hrsync.core.people import read_people
     from hrsync.dx.models import DxTeam
-    from hrsync.identity import KnownIdentity, assign
-    from hrsync.mapping import build_teams
-    from hrsync.people import read_people
     from hrsync.sources import open_export
 
     _quiet_logs()
@@ -138,9 +138,9 @@ def measure_pipeline(path: Path, store: Path | None) -> dict[str, Any]:
 def prepare_store(path: Path, out: Path) -> dict[str, Any]:
     """Run a first pass and save what a steady-state run would find: store and DX."""
     from hrsync.config import FilterSettings, MappingSettings, SourceSettings
-    from hrsync.identity import assign
-    from hrsync.mapping import build_teams
-    from hrsync.people import read_people
+    from hrsync.core.identity import assign
+    from hrsync.core.mapping import build_teams
+    from hrsync.core.people import read_people
     from hrsync.sources import open_export
 
     _quiet_logs()

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from hrsync.emails import EMAIL_RULE, is_valid_email
-from hrsync.listing import capped
+from hrsync.core.emails import EMAIL_RULE, is_valid_email
+from hrsync.core.listing import capped
 from hrsync.secret import Secret
 from hrsync.store.url import anchor_sqlite, check_database_url
 

@@ -15,11 +15,11 @@ from datetime import datetime
 from typing import Any
 
 from hrsync import logs
+from hrsync.core.identity import TeamRow
+from hrsync.core.verify import check_convergence, parse_awaiting
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
 from hrsync.dx.models import DxTeam
-from hrsync.identity import TeamRow
-from hrsync.verify import check_convergence, parse_awaiting
 
 log = logs.get_logger("hrsync.confirm")
 

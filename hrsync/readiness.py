@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from hrsync.config import Settings
+from hrsync.core.guards import check_snapshots
+from hrsync.core.mapping import MappingError, build_teams
+from hrsync.core.people import read_people, template_columns
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
-from hrsync.guards import check_snapshots
-from hrsync.mapping import MappingError, build_teams
-from hrsync.people import read_people, template_columns
 from hrsync.sources import SourceError, open_export
 from hrsync.store.repo import Store
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from hrsync.core.guards import Deferral, Refusal
+from hrsync.core.plan import LeadChange, Plan, describe, plural, quoted
 from hrsync.dx.errors import DxRejected
-from hrsync.guards import Deferral, Refusal
-from hrsync.plan import LeadChange, Plan, describe, plural, quoted
 
 LIST_CAP = 20
 

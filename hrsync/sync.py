@@ -33,17 +33,7 @@ from hrsync.confirm import (
     row_from_dict,
     teams_seen,
 )
-from hrsync.dx.client import DxClient
-from hrsync.dx.errors import (
-    DxAuthError,
-    DxDeferred,
-    DxError,
-    DxOutcomeUnknown,
-    DxRejected,
-    ImportInProgress,
-)
-from hrsync.dx.models import DxTeam
-from hrsync.guards import (
+from hrsync.core.guards import (
     IMPORT_RUNNING_REASON,
     Defer,
     Refuse,
@@ -51,11 +41,10 @@ from hrsync.guards import (
     deferral_for_api_error,
     gate,
 )
-from hrsync.identity import Assignment, KnownIdentity, TeamRow, assign
-from hrsync.mapping import MappingError, build_teams
-from hrsync.outcome import Outcome
-from hrsync.people import Directory, read_people, template_columns
-from hrsync.plan import (
+from hrsync.core.identity import Assignment, KnownIdentity, TeamRow, assign
+from hrsync.core.mapping import MappingError, build_teams
+from hrsync.core.people import Directory, read_people, template_columns
+from hrsync.core.plan import (
     COUNT_KEYS,
     LeadChange,
     Plan,
@@ -66,7 +55,19 @@ from hrsync.plan import (
     event_fields,
     make_plan,
 )
-from hrsync.plan import payload_size as plan_payload_size
+from hrsync.core.plan import payload_size as plan_payload_size
+from hrsync.core.verify import awaiting_since, match_audit, parse_awaiting
+from hrsync.dx.client import DxClient
+from hrsync.dx.errors import (
+    DxAuthError,
+    DxDeferred,
+    DxError,
+    DxOutcomeUnknown,
+    DxRejected,
+    ImportInProgress,
+)
+from hrsync.dx.models import DxTeam
+from hrsync.outcome import Outcome
 from hrsync.render import (
     approval_command,
     rejection_reason,
@@ -76,7 +77,6 @@ from hrsync.render import (
 )
 from hrsync.sources import SourceError, SourceUnavailable, open_export
 from hrsync.store.repo import Store, SubmissionRecord
-from hrsync.verify import awaiting_since, match_audit, parse_awaiting
 
 Clock = Callable[[], datetime]
 Sleep = Callable[[float], None]

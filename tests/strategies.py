@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from hrsync.people import Person
+from hrsync.core.people import Person
 
 # Few names, so display names (and team names from them) collide often.
 FIRST_NAMES = ("Ada", "Ben", "Chen", "Dana", "Emeka", "Farah")

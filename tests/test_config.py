@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hrsync.config import ConfigError, load_settings
-from hrsync.emails import is_valid_email, normalise_email
+from hrsync.core.emails import is_valid_email, normalise_email
 
 MINIMAL = """
 [dx]

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.config import FieldSettings, FilterSettings
-from hrsync.filters import (
+from hrsync.core.filters import (
     STATUS_REASON,
     build_row_filter,
     canonical,

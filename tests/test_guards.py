@@ -10,8 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.config import SyncSettings
-from hrsync.dx.models import DxTeam, Snapshot
-from hrsync.guards import (
+from hrsync.core.guards import (
     MAX_PAYLOAD_BYTES,
     Defer,
     Deferral,
@@ -24,8 +23,9 @@ from hrsync.guards import (
     gate,
     import_backoff,
 )
-from hrsync.identity import TeamRow
-from hrsync.plan import Plan, make_plan
+from hrsync.core.identity import TeamRow
+from hrsync.core.plan import Plan, make_plan
+from hrsync.dx.models import DxTeam, Snapshot
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 WINDOW = 21

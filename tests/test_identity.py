@@ -1,4 +1,4 @@
-"""Tests for hrsync/identity.py: known ids, continuity, adoption, new ids, payload rows."""
+"""Tests for hrsync/core/identity.py: known ids, continuity, adoption, new ids, payload rows."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrsync.config import FieldSettings, MappingSettings
-from hrsync.dx.models import DxTeam
-from hrsync.identity import (
+from hrsync.core.identity import (
     CONTINUITY_MIN_JACCARD,
     CONTINUITY_MIN_SHARED,
     Assignment,
@@ -23,8 +22,9 @@ from hrsync.identity import (
     derived_reference_id,
     reference_id_for,
 )
-from hrsync.mapping import DesiredTeam, build_teams
-from hrsync.people import Person
+from hrsync.core.mapping import DesiredTeam, build_teams
+from hrsync.core.people import Person
+from hrsync.dx.models import DxTeam
 from tests.strategies import org_forests
 from tests.test_mapping import sample_people
 

@@ -1,4 +1,4 @@
-"""Tests for hrsync/mapping.py: strategies, names, folding; properties on generated orgs."""
+"""Tests for hrsync/core/mapping.py: strategies, names, folding; properties on generated orgs."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrsync.config import FieldSettings, MappingSettings
-from hrsync.mapping import (
+from hrsync.core.mapping import (
     DesiredTeam,
     MappingError,
     TeamMap,
     build_teams,
     validate_template,
 )
-from hrsync.people import Person
+from hrsync.core.people import Person
 from tests.strategies import make_person, org_forests
 
 CONFIG = Path(__file__).resolve().parent.parent / "config"

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrsync.config import FieldSettings, FilterSettings, SourceSettings
-from hrsync.emails import is_valid_email, normalise_email
-from hrsync.people import (
+from hrsync.core.emails import is_valid_email, normalise_email
+from hrsync.core.people import (
     EXTRA_VALUES,
     MAX_FIELD_CHARS,
     Directory,
@@ -637,7 +637,7 @@ def test_an_export_whose_every_row_is_filtered_out_is_fatal_and_shows_the_status
 
 
 def test_row_values_behave_like_a_read_only_dict() -> None:
-    from hrsync.people import RowValues
+    from hrsync.core.people import RowValues
 
     index = {"Employee ID": 0, "Work Email": 1}
     values = RowValues(index, ("E1", "a@x.io"))

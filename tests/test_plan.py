@@ -10,9 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.dx.models import DxTeam
-from hrsync.identity import TeamRow
-from hrsync.plan import (
+from hrsync.core.identity import TeamRow
+from hrsync.core.plan import (
     COUNT_KEYS,
     Archive,
     Change,
@@ -30,6 +29,7 @@ from hrsync.plan import (
     payload_digest,
     payload_size,
 )
+from hrsync.dx.models import DxTeam
 
 SENTINEL = "LTE"  # DX's root sentinel id: parent of root teams, first of every ancestors list
 

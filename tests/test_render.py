@@ -4,11 +4,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hrsync.config import SyncSettings
+from hrsync.core.guards import check_safety, check_snapshots
+from hrsync.core.identity import TeamRow
+from hrsync.core.plan import make_plan
 from hrsync.dx.errors import DxRejected, error_for_code
 from hrsync.dx.models import DxTeam, Snapshot
-from hrsync.guards import check_safety, check_snapshots
-from hrsync.identity import TeamRow
-from hrsync.plan import make_plan
 from hrsync.render import (
     approval_command,
     rejection_reason,

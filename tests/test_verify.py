@@ -5,10 +5,9 @@ from typing import Any
 
 import pytest
 
-from hrsync.dx.models import AuditEvent, DxTeam
-from hrsync.identity import TeamRow
-from hrsync.plan import Create, LeadChange, Rename, make_plan
-from hrsync.verify import (
+from hrsync.core.identity import TeamRow
+from hrsync.core.plan import Create, LeadChange, Rename, make_plan
+from hrsync.core.verify import (
     NameMismatch,
     Overcounted,
     ParentMismatch,
@@ -17,6 +16,7 @@ from hrsync.verify import (
     check_convergence,
     match_audit,
 )
+from hrsync.dx.models import AuditEvent, DxTeam
 
 SUBMITTED = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 

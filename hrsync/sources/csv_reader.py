@@ -14,8 +14,8 @@ import itertools
 import re
 from collections.abc import Iterator
 
-from hrsync.listing import LIMIT, capped
-from hrsync.people import MAX_FIELD_CHARS, RowValues, SourceRow
+from hrsync.core.listing import LIMIT, capped
+from hrsync.core.people import MAX_FIELD_CHARS, RowValues, SourceRow
 from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")

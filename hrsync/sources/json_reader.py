@@ -22,8 +22,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hrsync.listing import capped
-from hrsync.people import RowValues, SourceRow
+from hrsync.core.listing import capped
+from hrsync.core.people import RowValues, SourceRow
 from hrsync.sources.base import Export, Payload, SourceError, decode
 
 LIST_SEPARATOR = "; "

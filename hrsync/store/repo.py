@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.orm import Session
 
-from hrsync.identity import KnownIdentity
+from hrsync.core.identity import KnownIdentity
 from hrsync.store import models
 from hrsync.store.engine import make_engine, session_factory
 from hrsync.store.migrate import upgrade

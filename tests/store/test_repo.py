@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from hrsync.identity import KnownIdentity
+from hrsync.core.identity import KnownIdentity
 from hrsync.store.repo import Store
 
 NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)

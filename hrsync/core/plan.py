@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from hrsync.core.identity import TeamRow
 from hrsync.dx.models import DxTeam
-from hrsync.identity import TeamRow
 
 # The log contract (DESIGN.md, `sync.finished.counts`): exactly these keys, in this order.
 COUNT_KEYS: tuple[str, ...] = (

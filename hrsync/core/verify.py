@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from hrsync.dx.models import AuditEvent, DxTeam
-from hrsync.identity import TeamRow
-from hrsync.plan import (
+from hrsync.core.identity import TeamRow
+from hrsync.core.plan import (
     Change,
     Create,
     LeadChange,
@@ -25,6 +24,7 @@ from hrsync.plan import (
     index_dx_teams,
     same_parent,
 )
+from hrsync.dx.models import AuditEvent, DxTeam
 
 # ---------------------------------------------------------------- convergence
 

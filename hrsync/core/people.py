@@ -13,7 +13,7 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
    and no row is read.
 2. Normalisation: every value trimmed; names with inner whitespace collapsed; e-mails
    (the person's and a manager's) lower-cased.
-3. Filters (hrsync.filters): status, include, exclude. A filtered row is not validated:
+3. Filters (hrsync.core.filters): status, include, exclude. A filtered row is not validated:
    a terminated row with a blank e-mail is no problem.
 4. Validation of the kept rows, all problems at once: empty employee id; empty or
    invalid e-mail (see `is_valid_email`); duplicate ids and e-mails (each row names the
@@ -36,7 +36,7 @@ named by `also_used`, e.g. those of `mapping.team_name`) is checked on every row
 filtered: a control character in it (Unicode category Cc: NUL, ESC, DEL, CR, LF, ...; a
 tab is allowed) is fatal, as is a value over `MAX_FIELD_CHARS` characters. Such a value
 would reach DX as a team name, or silently filter a person out as an unknown status.
-Messages cap every list they hold (`hrsync.listing.capped`).
+Messages cap every list they hold (`hrsync.core.listing.capped`).
 """
 
 from __future__ import annotations
@@ -52,15 +52,15 @@ from typing import Any, TypeVar, overload
 
 from hrsync.batch import collector_paused
 from hrsync.config import FieldSettings, FilterSettings
-from hrsync.emails import EMAIL_RULE, is_valid_email, normalise_email
-from hrsync.filters import (
+from hrsync.core.emails import EMAIL_RULE, is_valid_email, normalise_email
+from hrsync.core.filters import (
     LOGICAL_FIELDS,
     STATUS_REASON,
     UnknownField,
     build_row_filter,
     closest_name,
 )
-from hrsync.listing import LIMIT, capped
+from hrsync.core.listing import LIMIT, capped
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,7 @@ class RowValues(Mapping[str, str]):
 
 
 # ---------------------------------------------------------------- normalisation
-# The e-mail rule lives in hrsync.emails: the config's sync.notify_email follows it too.
+# The e-mail rule lives in hrsync.core.emails: the config's sync.notify_email follows it too.
 
 
 def normalise_value(value: str) -> str:

@@ -24,9 +24,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
 from hrsync.config import SyncSettings
+from hrsync.core.plan import Archive, Plan, plural
 from hrsync.dx.models import Snapshot
 from hrsync.dx.payload import MAX_PAYLOAD_BYTES
-from hrsync.plan import Archive, Plan, plural
 
 # A live snapshot has no end we can compute: look again after this long.
 DEFAULT_RECHECK = timedelta(hours=6)

@@ -10,7 +10,7 @@
   include field, its value matches one of that field's patterns, and for no exclude field
   does its value match one of the patterns.
 
-`filter.root` needs the reporting lines, so it lives with validation in hrsync.people.
+`filter.root` needs the reporting lines, so it lives with validation in hrsync.core.people.
 """
 
 from __future__ import annotations

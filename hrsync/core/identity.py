@@ -71,9 +71,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hrsync.batch import collector_paused
+from hrsync.core.listing import capped
+from hrsync.core.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
 from hrsync.dx.models import DxTeam
-from hrsync.listing import capped
-from hrsync.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
 
 REFERENCE_PREFIX = "hrsync-"
 CONTINUITY_MIN_JACCARD = 0.5

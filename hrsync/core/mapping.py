@@ -63,8 +63,8 @@ from dataclasses import dataclass
 
 from hrsync.batch import collector_paused
 from hrsync.config import FieldSettings, MappingSettings
-from hrsync.listing import capped
-from hrsync.people import Person, Problem, RowValues
+from hrsync.core.listing import capped
+from hrsync.core.people import Person, Problem, RowValues
 
 MANAGER_PREFIX = "manager:"
 DEPARTMENT_PREFIX = "department:"
