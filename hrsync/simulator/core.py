@@ -676,6 +676,8 @@ class SimulatedDx:
         for snapshot in self._snapshots.values():
             if snapshot.deleted_at is not None:
                 continue
+            if snapshot.completed_at is None and snapshot.scheduled_for > now.date():
+                continue  # scheduled for a later day: not live yet
             if snapshot.completed_at is None or now < snapshot.completed_at + window:
                 return snapshot
         return None

@@ -70,6 +70,16 @@ def test_the_window_ends_as_the_clock_moves(
     assert process_error(api) is None
 
 
+def test_a_snapshot_scheduled_for_a_later_day_blocks_nothing_until_that_day(
+    api: Api, sim: RunningSimulator, clock: FakeClock
+) -> None:
+    # Not live yet: DX recommends updating the hierarchy in exactly these days.
+    sim.dx.add_snapshot(scheduled_for=START.date() + timedelta(days=2), completed_at=None)
+    assert process_error(api) is None
+    clock.advance(timedelta(days=2).total_seconds())
+    assert process_error(api) == "snapshot_in_progress"
+
+
 def test_a_deleted_snapshot_blocks_nothing(api: Api, sim: RunningSimulator) -> None:
     sim.dx.add_snapshot(completed_at=None, deleted_at=START - timedelta(hours=1))
     sim.dx.add_snapshot(completed_at=START - timedelta(days=2), deleted_at=START)
