@@ -15,15 +15,43 @@ import tomllib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.listing import capped
+from hrsync.core.settings import (
+    DxSettings,
+    FieldSettings,
+    FilterSettings,
+    LogSettings,
+    MappingSettings,
+    Settings,
+    SourceSettings,
+    StateSettings,
+    SyncSettings,
+)
 from hrsync.secret import Secret
 from hrsync.store.url import anchor_sqlite, check_database_url
+
+__all__ = [
+    "CONFIG_ENV",
+    "ENV_PREFIX",
+    "TOKEN_ENV",
+    "ConfigError",
+    "DxSettings",
+    "FieldSettings",
+    "FilterSettings",
+    "LogSettings",
+    "MappingSettings",
+    "Settings",
+    "SourceSettings",
+    "StateSettings",
+    "SyncSettings",
+    "load_settings",
+]
 
 ENV_PREFIX = "HRSYNC_"
 TOKEN_ENV = "HRSYNC_DX_TOKEN"
@@ -38,111 +66,6 @@ class ConfigError(Exception):
         self.problems = problems
         # One line, however many problems: the first 20, then how many more.
         super().__init__(capped(problems, sep="; "))
-
-
-@dataclass(frozen=True)
-class DxSettings:
-    base_url: str = ""
-    token_file: Path | None = None
-    timeout_s: float = 30.0
-    # Client-side ceiling, below DX's 1,000 requests per minute per account.
-    max_requests_per_minute: int = 900
-
-
-@dataclass(frozen=True)
-class FieldSettings:
-    """HR column names (CSV header or JSON dotted path) for each Person field.
-
-    An empty string means the export has no such column.
-    """
-
-    employee_id: str = "employee_id"
-    email: str = "email"
-    name: str = "name"
-    manager_id: str = "manager_id"
-    manager_email: str = ""
-    department: str = "department"
-    status: str = "status"
-    # Department strategy: parent unit column and unit lead column (employee id or e-mail).
-    department_parent: str = ""
-    department_lead: str = ""
-
-
-@dataclass(frozen=True)
-class SourceSettings:
-    path: Path | None = None
-    url: str | None = None
-    format: Literal["", "csv", "json"] = ""
-    encoding: str = "utf-8-sig"
-    delimiter: str = ""
-    records_path: str = ""
-    timeout_s: float = 60.0
-    max_bytes: int = 200 * 1024 * 1024
-    # Names of environment variables holding HTTP credentials, never the values.
-    auth_header_env: str = ""
-    username_env: str = ""
-    password_env: str = ""
-    fields: FieldSettings = field(default_factory=FieldSettings)
-
-
-@dataclass(frozen=True)
-class FilterSettings:
-    active_status: tuple[str, ...] = ("Active",)
-    root: str | None = None
-    # field name -> glob patterns; a person must match every include field
-    # and no exclude field.
-    include: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    exclude: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class MappingSettings:
-    strategy: Literal["manager", "department"] = "manager"
-    team_name: str = "{lead_name}'s team"
-    min_team_size: int = 0
-    department_separator: str = "/"
-
-
-@dataclass(frozen=True)
-class SyncSettings:
-    schedule: str = "0 6 * * *"
-    timezone: str = "UTC"
-    notify_email: str | None = None
-    max_archive: int = 10
-    max_archive_fraction: float = 0.2
-    min_people_fraction: float = 0.8
-    retro_window_days: int = 21
-    verify_timeout_s: float = 600.0
-    max_resends: int = 2
-    quarantine_after: int = 5
-    heartbeat_s: float = 30.0
-    shutdown_grace_s: float = 30.0
-    healthcheck_max_age_s: float = 120.0
-    quarantine_alert_s: float = 86400.0
-
-
-@dataclass(frozen=True)
-class StateSettings:
-    database_url: str = "sqlite:///hrsync.db"
-
-
-@dataclass(frozen=True)
-class LogSettings:
-    format: Literal["auto", "json", "console"] = "auto"
-    level: Literal["debug", "info", "warning", "error"] = "info"
-
-
-@dataclass(frozen=True)
-class Settings:
-    dx: DxSettings = field(default_factory=DxSettings)
-    source: SourceSettings = field(default_factory=SourceSettings)
-    filter: FilterSettings = field(default_factory=FilterSettings)
-    mapping: MappingSettings = field(default_factory=MappingSettings)
-    sync: SyncSettings = field(default_factory=SyncSettings)
-    state: StateSettings = field(default_factory=StateSettings)
-    log: LogSettings = field(default_factory=LogSettings)
-    token: Secret | None = None
-    config_path: Path | None = None
 
 
 # ---------------------------------------------------------------- loading

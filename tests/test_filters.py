@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.config import FieldSettings, FilterSettings
 from hrsync.core.filters import (
     STATUS_REASON,
     build_row_filter,
@@ -15,6 +14,7 @@ from hrsync.core.filters import (
     column_for,
     matches_any,
 )
+from hrsync.core.settings import FieldSettings, FilterSettings
 
 FIELDS = FieldSettings(
     employee_id="Employee ID", email="Work Email", name="Full Name", department="Org Unit"

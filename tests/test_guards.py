@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.config import SyncSettings
 from hrsync.core.guards import (
     MAX_PAYLOAD_BYTES,
     Defer,
@@ -25,6 +24,7 @@ from hrsync.core.guards import (
 )
 from hrsync.core.identity import TeamRow
 from hrsync.core.plan import Plan, make_plan
+from hrsync.core.settings import SyncSettings
 from hrsync.dx.models import DxTeam, Snapshot
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.config import FieldSettings, MappingSettings
 from hrsync.core.identity import (
     CONTINUITY_MIN_JACCARD,
     CONTINUITY_MIN_SHARED,
@@ -24,6 +23,7 @@ from hrsync.core.identity import (
 )
 from hrsync.core.mapping import DesiredTeam, build_teams
 from hrsync.core.people import Person
+from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.dx.models import DxTeam
 from tests.strategies import org_forests
 from tests.test_mapping import sample_people

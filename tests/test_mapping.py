@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.config import FieldSettings, MappingSettings
 from hrsync.core.mapping import (
     DesiredTeam,
     MappingError,
@@ -21,6 +20,7 @@ from hrsync.core.mapping import (
     validate_template,
 )
 from hrsync.core.people import Person
+from hrsync.core.settings import FieldSettings, MappingSettings
 from tests.strategies import make_person, org_forests
 
 CONFIG = Path(__file__).resolve().parent.parent / "config"

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.config import FieldSettings, FilterSettings, SourceSettings
 from hrsync.core.emails import is_valid_email, normalise_email
 from hrsync.core.people import (
     EXTRA_VALUES,
@@ -23,6 +22,7 @@ from hrsync.core.people import (
     read_people,
     template_columns,
 )
+from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.sources import SourceError, open_export
 
 COLUMNS = ("Employee ID", "Full Name", "Work Email", "Manager ID", "Department", "Status")

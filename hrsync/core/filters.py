@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
-from hrsync.config import FieldSettings, FilterSettings
+from hrsync.core.settings import FieldSettings, FilterSettings
 
 LOGICAL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(FieldSettings))
 

@@ -62,9 +62,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hrsync.batch import collector_paused
-from hrsync.config import FieldSettings, MappingSettings
 from hrsync.core.listing import capped
 from hrsync.core.people import Person, Problem, RowValues
+from hrsync.core.settings import FieldSettings, MappingSettings
 
 MANAGER_PREFIX = "manager:"
 DEPARTMENT_PREFIX = "department:"

@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from hrsync.batch import collector_paused
-from hrsync.config import FieldSettings, FilterSettings
 from hrsync.core.emails import EMAIL_RULE, is_valid_email, normalise_email
 from hrsync.core.filters import (
     LOGICAL_FIELDS,
@@ -61,6 +60,7 @@ from hrsync.core.filters import (
     closest_name,
 )
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.settings import FieldSettings, FilterSettings
 
 
 @dataclass(frozen=True, slots=True)

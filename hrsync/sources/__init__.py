@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import structlog
 
-from hrsync.config import SourceSettings
+from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError, SourceUnavailable, first_bytes
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.http_fetch import fetch

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hrsync.config import SourceSettings
+from hrsync.core.settings import SourceSettings
 from hrsync.sources import Export, SourceError, open_export
 from hrsync.sources.json_reader import flatten
 
