@@ -1,21 +1,174 @@
-"""Plans, refusals and deferrals as text a person reads (`hrsync plan`, `hrsync sync`).
+"""Changes, plans, refusals and deferrals as a person reads them (the shell's presentation).
 
-Like a terraform plan: one line per change under a heading per kind (`+` create,
-`~` rename, `>` move, `*` lead change, `±` membership, `-` archive), then the counts.
-The plan lists archives in full: they are what an operator must check. A refusal lists
-the first `LIST_CAP` of them and says where the rest are.
+`describe` says one change as a sentence and `event_fields` gives its fields for the one
+log event per change (`plan.change`). The plan is like a terraform plan: one line per
+change under a heading per kind (`+` create, `~` rename, `>` move, `*` lead change,
+`±` membership, `-` archive), then the counts. The plan lists archives in full: they are
+what an operator must check. A refusal lists the first `LIST_CAP` of them and says where
+the rest are; a log event lists the first `LIST_CAP` e-mails of a membership change.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from hrsync.core.guards import Deferral, Refusal
-from hrsync.core.plan import LeadChange, Plan, describe, plural, quoted
+from hrsync.core.plan import (
+    Archive,
+    Change,
+    Create,
+    LeadChange,
+    MembershipChange,
+    Move,
+    Plan,
+    Rename,
+    Unchanged,
+)
+from hrsync.core.text import parent_label, plural, quoted
 from hrsync.dx.errors import DxRejected
 
+# The first this many of a list in a report or a log event; the rest are counted.
 LIST_CAP = 20
+# A sentence about one change names fewer e-mails: it is one line of a plan.
+DESCRIBE_CAP = 5
+
+# ---------------------------------------------------------------- one change
+
+
+def _ref_label(reference_id: str | None) -> str:
+    return "no reference_id" if reference_id is None else reference_id
+
+
+def _emails(emails: Sequence[str], limit: int = DESCRIBE_CAP) -> str:
+    shown = ", ".join(emails[:limit])
+    more = len(emails) - limit
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def describe(change: Change) -> str:
+    """One line a person reads: what happens to which team."""
+    match change:
+        case Create():
+            return (
+                f"create {quoted(change.name)} [{change.reference_id}] under "
+                f"{parent_label(change.parent_name)}, lead {change.lead_email}, "
+                f"{plural(change.contributors, 'contributor')}"
+            )
+        case Rename():
+            old, new = quoted(change.old_name), quoted(change.new_name)
+            return f"rename {old} -> {new} [{change.reference_id}]"
+        case Move():
+            return (
+                f"move {quoted(change.name)} [{change.reference_id}] "
+                f"from {parent_label(change.old_parent_name)} "
+                f"to {parent_label(change.new_parent_name)}"
+            )
+        case LeadChange():
+            if change.drift:
+                return (
+                    f"lead of {quoted(change.name)} [{change.reference_id}] was changed in DX "
+                    f"by hand: will set lead {change.new_lead} again"
+                )
+            if change.old_lead is None:
+                return (
+                    f"lead of {quoted(change.name)} [{change.reference_id}] unknown to hrsync "
+                    f"(no verified submission yet): will set lead {change.new_lead} "
+                    f"and {plural(change.contributors, 'contributor')}"
+                )
+            return (
+                f"change lead of {quoted(change.name)} [{change.reference_id}]: "
+                f"{change.old_lead} -> {change.new_lead}"
+            )
+        case MembershipChange():
+            if change.drift and not (change.added or change.removed):
+                return (
+                    f"members of {quoted(change.name)} [{change.reference_id}] may have been "
+                    f"changed in DX by hand (DX counts {change.old_count}): will send "
+                    f"{plural(change.new_count, 'contributor')} again"
+                )
+            parts = [
+                f"members of {quoted(change.name)} [{change.reference_id}]: "
+                f"+{len(change.added)} -{len(change.removed)} "
+                f"({change.old_count} -> {plural(change.new_count, 'contributor')})"
+            ]
+            if change.added:
+                parts.append(f"added {_emails(change.added)}")
+            if change.removed:
+                parts.append(f"removed {_emails(change.removed)}")
+            if change.drift:
+                parts.append("DX was changed by hand since hrsync's last verified submission")
+            return "; ".join(parts)
+        case Archive():
+            line = (
+                f"archive {quoted(change.name)} [{_ref_label(change.reference_id)}] "
+                f"(DX id {change.dx_id}, {plural(change.contributors, 'contributor')})"
+            )
+            return f"{line}: {change.note}" if change.note else line
+        case Unchanged():
+            return f"unchanged {quoted(change.name)} [{change.reference_id}]"
+
+
+def _capped(emails: Sequence[str]) -> list[str]:
+    return list(emails[:LIST_CAP])
+
+
+def event_fields(change: Change) -> dict[str, object]:
+    """Key-value fields for the one log event per change (`plan.change`). The readable
+    line is `describe(change)`, kept out of here so callers can name that field."""
+    fields: dict[str, object] = {"change": change.kind, "reference_id": change.reference_id}
+    match change:
+        case Create():
+            fields |= {
+                "team": change.name,
+                "parent": change.parent_name,
+                "parent_reference_id": change.parent_reference_id,
+                "lead": change.lead_email,
+                "contributors": change.contributors,
+            }
+        case Rename():
+            fields |= {"team": change.new_name, "from": change.old_name, "to": change.new_name}
+        case Move():
+            fields |= {
+                "team": change.name,
+                "from": change.old_parent_name,
+                "to": change.new_parent_name,
+                "from_reference_id": change.old_parent_reference_id,
+                "to_reference_id": change.new_parent_reference_id,
+            }
+        case LeadChange():
+            fields |= {
+                "team": change.name,
+                "from": change.old_lead,
+                "to": change.new_lead,
+                "lead_known": change.old_lead_known,
+                "drift": change.drift,
+            }
+        case MembershipChange():
+            fields |= {
+                "team": change.name,
+                "added_count": len(change.added),
+                "removed_count": len(change.removed),
+                "added": _capped(change.added),
+                "removed": _capped(change.removed),
+                "from_count": change.old_count,
+                "to_count": change.new_count,
+                "drift": change.drift,
+            }
+        case Archive():
+            fields |= {
+                "team": change.name,
+                "dx_id": change.dx_id,
+                "contributors": change.contributors,
+                "note": change.note,
+            }
+        case Unchanged():
+            fields |= {"team": change.name}
+    return fields
+
+
+# ---------------------------------------------------------------- reports
 
 _SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("create", "+", "Create"),

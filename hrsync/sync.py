@@ -51,8 +51,6 @@ from hrsync.core.plan import (
     Rename,
     SeenTeam,
     awaited_refs,
-    describe,
-    event_fields,
     make_plan,
 )
 from hrsync.core.plan import payload_size as plan_payload_size
@@ -70,6 +68,8 @@ from hrsync.dx.models import DxTeam
 from hrsync.outcome import Outcome
 from hrsync.render import (
     approval_command,
+    describe,
+    event_fields,
     rejection_reason,
     render_deferral,
     render_plan,

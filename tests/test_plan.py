@@ -23,13 +23,12 @@ from hrsync.core.plan import (
     SeenTeam,
     Unchanged,
     awaited_refs,
-    describe,
-    event_fields,
     make_plan,
     payload_digest,
     payload_size,
 )
 from hrsync.dx.models import DxTeam
+from hrsync.render import describe
 
 SENTINEL = "LTE"  # DX's root sentinel id: parent of root teams, first of every ancestors list
 
@@ -434,52 +433,6 @@ def test_payload_size_counts_utf8_bytes_of_the_teams_value() -> None:
     expected = json.dumps([rows[0].to_payload()], separators=(",", ":"), ensure_ascii=False)
     assert payload_size(rows) == len(expected.encode("utf-8"))
     assert payload_size(rows) > len(expected)  # non-ASCII characters take more than a byte
-
-
-# ---------------------------------------------------------------- describing
-
-
-def test_describe_and_event_fields_for_every_kind() -> None:
-    samples: list[Change] = [
-        Create("r", "New", "p", "Parent", "l@x.com", 3),
-        Rename("r", "Old", "New"),
-        Move("r", "T", None, "Parent", None, "p"),
-        LeadChange("r", "T", "a@x.com", "b@x.com", 2),
-        LeadChange("r", "T", None, "b@x.com", 2),
-        MembershipChange("r", "T", ("n@x.com",), ("o@x.com",), 1, 1),
-        Archive(None, "Gone", "dx1", 5, "no reference_id: created in the web app?"),
-        Unchanged("r", "T"),
-    ]
-    lines = [describe(c) for c in samples]
-    assert lines == [
-        'create "New" [r] under "Parent", lead l@x.com, 3 contributors',
-        'rename "Old" -> "New" [r]',
-        'move "T" [r] from (root) to "Parent"',
-        'change lead of "T" [r]: a@x.com -> b@x.com',
-        'lead of "T" [r] unknown to hrsync (no verified submission yet): '
-        "will set lead b@x.com and 2 contributors",
-        'members of "T" [r]: +1 -1 (1 -> 1 contributor); added n@x.com; removed o@x.com',
-        'archive "Gone" [no reference_id] (DX id dx1, 5 contributors): '
-        "no reference_id: created in the web app?",
-        'unchanged "T" [r]',
-    ]
-    for change in samples:
-        fields = event_fields(change)
-        assert fields["change"] == change.kind
-        assert fields["reference_id"] == change.reference_id
-        assert "summary" not in fields  # the engine logs describe() under that name
-        json.dumps(fields)  # structured logging needs plain values
-    assert event_fields(samples[1])["from"] == "Old"
-    assert event_fields(samples[4])["lead_known"] is False
-
-
-def test_long_member_lists_are_capped_in_text_and_log_fields() -> None:
-    added = tuple(f"p{i:02}@x.com" for i in range(30))
-    change = MembershipChange("r", "T", added, (), 0, 30)
-    assert describe(change).endswith("p04@x.com and 25 more")
-    fields = event_fields(change)
-    assert fields["added_count"] == 30
-    assert len(fields["added"]) == 20
 
 
 # ---------------------------------------------------------------- properties

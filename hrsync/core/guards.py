@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
-from hrsync.core.plan import Archive, Plan, plural
+from hrsync.core.plan import Archive, Plan
 from hrsync.core.settings import SyncSettings
+from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
 from hrsync.dx.payload import MAX_PAYLOAD_BYTES
 

@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from hrsync.core.identity import TeamRow
+from hrsync.core.text import parent_label, quoted
 from hrsync.dx.models import DxTeam
 
 # The log contract (DESIGN.md, `sync.finished.counts`): exactly these keys, in this order.
@@ -35,10 +36,6 @@ COUNT_KEYS: tuple[str, ...] = (
     "archive",
     "unchanged",
 )
-
-# How many e-mails a log event or a description line lists before summarising.
-_LIST_LIMIT = 20
-_DESCRIBE_LIMIT = 5
 
 
 # ---------------------------------------------------------------- changes
@@ -388,8 +385,8 @@ def _drift(row: TeamRow, team: DxTeam | None, by_id: Mapping[str, DxTeam]) -> tu
     parent = dx_parent(team, by_id)
     if not same_parent(row, parent):
         details.append(
-            f"parent in DX is {_parent_label(parent.name)}, "
-            f"last submitted {_parent_label(row.parent_name)}"
+            f"parent in DX is {parent_label(parent.name)}, "
+            f"last submitted {parent_label(row.parent_name)}"
         )
     return tuple(details)
 
@@ -468,151 +465,3 @@ def _archive(team: DxTeam, note: str | None) -> Archive:
     if team.reference_id is None and note is None:
         note = "no reference_id: created in the web app?"
     return Archive(team.reference_id, team.name, team.id, team.contributors, note)
-
-
-# ---------------------------------------------------------------- describing
-
-
-def plural(count: int, word: str) -> str:
-    """`1 team`, `2 teams`: every noun used here takes a plain -s."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
-def quoted(name: str) -> str:
-    # Double quotes read better than repr() for names such as "Ann's team".
-    return f'"{name}"'
-
-
-def _parent_label(name: str | None) -> str:
-    return "(root)" if name is None else quoted(name)
-
-
-def _ref_label(reference_id: str | None) -> str:
-    return "no reference_id" if reference_id is None else reference_id
-
-
-def _emails(emails: Sequence[str], limit: int = _DESCRIBE_LIMIT) -> str:
-    shown = ", ".join(emails[:limit])
-    more = len(emails) - limit
-    return f"{shown} and {more} more" if more > 0 else shown
-
-
-def describe(change: Change) -> str:
-    """One line a person reads: what happens to which team."""
-    match change:
-        case Create():
-            return (
-                f"create {quoted(change.name)} [{change.reference_id}] under "
-                f"{_parent_label(change.parent_name)}, lead {change.lead_email}, "
-                f"{plural(change.contributors, 'contributor')}"
-            )
-        case Rename():
-            old, new = quoted(change.old_name), quoted(change.new_name)
-            return f"rename {old} -> {new} [{change.reference_id}]"
-        case Move():
-            return (
-                f"move {quoted(change.name)} [{change.reference_id}] "
-                f"from {_parent_label(change.old_parent_name)} "
-                f"to {_parent_label(change.new_parent_name)}"
-            )
-        case LeadChange():
-            if change.drift:
-                return (
-                    f"lead of {quoted(change.name)} [{change.reference_id}] was changed in DX "
-                    f"by hand: will set lead {change.new_lead} again"
-                )
-            if change.old_lead is None:
-                return (
-                    f"lead of {quoted(change.name)} [{change.reference_id}] unknown to hrsync "
-                    f"(no verified submission yet): will set lead {change.new_lead} "
-                    f"and {plural(change.contributors, 'contributor')}"
-                )
-            return (
-                f"change lead of {quoted(change.name)} [{change.reference_id}]: "
-                f"{change.old_lead} -> {change.new_lead}"
-            )
-        case MembershipChange():
-            if change.drift and not (change.added or change.removed):
-                return (
-                    f"members of {quoted(change.name)} [{change.reference_id}] may have been "
-                    f"changed in DX by hand (DX counts {change.old_count}): will send "
-                    f"{plural(change.new_count, 'contributor')} again"
-                )
-            parts = [
-                f"members of {quoted(change.name)} [{change.reference_id}]: "
-                f"+{len(change.added)} -{len(change.removed)} "
-                f"({change.old_count} -> {plural(change.new_count, 'contributor')})"
-            ]
-            if change.added:
-                parts.append(f"added {_emails(change.added)}")
-            if change.removed:
-                parts.append(f"removed {_emails(change.removed)}")
-            if change.drift:
-                parts.append("DX was changed by hand since hrsync's last verified submission")
-            return "; ".join(parts)
-        case Archive():
-            line = (
-                f"archive {quoted(change.name)} [{_ref_label(change.reference_id)}] "
-                f"(DX id {change.dx_id}, {plural(change.contributors, 'contributor')})"
-            )
-            return f"{line}: {change.note}" if change.note else line
-        case Unchanged():
-            return f"unchanged {quoted(change.name)} [{change.reference_id}]"
-
-
-def _capped(emails: Sequence[str]) -> list[str]:
-    return list(emails[:_LIST_LIMIT])
-
-
-def event_fields(change: Change) -> dict[str, Any]:
-    """Key-value fields for the one log event per change (`plan.change`). The readable
-    line is `describe(change)`, kept out of here so callers can name that field."""
-    fields: dict[str, Any] = {"change": change.kind, "reference_id": change.reference_id}
-    match change:
-        case Create():
-            fields |= {
-                "team": change.name,
-                "parent": change.parent_name,
-                "parent_reference_id": change.parent_reference_id,
-                "lead": change.lead_email,
-                "contributors": change.contributors,
-            }
-        case Rename():
-            fields |= {"team": change.new_name, "from": change.old_name, "to": change.new_name}
-        case Move():
-            fields |= {
-                "team": change.name,
-                "from": change.old_parent_name,
-                "to": change.new_parent_name,
-                "from_reference_id": change.old_parent_reference_id,
-                "to_reference_id": change.new_parent_reference_id,
-            }
-        case LeadChange():
-            fields |= {
-                "team": change.name,
-                "from": change.old_lead,
-                "to": change.new_lead,
-                "lead_known": change.old_lead_known,
-                "drift": change.drift,
-            }
-        case MembershipChange():
-            fields |= {
-                "team": change.name,
-                "added_count": len(change.added),
-                "removed_count": len(change.removed),
-                "added": _capped(change.added),
-                "removed": _capped(change.removed),
-                "from_count": change.old_count,
-                "to_count": change.new_count,
-                "drift": change.drift,
-            }
-        case Archive():
-            fields |= {
-                "team": change.name,
-                "dx_id": change.dx_id,
-                "contributors": change.contributors,
-                "note": change.note,
-            }
-        case Unchanged():
-            fields |= {"team": change.name}
-    return fields
