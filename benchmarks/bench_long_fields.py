@@ -71,7 +71,8 @@ def child(mode: str, path: Path) -> dict[str, Any]:
         return {"seconds": time.perf_counter() - started, "rss_mb": _rss_mb(), "chars": length}
 
     from hrsync.config import SourceSettings
-    from hrsync.sources import SourceError, open_export
+    from hrsync.sources.base import SourceError
+    from hrsync.sources.open import open_export
 
     started = time.perf_counter()
     try:

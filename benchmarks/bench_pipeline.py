@@ -94,7 +94,7 @@ def measure_pipeline(path: Path, store: Path | None) -> dict[str, Any]:
     from hrsync.core.mapping import build_teams
     from hrsync.core.people import read_people
     from hrsync.dx.models import DxTeam
-    from hrsync.sources import open_export
+    from hrsync.sources.open import open_export
 
     _quiet_logs()
     fields = _settings()
@@ -141,7 +141,7 @@ def prepare_store(path: Path, out: Path) -> dict[str, Any]:
     from hrsync.core.identity import assign
     from hrsync.core.mapping import build_teams
     from hrsync.core.people import read_people
-    from hrsync.sources import open_export
+    from hrsync.sources.open import open_export
 
     _quiet_logs()
     fields = _settings()

@@ -17,7 +17,8 @@ from hrsync.core.mapping import MappingError, build_teams
 from hrsync.core.people import read_people, template_columns
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
-from hrsync.sources import SourceError, open_export
+from hrsync.sources.base import SourceError
+from hrsync.sources.open import open_export
 from hrsync.store.repo import Store
 
 

@@ -75,7 +75,8 @@ from hrsync.render import (
     render_plan,
     render_refusal,
 )
-from hrsync.sources import SourceError, SourceUnavailable, open_export
+from hrsync.sources.base import SourceError, SourceUnavailable
+from hrsync.sources.open import open_export
 from hrsync.store.repo import Store, SubmissionRecord
 
 Clock = Callable[[], datetime]

@@ -12,18 +12,17 @@ from hypothesis import strategies as st
 
 from hrsync.core.emails import is_valid_email, normalise_email
 from hrsync.core.people import (
-    EXTRA_VALUES,
-    MAX_FIELD_CHARS,
     Directory,
     Problem,
-    SourceRow,
     normalise_name,
     normalise_value,
     read_people,
     template_columns,
 )
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
-from hrsync.sources import SourceError, open_export
+from hrsync.sources.base import SourceError
+from hrsync.sources.open import open_export
+from hrsync.sources.rows import EXTRA_VALUES, MAX_FIELD_CHARS, RowValues, SourceRow
 
 COLUMNS = ("Employee ID", "Full Name", "Work Email", "Manager ID", "Department", "Status")
 FIELDS = FieldSettings(
@@ -637,7 +636,6 @@ def test_an_export_whose_every_row_is_filtered_out_is_fatal_and_shows_the_status
 
 
 def test_row_values_behave_like_a_read_only_dict() -> None:
-    from hrsync.core.people import RowValues
 
     index = {"Employee ID": 0, "Work Email": 1}
     values = RowValues(index, ("E1", "a@x.io"))

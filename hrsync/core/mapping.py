@@ -63,8 +63,9 @@ from dataclasses import dataclass
 
 from hrsync.batch import collector_paused
 from hrsync.core.listing import capped
-from hrsync.core.people import Person, Problem, RowValues
+from hrsync.core.people import Person, Problem
 from hrsync.core.settings import FieldSettings, MappingSettings
+from hrsync.sources.rows import RowValues
 
 MANAGER_PREFIX = "manager:"
 DEPARTMENT_PREFIX = "department:"

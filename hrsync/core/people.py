@@ -1,7 +1,7 @@
 """Person, normalisation of export rows, and validation of the export (pure).
 
 CONTRACT (shared with mapping, identity and the engine; change only with care):
-- `SourceRow` is what a reader yields: where the row came from and its values.
+- `SourceRow` (from `hrsync.sources.rows`, beside the readers) is what a reader yields.
 - `Person` is one validated, normalised person.
 - `Problem` names location, field, value and what was expected.
 
@@ -46,9 +46,9 @@ import operator
 import re
 import string
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any
 
 from hrsync.batch import collector_paused
 from hrsync.core.emails import EMAIL_RULE, is_valid_email, normalise_email
@@ -61,15 +61,7 @@ from hrsync.core.filters import (
 )
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.settings import FieldSettings, FilterSettings
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRow:
-    """One record of an export, as read. `location` is for messages:
-    ``people.csv line 12`` or ``report.json Report_Entry[3]``."""
-
-    location: str
-    values: Mapping[str, str]
+from hrsync.sources.rows import EXTRA_VALUES, MAX_FIELD_CHARS, RowValues, SourceRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,57 +92,8 @@ class Problem:
 
 # ---------------------------------------------------------------- row values
 
-# Key under which a reader puts the cells beyond the header's width, joined by the delimiter.
-# No real column can have this name: header names are never empty.
-EXTRA_VALUES = ""
-
-# The longest value hrsync accepts, in characters. No name, e-mail, id or department comes
-# near it; a value past it is a document, binary data or a quote never closed.
-MAX_FIELD_CHARS = 64 * 1024
-
 # Unicode category Cc except tab: C0 controls (NUL, CR, LF, ESC, ...), DEL and C1 controls.
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-
-_T = TypeVar("_T")
-
-
-class RowValues(Mapping[str, str]):
-    """The values of one CSV row, keyed by column through an index shared by every row.
-
-    A dict per row would repeat the keys 100,000 times; a tuple and a shared index do not.
-    `cells` holds exactly one value per column of `index`, in the index's order.
-    """
-
-    __slots__ = ("cells", "index")
-
-    def __init__(self, index: Mapping[str, int], cells: tuple[str, ...]) -> None:
-        self.index = index
-        self.cells = cells
-
-    def __getitem__(self, key: str) -> str:
-        return self.cells[self.index[key]]
-
-    @overload
-    def get(self, key: str, /) -> str | None: ...
-    @overload
-    def get(self, key: str, /, default: str | _T) -> str | _T: ...
-    def get(self, key: str, /, default: object = None) -> object:
-        # Mapping.get would go through __getitem__ and KeyError; this is the hot path.
-        position = self.index.get(key)
-        return default if position is None else self.cells[position]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.index)
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def __repr__(self) -> str:
-        return f"RowValues({dict(self)!r})"
-
-    def stripped(self) -> RowValues:
-        return RowValues(self.index, tuple(map(str.strip, self.cells)))
-
 
 # ---------------------------------------------------------------- normalisation
 # The e-mail rule lives in hrsync.core.emails: the config's sync.notify_email follows it too.

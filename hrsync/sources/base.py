@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from hrsync.core.people import SourceRow
+from hrsync.sources.rows import SourceRow
 
 CHUNK_BYTES = 64 * 1024
 

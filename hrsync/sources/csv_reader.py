@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterator
 
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.people import MAX_FIELD_CHARS, RowValues, SourceRow
 from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
+from hrsync.sources.rows import MAX_FIELD_CHARS, RowValues, SourceRow
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _NUMBER = re.compile(r"^[\d.,\s-]+$")

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from hrsync.core.listing import capped
-from hrsync.core.people import RowValues, SourceRow
 from hrsync.sources.base import Export, Payload, SourceError, decode
+from hrsync.sources.rows import RowValues, SourceRow
 
 LIST_SEPARATOR = "; "
 MAX_SHAPES = 1000

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.people import MAX_FIELD_CHARS
 from hrsync.core.settings import SourceSettings
-from hrsync.sources import Export, SourceError, open_export
-from hrsync.sources.base import CHUNK_BYTES, Lines, LineTooLong, lines
+from hrsync.sources.base import CHUNK_BYTES, Export, Lines, LineTooLong, SourceError, lines
 from hrsync.sources.csv_reader import line_limit, sniff_delimiter
+from hrsync.sources.open import open_export
+from hrsync.sources.rows import MAX_FIELD_CHARS
 
 BOM = b"\xef\xbb\xbf"
 

@@ -16,8 +16,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from hrsync.config import SourceSettings
-from hrsync.sources import SourceError, SourceUnavailable, open_export
+from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.http_fetch import safe_url
+from hrsync.sources.open import open_export
 
 SAMPLE_CSV = Path(__file__).resolve().parents[2] / "config" / "sample-org.csv"
 FALLBACK_CSV = (

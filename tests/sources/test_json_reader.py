@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from hrsync.core.settings import SourceSettings
-from hrsync.sources import Export, SourceError, open_export
+from hrsync.sources.base import Export, SourceError
 from hrsync.sources.json_reader import flatten
+from hrsync.sources.open import open_export
 
 
 def write_json(tmp_path: Path, document: Any, name: str = "report.json") -> Path:
