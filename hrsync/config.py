@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import os
 import re
 import tomllib
@@ -28,6 +29,8 @@ from hrsync.core.settings import (
     FilterSettings,
     LogSettings,
     MappingSettings,
+    OAuth2Settings,
+    PaginationSettings,
     Settings,
     SourceSettings,
     StateSettings,
@@ -46,6 +49,8 @@ __all__ = [
     "FilterSettings",
     "LogSettings",
     "MappingSettings",
+    "OAuth2Settings",
+    "PaginationSettings",
     "Settings",
     "SourceSettings",
     "StateSettings",
@@ -274,6 +279,13 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
     if origin is tuple:
         items = _as_list(value)
         return tuple(_coerce(item, args[0], base) for item in items)
+    if origin is Mapping and args[1] is str:
+        # source.headers: header name -> name of an environment variable.
+        if isinstance(value, _EnvValue) or not isinstance(value, dict):
+            raise _BadValue("a table of header name = environment variable name")
+        if not all(isinstance(item, str) for item in value.values()):
+            raise _BadValue("a table of header name = environment variable name")
+        return {str(k): item for k, item in value.items()}
     if origin is Mapping:
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
             raise _BadValue("a table of field = [patterns]")
@@ -347,6 +359,7 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
             codecs.lookup(src.encoding)
         except LookupError:
             p.append(f"source.encoding must be a known text encoding, got {src.encoding!r}")
+    p.extend(_http_source_checks(src))
     for key in ("employee_id", "email", "name"):
         if not getattr(src.fields, key):
             p.append(f"source.fields.{key} must name a column, got ''")
@@ -400,6 +413,89 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
     database_problem = check_database_url(s.state.database_url)
     if database_problem is not None:
         p.append(database_problem)
+    return p
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+
+
+def _http_source_checks(src: SourceSettings) -> list[str]:
+    """[source] keys for reading over HTTP: method, body, headers, pagination, oauth2."""
+    p: list[str] = []
+    paging = src.pagination
+    if not src.url:
+        for key, value, default in (
+            ("source.method", src.method, "GET"),
+            ("source.body", src.body, ""),
+            ("source.pagination.style", paging.style, "none"),
+            ("source.oauth2.token_url", src.oauth2.token_url, ""),
+        ):
+            if value != default:
+                p.append(f"{key} is only used with source.url, got {value!r}")
+        if src.headers:
+            p.append("source.headers is only used with source.url")
+    if src.body:
+        if src.method != "POST":
+            p.append('source.body is sent only with source.method = "POST"; set it or drop body')
+        try:
+            body = json.loads(src.body)
+        except json.JSONDecodeError as exc:
+            p.append(f"source.body must be JSON text, got {exc.msg} at column {exc.colno}")
+        else:
+            if paging.style in ("cursor", "offset") and not isinstance(body, dict):
+                p.append(
+                    f"source.body must be a JSON object for source.pagination.style "
+                    f"{paging.style!r}: the page position is added to it as a field"
+                )
+    if src.retries < 0:
+        p.append(f"source.retries must be 0 or more, got {src.retries}")
+    for header, variable in src.headers.items():
+        if not _HEADER_NAME.match(header):
+            p.append(f"source.headers: {header!r} is not a valid HTTP header name")
+        if not _ENV_NAME.match(variable):
+            p.append(
+                f"source.headers.{header} must name an environment variable holding the "
+                f'header\'s value (e.g. "HR_API_KEY"), got {variable!r}'
+            )
+    if paging.max_pages < 1:
+        p.append(f"source.pagination.max_pages must be at least 1, got {paging.max_pages}")
+    if paging.page_size < 1:
+        p.append(f"source.pagination.page_size must be at least 1, got {paging.page_size}")
+    if paging.style == "cursor":
+        if not paging.next_cursor_path:
+            p.append(
+                "source.pagination.next_cursor_path must name where each page holds the next "
+                'cursor (a dotted path, e.g. "response_metadata.next_cursor") for style "cursor"'
+            )
+        if not paging.cursor_param:
+            p.append("source.pagination.cursor_param must name the parameter for the cursor")
+    if paging.style == "offset":
+        for key in ("offset_param", "limit_param"):
+            if not getattr(paging, key):
+                p.append(f"source.pagination.{key} must name a parameter for style 'offset'")
+    oauth = src.oauth2
+    if oauth.token_url:
+        if not re.match(r"^https?://", oauth.token_url):
+            p.append(
+                f"source.oauth2.token_url must start with http:// or https://, "
+                f"got {oauth.token_url!r}"
+            )
+        for key in ("client_id_env", "client_secret_env"):
+            value = getattr(oauth, key)
+            if not _ENV_NAME.match(value):
+                p.append(f"source.oauth2.{key} must name an environment variable, got {value!r}")
+        if src.auth_header_env or src.username_env or src.password_env:
+            p.append(
+                "source.oauth2 sends its own Authorization header: drop source.auth_header_env "
+                "and source.username_env/password_env"
+            )
+        if any(name.lower() == "authorization" for name in src.headers):
+            p.append(
+                "source.oauth2 sends its own Authorization header: drop it from source.headers"
+            )
+    elif oauth.client_id_env or oauth.client_secret_env or oauth.scope or oauth.audience:
+        p.append("source.oauth2.token_url is required when [source.oauth2] is used")
     return p
 
 

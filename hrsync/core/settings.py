@@ -45,6 +45,32 @@ class FieldSettings:
 
 
 @dataclass(frozen=True)
+class PaginationSettings:
+    """How to read an HTTP source's every page (`[source.pagination]`)."""
+
+    # none: one answer is the whole export, and one that points to a next page is refused.
+    style: Literal["none", "odata", "link_header", "cursor", "offset"] = "none"
+    next_cursor_path: str = ""  # cursor: dotted path of the next cursor in each page's body
+    cursor_param: str = "cursor"  # cursor: query parameter (GET) or body field (POST)
+    offset_param: str = "offset"
+    limit_param: str = "limit"
+    page_size: int = 100  # offset: records asked for per page; a shorter page is the last
+    # Reaching it is an error: a silent stop would read part of the org as the whole.
+    max_pages: int = 10_000
+
+
+@dataclass(frozen=True)
+class OAuth2Settings:
+    """OAuth2 client credentials (`[source.oauth2]`): names of variables, never values."""
+
+    token_url: str = ""
+    client_id_env: str = ""
+    client_secret_env: str = ""
+    scope: str = ""
+    audience: str = ""
+
+
+@dataclass(frozen=True)
 class SourceSettings:
     path: Path | None = None
     url: str | None = None
@@ -58,6 +84,14 @@ class SourceSettings:
     auth_header_env: str = ""
     username_env: str = ""
     password_env: str = ""
+    method: Literal["GET", "POST"] = "GET"
+    body: str = ""  # JSON text sent with POST
+    # Header name -> name of the environment variable holding the header's whole value.
+    headers: Mapping[str, str] = field(default_factory=dict)
+    # Extra attempts for a page that fails with a timeout, a network error, 429 or 5xx.
+    retries: int = 3
+    pagination: PaginationSettings = field(default_factory=PaginationSettings)
+    oauth2: OAuth2Settings = field(default_factory=OAuth2Settings)
     fields: FieldSettings = field(default_factory=FieldSettings)
 
 
