@@ -206,8 +206,13 @@ def test_example_config_documents_every_key_and_loads() -> None:
             continue
         cls = type(getattr(s, section.name))
         for key in keys(cls, section.name):
-            if key in ("include", "exclude"):
-                assert f"[filter.{key}]" in text
+            if key in ("include", "exclude", "headers"):
+                assert f"[{section.name}.{key}]" in text
+                continue
+            if key in ("pagination", "oauth2"):
+                assert f"[source.{key}]" in text
+                for sub in dataclasses.fields(type(getattr(s.source, key))):
+                    assert f"{sub.name} =" in text, f"source.{key}.{sub.name} is not documented"
                 continue
             assert f"{key} =" in text, f"{section.name}.{key} is not documented"
     for f in dataclasses.fields(type(s.source.fields)):
