@@ -31,7 +31,8 @@ Team names
     format specs, no conversions): ``{lead_name}``, ``{lead_first_name}``,
     ``{lead_last_name}``, ``{lead_email}``, ``{lead_employee_id}``, ``{department}`` and
     ``{department_path}``, plus any HR column of the lead by its name (``{Title}``); a
-    built-in wins over a column of the same name. With the manager strategy
+    built-in wins over a column of the same name. A placeholder may pass its value through
+    filters, ``{lead_name|first}`` (hrsync.core.templates). With the manager strategy
     ``{department}`` and ``{department_path}`` are the lead's department value; with the
     department strategy ``{department}`` is the unit's own name (the last path segment)
     and ``{department_path}`` the whole path (use ``team_name = "{department}"`` there).
@@ -55,16 +56,14 @@ Output order: parents before children, by depth, then by key.
 
 from __future__ import annotations
 
-import difflib
-import string
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hrsync.batch import collector_paused
-from hrsync.core.listing import capped
 from hrsync.core.people import Person, Problem
 from hrsync.core.settings import FieldSettings, MappingSettings
+from hrsync.core.templates import Template, check_template
 from hrsync.sources.rows import RowValues
 
 MANAGER_PREFIX = "manager:"
@@ -114,57 +113,27 @@ class MappingError(ValueError):
 
 def validate_template(template: str, columns: Collection[str]) -> list[str]:
     """Problems with `template` given the export's column names; empty when usable."""
-    where = f"mapping.team_name {template!r}"
-    try:
-        parts = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        return [f"{where} is not a valid template ({exc}); write literal braces as {{{{ }}}}"]
-    problems: list[str] = []
-    names = [field for _, field, _, _ in parts if field is not None]
-    if not template.strip():
-        return [f'{where} is empty; use e.g. "{{lead_name}}\'s team"']
-    if not names:
-        problems.append(
-            f"{where} has no placeholder, so every team would get the same name; "
-            "use e.g. {lead_name} or {department}"
-        )
-    known = set(BUILTIN_PLACEHOLDERS) | set(columns)
-    for _, field, spec, conversion in parts:
-        if field is None:
-            continue
-        if field == "" or field.isdigit():
-            problems.append(
-                f"{where} has a positional placeholder {{{field}}}; name a field such as "
-                "{lead_name}"
-            )
-            continue
-        if spec or conversion:
-            problems.append(f"{where}: placeholder {{{field}}} takes no format spec or conversion")
-        if field not in known:
-            close = difflib.get_close_matches(field, sorted(known), n=1, cutoff=0.6)
-            hint = f"; did you mean {{{close[0]}}}?" if close else ""
-            problems.append(
-                f"{where} uses {{{field}}}, which is neither a built-in placeholder "
-                f"({', '.join(BUILTIN_PLACEHOLDERS)}) nor a column of the export "
-                f"({capped(sorted(columns))}){hint}"
-            )
-    return problems
+    return check_template(
+        template,
+        columns,
+        where=f"mapping.team_name {template!r}",
+        builtins=BUILTIN_PLACEHOLDERS,
+        example="{lead_name}",
+    )
 
 
 class _Template:
     def __init__(self, template: str) -> None:
-        self.parts = [
-            (literal, field) for literal, field, _, _ in string.Formatter().parse(template)
-        ]
+        self._template = Template(template)
 
     def render(self, builtins: dict[str, str], person: Person) -> str:
-        out: list[str] = []
-        for literal, field in self.parts:
-            out.append(literal)
-            if field is not None:
-                value = builtins.get(field)
-                out.append(person.attributes.get(field, "") if value is None else value)
-        return " ".join("".join(out).split())
+        values = person.attributes
+
+        def value_of(name: str) -> str:
+            value = builtins.get(name)
+            return values.get(name, "") if value is None else value
+
+        return self._template.render(value_of)
 
 
 def _lead_values(lead: Person) -> dict[str, str]:

@@ -44,7 +44,6 @@ from __future__ import annotations
 import itertools
 import operator
 import re
-import string
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,6 +60,7 @@ from hrsync.core.filters import (
 )
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.settings import FieldSettings, FilterSettings
+from hrsync.core.templates import template_names
 from hrsync.sources.rows import EXTRA_VALUES, MAX_FIELD_CHARS, RowValues, SourceRow
 
 
@@ -363,16 +363,12 @@ ROOT_REASON = "filter.root"
 
 
 def template_columns(template: str) -> tuple[str, ...]:
-    """The names a `mapping.team_name` template reads (built-ins and columns alike).
+    """The names a template reads (built-ins and columns alike, filters left off).
 
     For `read_people(also_used=...)`: names that are no column are ignored there. A
     template that does not parse reads nothing (the mapping reports it).
     """
-    try:
-        parts = list(string.Formatter().parse(template))
-    except ValueError:
-        return ()
-    return tuple(dict.fromkeys(name for _, name, _, _ in parts if name))
+    return template_names(template)
 
 
 _CONTROL_NAMES = {

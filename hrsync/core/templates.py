@@ -1,0 +1,174 @@
+"""Templates over HR columns: ``{Column}`` placeholders with ``|filter`` chains (pure).
+
+The one template engine of hrsync: `mapping.team_name` and the `[attributes]` table
+use it (and `[source.fields]` later). A template is str.format-style text: literal
+text, ``{{``/``}}`` for literal braces, and named placeholders ``{Name}`` or
+``{Name|filter|filter}``; no positional placeholders, format specs or conversions.
+Filters apply left to right to the placeholder's value:
+
+``lower``, ``upper``
+    the case of every letter.
+``strip``
+    surrounding whitespace removed.
+``ascii``
+    accents dropped (``Tomás`` -> ``Tomas``), any other non-ASCII character removed.
+``nospace``
+    every whitespace character removed.
+``first``, ``last``
+    the first or last word (words split on whitespace); empty for an empty value.
+``initial``
+    the first character of the first word.
+
+The rendered text has its whitespace runs collapsed to one space and is trimmed, so a
+missing value leaves no double space behind.
+"""
+
+from __future__ import annotations
+
+import difflib
+import string
+import unicodedata
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from hrsync.core.listing import capped
+
+
+def _ascii(value: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", value)
+    return decomposed.encode("ascii", "ignore").decode("ascii")
+
+
+def _word(value: str, index: int) -> str:
+    words = value.split()
+    return words[index] if words else ""
+
+
+FILTERS: Mapping[str, Callable[[str], str]] = {
+    "lower": str.lower,
+    "upper": str.upper,
+    "strip": str.strip,
+    "ascii": _ascii,
+    "nospace": lambda value: "".join(value.split()),
+    "first": lambda value: _word(value, 0),
+    "last": lambda value: _word(value, -1),
+    "initial": lambda value: _word(value, 0)[:1],
+}
+
+
+class TemplateError(ValueError):
+    """The text is not a template at all (unbalanced braces)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholder:
+    name: str  # the column or built-in it reads
+    filters: tuple[str, ...]
+    written: str  # as it appears between the braces, for messages
+    spec: str = ""
+    conversion: str | None = None
+
+
+def _placeholder(field: str, spec: str | None, conversion: str | None) -> Placeholder:
+    name, *filters = field.split("|")
+    if filters:
+        name = name.strip()
+    return Placeholder(name, tuple(f.strip() for f in filters), field, spec or "", conversion)
+
+
+class Template:
+    """A parsed template; `render` fills it from a lookup of names to values."""
+
+    __slots__ = ("_parts", "placeholders", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        try:
+            parsed = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            raise TemplateError(str(exc)) from None
+        self._parts: list[tuple[str, Placeholder | None]] = [
+            (literal, None if field is None else _placeholder(field, spec, conversion))
+            for literal, field, spec, conversion in parsed
+        ]
+        self.placeholders = tuple(p for _, p in self._parts if p is not None)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name the template reads, once each, in order of first use."""
+        return tuple(dict.fromkeys(p.name for p in self.placeholders))
+
+    def render(self, value_of: Callable[[str], str]) -> str:
+        out: list[str] = []
+        for literal, placeholder in self._parts:
+            out.append(literal)
+            if placeholder is not None:
+                value = value_of(placeholder.name)
+                for name in placeholder.filters:
+                    value = FILTERS[name](value)
+                out.append(value)
+        return " ".join("".join(out).split())
+
+
+def template_names(text: str) -> tuple[str, ...]:
+    """The names `text` reads; () when it does not parse (its validation reports that)."""
+    try:
+        return Template(text).names
+    except TemplateError:
+        return ()
+
+
+def check_template(
+    text: str,
+    columns: Collection[str],
+    *,
+    where: str,
+    builtins: Sequence[str] = (),
+    example: str = "{Column}",
+) -> list[str]:
+    """Problems with `text` as a template over `columns` (and `builtins`); [] when usable.
+
+    `where` names the setting in every message (e.g. ``mapping.team_name '{x}'``).
+    """
+    if not text.strip():
+        return [f'{where} is empty; use e.g. "{example}"']
+    try:
+        template = Template(text)
+    except TemplateError as exc:
+        return [f"{where} is not a valid template ({exc}); write literal braces as {{{{ }}}}"]
+    problems: list[str] = []
+    if not template.placeholders:
+        problems.append(
+            f"{where} has no placeholder, so every value would be the same; use e.g. {example}"
+        )
+    known = set(builtins) | set(columns)
+    for placeholder in template.placeholders:
+        field = placeholder.written
+        if placeholder.name == "" or placeholder.name.isdigit():
+            problems.append(
+                f"{where} has a positional placeholder {{{field}}}; name a field such as {example}"
+            )
+            continue
+        if placeholder.spec or placeholder.conversion:
+            problems.append(f"{where}: placeholder {{{field}}} takes no format spec or conversion")
+        for name in placeholder.filters:
+            if name not in FILTERS:
+                close = difflib.get_close_matches(name, list(FILTERS), n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                problems.append(
+                    f"{where}: placeholder {{{field}}} uses the filter {name!r}, which is not "
+                    f"one of {', '.join(FILTERS)}{hint}"
+                )
+        if placeholder.name not in known:
+            close = difflib.get_close_matches(placeholder.name, sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {{{close[0]}}}?" if close else ""
+            what = (
+                f"neither a built-in placeholder ({', '.join(builtins)}) nor a column"
+                if builtins
+                else "not a column"
+            )
+            problems.append(
+                f"{where} uses {{{placeholder.name}}}, which is {what} of the export "
+                f"({capped(sorted(columns))}){hint}"
+            )
+    return problems

@@ -1,0 +1,90 @@
+"""Tests for hrsync/core/templates.py: placeholders, filters, and what is refused."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hrsync.core.mapping import build_teams
+from hrsync.core.people import template_columns
+from hrsync.core.settings import FieldSettings, MappingSettings
+from hrsync.core.templates import FILTERS, Template, check_template, template_names
+from tests.strategies import make_person
+
+ROW = {"Office": "  São  Paulo ", "Cost Center": " CC-42 ", "Full Name": "Ana María López"}
+
+
+@pytest.mark.parametrize(
+    ("template", "rendered"),
+    [
+        ("{Office}", "São Paulo"),
+        ("{Office|upper}", "SÃO PAULO"),
+        ("{Office|lower}", "são paulo"),
+        ("{Office|ascii}", "Sao Paulo"),
+        ("{Office|nospace}", "SãoPaulo"),
+        ("{Office|ascii|nospace|lower}", "saopaulo"),
+        ("{Cost Center|strip}", "CC-42"),
+        ("{Full Name|first}", "Ana"),
+        ("{Full Name|last}", "López"),
+        ("{Full Name|initial}.{Full Name|last}", "A.López"),
+        ("{ Full Name | initial }", "A"),
+        ("{Missing}", ""),
+        ("{Missing|first}", ""),
+        ("{Missing|initial}", ""),
+        ("{{literal}} {Office}", "{literal} São Paulo"),
+        ("x {Missing} y", "x y"),
+    ],
+)
+def test_render(template: str, rendered: str) -> None:
+    assert Template(template).render(lambda name: ROW.get(name, "")) == rendered
+
+
+@pytest.mark.parametrize(
+    ("template", "fragment"),
+    [
+        ("{Ofice}", "did you mean {Office}?"),
+        ("{Office|uper}", "did you mean upper?"),
+        ("{Office|shout}", "not one of lower, upper"),
+        ("{Office|}", "uses the filter ''"),
+        ("{}", "positional placeholder"),
+        ("{Office:>3}", "no format spec"),
+        ("{Office", "is not a valid template"),
+        ("{{Office}}", "has no placeholder"),
+        (" ", "is empty"),
+    ],
+)
+def test_check_template_names_the_problem(template: str, fragment: str) -> None:
+    problems = check_template(template, ["Office", "Cost Center"], where="attributes.Location")
+    assert any(fragment in p for p in problems), problems
+    assert all(p.startswith("attributes.Location") for p in problems)
+
+
+def test_check_template_accepts_columns_with_filters() -> None:
+    assert check_template("{Cost Center|strip|upper} ({Office})", ROW, where="x") == []
+
+
+def test_names_leave_the_filters_off() -> None:
+    assert template_names("{Office|lower} {Cost Center | strip} {Office}") == (
+        "Office",
+        "Cost Center",
+    )
+    assert template_columns("{Title|upper} {lead_name}") == ("Title", "lead_name")
+    assert template_names("{broken") == ()
+
+
+def test_team_names_take_filters() -> None:
+    people = [
+        make_person("E1", "Ada Okafor", None, "Eng"),
+        make_person("E2", "Ben Lee", "E1", "Eng"),
+    ]
+    teams = build_teams(
+        people, MappingSettings(team_name="{lead_name|first|upper}"), FieldSettings()
+    )
+    assert [t.name for t in teams.teams] == ["ADA"]
+
+
+@given(st.text(), st.sampled_from(sorted(FILTERS)))
+def test_filters_never_grow_whitespace_or_fail(value: str, name: str) -> None:
+    out = Template("{v|" + name + "}").render(lambda _: value)
+    assert out == " ".join(out.split())
