@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.listing import capped
 from hrsync.core.settings import (
+    AttributeSettings,
     DxSettings,
     FieldSettings,
     FilterSettings,
@@ -36,6 +37,7 @@ from hrsync.core.settings import (
     StateSettings,
     SyncSettings,
 )
+from hrsync.core.templates import check_template, template_names
 from hrsync.secret import Secret
 from hrsync.store.url import anchor_sqlite, check_database_url
 
@@ -43,6 +45,7 @@ __all__ = [
     "CONFIG_ENV",
     "ENV_PREFIX",
     "TOKEN_ENV",
+    "AttributeSettings",
     "ConfigError",
     "DxSettings",
     "FieldSettings",
@@ -198,6 +201,9 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
             problems.append(_unknown_key(dotted, key, list(fields)))
             continue
         hint = hints[key]
+        if hint is AttributeSettings:
+            values[key] = _build_attributes(value, dotted + ".", problems, base)
+            continue
         if dataclasses.is_dataclass(hint):
             values[key] = _build(typing.cast(type, hint), value, dotted + ".", problems, base)
             continue
@@ -208,6 +214,50 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
             origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
             problems.append(f"{dotted} must be {exc.expected}, got {shown!r}{origin}")
     return cls(**values)
+
+
+ATTRIBUTE_KEYS = frozenset(
+    f.name for f in dataclasses.fields(AttributeSettings) if f.name != "entries"
+)
+
+
+def _build_attributes(raw: Any, prefix: str, problems: list[str], base: Path) -> AttributeSettings:
+    """`[attributes]`: the reserved keys are settings, every other key a DX attribute."""
+    if not isinstance(raw, dict):
+        problems.append(f"{prefix.rstrip('.')} must be a table, got {raw!r}")
+        return AttributeSettings()
+    reserved = {key: value for key, value in raw.items() if key in ATTRIBUTE_KEYS}
+    settings = _build(AttributeSettings, reserved, prefix, problems, base)
+    assert isinstance(settings, AttributeSettings)
+    entries: dict[str, str] = {}
+    for name, value in raw.items():
+        if name in ATTRIBUTE_KEYS:
+            continue
+        where = f"{prefix}{name}"
+        if isinstance(value, _EnvValue):
+            # Environment names are folded to lower case; DX attribute names are not.
+            problems.append(
+                f"{value.origin} cannot add the attribute {name!r}: attribute entries come "
+                f"from the config file only (the environment may set "
+                f"{', '.join(f'{prefix}{k}' for k in sorted(ATTRIBUTE_KEYS))})"
+            )
+            continue
+        if not name.strip():
+            problems.append(f"{prefix.rstrip('.')} has an attribute with an empty name")
+            continue
+        if not isinstance(value, str) or not value.strip():
+            problems.append(
+                f'{where} must be an HR column name or a template such as "{{Office}}", '
+                f"got {value!r}"
+            )
+            continue
+        if "{" in value or "}" in value:
+            # The export's columns are checked when it is read; here only the template's shape.
+            problems.extend(
+                check_template(value, template_names(value), where=f"{where} {value!r}")
+            )
+        entries[name] = value
+    return dataclasses.replace(settings, entries=entries)
 
 
 def _unknown_key(dotted: str, key: str, known: list[str]) -> str:
@@ -369,6 +419,17 @@ def _cross_checks(s: Settings, require_source: bool, require_dx: bool) -> list[s
         p.append("source.fields.department must name a column for mapping.strategy 'department'")
     if s.mapping.min_team_size < 0:
         p.append(f"mapping.min_team_size must be 0 or more, got {s.mapping.min_team_size}")
+    attributes = s.attributes
+    if not 0 <= attributes.max_change_fraction <= 1:
+        p.append(
+            "attributes.max_change_fraction must be between 0 and 1, got "
+            f"{attributes.max_change_fraction}"
+        )
+    if attributes.enabled and not attributes.entries:
+        p.append(
+            'attributes.enabled is true but [attributes] maps no attribute; add e.g. "Location" '
+            '= "{Office}"'
+        )
     sync = s.sync
     for key in ("max_archive_fraction", "min_people_fraction"):
         value = getattr(sync, key)

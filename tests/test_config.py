@@ -206,6 +206,9 @@ def test_example_config_documents_every_key_and_loads() -> None:
             continue
         cls = type(getattr(s, section.name))
         for key in keys(cls, section.name):
+            if key == "entries":  # [attributes] holds them beside its reserved keys
+                assert "[attributes]" in text
+                continue
             if key in ("include", "exclude", "headers"):
                 assert f"[{section.name}.{key}]" in text
                 continue
@@ -298,3 +301,58 @@ def test_many_problems_make_one_capped_line(tmp_path: Path) -> None:
     text = str(info.value)
     assert text.count("is not a known key") == 20
     assert text.endswith(" and 10 more")
+
+
+# ---------------------------------------------------------------- [attributes]
+
+
+def test_attributes_table_holds_entries_beside_its_reserved_keys(tmp_path: Path) -> None:
+    text = MINIMAL + (
+        '\n[attributes]\n"Location" = "{Office}"\n"Level" = "Job Level"\n'
+        '"Cost center" = "{Cost Center|strip}"\nclear_empty = true\nmax_change_fraction = 0.5\n'
+    )
+    s = load_settings(write(tmp_path, text), TOKEN_ENV)
+    assert dict(s.attributes.entries) == {
+        "Location": "{Office}",
+        "Level": "Job Level",
+        "Cost center": "{Cost Center|strip}",
+    }
+    assert s.attributes.clear_empty is True
+    assert s.attributes.max_change_fraction == 0.5
+    assert s.attributes.with_hierarchy_only is False
+    assert s.attributes.active  # enabled defaults to on when there are entries
+
+
+def test_attributes_default_off_without_entries_and_can_be_switched_off(tmp_path: Path) -> None:
+    s = load_settings(write(tmp_path, MINIMAL), TOKEN_ENV)
+    assert not s.attributes.active and s.attributes.max_change_fraction == 0.3
+    text = MINIMAL + '\n[attributes]\n"Location" = "{Office}"\nenabled = false\n'
+    assert not load_settings(write(tmp_path, text), TOKEN_ENV).attributes.active
+    env = {**TOKEN_ENV, "HRSYNC_ATTRIBUTES__ENABLED": "false"}
+    text = MINIMAL + '\n[attributes]\n"Location" = "{Office}"\n'
+    assert not load_settings(write(tmp_path, text), env).attributes.active
+
+
+@pytest.mark.parametrize(
+    ("table", "env", "fragment"),
+    [
+        ('"Location" = ""', {}, "attributes.Location must be an HR column name or a template"),
+        ('"Location" = 3', {}, "attributes.Location must be an HR column name or a template"),
+        ('"Location" = "{Office|uper}"', {}, "did you mean upper?"),
+        ('"Location" = "{Office"', {}, "attributes.Location '{Office' is not a valid template"),
+        ("max_change_fraction = 1.5", {}, "attributes.max_change_fraction must be between 0 and 1"),
+        ("clear_empty = 1", {}, "attributes.clear_empty must be true or false"),
+        ("enabled = true", {}, "attributes.enabled is true but [attributes] maps no attribute"),
+        (
+            '"Location" = "{Office}"',
+            {"HRSYNC_ATTRIBUTES__LEVEL": "Job Level"},
+            "HRSYNC_ATTRIBUTES__LEVEL cannot add the attribute 'level'",
+        ),
+    ],
+)
+def test_attributes_problems_name_the_key(
+    tmp_path: Path, table: str, env: dict[str, str], fragment: str
+) -> None:
+    path = write(tmp_path, MINIMAL + "\n[attributes]\n" + table + "\n")
+    problems = problems_of(path, {**TOKEN_ENV, **env})
+    assert any(fragment in p for p in problems), problems

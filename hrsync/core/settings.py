@@ -114,6 +114,29 @@ class MappingSettings:
 
 
 @dataclass(frozen=True)
+class AttributeSettings:
+    """`[attributes]`: DX user attribute name -> HR column or template over columns.
+
+    In the TOML file the entries and the reserved keys below share one table.
+    """
+
+    entries: Mapping[str, str] = field(default_factory=dict)
+    # None: on when there are entries.
+    enabled: bool | None = None
+    # An empty value is not sent (DX keeps what it has) unless this is true.
+    clear_empty: bool = False
+    # Refuse the attribute step when more than this share of one attribute's
+    # confirmed values would change (a renamed column, a broken template).
+    max_change_fraction: float = 0.3
+    # Sync attributes only after a hierarchy step that ended applied or in sync.
+    with_hierarchy_only: bool = False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.entries) and self.enabled is not False
+
+
+@dataclass(frozen=True)
 class SyncSettings:
     schedule: str = "0 6 * * *"
     timezone: str = "UTC"
@@ -148,6 +171,7 @@ class Settings:
     source: SourceSettings = field(default_factory=SourceSettings)
     filter: FilterSettings = field(default_factory=FilterSettings)
     mapping: MappingSettings = field(default_factory=MappingSettings)
+    attributes: AttributeSettings = field(default_factory=AttributeSettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
     state: StateSettings = field(default_factory=StateSettings)
     log: LogSettings = field(default_factory=LogSettings)
