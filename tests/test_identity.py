@@ -413,7 +413,7 @@ def test_rows_name_parents_by_reference_and_name_parents_first() -> None:
         (
             [team("manager:E1", parent="manager:E2"), team("manager:E2", parent="manager:E1")],
             [],
-            "cycle",
+            "form a cycle: manager:E1 -> manager:E2 -> manager:E1",
         ),
         ([team("manager:E1")], [known("k", "r"), known("k", "s")], "holds key 'k' twice"),
         ([team("manager:E1")], [known("k", "r"), known("j", "r")], "reference_id 'r' twice"),

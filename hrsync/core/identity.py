@@ -73,6 +73,7 @@ from typing import Any, Literal
 from hrsync.batch import collector_paused
 from hrsync.core.listing import capped
 from hrsync.core.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
+from hrsync.core.tree import forest
 from hrsync.dx.models import DxTeam
 
 REFERENCE_PREFIX = "hrsync-"
@@ -221,20 +222,11 @@ def _ordered(desired: Sequence[DesiredTeam]) -> list[DesiredTeam]:
                 f"desired team {team.key!r} names parent {team.parent_key!r}, "
                 "which is not a desired team"
             )
-    depth: dict[str, int] = {}
-    for team in desired:
-        chain: list[str] = []
-        key: str | None = team.key
-        while key is not None and key not in depth:
-            if key in chain:
-                cycle = capped([*chain, key], sep=" -> ")
-                raise ValueError(f"desired teams form a cycle: {cycle}")
-            chain.append(key)
-            key = by_key[key].parent_key
-        base = -1 if key is None else depth[key]
-        for offset, member in enumerate(reversed(chain), start=1):
-            depth[member] = base + offset
-    return sorted(desired, key=lambda t: (depth[t.key], t.key))
+    tree = forest({team.key: team.parent_key for team in desired})
+    if tree.cycles:
+        cycle = tree.cycles[0]
+        raise ValueError(f"desired teams form a cycle: {capped([*cycle, cycle[0]], sep=' -> ')}")
+    return sorted(desired, key=lambda t: (tree.depths[t.key], t.key))
 
 
 def _index_known(known: Sequence[KnownIdentity]) -> tuple[dict[str, KnownIdentity], set[str]]:

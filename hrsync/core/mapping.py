@@ -64,6 +64,7 @@ from hrsync.batch import collector_paused
 from hrsync.core.people import Person, Problem
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import Template, check_template
+from hrsync.core.tree import ancestors, forest
 from hrsync.sources.rows import RowValues
 
 MANAGER_PREFIX = "manager:"
@@ -275,28 +276,21 @@ def _manager_drafts(
     return drafts
 
 
-def _team_depths(drafts: dict[str, _Draft]) -> dict[str, int]:
-    depth: dict[str, int] = {}
-    for start in sorted(drafts):
-        chain: list[str] = []
-        seen: set[str] = set()
-        key: str | None = start
-        while key is not None and key not in depth:
-            if key in seen:
-                cycle = [*chain[chain.index(key) :], key]
-                raise MappingError([f"manager cycle: {' -> '.join(cycle)}"])
-            seen.add(key)
-            chain.append(key)
-            parent = drafts[key].parent_key
-            key = parent if parent in drafts else None
-        base = -1 if key is None else depth[key]
-        for offset, member in enumerate(reversed(chain), start=1):
-            depth[member] = base + offset
-    return depth
+def _team_depths(drafts: dict[str, _Draft]) -> Mapping[str, int]:
+    return _depths_or_refuse({key: draft.parent_key for key, draft in drafts.items()})
+
+
+def _depths_or_refuse(parents: Mapping[str, str | None]) -> Mapping[str, int]:
+    """Depths in a chain of managers (or their teams); a cycle is refused, naming it."""
+    tree = forest(parents, sorted(parents))
+    if tree.cycles:
+        cycle = tree.cycles[0]
+        raise MappingError([f"manager cycle: {' -> '.join([*cycle, cycle[0]])}"])
+    return tree.depths
 
 
 def _fold_small(
-    drafts: dict[str, _Draft], depth: dict[str, int], minimum: int, notes: list[str]
+    drafts: dict[str, _Draft], depth: Mapping[str, int], minimum: int, notes: list[str]
 ) -> None:
     children: dict[str, list[str]] = defaultdict(list)
     for draft in drafts.values():
@@ -390,11 +384,12 @@ def _department_drafts(
     problems: list[Problem],
 ) -> dict[str, _Draft]:
     units = _build_units(people, settings.department_separator, fields, notes, problems)
-    seniority = _seniority(people, by_id)
+    seniority = _seniority(people)
     by_email = {p.email.casefold(): p for p in people}
     leads: dict[str, Person] = {}
+    parents = {unit_id: unit.parent for unit_id, unit in units.items()}
     # Deepest units first, so a unit's best candidate can draw on its sub-units'.
-    unit_depth = {u: _unit_depth(units, u) for u in units}
+    unit_depth = forest(parents).depths
     best: dict[str, Person] = {}
     for unit_id in sorted(units, key=lambda u: (-unit_depth[u], u)):
         unit = units[unit_id]
@@ -411,9 +406,7 @@ def _department_drafts(
     drafts: dict[str, _Draft] = {}
     for unit_id, lead in leads.items():
         unit = units[unit_id]
-        parent = unit.parent
-        while parent is not None and parent not in leads:
-            parent = units[parent].parent
+        parent = next((a for a in ancestors(parents, unit_id) if a in leads), None)
         builtins = _lead_values(lead)
         builtins["department"] = unit.label
         builtins["department_path"] = unit_id
@@ -510,53 +503,25 @@ def _resolve_parent_column(
             if value not in units:
                 units[value] = _Unit(value, value)
             unit.parent = value
-    # A cycle of parent values would loop forever: report it and cut it at its first unit.
-    for start in sorted(units):
-        seen: list[str] = []
-        current: str | None = start
-        while current is not None and current not in seen:
-            seen.append(current)
-            current = units[current].parent
-        if current is not None:
-            cycle = seen[seen.index(current) :]
-            cut = units[min(cycle)]
-            problems.append(
-                Problem(
-                    location=next(iter(cut.parent_sources.values()), "export"),
-                    field=parent_column,
-                    value=" -> ".join([*cycle, current]),
-                    expected="must not form a cycle of parent units",
-                )
+    # A cycle of parent values is reported and cut at its first unit, so the units form
+    # trees from here on.
+    tree = forest({unit_id: unit.parent for unit_id, unit in units.items()}, sorted(units))
+    for cycle in tree.cycles:
+        cut = units[min(cycle)]
+        problems.append(
+            Problem(
+                location=next(iter(cut.parent_sources.values()), "export"),
+                field=parent_column,
+                value=" -> ".join([*cycle, cycle[0]]),
+                expected="must not form a cycle of parent units",
             )
-            cut.parent = None
+        )
+        cut.parent = None
 
 
-def _unit_depth(units: dict[str, _Unit], unit_id: str) -> int:
-    depth = 0
-    parent = units[unit_id].parent
-    while parent is not None:
-        depth += 1
-        parent = units[parent].parent
-    return depth
-
-
-def _seniority(people: Iterable[Person], by_id: dict[str, Person]) -> dict[str, int]:
+def _seniority(people: Iterable[Person]) -> Mapping[str, int]:
     """Depth in the manager chain; people whose manager is outside the export are 0."""
-    depth: dict[str, int] = {}
-    for person in sorted(people, key=lambda p: p.employee_id):
-        chain: list[str] = []
-        current: Person | None = person
-        while current is not None and current.employee_id not in depth:
-            if current.employee_id in chain:
-                cycle = [*chain[chain.index(current.employee_id) :], current.employee_id]
-                raise MappingError([f"manager cycle: {' -> '.join(cycle)}"])
-            chain.append(current.employee_id)
-            manager = current.manager_id
-            current = by_id.get(manager) if manager is not None else None
-        base = -1 if current is None else depth[current.employee_id]
-        for offset, member in enumerate(reversed(chain), start=1):
-            depth[member] = base + offset
-    return depth
+    return _depths_or_refuse({person.employee_id: person.manager_id for person in people})
 
 
 def _column_lead(

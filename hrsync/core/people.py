@@ -61,6 +61,7 @@ from hrsync.core.filters import (
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.settings import FieldSettings, FilterSettings
 from hrsync.core.templates import template_names
+from hrsync.core.tree import forest
 from hrsync.sources.rows import EXTRA_VALUES, MAX_FIELD_CHARS, RowValues, SourceRow
 
 
@@ -700,28 +701,18 @@ def _report_cycles(
         if row.manager and not row.ambiguous and row.employee_id and row.employee_id not in repeated
     }
     column = columns.get("manager_id") or columns.get("manager_email", "")
-    # Follow each chain up until it reaches an id seen before. Every id is walked once; a
-    # chain that runs into its own walk has found a cycle.
-    walk_of: dict[str, int] = {}  # id -> the walk that reached it first
-    for walk, start in enumerate(manager_of):
-        node: str | None = start
-        while node is not None and node not in walk_of:
-            walk_of[node] = walk
-            node = manager_of.get(node)
-        if node is not None and walk_of[node] == walk:
-            cycle = [node]
-            while (after := manager_of[cycle[-1]]) != node:
-                cycle.append(after)
-            first = min(range(len(cycle)), key=lambda i: cycle[i])
-            chain = cycle[first:] + cycle[:first]
-            owner = kept_by_id.first[chain[0]]
-            report.fatal(
-                owner.position,
-                owner.location,
-                column,
-                capped([*chain, chain[0]], sep=" → "),
-                "must not form a reporting cycle (each id's manager is the next one)",
-            )
+    for cycle in forest(manager_of).cycles:
+        # From the smallest id, so a cycle reads the same whatever the order of the rows.
+        first = cycle.index(min(cycle))
+        chain = cycle[first:] + cycle[:first]
+        owner = kept_by_id.first[chain[0]]
+        report.fatal(
+            owner.position,
+            owner.location,
+            column,
+            capped([*chain, chain[0]], sep=" → "),
+            "must not form a reporting cycle (each id's manager is the next one)",
+        )
 
 
 def _apply_root(

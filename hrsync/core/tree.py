@@ -1,0 +1,74 @@
+"""Parent links walked once (pure): depths, ancestors and cycles.
+
+Every hierarchy hrsync handles is a mapping of node to parent: reporting lines (people),
+desired teams and department units (mapping, identity). A parent that is not itself a
+node (None, or someone outside the mapping) ends the chain there: the node is a root.
+
+A cycle is a finding, never a hang: `forest` reports each cycle once and leaves the nodes
+on it, and those whose chain runs into it, without a depth. What a cycle means (a fatal
+problem, an error, a link to cut) is the caller's to say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass(frozen=True, slots=True)
+class Forest(Generic[K]):
+    """The shape of a parent mapping.
+
+    `depths`: 0 for a root, one more per link below it; only nodes whose chain ends at a
+    root have one. `cycles`: each cycle once, in the order the walks found them, each
+    starting at the node where its walk entered it and following parent links (the
+    parent of the last node is the first).
+    """
+
+    depths: Mapping[K, int]
+    cycles: tuple[tuple[K, ...], ...]
+
+
+def forest(parents: Mapping[K, K | None], order: Iterable[K] | None = None) -> Forest[K]:
+    """Walk the chain of every node once (linear in the number of nodes).
+
+    `order`: the nodes in the order their walks start, which decides where each cycle is
+    entered (default: the mapping's order). A node left out of `order` gets a depth only
+    when a listed node's chain passes through it.
+    """
+    depths: dict[K, int] = {}
+    walk_of: dict[K, int] = {}  # node -> the walk that reached it first
+    cycles: list[tuple[K, ...]] = []
+    for walk, start in enumerate(parents if order is None else order):
+        chain: list[K] = []
+        node: K | None = start
+        while node is not None and node in parents and node not in walk_of:
+            walk_of[node] = walk
+            chain.append(node)
+            node = parents[node]
+        if node is None or node not in parents:
+            base = -1
+        elif node in depths:
+            base = depths[node]
+        elif walk_of[node] == walk:
+            cycles.append(tuple(chain[chain.index(node) :]))
+            continue
+        else:
+            continue  # ran into an earlier walk that ended on a cycle: no depths here
+        for offset, member in enumerate(reversed(chain), start=1):
+            depths[member] = base + offset
+    return Forest(depths, tuple(cycles))
+
+
+def ancestors(parents: Mapping[K, K | None], node: K) -> Iterator[K]:
+    """The proper ancestors of `node`, nearest first; stops at a root, or before a node
+    comes round again (so a cycle ends the chain rather than looping)."""
+    seen = {node}
+    parent = parents.get(node)
+    while parent is not None and parent in parents and parent not in seen:
+        yield parent
+        seen.add(parent)
+        parent = parents[parent]
