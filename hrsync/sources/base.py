@@ -38,6 +38,7 @@ class Export:
     columns: tuple[str, ...]
     format: str
     _rows: Callable[[], Iterator[SourceRow]]
+    pages: int = 1  # HTTP pages read (`hrsync check` reports them)
 
     def rows(self) -> Iterator[SourceRow]:
         return self._rows()

@@ -9,6 +9,10 @@ Credentials:
   whole: ``X-API-Key: abc123`` (a header name, a colon, the value).
 - `source.username_env` and `source.password_env` name variables holding HTTP basic auth
   credentials.
+- `[source.headers]` maps a header name to a variable holding the header's whole value.
+- `[source.oauth2]`: client credentials (see `oauth2`).
+`source.method = "POST"` sends `source.body` (JSON). Pages (see `pagination`) are fetched
+one at a time through an `HttpSession`; `source.max_bytes` bounds them all together.
 `source.timeout_s` bounds each step (connecting, each read), not the whole download.
 Credentials and URL user-info never appear in messages or logs; query parameters that look
 like secrets (token, key, signature, ...) are masked.
@@ -16,17 +20,22 @@ like secrets (token, key, signature, ...) are masked.
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 import structlog
 
-from hrsync.config import SourceSettings
+from hrsync.core.settings import SourceSettings
+from hrsync.dx.retry import RetryPolicy, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, too_large
+from hrsync.sources.oauth2 import TokenSource
+from hrsync.sources.pagination import PageRequest, first_request
 
 log = structlog.get_logger(__name__)
 
@@ -40,6 +49,7 @@ class Fetched:
     payload: Payload
     content_type: str
     size: int
+    link: str = ""  # the Link header, where a next page may be named
 
 
 def safe_url(url: str) -> str:
@@ -56,9 +66,193 @@ def safe_url(url: str) -> str:
             (key, "***" if _SECRET_PARAM.search(key) else value)
             for key, value in parse_qsl(parts.query, keep_blank_values=True)
         ],
-        safe="*",
+        safe="*$,()",
     )
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
+
+
+class _Transient(SourceUnavailable):
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class _Unauthorized(SourceError):
+    """HTTP 401 while an OAuth2 token was sent: worth one fresh token."""
+
+
+class HttpSession:
+    """The requests of one export: credentials, an OAuth2 token, retries, a byte budget.
+
+    `source.max_bytes` bounds the sum of all pages. A page that fails with a timeout, a
+    network error, 429 or 5xx is tried again `source.retries` times, with the DX client's
+    backoff (exponential, full jitter, ``Retry-After`` honoured), then fails the read.
+    """
+
+    def __init__(
+        self,
+        settings: SourceSettings,
+        environ: Mapping[str, str],
+        http: httpx.Client | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.shown = safe_url(settings.url or "")
+        self._own_client = http is None
+        self.client = http or httpx.Client(follow_redirects=True)
+        self._sleep = sleep
+        self._clock = clock
+        self.received = 0  # bytes of all pages so far
+        self.retry = RetryPolicy(
+            max_attempts=settings.retries + 1, base_delay_s=0.5, max_delay_s=10, deadline_s=120
+        )
+        try:
+            self.headers, self.auth, self._secrets = _credentials(settings, environ, self.shown)
+            self.tokens = (
+                TokenSource(
+                    settings.oauth2,
+                    environ,
+                    self.client,
+                    timeout_s=settings.timeout_s,
+                    shown_url=safe_url,
+                    clock=clock,
+                )
+                if settings.oauth2.token_url
+                else None
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._own_client:
+            self.client.close()
+
+    def page(self, request: PageRequest, number: int) -> Fetched:
+        """Fetch one page, trying again after a transient failure."""
+        started = self._clock()
+        attempt = 0
+        refreshed = False
+        while True:
+            attempt += 1
+            try:
+                return self._once(request, number)
+            except _Unauthorized as exc:
+                if refreshed or self.tokens is None:
+                    raise SourceError(str(exc)) from None
+                # The token may have been revoked or expired early: one fresh one.
+                refreshed = True
+                attempt -= 1
+                self.tokens.invalidate()
+                log.info("source.oauth2_refresh", url=self.shown, page=number)
+            except _Transient as exc:
+                delay = next_delay(
+                    self.retry,
+                    attempt,
+                    elapsed_s=self._clock() - started,
+                    retry_after_s=exc.retry_after_s,
+                )
+                if delay is None:
+                    tries = f" (tried {attempt} times)" if attempt > 1 else ""
+                    raise SourceUnavailable(f"{exc}{tries}") from None
+                log.warning(
+                    "source.retry", page=number, attempt=attempt, delay_s=delay, detail=str(exc)
+                )
+                self._sleep(delay)
+
+    def _once(self, request: PageRequest, number: int) -> Fetched:
+        settings = self.settings
+        url = request.url
+        shown = safe_url(url)
+        where = shown if number == 1 else f"page {number} of {self.shown} ({shown})"
+        headers = dict(self.headers)
+        secrets = list(self._secrets)
+        if self.tokens is not None:
+            headers["Authorization"] = self.tokens.authorization()
+            secrets.extend(self.tokens.secrets)
+        content: bytes | None = None
+        if settings.method == "POST":
+            headers["Content-Type"] = "application/json"
+            content = json.dumps(request.body).encode() if request.body is not None else b""
+        budget = settings.max_bytes - self.received
+        # Not a with-block: the spool outlives this call, as the page's bytes.
+        spool: tempfile.SpooledTemporaryFile[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115
+            max_size=SPOOL_IN_MEMORY_BYTES
+        )
+        size = 0
+        content_type = ""
+        link = ""
+        try:
+            with self.client.stream(
+                settings.method,
+                url,
+                headers=headers,
+                content=content,
+                auth=self.auth,
+                timeout=settings.timeout_s,
+            ) as response:
+                if not response.is_success:
+                    status = response.status_code
+                    message = f"{where} answered HTTP {status} {response.reason_phrase}".rstrip()
+                    if status == 401 and self.tokens is not None:
+                        raise _Unauthorized(
+                            message + " with a fresh OAuth2 token; check the client's "
+                            "permissions and source.oauth2.scope"
+                        )
+                    if status >= 500 or status == 429:
+                        raise _Transient(
+                            message,
+                            parse_retry_after(response.headers.get("retry-after")),
+                        )
+                    raise SourceError(
+                        message + _status_hint(status, response.headers.get("location", ""))
+                    )
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > budget:
+                    raise SourceError(self._too_large(where, f"announces {declared} bytes", number))
+                for block in response.iter_bytes():
+                    size += len(block)
+                    if size > budget:
+                        raise SourceError(self._too_large(where, "sent more than", number))
+                    spool.write(block)
+                content_type = response.headers.get("content-type", "")
+                link = ", ".join(response.headers.get_list("link"))
+        except SourceError:
+            spool.close()
+            raise
+        except httpx.TimeoutException:
+            spool.close()
+            raise _Transient(
+                f"{where} did not answer within {settings.timeout_s:g} s (source.timeout_s)"
+            ) from None
+        except httpx.InvalidURL:
+            spool.close()
+            raise SourceError(f"{shown} is not a valid URL (source.url)") from None
+        except httpx.HTTPError as exc:
+            spool.close()
+            hidden = [*secrets, *_userinfo(url)]
+            if url != shown:
+                hidden.append(url)
+            detail = _redact(str(exc), hidden) or type(exc).__name__
+            raise _Transient(f"could not fetch {where}: {detail}") from None
+        except BaseException:
+            spool.close()
+            raise
+        self.received += size
+        log.debug("source.page", url=shown, page=number, bytes=size)
+        return Fetched(Payload.from_spool(self.shown, spool), content_type, size, link)
+
+    def _too_large(self, where: str, what: str, number: int) -> str:
+        limit = self.settings.max_bytes
+        if number == 1:
+            return too_large(where, limit, f"{what}, over" if "announces" in what else what)
+        return (
+            f"{where} takes the export over {limit:,} bytes, the limit set by "
+            f"source.max_bytes for all pages together ({self.received:,} bytes in the pages "
+            f"before); raise it if the export really is this large"
+        )
 
 
 def fetch(
@@ -66,61 +260,16 @@ def fetch(
     environ: Mapping[str, str],
     http: httpx.Client | None = None,
 ) -> Fetched:
-    url = settings.url or ""
-    shown = safe_url(url)
-    headers, auth, secrets = _credentials(settings, environ, shown)
-    client = http or httpx.Client(follow_redirects=True)
-    # Not a with-block: the spool outlives this call, as the export's bytes.
-    spool: tempfile.SpooledTemporaryFile[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115
-        max_size=SPOOL_IN_MEMORY_BYTES
-    )
-    size = 0
-    content_type = ""
+    """One request for the whole export (no pagination)."""
+    session = HttpSession(settings, environ, http)
     try:
-        with client.stream(
-            "GET", url, headers=headers, auth=auth, timeout=settings.timeout_s
-        ) as response:
-            if not response.is_success:
-                transient = response.status_code >= 500 or response.status_code == 429
-                raise (SourceUnavailable if transient else SourceError)(
-                    f"{shown} answered HTTP {response.status_code} "
-                    f"{response.reason_phrase}".rstrip()
-                    + _status_hint(response.status_code, response.headers.get("location", ""))
-                )
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > settings.max_bytes:
-                raise SourceError(
-                    too_large(shown, settings.max_bytes, f"announces {declared} bytes, over")
-                )
-            for block in response.iter_bytes():
-                size += len(block)
-                if size > settings.max_bytes:
-                    raise SourceError(too_large(shown, settings.max_bytes, "sent more than"))
-                spool.write(block)
-            content_type = response.headers.get("content-type", "")
-    except SourceError:
-        spool.close()
-        raise
-    except httpx.TimeoutException:
-        spool.close()
-        raise SourceUnavailable(
-            f"{shown} did not answer within {settings.timeout_s:g} s (source.timeout_s)"
-        ) from None
-    except httpx.InvalidURL:
-        spool.close()
-        raise SourceError(f"{shown} is not a valid URL (source.url)") from None
-    except httpx.HTTPError as exc:
-        spool.close()
-        hidden = [*secrets, *_userinfo(url)]
-        if url != shown:
-            hidden.append(url)
-        detail = _redact(str(exc), hidden) or type(exc).__name__
-        raise SourceUnavailable(f"could not fetch {shown}: {detail}") from None
+        fetched = session.page(first_request(settings), 1)
     finally:
-        if http is None:
-            client.close()
-    log.info("source.fetched", url=shown, bytes=size, content_type=content_type)
-    return Fetched(Payload.from_spool(shown, spool), content_type, size)
+        session.close()
+    log.info(
+        "source.fetched", url=session.shown, bytes=fetched.size, content_type=fetched.content_type
+    )
+    return fetched
 
 
 def _credentials(
@@ -142,6 +291,10 @@ def _credentials(
         password = _required_env(environ, settings.password_env, "source.password_env", shown)
         auth = httpx.BasicAuth(user, password)
         secrets.extend([user, password])
+    for header, variable in settings.headers.items():
+        value = _required_env(environ, variable, f"source.headers.{header}", shown)
+        headers[header] = value
+        secrets.append(value)
     return headers, auth, secrets
 
 
@@ -160,8 +313,8 @@ def _required_env(environ: Mapping[str, str], name: str, key: str, shown: str) -
 def _status_hint(status: int, location: str) -> str:
     if status in (401, 403):
         return (
-            "; check the credentials in the variables named by source.auth_header_env or "
-            "source.username_env/source.password_env"
+            "; check the credentials in the variables named by source.auth_header_env, "
+            "source.username_env/source.password_env or source.headers"
         )
     if status == 404:
         return "; check source.url"

@@ -12,14 +12,15 @@ Nested values are reached by dotted paths (``Manager.ID``). Values become string
   (``Worker_Group.ID = "x; y"``), so filters can match any of them. An empty list is ``""``.
 
 The whole document is parsed at once (json has no streaming parser in the standard
-library); the rows themselves are flattened one at a time as they are read.
+library); the rows themselves are flattened one at a time as they are read. A paged HTTP
+source (`pages`) parses one page at a time and builds one Export over all their records.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hrsync.core.listing import capped
@@ -32,25 +33,36 @@ MAX_SHAPES = 1000
 
 def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
     name = payload.name
+    document = parse_json(payload, encoding)
+    records, where = find_records(name, document, records_path)
+    return records_export(name, records, lambda position: f"{name} {where}[{position}]")
+
+
+def parse_json(payload: Payload, encoding: str) -> Any:
+    """The payload's JSON document, or a `SourceError` naming where it is broken."""
+    name = payload.name
     text = "".join(decode(payload, encoding))
     if not text.strip():
         raise SourceError(f"{name} is empty: expected a JSON list of people")
     try:
-        document = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(
             f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
     except RecursionError:
         raise SourceError(f"{name} nests its values too deeply to be an HR export") from None
-    del text
-    records, where = _records(name, document, records_path)
+
+
+def records_export(
+    name: str, records: list[Any], locate: Callable[[int], str], *, pages: int = 1
+) -> Export:
+    """An Export over parsed records; `locate(i)` names record i in messages."""
     columns: dict[str, None] = {}
     for index, record in enumerate(records):
         if not isinstance(record, dict):
             raise SourceError(
-                f"{name} {where}[{index}] is {_kind(record)}, expected an object with one "
-                f"person's fields"
+                f"{locate(index)} is {_kind(record)}, expected an object with one person's fields"
             )
         _collect_paths(record, "", columns)
 
@@ -61,7 +73,7 @@ def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
         for position, record in enumerate(records):
             values: dict[str, str] = {}
             flatten(record, "", values)
-            location = f"{name} {where}[{position}]"
+            location = locate(position)
             keys = tuple(values)
             index = shapes.get(keys)
             if index is None and len(shapes) < MAX_SHAPES:
@@ -71,7 +83,7 @@ def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
             else:
                 yield SourceRow(location, RowValues(index, tuple(values.values())))
 
-    return Export(name=name, columns=tuple(columns), format="json", _rows=rows)
+    return Export(name=name, columns=tuple(columns), format="json", _rows=rows, pages=pages)
 
 
 def flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
@@ -136,10 +148,16 @@ def _collect_paths(value: Any, prefix: str, out: dict[str, None]) -> None:
         out[prefix] = None
 
 
-def _records(name: str, document: Any, records_path: str) -> tuple[list[Any], str]:
+def find_records(
+    name: str, document: Any, records_path: str, *, allow_empty: bool = False
+) -> tuple[list[Any], str]:
+    """The list at `records_path` (the top level when empty) and how to name it.
+
+    An empty list is refused unless `allow_empty` (a later page of a paged source).
+    """
     if not records_path:
         if isinstance(document, list):
-            return _non_empty(name, document, "the top level"), ""
+            return _non_empty(name, document, "the top level", allow_empty), ""
         hint = ""
         if isinstance(document, dict):
             lists = [k for k, v in document.items() if isinstance(v, list)]
@@ -172,11 +190,11 @@ def _records(name: str, document: Any, records_path: str) -> tuple[list[Any], st
             f"{name}: {records_path} is {_kind(node)}, expected a list of people "
             f"(source.records_path)"
         )
-    return _non_empty(name, node, records_path), records_path
+    return _non_empty(name, node, records_path, allow_empty), records_path
 
 
-def _non_empty(name: str, records: list[Any], where: str) -> list[Any]:
-    if not records:
+def _non_empty(name: str, records: list[Any], where: str, allow_empty: bool) -> list[Any]:
+    if not records and not allow_empty:
         raise SourceError(f"{name} has no people: the list at {where} is empty")
     return records
 

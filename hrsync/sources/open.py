@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Mapping
-from pathlib import PurePosixPath
-from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import structlog
@@ -23,8 +21,8 @@ import structlog
 from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError, first_bytes
 from hrsync.sources.csv_reader import open_csv
-from hrsync.sources.http_fetch import fetch
 from hrsync.sources.json_reader import open_json
+from hrsync.sources.pages import open_url
 
 log = structlog.get_logger(__name__)
 
@@ -41,12 +39,11 @@ def open_export(
     env = os.environ if environ is None else environ
     content_type = ""
     if settings.url:
-        fetched = fetch(settings, env, http)
-        payload = fetched.payload
-        content_type = fetched.content_type
-        suffix = PurePosixPath(urlsplit(settings.url).path).suffix.lower()
-        query_format = dict(parse_qsl(urlsplit(settings.url).query)).get("format", "").lower()
-    elif settings.path is not None:
+        # Every page, with method, body, headers and OAuth2 (hrsync.sources.pages).
+        export = open_url(settings, env, http, _format)
+        log.info("source.opened", source=export.name, format=export.format, pages=export.pages)
+        return export
+    if settings.path is not None:
         payload = Payload.from_path(settings.path, settings.max_bytes)
         suffix = settings.path.suffix.lower()
         query_format = ""

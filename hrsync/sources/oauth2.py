@@ -1,0 +1,153 @@
+"""OAuth2 client credentials for an HTTP source (`[source.oauth2]`).
+
+The token is fetched once and reused until shortly before it expires (`REFRESH_MARGIN_S`,
+or a tenth of a short lifetime); the reader asks for a fresh one once when a page
+answers 401. The client id and secret come from the environment variables named in the
+config. Neither they nor the token are ever put into a message or a log line.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping
+
+import httpx
+import structlog
+
+from hrsync.core.settings import OAuth2Settings
+from hrsync.sources.base import SourceError, SourceUnavailable
+
+log = structlog.get_logger(__name__)
+
+REFRESH_MARGIN_S = 60.0
+# A lifetime the token endpoint did not state: reuse until a page answers 401.
+UNSTATED_LIFETIME_S = float("inf")
+_ERROR_CODE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class TokenSource:
+    def __init__(
+        self,
+        settings: OAuth2Settings,
+        environ: Mapping[str, str],
+        client: httpx.Client,
+        *,
+        timeout_s: float,
+        shown_url: Callable[[str], str],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self._client = client
+        self._timeout_s = timeout_s
+        self._clock = clock
+        self.shown = shown_url(settings.token_url)
+        self._client_id = _env(environ, settings.client_id_env, "source.oauth2.client_id_env")
+        self._secret = _env(environ, settings.client_secret_env, "source.oauth2.client_secret_env")
+        self._token = ""
+        self._expires_at = 0.0
+        self.fetches = 0  # how many tokens were asked for (tests and the log)
+
+    @property
+    def secrets(self) -> list[str]:
+        """Everything to hide from a message: the credentials and the current token."""
+        return [value for value in (self._secret, self._client_id, self._token) if value]
+
+    def authorization(self) -> str:
+        """The Authorization header value, fetching a token when none is still good."""
+        if not self._token or self._clock() >= self._expires_at:
+            self._fetch()
+        return f"Bearer {self._token}"
+
+    def invalidate(self) -> None:
+        self._token = ""
+
+    def _fetch(self) -> None:
+        s = self._settings
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": self._client_id,
+            "client_secret": self._secret,
+        }
+        if s.scope:
+            form["scope"] = s.scope
+        if s.audience:
+            form["audience"] = s.audience
+        started = self._clock()
+        try:
+            response = self._client.post(
+                s.token_url,
+                data=form,
+                headers={"Accept": "application/json"},
+                timeout=self._timeout_s,
+            )
+        except httpx.TimeoutException:
+            raise SourceUnavailable(
+                f"the OAuth2 token endpoint {self.shown} did not answer within "
+                f"{self._timeout_s:g} s (source.timeout_s)"
+            ) from None
+        except httpx.HTTPError as exc:
+            detail = _redact(str(exc), self.secrets) or type(exc).__name__
+            raise SourceUnavailable(
+                f"could not reach the OAuth2 token endpoint {self.shown}: {detail}"
+            ) from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            raise SourceUnavailable(
+                f"the OAuth2 token endpoint {self.shown} answered HTTP {status}"
+            )
+        body = _json_object(response)
+        if not response.is_success:
+            code = body.get("error") if body else None
+            shown_code = f" {code}" if isinstance(code, str) and _ERROR_CODE.match(code) else ""
+            raise SourceError(
+                f"the OAuth2 token endpoint {self.shown} refused the client credentials "
+                f"(HTTP {status}{shown_code}): check the secret in "
+                f"${s.client_secret_env} (named by source.oauth2.client_secret_env), the "
+                f"client id in ${s.client_id_env} (source.oauth2.client_id_env) and "
+                f"source.oauth2.scope"
+            )
+        token = body.get("access_token") if body else None
+        if not isinstance(token, str) or not token.strip():
+            raise SourceError(
+                f"the OAuth2 token endpoint {self.shown} answered without an access_token "
+                f"(source.oauth2.token_url)"
+            )
+        lifetime = _lifetime(body.get("expires_in") if body else None)
+        self._token = token.strip()
+        self._expires_at = started + lifetime - min(REFRESH_MARGIN_S, lifetime / 10)
+        self.fetches += 1
+        log.info(
+            "source.oauth2_token",
+            token_url=self.shown,
+            expires_in_s=None if lifetime == UNSTATED_LIFETIME_S else lifetime,
+        )
+
+
+def _env(environ: Mapping[str, str], name: str, key: str) -> str:
+    value = environ.get(name, "").strip()
+    if not value:
+        raise SourceError(f"cannot fetch an OAuth2 token: ${name} (named by {key}) is not set")
+    return value
+
+
+def _json_object(response: httpx.Response) -> dict[str, object] | None:
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _lifetime(value: object) -> float:
+    try:
+        seconds = float(value)  # type: ignore[arg-type]  # checked just below
+    except (TypeError, ValueError):
+        return UNSTATED_LIFETIME_S
+    return seconds if seconds > 0 else UNSTATED_LIFETIME_S
+
+
+def _redact(text: str, secrets: list[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

@@ -1,0 +1,150 @@
+"""Reading an HTTP source page by page into one Export.
+
+Each page is downloaded (`HttpSession.page`), parsed, its records at `source.records_path`
+kept, and its raw body released before the next page is asked for: memory holds the
+records read so far, never all the pages' bytes. The run sees the export only once every
+page has been read; a page that cannot be read fails the whole read, so nothing is ever
+planned on some of the pages. With `source.pagination.style = "none"` an answer pointing
+to a next page is refused, naming the marker and the setting to use.
+"""
+
+from __future__ import annotations
+
+import bisect
+import weakref
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+import structlog
+
+from hrsync.core.settings import SourceSettings
+from hrsync.sources.base import Export, Payload, SourceError
+from hrsync.sources.csv_reader import open_csv
+from hrsync.sources.http_fetch import HttpSession
+from hrsync.sources.json_reader import find_records, parse_json, records_export
+from hrsync.sources.pagination import first_request, next_page_marker, next_request
+
+log = structlog.get_logger(__name__)
+
+# (configured format, URL suffix, format= query value, content type, first page) -> format
+ChooseFormat = Callable[[str, str, str, str, Payload], str]
+
+
+def open_url(
+    settings: SourceSettings,
+    environ: Mapping[str, str],
+    http: httpx.Client | None,
+    choose_format: ChooseFormat,
+    *,
+    session: HttpSession | None = None,
+) -> Export:
+    """Read every page of `settings.url` (see the module doc) into one Export."""
+    own = session is None
+    session = session or HttpSession(settings, environ, http)
+    try:
+        return _read(settings, session, choose_format)
+    finally:
+        if own:
+            session.close()
+
+
+def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseFormat) -> Export:
+    paging = settings.pagination
+    shown = session.shown
+    request = first_request(settings)
+    fetched = session.page(request, 1)
+    path = urlsplit(settings.url or "")
+    kind = choose_format(
+        settings.format,
+        PurePosixPath(path.path).suffix.lower(),
+        dict(parse_qsl(path.query)).get("format", "").lower(),
+        fetched.content_type,
+        fetched.payload,
+    )
+    if kind != "json":
+        try:
+            if paging.style != "none":
+                raise SourceError(
+                    f"{shown} answered {kind.upper()}, but source.pagination.style "
+                    f'{paging.style!r} reads pages of JSON; set source.format = "json" if the '
+                    f'answer is JSON, or style = "none" for one {kind.upper()} file'
+                )
+            _refuse_marker(settings, shown, None, fetched.link)
+            export = open_csv(
+                fetched.payload, encoding=settings.encoding, delimiter=settings.delimiter
+            )
+        except BaseException:
+            fetched.payload.release()
+            raise
+        # A downloaded body lives as long as the Export that reads it.
+        weakref.finalize(export, fetched.payload.release)
+        log.info("source.fetched", url=shown, pages=1, bytes=session.received)
+        return export
+
+    records: list[Any] = []
+    starts: list[int] = []
+    names: list[str] = []
+    wheres: list[str] = []
+    seen = {request.key()}
+    number = 1
+    while True:
+        # Each page is named in messages; a single page keeps the plain export name.
+        page_name = shown if paging.style == "none" else f"{shown} page {number}"
+        try:
+            fetched.payload.name = page_name
+            document = parse_json(fetched.payload, settings.encoding)
+        finally:
+            fetched.payload.release()
+        page_records, where = find_records(
+            page_name, document, settings.records_path, allow_empty=number > 1
+        )
+        starts.append(len(records))
+        names.append(page_name)
+        wheres.append(where)
+        records.extend(page_records)
+        if paging.style == "none":
+            _refuse_marker(settings, shown, document, fetched.link)
+            break
+        following = next_request(settings, request, document, fetched.link, len(page_records))
+        del document, page_records
+        if following is None:
+            break
+        if number >= paging.max_pages:
+            raise SourceError(
+                f"{shown} still had a next page after {number:,} pages, the limit set by "
+                f"source.pagination.max_pages; raise it if the export really has more pages "
+                f"(nothing was read as the whole org)"
+            )
+        if following.key() in seen:
+            raise SourceError(
+                f"{shown} page {number} points back to a page already read: the API loops "
+                f"(check source.pagination)"
+            )
+        seen.add(following.key())
+        request = following
+        number += 1
+        fetched = session.page(request, number)
+    if not records:
+        raise SourceError(f"{shown} has no people: {number} pages, all empty")
+
+    def locate(position: int) -> str:
+        page = bisect.bisect_right(starts, position) - 1
+        return f"{names[page]} {wheres[page]}[{position - starts[page]}]"
+
+    log.info(
+        "source.fetched", url=shown, pages=number, bytes=session.received, records=len(records)
+    )
+    return records_export(shown, records, locate, pages=number)
+
+
+def _refuse_marker(settings: SourceSettings, shown: str, document: Any, link: str) -> None:
+    marker, setting = next_page_marker(settings.pagination, document, link)
+    if marker:
+        raise SourceError(
+            f"{shown} answered one page of a longer list ({marker} points to the next page): "
+            f"read alone it would leave out everyone on the other pages. Set "
+            f"source.pagination.{setting} to read every page"
+        )
