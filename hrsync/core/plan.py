@@ -6,9 +6,8 @@ and membership are judged against what hrsync last submitted and saw verified
 (`last_submitted`). A team hrsync never verified has an unknown lead: the plan says so
 instead of claiming to know what changes.
 
-Parents are compared by reference_id: a DX team's `parent_id` is looked up among the DX
-teams we were given, and that team's reference_id is the parent. A `parent_id` that
-names no given team (DX's root sentinel, or nothing) means a root team.
+Names and parents are compared as `hrsync.core.compare` says, the same way verifying
+does after a submission.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
+from hrsync.core.compare import DxTeams, compare, index_dx
 from hrsync.core.identity import TeamRow
 from hrsync.core.text import parent_label, quoted
 from hrsync.dx.models import DxTeam
@@ -196,51 +196,6 @@ def payload_size(rows: Iterable[TeamRow]) -> int:
     return len(json.dumps(teams, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-# ---------------------------------------------------------------- parents
-
-
-@dataclass(frozen=True, slots=True)
-class DxParent:
-    """Where a DX team hangs: `dx_id` None means root."""
-
-    dx_id: str | None
-    reference_id: str | None
-    name: str | None
-
-    @property
-    def is_root(self) -> bool:
-        return self.dx_id is None
-
-
-ROOT = DxParent(None, None, None)
-
-
-def dx_parent(team: DxTeam, by_id: Mapping[str, DxTeam]) -> DxParent:
-    """The parent of `team` among the given DX teams; root when `parent_id` names none of
-    them (DX sends a sentinel id for root teams). `ancestors` is not used: it may start
-    with a sentinel and may include the team itself."""
-    if team.parent_id is None or team.parent_id == team.id:
-        return ROOT
-    parent = by_id.get(team.parent_id)
-    if parent is None:
-        return ROOT
-    return DxParent(parent.id, parent.reference_id, parent.name)
-
-
-def same_parent(row: TeamRow, parent: DxParent) -> bool:
-    if row.parent_reference_id is None:
-        return parent.is_root
-    return not parent.is_root and parent.reference_id == row.parent_reference_id
-
-
-def index_dx_teams(teams: Iterable[DxTeam]) -> dict[str, DxTeam]:
-    """DX teams by id; a team listed twice counts once."""
-    by_id: dict[str, DxTeam] = {}
-    for team in teams:
-        by_id.setdefault(team.id, team)
-    return by_id
-
-
 # ---------------------------------------------------------------- planning
 
 
@@ -267,25 +222,16 @@ def make_plan(
     if duplicates:
         raise ValueError(f"desired teams share reference_ids: {', '.join(duplicates)}")
 
-    by_id = index_dx_teams([*current, *unreferenced_dx])
-    by_ref: dict[str, DxTeam] = {}
-    extra_with_same_ref: list[DxTeam] = []
-    for team in sorted(by_id.values(), key=lambda t: t.id):
-        if team.reference_id is None:
-            continue
-        if team.reference_id in by_ref:
-            extra_with_same_ref.append(team)
-        else:
-            by_ref[team.reference_id] = team
+    dx = index_dx([*current, *unreferenced_dx])
 
     changes: list[Change] = []
     drift: list[Drift] = []
     for row in desired:
-        matched = by_ref.get(row.reference_id)
+        matched = dx.by_ref.get(row.reference_id)
         last = last_submitted.get(row.reference_id)
-        team_changes = _team_changes(row, matched, last, by_id)
+        team_changes = _team_changes(row, matched, last, dx)
         if last is not None:
-            found = _drift(row, matched, by_id) if _same_payload(row, last) else ()
+            found = _drift(row, matched, dx) if _same_payload(row, last) else ()
             seen = (last_seen or {}).get(row.reference_id)
             by_hand = _hand_edits(matched, seen)
             if found or by_hand:
@@ -295,12 +241,10 @@ def make_plan(
         changes.extend(team_changes)
 
     desired_refs = set(refs)
-    leaving = [t for t in by_ref.values() if t.reference_id not in desired_refs]
-    leaving += [t for t in by_id.values() if t.reference_id is None]
+    leaving = [t for t in dx.by_ref.values() if t.reference_id not in desired_refs]
+    leaving += [t for t in dx.by_id.values() if t.reference_id is None]
     archives = [_archive(t, note=None) for t in leaving]
-    archives += [
-        _archive(t, note="another DX team has the same reference_id") for t in extra_with_same_ref
-    ]
+    archives += [_archive(t, note="another DX team has the same reference_id") for t in dx.shadowed]
     archives.sort(key=lambda a: (a.name.casefold(), a.dx_id))
     changes.extend(archives)
     return Plan(
@@ -312,7 +256,7 @@ def make_plan(
 
 
 def _team_changes(
-    row: TeamRow, team: DxTeam | None, last: TeamRow | None, by_id: Mapping[str, DxTeam]
+    row: TeamRow, team: DxTeam | None, last: TeamRow | None, dx: DxTeams
 ) -> list[Change]:
     if team is None:
         return [
@@ -326,17 +270,17 @@ def _team_changes(
             )
         ]
     found: list[Change] = []
-    if team.name != row.name:
-        found.append(Rename(row.reference_id, team.name, row.name))
-    parent = dx_parent(team, by_id)
-    if not same_parent(row, parent):
+    seen = compare(row, team, dx)
+    if seen.renamed:
+        found.append(Rename(row.reference_id, seen.name, row.name))
+    if seen.moved:
         found.append(
             Move(
                 reference_id=row.reference_id,
                 name=row.name,
-                old_parent_name=parent.name,
+                old_parent_name=seen.parent.name,
                 new_parent_name=row.parent_name,
-                old_parent_reference_id=parent.reference_id,
+                old_parent_reference_id=seen.parent.reference_id,
                 new_parent_reference_id=row.parent_reference_id,
             )
         )
@@ -376,16 +320,16 @@ def _same_payload(a: TeamRow, b: TeamRow) -> bool:
     return canonical_payload([a]) == canonical_payload([b])
 
 
-def _drift(row: TeamRow, team: DxTeam | None, by_id: Mapping[str, DxTeam]) -> tuple[str, ...]:
+def _drift(row: TeamRow, team: DxTeam | None, dx: DxTeams) -> tuple[str, ...]:
     if team is None:
         return ("missing from DX (archived or deleted by hand?)",)
     details: list[str] = []
-    if team.name != row.name:
-        details.append(f"name in DX is {quoted(team.name)}, last submitted {quoted(row.name)}")
-    parent = dx_parent(team, by_id)
-    if not same_parent(row, parent):
+    seen = compare(row, team, dx)
+    if seen.renamed:
+        details.append(f"name in DX is {quoted(seen.name)}, last submitted {quoted(row.name)}")
+    if seen.moved:
         details.append(
-            f"parent in DX is {parent_label(parent.name)}, "
+            f"parent in DX is {parent_label(seen.parent.name)}, "
             f"last submitted {parent_label(row.parent_name)}"
         )
     return tuple(details)

@@ -13,17 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from hrsync.core.compare import compare, index_dx
 from hrsync.core.identity import TeamRow
-from hrsync.core.plan import (
-    Change,
-    Create,
-    LeadChange,
-    Plan,
-    Rename,
-    dx_parent,
-    index_dx_teams,
-    same_parent,
-)
+from hrsync.core.plan import Change, Create, LeadChange, Plan, Rename
 from hrsync.dx.models import AuditEvent, DxTeam
 
 # ---------------------------------------------------------------- convergence
@@ -170,11 +162,7 @@ def check_convergence(
     avoids any clock skew with ours. A team DX counts more contributors for than were
     sent is not done either: DX drops unknown e-mails, it never adds members.
     """
-    by_id = index_dx_teams(current)
-    by_ref: dict[str, DxTeam] = {}
-    for team in sorted(by_id.values(), key=lambda t: t.id):
-        if team.reference_id is not None:
-            by_ref.setdefault(team.reference_id, team)
+    dx = index_dx(current)
 
     missing: list[TeamRow] = []
     wrong_names: list[NameMismatch] = []
@@ -182,23 +170,22 @@ def check_convergence(
     uncounted: list[Uncounted] = []
     overcounted: list[Overcounted] = []
     for row in desired:
-        found = by_ref.get(row.reference_id)
-        if found is None:
+        team = dx.by_ref.get(row.reference_id)
+        if team is None:
             missing.append(row)
             continue
-        team = found
-        if team.name != row.name:
-            wrong_names.append(NameMismatch(row.reference_id, row.name, team.name))
-        parent = dx_parent(team, by_id)
-        if not same_parent(row, parent):
+        seen = compare(row, team, dx)
+        if seen.renamed:
+            wrong_names.append(NameMismatch(row.reference_id, row.name, seen.name))
+        if seen.moved:
             wrong_parents.append(
                 ParentMismatch(
                     reference_id=row.reference_id,
                     name=row.name,
                     expected_parent=row.parent_name,
                     expected_parent_reference_id=row.parent_reference_id,
-                    actual_parent=parent.name,
-                    actual_parent_reference_id=parent.reference_id,
+                    actual_parent=seen.parent.name,
+                    actual_parent_reference_id=seen.parent.reference_id,
                 )
             )
         sent = len(set(row.contributors))
@@ -209,7 +196,7 @@ def check_convergence(
 
     not_yet: list[str] = []
     for ref, before in awaiting_change.items():
-        touched = by_ref.get(ref)
+        touched = dx.by_ref.get(ref)
         if touched is None or touched.last_changed_at is None:
             continue  # missing is reported above; no timestamp, nothing to wait for
         if touched.last_changed_at <= before:
@@ -219,7 +206,7 @@ def check_convergence(
     gone_ids = set(archived_dx_ids)
     still_present = [
         t
-        for t in by_id.values()
+        for t in dx.by_id.values()
         if t.id in gone_ids or (t.reference_id is not None and t.reference_id in gone_refs)
     ]
     return Convergence(
