@@ -70,7 +70,6 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hrsync.batch import collector_paused
 from hrsync.core.listing import capped
 from hrsync.core.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
 from hrsync.core.tree import forest
@@ -165,7 +164,6 @@ def _derived_base(reference_id: str) -> tuple[str, int] | None:
     return match.group("base"), int(match.group("n") or 1)
 
 
-@collector_paused()
 def assign(
     desired: Sequence[DesiredTeam],
     known: Sequence[KnownIdentity],

@@ -60,7 +60,6 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hrsync.batch import collector_paused
 from hrsync.core.people import Person, Problem
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import Template, check_template
@@ -172,7 +171,6 @@ class _Draft:
         self.name = ""
 
 
-@collector_paused()
 def build_teams(
     people: Sequence[Person], settings: MappingSettings, fields: FieldSettings
 ) -> TeamMap:

@@ -49,7 +49,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hrsync.batch import collector_paused
 from hrsync.core.emails import EMAIL_RULE, is_valid_email, normalise_email
 from hrsync.core.filters import (
     LOGICAL_FIELDS,
@@ -234,7 +233,6 @@ class _Report:
         return problems, warnings
 
 
-@collector_paused()
 def read_people(
     export_name: str,
     columns: Sequence[str],
