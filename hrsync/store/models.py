@@ -121,3 +121,26 @@ class Heartbeat(Base):
     quarantined_since: Mapped[datetime | None] = mapped_column(UTCDateTime())
     consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
     detail: Mapped[str | None] = mapped_column(Text)
+
+
+class AttributeValue(Base):
+    """A user attribute value DX confirmed (`users.attributes.update`), per person."""
+
+    __tablename__ = "attribute_values"
+
+    email: Mapped[str] = mapped_column(String(320), primary_key=True)
+    name: Mapped[str] = mapped_column(String(300), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    confirmed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AttributeFailure(Base):
+    """A person's last failed attribute call: retried when their values change, or later."""
+
+    __tablename__ = "attribute_failures"
+
+    email: Mapped[str] = mapped_column(String(320), primary_key=True)
+    error: Mapped[str] = mapped_column(Text)
+    failed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # sha256 of the desired values that failed (hrsync.core.attributes.values_digest).
+    values_digest: Mapped[str] = mapped_column(String(64))
