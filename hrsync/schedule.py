@@ -175,20 +175,6 @@ def quarantine_delay(
     return min(delay, cap)
 
 
-def should_skip_for_quarantine(
-    now: datetime,
-    *,
-    failures: int,
-    threshold: int,
-    last_failure_at: datetime | None,
-) -> bool:
-    """True when a scheduled run at `now` falls inside the quarantine pause."""
-    delay = quarantine_delay(failures, threshold)
-    if delay is None or last_failure_at is None:
-        return False
-    return now < last_failure_at + delay
-
-
 @dataclass(frozen=True, slots=True)
 class FailedRun:
     """One failed run of the streak: when it ended and why."""

@@ -12,7 +12,6 @@ from hrsync.core.filters import (
     canonical,
     closest_name,
     column_for,
-    matches_any,
 )
 from hrsync.core.settings import FieldSettings, FilterSettings
 
@@ -20,6 +19,14 @@ FIELDS = FieldSettings(
     employee_id="Employee ID", email="Work Email", name="Full Name", department="Org Unit"
 )
 COLUMNS = ("Employee ID", "Work Email", "Full Name", "manager_id", "Org Unit", "status", "Title")
+
+
+def matches_any(value: str, patterns: list[str]) -> bool:
+    """Whether an include rule with `patterns` keeps a row whose Title is `value`."""
+    including, _ = build_row_filter(
+        FilterSettings(active_status=(), include={"Title": tuple(patterns)}), FIELDS, COLUMNS
+    )
+    return including.reason(values(Title=value)) is None
 
 
 def values(**overrides: str) -> dict[str, str]:
@@ -51,6 +58,11 @@ def values(**overrides: str) -> dict[str, str]:
 )
 def test_glob_matching(value: str, patterns: list[str], expected: bool) -> None:
     assert matches_any(value, patterns) is expected
+    # The exclude rules match with the very same patterns.
+    excluding, _ = build_row_filter(
+        FilterSettings(active_status=(), exclude={"Title": tuple(patterns)}), FIELDS, COLUMNS
+    )
+    assert (excluding.reason(values(Title=value)) is not None) is expected
 
 
 def test_filter_fields_are_logical_names_first_then_hr_columns() -> None:

@@ -15,7 +15,6 @@ from hrsync.core.people import (
     Directory,
     Problem,
     normalise_name,
-    normalise_value,
     read_people,
     template_columns,
 )
@@ -507,11 +506,22 @@ text_values = st.text(alphabet=" \t\u00a0abcAB.@-Éé\n", max_size=20)
 
 @given(text_values)
 def test_normalisation_is_idempotent(value: str) -> None:
-    for normalise in (normalise_name, normalise_email, normalise_value):
+    for normalise in (normalise_name, normalise_email):
         once = normalise(value)
         assert normalise(once) == once
     assert "  " not in normalise_name(value)
     assert normalise_name(value) == normalise_name(value).strip()
+
+
+@given(text_values.filter(lambda v: "\n" not in v), text_values.filter(lambda v: "\n" not in v))
+def test_read_people_normalises_names_and_departments_with_normalise_name(
+    name: str, department: str
+) -> None:
+    directory = read([("E1", name, "e1@example.com", "", department, "Active")])
+    assert directory.ok, [str(p) for p in directory.problems]
+    (person,) = directory.people
+    assert person.name == (normalise_name(name) or person.email)
+    assert person.department == (normalise_name(department) or None)
 
 
 @given(st.emails())

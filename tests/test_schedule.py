@@ -17,7 +17,6 @@ from hrsync.schedule import (
     next_cron_fire,
     quarantine_delay,
     quarantine_from_streak,
-    should_skip_for_quarantine,
 )
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -201,31 +200,26 @@ def test_quarantine_delay_grows_and_is_capped_at_a_day(failures: int, threshold:
     assert following is not None and following >= delay
 
 
-# --------------------------------------------------- should_skip_for_quarantine
+# ------------------------------------------------------------ Quarantine.skips
 
 LAST = utc(2026, 5, 4, 6, 0)
 
 
 @pytest.mark.parametrize(
-    ("now", "failures", "last", "skip"),
+    ("now", "failures", "skip"),
     [
-        (LAST + timedelta(minutes=5), 4, LAST, False),  # below the threshold
-        (LAST + timedelta(minutes=5), 5, LAST, True),  # 1 h pause
-        (LAST + 1 * H, 5, LAST, False),  # the pause is over exactly then
-        (LAST + 90 * timedelta(minutes=1), 6, LAST, True),  # 2 h pause
-        (LAST + 2 * H, 6, LAST, False),
-        (LAST + 23 * H, 20, LAST, True),  # capped at a day...
-        (LAST + 24 * H, 20, LAST, False),  # ...so it still runs once a day
-        (LAST, 5, None, False),  # no time known: never block
+        (LAST + timedelta(minutes=5), 4, False),  # below the threshold
+        (LAST + timedelta(minutes=5), 5, True),  # 1 h pause
+        (LAST + 1 * H, 5, False),  # the pause is over exactly then
+        (LAST + 90 * timedelta(minutes=1), 6, True),  # 2 h pause
+        (LAST + 2 * H, 6, False),
+        (LAST + 23 * H, 20, True),  # capped at a day...
+        (LAST + 24 * H, 20, False),  # ...so it still runs once a day
     ],
 )
-def test_should_skip_for_quarantine(
-    now: datetime, failures: int, last: datetime | None, skip: bool
-) -> None:
-    assert (
-        should_skip_for_quarantine(now, failures=failures, threshold=5, last_failure_at=last)
-        is skip
-    )
+def test_a_quarantine_skips_runs_inside_its_pause(now: datetime, failures: int, skip: bool) -> None:
+    quarantine = quarantine_from_streak(streak(failures), 5)
+    assert (quarantine is not None and quarantine.skips(now)) is skip
 
 
 # ----------------------------------------------------- quarantine_from_streak

@@ -39,10 +39,6 @@ def glob_pattern(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{part})" for part in parts) or "(?!)")
 
 
-def matches_any(value: str, patterns: Iterable[str]) -> bool:
-    return glob_pattern(patterns).match(canonical(value)) is not None
-
-
 def column_for(field: str, fields: FieldSettings, columns: Collection[str]) -> str | None:
     """The HR column a filter field refers to: a configured logical name first, then a column."""
     if field in LOGICAL_FIELDS:

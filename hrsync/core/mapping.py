@@ -60,7 +60,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hrsync.core.people import Person, Problem
+from hrsync.core.people import Person, Problem, normalise_name
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import Template, check_template
 from hrsync.core.tree import ancestors, forest
@@ -370,7 +370,7 @@ class _Unit:
 
 
 def _clean(value: str | None) -> str:
-    return " ".join((value or "").split())
+    return normalise_name(value or "")
 
 
 def _department_drafts(

@@ -96,11 +96,9 @@ class Problem:
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 # ---------------------------------------------------------------- normalisation
-# The e-mail rule lives in hrsync.core.emails: the config's sync.notify_email follows it too.
-
-
-def normalise_value(value: str) -> str:
-    return value.strip()
+# Every value is trimmed as it is read (`_trimmed`); names and departments also go through
+# `normalise_name`, e-mails through `normalise_email` (hrsync.core.emails, which the config's
+# sync.notify_email follows too).
 
 
 def normalise_name(value: str) -> str:
@@ -164,7 +162,7 @@ class _Row:
         employee_id, email, name, manager_id, manager_email, department, status = picked
         self.employee_id = employee_id
         self.email = email.lower()  # values arrive trimmed
-        self.name = " ".join(name.split())
+        self.name = normalise_name(name)
         self.manager_id_ref = manager_id
         self.manager_email_ref = manager_email.lower()
         self.department = department
@@ -771,7 +769,7 @@ def _people(
             continue  # a duplicate id, reported; the first row stands for diagnostics
         department = departments.get(row.department)
         if department is None:
-            department = departments[row.department] = " ".join(row.department.split())
+            department = departments[row.department] = normalise_name(row.department)
         people.append(
             Person(
                 row.employee_id,

@@ -265,10 +265,6 @@ class AuditMatch:
     # Events explained by hrsync's own earlier submissions (recorded in the same window).
     earlier: tuple[AuditEvent, ...] = ()
 
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
 
 def match_audit(
     plan: Plan,

@@ -64,9 +64,3 @@ class SlidingWindowLimiter:
             # Sleep outside the lock so other threads can still see the window.
             self._sleep(wait)
             waited += wait
-
-    def in_window(self) -> int:
-        """How many acquisitions the current window holds."""
-        with self._lock:
-            horizon = self._clock() - self.window_s
-            return sum(1 for t in self._sent if t > horizon)
