@@ -10,12 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from pathlib import Path
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Engine, insert, select, update
@@ -24,22 +22,13 @@ from sqlalchemy.orm import Session
 from hrsync.core.identity import KnownIdentity
 from hrsync.store import models
 from hrsync.store.engine import make_engine, session_factory
+from hrsync.store.lease import LeaseState, make_leases, this_host
 from hrsync.store.migrate import upgrade
 
 # A submission in one of these states may have reached DX without being verified.
 # "unverified": the run gave up waiting, but DX may still apply it; the next run looks.
 UNFINISHED_SUBMISSION = ("pending", "sent", "accepted", "outcome_unknown", "unverified")
 ACCEPTED_OUTCOMES = ("applied", "in_sync")
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseState:
-    acquired: bool
-    holder: str
-    host: str
-    pid: int
-    acquired_at: datetime
-    expires_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +89,11 @@ def member_digest(members: Sequence[str] | frozenset[str]) -> str:
     return hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()
 
 
-def this_host() -> str:
-    return socket.gethostname()
-
-
 class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._sessions = session_factory(engine)
+        self._leases = make_leases(engine, self._sessions)
 
     @classmethod
     def open(cls, database_url: str, *, migrate: bool = True) -> Store:
@@ -117,6 +103,7 @@ class Store:
         return cls(engine)
 
     def close(self) -> None:
+        self._leases.close()
         self.engine.dispose()
 
     @contextmanager
@@ -129,39 +116,25 @@ class Store:
     def acquire_lease(
         self, holder: str, now: datetime, ttl_s: float, *, name: str = "sync"
     ) -> LeaseState:
-        """Take the lease unless a live holder has it; returns who holds it now."""
-        pid, host = os.getpid(), this_host()
-        started = process_started(pid)
-        with self._write() as s:
-            lease = s.get(models.Lease, name)
-            if lease is not None and lease.holder != holder and not _lease_is_stale(lease, now):
-                return LeaseState(
-                    False, lease.holder, lease.host, lease.pid, lease.acquired_at, lease.expires_at
-                )
-            expires = now + timedelta(seconds=ttl_s)
-            if lease is None:
-                lease = models.Lease(name=name)
-                s.add(lease)
-            lease.holder, lease.host, lease.pid = holder, host, pid
-            lease.pid_started = started
-            lease.acquired_at, lease.expires_at = now, expires
-            return LeaseState(True, holder, host, pid, now, expires)
+        """Take the lease unless a live holder has it; returns who holds it now.
+
+        Never raises because a rival got there first: that is `acquired=False`. On
+        PostgreSQL the lease is a lock the server drops when this process dies; `ttl_s`
+        only dates the information row (see hrsync/store/lease.py)."""
+        return self._leases.acquire(holder, now, ttl_s, name)
 
     def renew_lease(self, holder: str, now: datetime, ttl_s: float, *, name: str = "sync") -> bool:
-        """Extend the lease; False when `holder` no longer has it (it expired and was taken)."""
-        with self._write() as s:
-            result = s.execute(
-                update(models.Lease)
-                .where(models.Lease.name == name, models.Lease.holder == holder)
-                .values(expires_at=now + timedelta(seconds=ttl_s))
-            )
-            return bool(getattr(result, "rowcount", 0))
+        """Extend the lease; False when `holder` no longer has it (it expired and was
+        taken, or on PostgreSQL its session died)."""
+        return self._leases.renew(holder, now, ttl_s, name)
 
     def release_lease(self, holder: str, *, name: str = "sync") -> None:
-        with self._write() as s:
-            lease = s.get(models.Lease, name)
-            if lease is not None and lease.holder == holder:
-                s.delete(lease)
+        self._leases.release(holder, name)
+
+    def current_lease(self, now: datetime, *, name: str = "sync") -> LeaseState | None:
+        """Who holds the lease now, None when nobody does; takes nothing. `acquired` in
+        the answer says whether this Store is the holder."""
+        return self._leases.current(now, name)
 
     # -------------------------------------------------------------- runs
 
@@ -495,55 +468,6 @@ class Store:
                 row.consecutive_failures,
                 json.loads(row.detail or "{}"),
             )
-
-
-def _lease_is_stale(lease: models.Lease, now: datetime) -> bool:
-    """Whether the lease may be taken over.
-
-    On this machine (same host name and pid namespace) we can see the holder: it is
-    stale exactly when its process is gone or its pid now belongs to another process
-    (a restarted container gives hrsync the same pid every time), whatever the TTL
-    says, so a slow but live run is never overtaken. Elsewhere only the TTL can tell.
-    """
-    recorded = lease.pid_started or ""
-    visible = lease.host == this_host() and recorded.rpartition("@")[0] == _pid_namespace()
-    if not visible:
-        return lease.expires_at <= now
-    if not _pid_alive(lease.pid):
-        return True
-    started_now = process_started(lease.pid)
-    if None in (started_now, lease.pid_started):
-        return lease.expires_at <= now  # no /proc: fall back to the TTL
-    return started_now != lease.pid_started
-
-
-def process_started(pid: int) -> str | None:
-    """Which process `pid` is: its pid namespace and start time (clock ticks since boot),
-    as ``namespace@ticks``; None where /proc is absent."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after its end.
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return f"{_pid_namespace()}@{fields[19]}" if len(fields) > 19 else None
-
-
-def _pid_namespace() -> str:
-    try:
-        return os.readlink("/proc/self/ns/pid")
-    except OSError:
-        return ""
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _run_record(r: models.Run) -> RunRecord:

@@ -1,10 +1,10 @@
-"""The state store's queries: lease, runs, submissions, identities, deferrals, heartbeat."""
+"""The state store's queries: runs, submissions, identities, deferrals, heartbeat.
+
+The lease has its own file, test_lease.py.
+"""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -113,45 +113,6 @@ def test_consecutive_failures_counts_the_unbroken_streak(store: Store) -> None:
     assert [r.id for r in store.consecutive_failures()] == ["r3", "r2", "r1"]
 
 
-def test_lease_is_exclusive_until_released(store: Store) -> None:
-    first = store.acquire_lease("run-a", NOW, 600)
-    assert first.acquired
-    second = store.acquire_lease("run-b", NOW, 600)
-    assert not second.acquired and second.holder == "run-a" and second.pid == os.getpid()
-    store.release_lease("run-a")
-    assert store.acquire_lease("run-b", NOW, 600).acquired
-
-
-def test_expired_lease_of_a_holder_elsewhere_can_be_taken(store: Store) -> None:
-    store.acquire_lease("run-a", NOW, 60)
-    with store.engine.begin() as c:
-        c.execute(text("update leases set host = 'another-host'"))
-    assert not store.acquire_lease("run-b", NOW + timedelta(seconds=59), 60).acquired
-    assert store.acquire_lease("run-b", NOW + timedelta(seconds=61), 60).acquired
-
-
-def test_a_live_holder_here_keeps_the_lease_past_its_ttl(store: Store) -> None:
-    # A slow but live run is never overtaken; only a dead or reused pid frees it.
-    store.acquire_lease("slow-run", NOW, 60)
-    assert not store.acquire_lease("run-b", NOW + timedelta(hours=2), 60).acquired
-
-
-def test_lease_of_a_dead_process_on_this_host_is_stale(database_url: str) -> None:
-    url = database_url
-    code = (
-        "from datetime import UTC, datetime\n"
-        "from hrsync.store.repo import Store\n"
-        f"s = Store.open({url!r})\n"
-        "s.acquire_lease('killed-run', datetime.now(UTC), 3600)\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-    s = Store.open(url)
-    try:
-        assert s.acquire_lease("next-run", datetime.now(UTC), 600).acquired
-    finally:
-        s.close()
-
-
 def test_submission_lifecycle(store: Store) -> None:
     store.start_run("r1", "manual", NOW, dry_run=False)
     payload = [{"name": "A", "reference_id": "hrsync-1"}]
@@ -223,23 +184,6 @@ def test_heartbeat(store: Store) -> None:
     assert hb.detail == {"next_run": "tomorrow"}
 
 
-def test_a_reused_pid_is_not_the_holder(store: Store) -> None:
-    # A restarted container gives hrsync the same pid again: the lease of the earlier
-    # life must not look alive just because the pid is.
-    store.acquire_lease("earlier-life", NOW, 3600)
-    with store.engine.begin() as c:
-        c.execute(text("update leases set pid_started = pid_started || '0'"))
-    assert store.acquire_lease("this-life", NOW, 600).acquired
-
-
-def test_process_started_reads_this_process() -> None:
-    from hrsync.store.repo import process_started
-
-    started = process_started(os.getpid())
-    assert started is None or started.rpartition("@")[2].isdigit()
-    assert process_started(2**22 + 12345) is None
-
-
 def test_saving_the_same_identities_only_moves_last_seen(store: Store) -> None:
     members = frozenset({"a@e.t", "b@e.t"})
     store.save_identities([ident("k1", "r1", members=members), ident("k2", "r2")], NOW)
@@ -271,21 +215,3 @@ def test_retire_and_return(store: Store) -> None:
     store.save_identities([ident("k1", "r1")], NOW + timedelta(days=2))
     (back,) = store.load_identities()
     assert not back.retired
-
-
-def test_a_holder_in_another_pid_namespace_is_trusted_until_its_ttl(store: Store) -> None:
-    store.acquire_lease("other-container", NOW, 600)
-    with store.engine.begin() as c:
-        # Its pid (ours, here) means another process in that namespace.
-        c.execute(text("update leases set pid_started = 'pid:[4026531999]@12345'"))
-    assert not store.acquire_lease("this-run", NOW, 600).acquired
-    assert store.acquire_lease("this-run", NOW + timedelta(seconds=601), 600).acquired
-
-
-def test_renew_tells_when_the_lease_was_lost(store: Store) -> None:
-    store.acquire_lease("run-a", NOW, 60)
-    assert store.renew_lease("run-a", NOW, 60)
-    with store.engine.begin() as c:
-        c.execute(text("update leases set host = 'another-host'"))
-    assert store.acquire_lease("run-b", NOW + timedelta(seconds=61), 60).acquired
-    assert not store.renew_lease("run-a", NOW + timedelta(seconds=62), 60)
