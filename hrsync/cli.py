@@ -1,18 +1,16 @@
-"""Commands and exit codes, nothing else: each command hands over to its module."""
+"""The command line: parse it, hand the command to its module in `hrsync.commands`, and
+turn what escapes into an exit code (a configuration error is 2, a crash one clean line
+and 1)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from hrsync import __version__, logs
-from hrsync.config import ConfigError, Settings, load_settings
-from hrsync.outcome import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-
-Handler = Callable[[argparse.Namespace], int]
+from hrsync import __version__
+from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,161 +101,58 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def load_for(
-    args: argparse.Namespace,
-    *,
-    require_token: bool = True,
-    require_source: bool = True,
-    require_dx: bool = True,
-) -> Settings:
-    """Load and validate settings, then configure logging from them and the flags."""
-    settings = load_settings(
-        args.config,
-        require_token=require_token,
-        require_source=require_source,
-        require_dx=require_dx,
-    )
-    configure_logging(args, settings)
-    if settings.token is not None:
-        logs.register_secret(settings.token)
-    return settings
+def _dispatch(args: argparse.Namespace) -> int:
+    # Each command's module is imported only when it runs, so `--help` and
+    # `healthcheck` start fast.
+    match args.command:
+        case "run":
+            from hrsync.commands.run import run
 
+            return run(args)
+        case "sync":
+            from hrsync.commands.sync import sync
 
-def configure_logging(args: argparse.Namespace, settings: Settings | None = None) -> None:
-    fmt = args.log_format or (settings.log.format if settings else "auto")
-    level = args.log_level or (settings.log.level if settings else "info")
-    # Commands that print a report keep stdout for it; their log goes to stderr.
-    stream = sys.stderr if args.command in _REPORTING else sys.stdout
-    logs.configure(fmt, level, stream)
+            return sync(args)
+        case "plan":
+            from hrsync.commands.sync import plan
 
+            return plan(args)
+        case "history":
+            from hrsync.commands.history import history
 
-_REPORTING = frozenset({"plan", "history", "check"})
+            return history(args)
+        case "check":
+            from hrsync.commands.check import check
 
+            return check(args)
+        case "healthcheck":
+            from hrsync.commands.healthcheck import healthcheck
 
-def _db(args: argparse.Namespace) -> int:
-    from sqlalchemy.exc import SQLAlchemyError
+            return healthcheck(args)
+        case "simulator":
+            from hrsync.commands.simulator import simulator
 
-    from hrsync.store.engine import make_engine
-    from hrsync.store.migrate import upgrade
-    from hrsync.store.url import open_failure
+            return simulator(args)
+        case "demo":
+            from hrsync.demo import run_demo
 
-    settings = load_for(args, require_token=False, require_source=False, require_dx=False)
-    url = settings.state.database_url
-    try:
-        engine = make_engine(url)
-        try:
-            before, after = upgrade(engine)
-        finally:
-            engine.dispose()
-    except (SQLAlchemyError, OSError) as exc:
-        raise ConfigError([open_failure(url, exc)]) from None
-    logs.get_logger("hrsync.db").info(
-        "db.upgraded" if before != after else "db.up_to_date",
-        before=before,
-        after=after,
-        database=_safe_url(settings.state.database_url),
-    )
-    return EXIT_OK
+            return run_demo(keep=args.keep)
+        case "db":
+            from hrsync.commands.db import db
 
-
-def _safe_url(url: str) -> str:
-    from hrsync.store.url import redact
-
-    return redact(url)
-
-
-def _simulator(args: argparse.Namespace) -> int:
-    from hrsync.simulator.serve import serve
-
-    configure_logging(args)
-    return serve(args.scenario, host=args.host, port=args.port)
-
-
-def _sync(args: argparse.Namespace) -> int:
-    from hrsync import commands
-    from hrsync.sync import SyncRequest
-
-    settings = load_for(args)
-    request = SyncRequest(
-        trigger="manual",
-        dry_run=args.dry_run,
-        preview=args.preview,
-        allow_archive=args.allow_archive,
-        allow_shrink=args.allow_shrink,
-    )
-    return commands.sync(settings, request)
-
-
-def _plan(args: argparse.Namespace) -> int:
-    from hrsync import commands
-
-    return commands.plan(load_for(args), detailed_exitcode=args.detailed_exitcode)
-
-
-def _history(args: argparse.Namespace) -> int:
-    from hrsync import commands
-
-    settings = load_for(args, require_token=False, require_source=False, require_dx=False)
-    return commands.history(settings, limit=args.limit)
-
-
-def _check(args: argparse.Namespace) -> int:
-    from hrsync import commands
-
-    return commands.check(load_for(args))
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from hrsync.demo import run_demo
-
-    return run_demo(keep=args.keep)
-
-
-def _run(args: argparse.Namespace) -> int:
-    from hrsync import commands, daemon
-    from hrsync.sync import SyncRequest, SyncResult, run_sync
-
-    settings = load_for(args)
-    store = commands.open_store(settings)
-    stop = threading.Event()  # set on SIGTERM: a run in progress ends after its step
-
-    def one_run(request: SyncRequest) -> SyncResult:
-        return run_sync(settings, request, store=store, stop=stop)
-
-    try:
-        return daemon.run(settings, now=args.now, store=store, run_sync=one_run, stop_event=stop)
-    finally:
-        store.close()
-
-
-def _healthcheck(args: argparse.Namespace) -> int:
-    from hrsync import health
-
-    settings = load_for(args, require_token=False, require_source=False, require_dx=False)
-    return health.main(settings)
-
-
-def _handler(command: str) -> Handler:
-    # Each handler imports its module lazily so `--help` and `healthcheck` start fast.
-    handlers: dict[str, Handler] = {
-        "run": _run,
-        "sync": _sync,
-        "plan": _plan,
-        "history": _history,
-        "check": _check,
-        "healthcheck": _healthcheck,
-        "simulator": _simulator,
-        "demo": _demo,
-        "db": _db,
-    }
-    return handlers[command]
+            return db(args)
+    raise AssertionError(f"the parser accepted an unknown command {args.command!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    # Imported after parsing: `--help` and a usage error need neither (nor SQLAlchemy,
+    # which the settings loader brings in).
+    from hrsync import logs
+    from hrsync.config import ConfigError
+
     try:
-        return _handler(args.command)(args)
+        return _dispatch(args)
     except ConfigError as exc:
         print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)
         return EXIT_USAGE

@@ -170,3 +170,22 @@ def test_a_database_that_cannot_be_opened_exits_2(tmp_path: Path) -> None:
     line = database_problem(tmp_path, f"sqlite:///{bogus}", "sync")
     assert f"'sqlite:///{bogus}' cannot be opened:" in line
     assert "file is not a database" in line
+
+
+def test_help_loads_no_settings_database_or_logging_libraries() -> None:
+    # `--help` (and a usage error) only parse: the settings loader brings in SQLAlchemy,
+    # which alone took most of a quarter second.
+    probe = (
+        "import sys\n"
+        "from hrsync.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = {'sqlalchemy', 'structlog', 'httpx', 'hrsync.config', 'hrsync.sync'}\n"
+        "print(sorted(heavy & set(sys.modules)), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    assert result.stderr.strip() == "[]", result.stderr

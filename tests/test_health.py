@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hrsync import health
+from hrsync.commands import healthcheck
 from hrsync.config import Settings, StateSettings, SyncSettings
 from hrsync.store.repo import HeartbeatRecord, Store
 
@@ -38,8 +38,8 @@ def beat(
     )
 
 
-def judge(record: HeartbeatRecord | None) -> health.Health:
-    return health.evaluate(record, NOW, max_age_s=120, quarantine_alert_s=86400)
+def judge(record: HeartbeatRecord | None) -> healthcheck.Health:
+    return healthcheck.evaluate(record, NOW, max_age_s=120, quarantine_alert_s=86400)
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def db(tmp_path: Path) -> Iterator[tuple[Path, Store]]:
 
 def run_main(settings: Settings) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = health.main(settings, clock=lambda: NOW, out=out, err=err)
+    code = healthcheck.report(settings, clock=lambda: NOW, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -6,6 +6,7 @@ heartbeat row, no migrations, no DX call, and it never creates a database file.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import TextIO
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from hrsync.commands.startup import load_local
 from hrsync.config import Settings
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.store.repo import HeartbeatRecord, Store
@@ -95,7 +97,11 @@ def check(settings: Settings, *, clock: Clock | None = None) -> Health:
     )
 
 
-def main(
+def healthcheck(args: argparse.Namespace) -> int:
+    return report(load_local(args))
+
+
+def report(
     settings: Settings,
     *,
     clock: Clock | None = None,

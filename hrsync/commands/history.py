@@ -1,0 +1,41 @@
+"""`hrsync history`: the recent runs from the state store, one line each, newest first."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC
+
+from hrsync.commands.startup import load_local, open_store
+from hrsync.outcome import EXIT_OK
+from hrsync.store.repo import RunRecord
+
+
+def history(args: argparse.Namespace) -> int:
+    store = open_store(load_local(args))
+    try:
+        runs = store.recent_runs(args.limit)
+    finally:
+        store.close()
+    if not runs:
+        print("no runs yet")
+    for run in runs:
+        print(format_run(run))
+    return EXIT_OK
+
+
+def format_run(run: RunRecord) -> str:
+    when = run.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    took = (
+        f"{(run.finished_at - run.started_at).total_seconds():.1f}s"
+        if run.finished_at
+        else "unfinished"
+    )
+    counts = " ".join(f"{k}={v}" for k, v in run.counts.items() if v) or "no changes"
+    mode = " (dry run)" if run.dry_run else ""
+    line = (
+        f"{when}  {run.id}  {run.trigger:<8} {run.outcome or 'running':<10} "
+        f"{took:>8}  {counts}{mode}"
+    )
+    if run.reason:
+        line += f"  reason: {run.reason}"
+    return line

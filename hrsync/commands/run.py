@@ -1,0 +1,28 @@
+"""`hrsync run`: the daemon, wired to one store and one stop event for all its runs.
+
+SIGTERM (handled by the daemon) sets the stop event; the run in progress sees the same
+event and ends after its current step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from hrsync import daemon
+from hrsync.commands.startup import load_for, open_store
+from hrsync.sync import SyncRequest, SyncResult, run_sync
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_for(args)
+    store = open_store(settings)
+    stop = threading.Event()
+
+    def one_run(request: SyncRequest) -> SyncResult:
+        return run_sync(settings, request, store=store, stop=stop)
+
+    try:
+        return daemon.run(settings, now=args.now, store=store, run_sync=one_run, stop_event=stop)
+    finally:
+        store.close()

@@ -1,0 +1,67 @@
+"""What every command does first: load the settings, configure logging, open the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from hrsync import logs
+from hrsync.config import ConfigError, Settings, load_settings
+from hrsync.store.repo import Store
+from hrsync.store.url import open_failure
+
+# Commands that print a report keep stdout for it; their log goes to stderr.
+_REPORTING = frozenset({"plan", "history", "check"})
+
+
+def load_for(
+    args: argparse.Namespace,
+    *,
+    require_token: bool = True,
+    require_source: bool = True,
+    require_dx: bool = True,
+) -> Settings:
+    """Load and validate settings, then configure logging from them and the flags."""
+    settings = load_settings(
+        args.config,
+        require_token=require_token,
+        require_source=require_source,
+        require_dx=require_dx,
+    )
+    configure_logging(args, settings)
+    if settings.token is not None:
+        logs.register_secret(settings.token)
+    return settings
+
+
+def load_local(args: argparse.Namespace) -> Settings:
+    """Settings for a command that reads only the state store: no token, export or DX."""
+    return load_for(args, require_token=False, require_source=False, require_dx=False)
+
+
+def configure_logging(args: argparse.Namespace, settings: Settings | None = None) -> None:
+    fmt = args.log_format or (settings.log.format if settings else "auto")
+    level = args.log_level or (settings.log.level if settings else "info")
+    stream = sys.stderr if args.command in _REPORTING else sys.stdout
+    logs.configure(fmt, level, stream)
+
+
+@contextmanager
+def store_setting(url: str) -> Iterator[None]:
+    """At start, a store that cannot be opened is a setting to fix (exit 2), said in one
+    line: not a traceback ending in a link to SQLAlchemy's docs."""
+    try:
+        yield
+    except (SQLAlchemyError, OSError) as exc:
+        raise ConfigError([open_failure(url, exc)]) from None
+
+
+def open_store(settings: Settings) -> Store:
+    # Migrations run on every start: a new version's schema is in place before use.
+    url = settings.state.database_url
+    with store_setting(url):
+        return Store.open(url)

@@ -1,0 +1,45 @@
+"""`hrsync sync` and `hrsync plan`: one run now; the report printed when a person asked."""
+
+from __future__ import annotations
+
+import argparse
+
+from hrsync.commands.startup import load_for, open_store
+from hrsync.config import Settings
+from hrsync.outcome import EXIT_FAILED, Outcome
+from hrsync.sync import SyncRequest, SyncResult, run_sync
+
+
+def sync(args: argparse.Namespace) -> int:
+    request = SyncRequest(
+        trigger="manual",
+        dry_run=args.dry_run,
+        preview=args.preview,
+        allow_archive=args.allow_archive,
+        allow_shrink=args.allow_shrink,
+    )
+    result = _run_once(load_for(args), request)
+    shows_report = request.dry_run or request.preview or result.outcome is Outcome.REFUSED
+    if shows_report and result.report:
+        print(result.report)
+    return result.exit_code
+
+
+def plan(args: argparse.Namespace) -> int:
+    """A dry run whose plan is always printed; `--detailed-exitcode` says if it changes."""
+    result = _run_once(load_for(args), SyncRequest(dry_run=True))
+    if result.report:
+        print(result.report)
+    if not args.detailed_exitcode:
+        return result.exit_code
+    if result.outcome in (Outcome.FAILED, Outcome.REJECTED) or result.plan is None:
+        return EXIT_FAILED
+    return 2 if result.plan.has_changes else 0
+
+
+def _run_once(settings: Settings, request: SyncRequest) -> SyncResult:
+    store = open_store(settings)
+    try:
+        return run_sync(settings, request, store=store)
+    finally:
+        store.close()
