@@ -62,11 +62,12 @@ Output rows are ordered parents before children: by depth, then by key.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -455,6 +456,12 @@ def _free(candidate: DxTeam, claimed: set[str], taken_refs: set[str]) -> bool:
     return not candidate.reference_id or candidate.reference_id not in taken_refs
 
 
+def _first_free(
+    candidates: Iterable[DxTeam], claimed: set[str], taken_refs: set[str]
+) -> DxTeam | None:
+    return next((c for c in candidates if _free(c, claimed, taken_refs)), None)
+
+
 class _Taken:
     """The union of the id sets `reference_id_for` must avoid, without copying them."""
 
@@ -477,10 +484,8 @@ def _by_hashed_ref(
     claimed: set[str],
     taken_refs: set[str],
 ) -> DxTeam | None:
-    for _, candidate in by_hashed.get(derived_reference_id(team.key), ()):
-        if _free(candidate, claimed, taken_refs):
-            return candidate
-    return None
+    candidates = (candidate for _, candidate in by_hashed.get(derived_reference_id(team.key), ()))
+    return _first_free(candidates, claimed, taken_refs)
 
 
 def _by_derived_ref(
@@ -491,11 +496,8 @@ def _by_derived_ref(
 ) -> DxTeam | None:
     if not by_derived:  # DX lists no team open to adoption by reference (e.g. a first run)
         return None
-    for ref in sorted(_derived_refs(team)):
-        for candidate in by_derived.get(ref, ()):
-            if _free(candidate, claimed, taken_refs):
-                return candidate
-    return None
+    candidates = (c for ref in sorted(_derived_refs(team)) for c in by_derived.get(ref, ()))
+    return _first_free(candidates, claimed, taken_refs)
 
 
 def _by_name_and_parent(
@@ -562,22 +564,10 @@ def _identities(
     in_use = {identity.reference_id for identity in active}
     retired = sorted(
         (
-            identity if identity.retired else _retire(identity)
+            identity if identity.retired else dataclasses.replace(identity, retired=True)
             for identity in known
             if identity.reference_id not in in_use
         ),
         key=lambda i: i.key,
     )
     return (*active, *retired)
-
-
-def _retire(identity: KnownIdentity) -> KnownIdentity:
-    return KnownIdentity(
-        key=identity.key,
-        reference_id=identity.reference_id,
-        name=identity.name,
-        parent_key=identity.parent_key,
-        lead_email=identity.lead_email,
-        members=identity.members,
-        retired=True,
-    )

@@ -469,6 +469,17 @@ def _build_units(
     return units
 
 
+def _disagreement(column: str, values: Mapping[str, str], what: str) -> Problem:
+    """The rows of one unit name different values (value -> first location) in `column`."""
+    shown = ", ".join(f"{v!r} ({loc})" for v, loc in sorted(values.items()))
+    return Problem(
+        location=min(values.values()),
+        field=column,
+        value=", ".join(sorted(values)),
+        expected=f"must name {what}; its rows disagree: {shown}",
+    )
+
+
 def _resolve_parent_column(
     units: dict[str, _Unit], parent_column: str, problems: list[Problem]
 ) -> None:
@@ -476,16 +487,8 @@ def _resolve_parent_column(
         unit = units[unit_id]
         values = unit.parent_sources
         if len(values) > 1:
-            shown = ", ".join(f"{v!r} ({loc})" for v, loc in sorted(values.items()))
-            problems.append(
-                Problem(
-                    location=min(values.values()),
-                    field=parent_column,
-                    value=", ".join(sorted(values)),
-                    expected=f"must name one parent unit for {unit_id!r}; its rows disagree: "
-                    + shown,
-                )
-            )
+            what = f"one parent unit for {unit_id!r}"
+            problems.append(_disagreement(parent_column, values, what))
             continue
         for value, location in values.items():
             if value == unit_id:
@@ -540,16 +543,7 @@ def _column_lead(
     if not values:
         return None, True
     if len(values) > 1:
-        shown = ", ".join(f"{v!r} ({loc})" for v, loc in sorted(values.items()))
-        problems.append(
-            Problem(
-                location=min(values.values()),
-                field=column,
-                value=", ".join(sorted(values)),
-                expected=f"must name one lead for unit {unit.unit_id!r}; its rows disagree: "
-                + shown,
-            )
-        )
+        problems.append(_disagreement(column, values, f"one lead for unit {unit.unit_id!r}"))
         return None, False
     value, location = next(iter(values.items()))
     lead = by_id.get(value) or by_email.get(value.casefold())
