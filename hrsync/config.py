@@ -298,24 +298,17 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
         elif isinstance(value, bool):
             return value
         raise _BadValue("true or false")
-    if hint is int:
+    if hint is int or hint is float:
+        # TOML's 3 is a fine float; its 3.0 is no whole number; true is neither.
+        accepted, expected = (int, "a whole number") if hint is int else (int | float, "a number")
         if isinstance(value, _EnvValue):
             try:
-                return int(value.text.strip())
+                return hint(value.text.strip())
             except ValueError:
-                raise _BadValue("a whole number") from None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _BadValue("a whole number")
-        return value
-    if hint is float:
-        if isinstance(value, _EnvValue):
-            try:
-                return float(value.text.strip())
-            except ValueError:
-                raise _BadValue("a number") from None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _BadValue("a number")
-        return float(value)
+                raise _BadValue(expected) from None
+        if isinstance(value, bool) or not isinstance(value, accepted):
+            raise _BadValue(expected)
+        return hint(value)
     if hint is str:
         if isinstance(value, _EnvValue):
             return value.text

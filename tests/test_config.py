@@ -55,6 +55,14 @@ def test_defaults_match_design(tmp_path: Path) -> None:
     assert s.source.path == tmp_path / "people.csv"
 
 
+def test_numbers_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "\n[sync]\nverify_timeout_s = 300\nmax_resends = 4\n")
+    s = load_settings(path, {**TOKEN_ENV, "HRSYNC_DX__TIMEOUT_S": " 2.5 "})
+    assert (s.sync.verify_timeout_s, type(s.sync.verify_timeout_s)) == (300.0, float)
+    assert (s.sync.max_resends, type(s.sync.max_resends)) == (4, int)
+    assert s.dx.timeout_s == 2.5
+
+
 def test_env_overrides_any_key(tmp_path: Path) -> None:
     env = {
         **TOKEN_ENV,
@@ -110,6 +118,26 @@ def test_token_from_file(tmp_path: Path) -> None:
             MINIMAL,
             {**TOKEN_ENV, "HRSYNC_SYNC__MAX_ARCHIVE": "many"},
             "sync.max_archive must be a whole number, got 'many' (from HRSYNC_SYNC__MAX_ARCHIVE)",
+        ),
+        (
+            MINIMAL + "\n[sync]\nmax_archive = 3.0\n",
+            TOKEN_ENV,
+            "sync.max_archive must be a whole number, got 3.0",
+        ),
+        (
+            MINIMAL + "\n[sync]\nmax_archive = true\n",
+            TOKEN_ENV,
+            "sync.max_archive must be a whole number, got True",
+        ),
+        (
+            MINIMAL + "\n[sync]\nverify_timeout_s = true\n",
+            TOKEN_ENV,
+            "sync.verify_timeout_s must be a number, got True",
+        ),
+        (
+            MINIMAL,
+            {**TOKEN_ENV, "HRSYNC_SYNC__VERIFY_TIMEOUT_S": "soon"},
+            "sync.verify_timeout_s must be a number, got 'soon' (from HRSYNC_SYNC__VERIFY_",
         ),
         (
             MINIMAL + '\n[sync]\ntimezone = "Mars/Olympus"\n',
