@@ -9,7 +9,9 @@ Jobs:
 - `schedule`  the cron job from `sync.schedule` in `sync.timezone`;
 - `resume`    a one-off run at the end of a deferral (replaced by each new deferral);
 - `startup`   a one-off run at start with `--now`;
-- `heartbeat` every `sync.heartbeat_s`, so `hrsync healthcheck` can tell we are alive.
+- `heartbeat` every `sync.heartbeat_s`, so `hrsync healthcheck` can tell we are alive;
+- `standby`   while another process (a second replica) holds the lease: watches it
+              every few seconds and takes over at once if that run dies unfinished.
 
 Runs never overlap: a job that fires while another run is in progress is skipped
 (that run already does the work), and logged as `daemon.run_skipped` (warning), whether
@@ -48,7 +50,8 @@ from hrsync.schedule import (
     next_cron_fire,
     quarantine_from_streak,
 )
-from hrsync.store.repo import Store
+from hrsync.store.lease import LeaseState
+from hrsync.store.repo import RunRecord, Store
 from hrsync.sync import SyncRequest, SyncResult, utcnow
 
 log = get_logger(__name__)
@@ -61,6 +64,11 @@ RESUME_JOB = "resume"
 STARTUP_JOB = "startup"
 CATCH_UP_JOB = "catch-up"
 HEARTBEAT_JOB = "heartbeat"
+STANDBY_JOB = "standby"
+TAKEOVER_JOB = "takeover"
+# How often a standby looks at the lease. On PostgreSQL the lock is gone the moment its
+# holder's session dies, so this is most of the takeover time.
+STANDBY_POLL_S = 2.0
 # After an unverified run DX may still be importing, or our request was lost: look again
 # soon (the retry verifies the submission before planning anything new), backing off.
 UNVERIFIED_RETRY_FIRST = timedelta(minutes=2)
@@ -80,6 +88,7 @@ _JOB_TRIGGERS = {
     CATCH_UP_JOB: "schedule",
     RESUME_JOB: "resume",
     STARTUP_JOB: "startup",
+    TAKEOVER_JOB: "resume",
 }
 
 # Triggers the quarantine holds back. `--now` at start is a person asking for a run.
@@ -158,6 +167,8 @@ class Daemon:
         self._idle = threading.Event()
         self._idle.set()
         self._quarantine: Quarantine | None = None
+        # The other process's run this daemon stands behind, while it does.
+        self._standby: LeaseState | None = None
 
     # ----------------------------------------------------------- lifecycle
 
@@ -266,6 +277,8 @@ class Daemon:
                 next_attempt_at=_iso(quarantine.next_attempt_at),
             )
             return None
+        if self._stands_by(trigger):
+            return None
         if not self._run_lock.acquire(blocking=False):
             # A job fires at its time, so "now" is the time it was scheduled for.
             log.warning(
@@ -291,6 +304,9 @@ class Daemon:
                 self._update_quarantine(None)
                 return None
             self._after_run(result)
+            if result.outcome is Outcome.DEFERRED:
+                # Turned away by the lease between our look and the run's own: stand by.
+                self._stands_by(trigger)
             return result
         finally:
             # Beat before marking idle: `stop` waits for idle and then writes "stopped",
@@ -306,6 +322,8 @@ class Daemon:
         if event.job_id == HEARTBEAT_JOB:
             log.info("daemon.heartbeat_skipped", scheduled_at=fires[-1] if fires else None)
             return
+        if event.job_id == STANDBY_JOB:
+            return  # a slow look at the lease; the next one comes in seconds
         log.warning(
             "daemon.run_skipped",
             trigger=_JOB_TRIGGERS.get(event.job_id, event.job_id),
@@ -437,6 +455,91 @@ class Daemon:
             replace_existing=True,
         )
 
+    # ------------------------------------------------------------- standby
+
+    def _stands_by(self, trigger: str) -> bool:
+        """True, logged, when another process holds the lease: this fire is its work."""
+        try:
+            lease = self.store.current_lease(self.clock())
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+            return False  # the run's own lease decides
+        if lease is None or lease.acquired:
+            return False
+        self._standby = lease
+        log.info(
+            "daemon.standby",
+            trigger=trigger,
+            holder=lease.holder,
+            holder_host=lease.host,
+            holder_pid=lease.pid,
+            holder_since=_iso(lease.acquired_at),
+            detail="another process is syncing; this one takes over if that run dies unfinished",
+        )
+        if self._job(STANDBY_JOB) is None and not self.stopping.is_set():
+            self.scheduler.add_job(
+                self._watch_standby,
+                trigger=IntervalTrigger(seconds=STANDBY_POLL_S, timezone=UTC),
+                id=STANDBY_JOB,
+                name="watch the active replica's lease",
+                next_run_time=self.clock() + timedelta(seconds=STANDBY_POLL_S),
+                replace_existing=True,
+            )
+        self._safe_beat()
+        return True
+
+    def _watch_standby(self) -> None:
+        """While standing by: once the lease is free, take over if its run never ended."""
+        awaited = self._standby
+        if awaited is None or self.stopping.is_set():
+            self._end_standby()
+            return
+        try:
+            lease = self.store.current_lease(self.clock())
+            if lease is not None and not lease.acquired:
+                self._standby = lease  # perhaps the holder's next run: stand behind that
+                return
+            run = self._awaited_run(awaited)
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+            return
+        self._end_standby()
+        if run is not None and run.finished_at is not None:
+            log.info(
+                "daemon.standby_over",
+                holder=awaited.holder,
+                run_id=run.id,
+                outcome=run.outcome,
+            )
+            return
+        log.warning(
+            "daemon.takeover",
+            holder=awaited.holder,
+            holder_host=awaited.host,
+            holder_pid=awaited.pid,
+            holder_since=_iso(awaited.acquired_at),
+            run_id=run.id if run else None,
+            detail="the lease is free but that run never finished (its process or database "
+            "session died): this process syncs now",
+        )
+        self._one_off(self._takeover, TAKEOVER_JOB, "sync after the holder died", self.clock())
+
+    def _takeover(self) -> None:
+        self.execute("resume")
+
+    def _awaited_run(self, lease: LeaseState) -> RunRecord | None:
+        # A holder is named host:pid:run_id (hrsync.sync); a name of another shape finds
+        # no run, and an unknown run is taken over: one needless run beats a missed one.
+        run_id = lease.holder.rpartition(":")[2]
+        return next((r for r in self.store.recent_runs(50) if r.id == run_id), None)
+
+    def _end_standby(self) -> None:
+        self._standby = None
+        if self._job(STANDBY_JOB) is not None:
+            self.scheduler.remove_job(STANDBY_JOB)
+        if not self.stopping.is_set():
+            self._safe_beat()
+
     # ----------------------------------------------------------- heartbeat
 
     def beat(self, state: str | None = None) -> None:
@@ -466,7 +569,9 @@ class Daemon:
             self._safe_beat()
 
     def _resting_state(self) -> str:
-        return "quarantined" if self._quarantine is not None else "idle"
+        if self._quarantine is not None:
+            return "quarantined"
+        return "standby" if self._standby is not None else "idle"
 
     def _safe_beat(self, state: str | None = None) -> None:
         # A locked or unreachable store must not take the daemon down; a missed beat
