@@ -25,7 +25,8 @@ from hrsync.sources.base import SourceError
 # Names APIs commonly give the next page's cursor, looked for at the top of a body when
 # style is "none" (besides @odata.nextLink and next_cursor_path).
 COMMON_CURSOR_NAMES = ("next_cursor", "nextPageToken", "next")
-_LINK = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]*)*)")
+# <target> then ;-separated parameters, whose quoted values may hold , and ;
+_LINK = re.compile(r"""<([^>]*)>\s*((?:;(?:[^;,"]|"[^"]*")*)*)""")
 _REL = re.compile(r"""(?:^|;)\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))""", re.IGNORECASE)
 
 

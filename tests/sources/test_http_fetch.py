@@ -182,7 +182,7 @@ def test_size_cap_refuses_an_announced_oversized_body(server: str) -> None:
 def test_server_error_names_the_url_without_credentials(server: str) -> None:
     host = server.removeprefix("http://")
     url = f"http://isu_dx:{PASSWORD}@{host}/broken?format=csv&token=abc987"
-    settings = SourceSettings(url=url, auth_header_env="HR_AUTH")
+    settings = SourceSettings(url=url, auth_header_env="HR_AUTH", retries=0)
     with capture_logs() as logs, pytest.raises(SourceUnavailable) as caught:
         open_export(settings, environ={"HR_AUTH": TOKEN})
     message = str(caught.value)
@@ -193,7 +193,7 @@ def test_server_error_names_the_url_without_credentials(server: str) -> None:
 
 
 def test_timeout_is_a_source_error(server: str) -> None:
-    settings = SourceSettings(url=f"{server}/slow", timeout_s=0.1)
+    settings = SourceSettings(url=f"{server}/slow", timeout_s=0.1, retries=0)
     with pytest.raises(
         SourceUnavailable, match=r"/slow did not answer within 0.1 s \(source.timeout_s\)"
     ):
@@ -202,7 +202,9 @@ def test_timeout_is_a_source_error(server: str) -> None:
 
 def test_unreachable_host_is_a_source_error() -> None:
     with pytest.raises(SourceUnavailable, match=r"could not fetch http://127\.0\.0\.1:9/x\.csv"):
-        open_export(SourceSettings(url="http://127.0.0.1:9/x.csv", timeout_s=2), environ={})
+        open_export(
+            SourceSettings(url="http://127.0.0.1:9/x.csv", timeout_s=2, retries=0), environ={}
+        )
 
 
 def test_a_given_client_is_used_and_left_open(server: str) -> None:
@@ -250,6 +252,6 @@ def test_safe_url(url: str, shown: str) -> None:
 )
 def test_a_broken_url_is_an_error_that_shows_none_of_it(url: str) -> None:
     with pytest.raises(SourceError) as caught:
-        open_export(SourceSettings(url=url, timeout_s=1), environ={})
+        open_export(SourceSettings(url=url, timeout_s=1, retries=0), environ={})
     assert "source.url (unparsable)" in str(caught.value)
     assert "hunter2" not in str(caught.value)

@@ -1,0 +1,342 @@
+"""Fakes of the HR APIs in the README's recipes: their paging and auth shapes.
+
+Each `*Api` is a handler for `tests.fakes.serve`, over the same people (by default the
+sample org of config/sample-org.csv, which the DX simulator's demo scenario knows), with
+knobs for the failures tests need: a page that fails, a revoked token, a wrong secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.fakes import Request, Response
+
+SAMPLE = Path(__file__).resolve().parents[2] / "config" / "sample-org.csv"
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str
+    name: str
+    email: str
+    manager_id: str
+    department: str
+    active: bool
+
+
+def sample_people() -> list[Person]:
+    with SAMPLE.open(encoding="utf-8-sig", newline="") as fh:
+        return [
+            Person(
+                row["Employee ID"],
+                row["Full Name"],
+                row["Work Email"],
+                row["Manager ID"],
+                row["Department"],
+                row["Status"] == "Active",
+            )
+            for row in csv.DictReader(fh)
+        ]
+
+
+def basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+@dataclass
+class Faults:
+    """Knobs shared by the fakes."""
+
+    fail_page: int | None = None  # this page (1-based) answers 503 ...
+    fail_times: int = 10**9  # ... this many times
+    failed: int = 0
+
+    def failing(self, page: int) -> Response | None:
+        if page == self.fail_page and self.failed < self.fail_times:
+            self.failed += 1
+            return Response.of_json({"error": "unavailable"}, 503, {"Retry-After": "0"})
+        return None
+
+
+@dataclass
+class OAuth2Server:
+    """A client-credentials token endpoint: counts tokens, can revoke or expire them."""
+
+    client_id: str = "hrsync-client"
+    client_secret: str = field(default_factory=lambda: "cs-" + secrets.token_hex(12))
+    lifetime_s: int = 3600
+    issued: list[str] = field(default_factory=list)
+    revoked: set[str] = field(default_factory=set)
+    forms: list[dict[str, str]] = field(default_factory=list)
+
+    def token(self, request: Request) -> Response:
+        form = request.form()
+        self.forms.append(form)
+        if form.get("grant_type") != "client_credentials":
+            return Response.of_json({"error": "unsupported_grant_type"}, 400)
+        if (
+            form.get("client_id") != self.client_id
+            or form.get("client_secret") != self.client_secret
+        ):
+            return Response.of_json(
+                {"error": "invalid_client", "error_description": "AADSTS7000215: bad secret"}, 401
+            )
+        token = "at-" + secrets.token_hex(16)
+        self.issued.append(token)
+        return Response.of_json(
+            {"access_token": token, "token_type": "Bearer", "expires_in": self.lifetime_s}
+        )
+
+    def allows(self, request: Request) -> bool:
+        header = request.headers.get("authorization", "")
+        token = header.removeprefix("Bearer ")
+        return header.startswith("Bearer ") and token in self.issued and token not in self.revoked
+
+
+def _page(people: list[Any], start: int, size: int) -> list[Any]:
+    return people[start : start + size]
+
+
+@dataclass
+class GraphApi:
+    """Microsoft Graph: /v1.0/users with $expand=manager, @odata.nextLink, OAuth2."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    page_size: int = 10
+    oauth: OAuth2Server = field(default_factory=OAuth2Server)
+    faults: Faults = field(default_factory=Faults)
+    revoke_after_page: int | None = None  # revoke the token in use after serving this page
+    pages_served: int = 0
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path.endswith("/oauth2/v2.0/token") and request.method == "POST":
+            return self.oauth.token(request)
+        if request.path != "/v1.0/users":
+            return Response.of_json({"error": {"code": "NotFound"}}, 404)
+        if not self.oauth.allows(request):
+            return Response.of_json({"error": {"code": "InvalidAuthenticationToken"}}, 401)
+        skip = int(request.query.get("$skiptoken", "0"))
+        page = skip // self.page_size + 1
+        failure = self.faults.failing(page)
+        if failure:
+            return failure
+        users = [self._user(p) for p in _page(self.people, skip, self.page_size)]
+        body: dict[str, Any] = {"@odata.context": f"{base}/v1.0/$metadata#users", "value": users}
+        if skip + self.page_size < len(self.people):
+            body["@odata.nextLink"] = (
+                f"{base}/v1.0/users?$select=id,displayName,mail,department,accountEnabled"
+                f"&$expand=manager($select=id)&$top={self.page_size}"
+                f"&$skiptoken={skip + self.page_size}"
+            )
+        self.pages_served += 1
+        if self.revoke_after_page == self.pages_served:
+            self.oauth.revoked.add(request.headers["authorization"].removeprefix("Bearer "))
+        return Response.of_json(body)
+
+    @staticmethod
+    def _user(p: Person) -> dict[str, Any]:
+        user: dict[str, Any] = {
+            "id": p.id,
+            "displayName": p.name,
+            "mail": p.email,
+            "department": p.department,
+            "accountEnabled": p.active,
+        }
+        if p.manager_id:
+            user["manager"] = {"@odata.type": "#microsoft.graph.user", "id": p.manager_id}
+        return user
+
+
+@dataclass
+class OktaApi:
+    """Okta: /api/v1/users, `Link: <...>; rel="next"`, `Authorization: SSWS <token>`."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    api_token: str = field(default_factory=lambda: "00" + secrets.token_hex(16))
+    faults: Faults = field(default_factory=Faults)
+    max_limit: int = 10  # below the recipe's limit=200, so the sample org spans pages
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/api/v1/users":
+            return Response.of_json({"errorCode": "E0000022"}, 404)
+        if request.headers.get("authorization") != f"SSWS {self.api_token}":
+            return Response.of_json({"errorCode": "E0000011", "errorSummary": "Invalid token"}, 401)
+        limit = min(int(request.query.get("limit", "200")), self.max_limit)
+        after = request.query.get("after", "")
+        ids = [p.id for p in self.people]
+        start = ids.index(after) + 1 if after else 0
+        failure = self.faults.failing(start // limit + 1)
+        if failure:
+            return failure
+        chunk = _page(self.people, start, limit)
+        links = [f'<{base}/api/v1/users?limit={limit}>; rel="self"']
+        if start + limit < len(self.people):
+            links.append(f'<{base}/api/v1/users?after={chunk[-1].id}&limit={limit}>; rel="next"')
+        return Response.of_json([self._user(p) for p in chunk], headers={"Link": ", ".join(links)})
+
+    @staticmethod
+    def _user(p: Person) -> dict[str, Any]:
+        return {
+            "id": "00u" + p.id,
+            "status": "ACTIVE" if p.active else "DEPROVISIONED",
+            "profile": {
+                "employeeNumber": p.id,
+                "displayName": p.name,
+                "email": p.email,
+                "login": p.email,
+                "department": p.department,
+                "managerId": p.manager_id or None,
+            },
+        }
+
+
+@dataclass
+class BambooHrApi:
+    """BambooHR: POST /api/gateway.php/{company}/v1/reports/custom, basic auth (key:x)."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    api_key: str = field(default_factory=lambda: secrets.token_hex(20))
+    bodies: list[Any] = field(default_factory=list)
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/api/gateway.php/acme/v1/reports/custom" or request.method != "POST":
+            return Response(404)
+        if request.headers.get("authorization") != basic(self.api_key, "x"):
+            return Response(401)
+        body = request.json()
+        self.bodies.append(body)
+        fields = body.get("fields", []) if isinstance(body, dict) else []
+        employees = [
+            {
+                key: value
+                for key, value in {
+                    "id": p.id,
+                    "displayName": p.name,
+                    "workEmail": p.email,
+                    "supervisorEId": p.manager_id or None,
+                    "department": p.department,
+                    "status": "Active" if p.active else "Inactive",
+                }.items()
+                if key == "id" or key in fields
+            }
+            for p in self.people
+        ]
+        return Response.of_json(
+            {"title": "hrsync", "fields": [{"id": f} for f in fields], "employees": employees}
+        )
+
+
+@dataclass
+class HiBobApi:
+    """HiBob: POST /v1/people/search, a cursor in the body, basic auth of a service user."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    service_user: str = "SERVICE-1234"
+    service_token: str = field(default_factory=lambda: secrets.token_hex(16))
+    page_size: int = 15
+    bodies: list[Any] = field(default_factory=list)
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/v1/people/search" or request.method != "POST":
+            return Response(404)
+        if request.headers.get("authorization") != basic(self.service_user, self.service_token):
+            return Response(401)
+        body = request.json()
+        self.bodies.append(body)
+        start = int(body.get("cursor") or 0)
+        chunk = _page(self.people, start, self.page_size)
+        answer: dict[str, Any] = {"employees": [self._employee(p) for p in chunk]}
+        if start + self.page_size < len(self.people):
+            answer["nextCursor"] = str(start + self.page_size)
+        return Response.of_json(answer)
+
+    @staticmethod
+    def _employee(p: Person) -> dict[str, Any]:
+        return {
+            "id": p.id,
+            "displayName": p.name,
+            "email": p.email,
+            "work": {
+                "department": p.department,
+                "reportsTo": {"id": p.manager_id} if p.manager_id else None,
+            },
+            "internal": {"lifecycleStatus": "employed" if p.active else "terminated"},
+        }
+
+
+@dataclass
+class PersonioApi:
+    """Personio: OAuth2 at /v2/auth/token, GET /v1/company/employees?limit=&offset=."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    oauth: OAuth2Server = field(default_factory=lambda: OAuth2Server(client_id="papi-client"))
+    max_limit: int = 200
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path == "/v2/auth/token" and request.method == "POST":
+            return self.oauth.token(request)
+        if request.path != "/v1/company/employees":
+            return Response(404)
+        if not self.oauth.allows(request):
+            return Response.of_json({"success": False, "error": {"code": 401}}, 401)
+        limit = min(int(request.query.get("limit", "200")), self.max_limit)
+        offset = int(request.query.get("offset", "0"))
+        chunk = _page(self.people, offset, limit)
+        return Response.of_json(
+            {"success": True, "limit": limit, "offset": offset, "data": [self._e(p) for p in chunk]}
+        )
+
+    @staticmethod
+    def _e(p: Person) -> dict[str, Any]:
+        supervisor = (
+            {"type": "Employee", "attributes": {"id": {"label": "ID", "value": p.manager_id}}}
+            if p.manager_id
+            else None
+        )
+        return {
+            "type": "Employee",
+            "attributes": {
+                "id": {"label": "ID", "value": p.id},
+                "preferred_name": {"label": "Preferred name", "value": p.name},
+                "email": {"label": "Email", "value": p.email},
+                "department": {
+                    "label": "Department",
+                    "value": {"type": "Department", "attributes": {"name": p.department}},
+                },
+                "supervisor": {"label": "Supervisor", "value": supervisor},
+                "status": {"label": "Status", "value": "active" if p.active else "inactive"},
+            },
+        }
+
+
+@dataclass
+class WorkdayApi:
+    """Workday RaaS: one GET of a custom report as JSON, basic auth of an ISU."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    user: str = "ISU_hrsync"
+    password: str = field(default_factory=lambda: secrets.token_hex(12))
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/ccx/service/customreport2/acme/ISU_hrsync/DX_Org":
+            return Response(404)
+        if request.headers.get("authorization") != basic(self.user, self.password):
+            return Response(401)
+        entries = []
+        for p in self.people:
+            entry: dict[str, Any] = {
+                "Employee_ID": p.id,
+                "Worker": p.name,
+                "Email_-_Work": p.email,
+                "Supervisory_Organization": p.department,
+                "Worker_Status": "Active" if p.active else "Terminated",
+            }
+            if p.manager_id:
+                entry["Manager"] = {"ID": p.manager_id}
+            entries.append(entry)
+        return Response.of_json({"Report_Entry": entries})

@@ -1,0 +1,76 @@
+"""The pure paging rules: Link headers, next-page markers, the next request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hrsync.core.settings import PaginationSettings, SourceSettings
+from hrsync.sources.pagination import (
+    PageRequest,
+    first_request,
+    link_next,
+    next_page_marker,
+    next_request,
+)
+
+
+@pytest.mark.parametrize(
+    ("header", "target"),
+    [
+        ("", None),
+        ('<https://a/u?after=1>; rel="next"', "https://a/u?after=1"),
+        ('<https://a/u>; rel="self", <https://a/u?after=2>; rel="next"', "https://a/u?after=2"),
+        ("<https://a/u?after=3>; rel=next", "https://a/u?after=3"),
+        ('<https://a/u?after=4>; rel="prev next"', "https://a/u?after=4"),
+        ('<https://a/u?after=5>; title="a, b"; REL="Next"', "https://a/u?after=5"),
+        ('<https://a/u>; rel="self"', None),
+        ('<https://a/u>; rel="nextish"', None),
+    ],
+)
+def test_link_next(header: str, target: str | None) -> None:
+    assert link_next(header) == target
+
+
+@pytest.mark.parametrize(
+    ("document", "link", "marker"),
+    [
+        ({"value": []}, "", ""),
+        ({"value": [], "next": None, "nextPageToken": "", "@odata.nextLink": None}, "", ""),
+        ([{"id": 1}], "", ""),
+        ({"value": [], "@odata.nextLink": "u"}, "", "@odata.nextLink in the body"),
+        ({"next": "2"}, "", "'next' in the body"),
+        ({"nextPageToken": "t"}, "", "'nextPageToken' in the body"),
+        ({"meta": {"cursor": "c"}}, "", "'meta.cursor' in the body"),
+        ([{"id": 1}], "<u>; rel=next", 'a Link header with rel="next"'),
+    ],
+)
+def test_next_page_marker(document: Any, link: str, marker: str) -> None:
+    paging = PaginationSettings(next_cursor_path="meta.cursor")
+    assert next_page_marker(paging, document, link)[0] == marker
+
+
+def test_offset_and_cursor_requests_for_get_and_post() -> None:
+    get = SourceSettings(
+        url="https://h/e?x=1", pagination=PaginationSettings(style="offset", page_size=2)
+    )
+    first = first_request(get)
+    assert first.url == "https://h/e?x=1&offset=0&limit=2"
+    second = next_request(get, first, {}, "", 2)
+    assert second is not None and second.url == "https://h/e?x=1&offset=2&limit=2"
+    assert next_request(get, second, {}, "", 1) is None
+    post = SourceSettings(
+        url="https://h/s",
+        method="POST",
+        body='{"q": {"a": 1}}',
+        pagination=PaginationSettings(
+            style="cursor", next_cursor_path="page.next", cursor_param="page.cursor"
+        ),
+    )
+    start = first_request(post)
+    assert start == PageRequest("https://h/s", {"q": {"a": 1}})
+    following = next_request(post, start, {"page": {"next": "c2"}}, "", 5)
+    assert following == PageRequest("https://h/s", {"q": {"a": 1}, "page": {"cursor": "c2"}})
+    assert start.body == {"q": {"a": 1}}  # the first request's body is left as it was
+    assert next_request(post, following, {"page": {"next": ""}}, "", 5) is None
