@@ -49,6 +49,12 @@ def test_missing_team() -> None:
     assert "1 missing (Platform)" in result.summary()
 
 
+def test_the_summary_names_five_teams_then_how_many_more() -> None:
+    rows = [TeamRow(f"k{i}", f"r{i}", f"Team {i}", "x@x.com", None, None, ()) for i in range(7)]
+    summary = check_convergence(rows, [], []).summary()
+    assert "7 missing (Team 0, Team 1, Team 2, Team 3, Team 4 and 2 more)" in summary
+
+
 def test_wrong_name() -> None:
     result = check_convergence([ENG, PLAT], [], [GOOD[0], team("plat", "Plat", "id-eng", 1)])
     assert not result.converged

@@ -47,7 +47,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from hrsync.core.emails import EMAIL_RULE, is_valid_email, normalise_email
 from hrsync.core.filters import (
@@ -152,7 +151,7 @@ class _Row:
         position: int,
         location: str,
         attributes: Mapping[str, str],
-        picked: tuple[str, str, str, str, str, str, str],
+        picked: _Picked,
         reason: str | None,
     ) -> None:
         self.position = position
@@ -173,6 +172,7 @@ class _Row:
 
 
 # The logical fields a _Row picks from each record, in the order of `picked`.
+_Picked = tuple[str, str, str, str, str, str, str]
 _PICKED = ("employee_id", "email", "name", "manager_id", "manager_email", "department", "status")
 
 
@@ -182,16 +182,15 @@ class _Picker:
     def __init__(self, configured: Mapping[str, str]) -> None:
         self.columns = tuple(configured.get(key, "") for key in _PICKED)
         self._index: Mapping[str, int] | None = None
-        self._getter: Callable[[tuple[str, ...]], Any] = operator.itemgetter(0)
+        self._getter: Callable[[tuple[str, ...]], _Picked] = operator.itemgetter(0)
         self._pad = False
 
-    def __call__(self, record: Mapping[str, str]) -> tuple[str, str, str, str, str, str, str]:
+    def __call__(self, record: Mapping[str, str]) -> _Picked:
         if isinstance(record, RowValues):
             if record.index is not self._index:
                 self._prepare(record.index)
             cells = record.cells + _BLANK if self._pad else record.cells
-            picked: tuple[str, str, str, str, str, str, str] = self._getter(cells)
-            return picked
+            return self._getter(cells)
         a, b, c, d, e, f, g = (record.get(column, "") if column else "" for column in self.columns)
         return a, b, c, d, e, f, g
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from hrsync.core.compare import compare, index_dx
 from hrsync.core.identity import TeamRow
+from hrsync.core.listing import capped
 from hrsync.core.plan import Change, Create, LeadChange, Plan, Rename
 from hrsync.dx.models import AuditEvent, DxTeam
 
@@ -88,37 +90,35 @@ class Convergence:
         else:
             parts = []
             if self.missing:
-                parts.append(
-                    f"{len(self.missing)} missing ({_names(r.name for r in self.missing)})"
-                )
+                parts.append(f"{len(self.missing)} missing ({_few(r.name for r in self.missing)})")
             if self.wrong_names:
                 parts.append(
                     f"{len(self.wrong_names)} with the wrong name ("
-                    + _names(f"{m.actual!r} should be {m.expected!r}" for m in self.wrong_names)
+                    + _few(f"{m.actual!r} should be {m.expected!r}" for m in self.wrong_names)
                     + ")"
                 )
             if self.wrong_parents:
                 parts.append(
                     f"{len(self.wrong_parents)} under the wrong parent ("
-                    + _names(m.name for m in self.wrong_parents)
+                    + _few(m.name for m in self.wrong_parents)
                     + ")"
                 )
             if self.still_present:
                 parts.append(
                     f"{len(self.still_present)} not yet archived ("
-                    + _names(t.name for t in self.still_present)
+                    + _few(t.name for t in self.still_present)
                     + ")"
                 )
             if self.not_yet_changed:
                 parts.append(
                     f"{len(self.not_yet_changed)} with a new lead or members not yet changed ("
-                    + _names(self.not_yet_changed)
+                    + _few(self.not_yet_changed)
                     + ")"
                 )
             if self.overcounted:
                 parts.append(
                     f"{len(self.overcounted)} with more contributors than sent ("
-                    + _names(f"{o.name}: {o.counted} > {o.sent}" for o in self.overcounted)
+                    + _few(f"{o.name}: {o.counted} > {o.sent}" for o in self.overcounted)
                     + ")"
                 )
             text = "DX does not match yet: " + "; ".join(parts)
@@ -131,10 +131,9 @@ class Convergence:
         return text
 
 
-def _names(names: Any, limit: int = 5) -> str:
-    items = list(names)
-    shown = ", ".join(str(n) for n in items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+def _few(names: Iterable[object]) -> str:
+    # A summary line names a few teams; the log's per-team events name them all.
+    return capped(names, limit=5)
 
 
 _NOTHING: Mapping[str, datetime] = {}
@@ -292,7 +291,7 @@ def match_audit(
     matched: list[tuple[Change, AuditEvent]] = []
     missing: list[Change] = []
 
-    def take(predicate: Any) -> AuditEvent | None:
+    def take(predicate: Callable[[AuditEvent], bool]) -> AuditEvent | None:
         for event in pending:
             if predicate(event):
                 pending.remove(event)
@@ -302,13 +301,13 @@ def match_audit(
     for change in plan.changes:
         event: AuditEvent | None = None
         if isinstance(change, Rename):
-            event = take(lambda e, c=change: _is_rename_of(e, c))
+            event = take(partial(_is_rename_of, change=change))
             if event is None:
                 missing.append(change)
         elif isinstance(change, LeadChange):
-            event = take(lambda e, c=change: _is_lead_change_of(e, c, same_team=True))
+            event = take(partial(_is_lead_change_of, change=change, same_team=True))
             if event is None:
-                event = take(lambda e, c=change: _is_lead_change_of(e, c, same_team=False))
+                event = take(partial(_is_lead_change_of, change=change, same_team=False))
             if event is None and change.old_lead_known:
                 missing.append(change)
         if event is not None:
@@ -317,7 +316,7 @@ def match_audit(
     # Events DX may emit while creating a team are explained by the Create.
     for change in plan.changes:
         if isinstance(change, Create):
-            while (event := take(lambda e, c=change: _belongs_to_create(e, c))) is not None:
+            while (event := take(partial(_belongs_to_create, change=change))) is not None:
                 matched.append((change, event))
 
     ours: list[AuditEvent] = []
@@ -325,9 +324,9 @@ def match_audit(
         for change in older.changes:
             event = None
             if isinstance(change, Rename):
-                event = take(lambda e, c=change: _is_rename_of(e, c))
+                event = take(partial(_is_rename_of, change=change))
             elif isinstance(change, LeadChange):
-                event = take(lambda e, c=change: _is_lead_change_of(e, c, same_team=False))
+                event = take(partial(_is_lead_change_of, change=change, same_team=False))
             if event is not None:
                 ours.append(event)
 
