@@ -1,0 +1,199 @@
+"""`hrsync sync` reading HR APIs directly: the README's recipes, run as they are written
+(only the API's host is swapped for a local fake of it), against the DX simulator; and a
+paged read that must never reach DX in part."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import ROOT, Run, Workspace
+from tests.fakes import FakeServer, serve
+from tests.fakes.hr_apis import (
+    BambooHrApi,
+    Faults,
+    GraphApi,
+    HiBobApi,
+    OktaApi,
+    PersonioApi,
+    WorkdayApi,
+    basic,
+)
+
+pytestmark = pytest.mark.slow
+
+RECIPES = ROOT / "config" / "recipes"
+README = ROOT / "README.md"
+# The hosts each recipe names, served by one local fake per recipe.
+HOSTS = {
+    "microsoft-graph": ("https://graph.microsoft.com", "https://login.microsoftonline.com"),
+    "okta": ("https://acme.okta.com",),
+    "bamboohr": ("https://api.bamboohr.com",),
+    "hibob": ("https://api.hibob.com",),
+    "personio": ("https://api.personio.de",),
+    "workday": ("https://wd5-services1.myworkday.com",),
+}
+REST = """
+[dx]
+base_url = "{dx}"
+
+[mapping]
+team_name = "{{department}}"
+
+[sync]
+verify_timeout_s = 20
+notify_email = "people-ops@example.com"
+
+[state]
+database_url = "sqlite:///{db}"
+
+[log]
+format = "json"
+level = "debug"
+"""
+
+
+def recipe_config(ws: Workspace, name: str, base_url: str) -> None:
+    text = (RECIPES / f"{name}.toml").read_text(encoding="utf-8")
+    for host in HOSTS[name]:
+        assert host in text
+        text = text.replace(host, base_url)
+    ws.config.write_text(text + REST.format(dx=ws.sim.base_url, db=ws.db), encoding="utf-8")
+
+
+def api_and_env(name: str) -> tuple[Callable[..., Any], dict[str, str]]:
+    if name == "microsoft-graph":
+        graph = GraphApi()
+        env = {"GRAPH_CLIENT_ID": graph.oauth.client_id}
+        return graph, {**env, "GRAPH_CLIENT_SECRET": graph.oauth.client_secret}
+    if name == "okta":
+        okta = OktaApi()
+        return okta, {"OKTA_API_AUTH": f"SSWS {okta.api_token}"}
+    if name == "bamboohr":
+        bamboo = BambooHrApi()
+        return bamboo, {"BAMBOOHR_API_KEY": bamboo.api_key, "BAMBOOHR_PASSWORD": "x"}
+    if name == "hibob":
+        bob = HiBobApi()
+        return bob, {"HIBOB_AUTH": basic(bob.service_user, bob.service_token)}
+    if name == "personio":
+        personio = PersonioApi()
+        env = {"PERSONIO_CLIENT_ID": personio.oauth.client_id}
+        return personio, {**env, "PERSONIO_CLIENT_SECRET": personio.oauth.client_secret}
+    workday = WorkdayApi()
+    return workday, {"WORKDAY_USER": workday.user, "WORKDAY_PASSWORD": workday.password}
+
+
+def test_every_recipe_is_in_the_readme_verbatim() -> None:
+    readme = README.read_text(encoding="utf-8")
+    for name in HOSTS:
+        recipe = (RECIPES / f"{name}.toml").read_text(encoding="utf-8")
+        assert f"```toml\n{recipe}```" in readme, f"config/recipes/{name}.toml differs in README"
+    assert sorted(p.stem for p in RECIPES.glob("*.toml")) == sorted(HOSTS)
+
+
+def assert_applied(run: Run, ws: Workspace) -> None:
+    assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.finished["outcome"] == "applied"
+    (read,) = run.named("export.read")
+    assert read["people"] == 37  # the sample org's active people, on every system
+    assert run.finished["counts"]["create"] == 13
+    assert len(ws.dx_teams()) == 13
+
+
+@pytest.mark.parametrize("name", sorted(HOSTS))
+def test_recipe_syncs_the_sample_org(workspace: Workspace, name: str) -> None:
+    api, env = api_and_env(name)
+    with serve(api) as server:
+        recipe_config(workspace, name, server.base_url)
+        run = workspace.hrsync("sync", env=env)
+    assert_applied(run, workspace)
+    # The user name and client id are not secrets; a key, password, token or secret is.
+    secret_names = ("SECRET", "PASSWORD", "AUTH", "KEY")
+    hidden = [v for k, v in env.items() if any(n in k for n in secret_names) and v != "x"]
+    assert_no_secret(workspace, run, hidden, [])
+
+
+def assert_no_secret(ws: Workspace, run: Run, values: Any, tokens: list[str]) -> None:
+    hidden = [*values, *tokens]
+    stores = [p.read_bytes() for p in ws.root.glob("state.db*")]
+    assert stores
+    for secret in hidden:
+        assert secret not in run.stdout and secret not in run.stderr
+        assert all(secret.encode() not in data for data in stores)
+
+
+@pytest.fixture
+def graph() -> Iterator[tuple[FakeServer, GraphApi]]:
+    api = GraphApi()
+    with serve(api) as server:
+        yield server, api
+
+
+def graph_run(ws: Workspace, server: FakeServer, api: GraphApi, **env: str) -> Run:
+    recipe_config(ws, "microsoft-graph", server.base_url)
+    secrets = {
+        "GRAPH_CLIENT_ID": api.oauth.client_id,
+        "GRAPH_CLIENT_SECRET": api.oauth.client_secret,
+    }
+    return ws.hrsync("sync", env={**secrets, **env})
+
+
+def test_no_secret_or_token_anywhere_even_after_a_refresh(
+    workspace: Workspace, graph: tuple[FakeServer, GraphApi]
+) -> None:
+    server, api = graph
+    api.revoke_after_page = 2
+    api.faults = Faults(fail_page=3, fail_times=1)
+    run = graph_run(workspace, server, api)
+    assert_applied(run, workspace)
+    assert len(api.oauth.issued) == 2  # one token, then one fresh one after the 401
+    assert [e["page"] for e in run.named("source.retry")] == [3]
+    (fetched,) = run.named("source.fetched")
+    assert fetched["pages"] == 4
+    assert_no_secret(workspace, run, [api.oauth.client_secret], api.oauth.issued)
+    # The same run with a bad secret: refused, the setting named, no traceback.
+    bad = graph_run(workspace, server, api, GRAPH_CLIENT_SECRET="not-the-secret-at-all")
+    assert bad.code == 4, bad.stdout[-2000:] + bad.stderr[-2000:]
+    assert bad.finished["outcome"] == "refused"
+    assert "source.oauth2.client_secret_env" in bad.finished["reason"]
+    assert "Traceback" not in bad.stdout + bad.stderr
+    assert_no_secret(workspace, bad, ["not-the-secret-at-all", api.oauth.client_secret], [])
+
+
+def test_a_next_page_with_style_none_is_refused_and_nothing_sent(
+    workspace: Workspace, graph: tuple[FakeServer, GraphApi]
+) -> None:
+    server, api = graph
+    run = graph_run(workspace, server, api, HRSYNC_SOURCE__PAGINATION__STYLE="none")
+    assert run.code == 4
+    assert run.finished["outcome"] == "refused"
+    reason = run.finished["reason"]
+    assert "@odata.nextLink" in reason and 'source.pagination.style = "odata"' in reason
+    assert workspace.process_requests() == []
+    assert api.pages_served == 1
+
+
+def test_a_page_failing_after_retries_fails_the_run_and_sends_nothing(
+    workspace: Workspace, graph: tuple[FakeServer, GraphApi]
+) -> None:
+    server, api = graph
+    api.faults = Faults(fail_page=3)
+    run = graph_run(workspace, server, api, HRSYNC_SOURCE__RETRIES="2")
+    assert run.code == 1
+    assert run.finished["outcome"] == "failed"
+    assert "page 3 of" in run.finished["reason"] and "tried 3 times" in run.finished["reason"]
+    assert api.faults.failed == 3
+    assert workspace.process_requests() == []
+    assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
+
+
+def test_max_pages_reached_refuses_the_run(
+    workspace: Workspace, graph: tuple[FakeServer, GraphApi]
+) -> None:
+    server, api = graph
+    run = graph_run(workspace, server, api, HRSYNC_SOURCE__PAGINATION__MAX_PAGES="2")
+    assert run.code == 4
+    assert "source.pagination.max_pages" in run.finished["reason"]
+    assert workspace.process_requests() == []
