@@ -21,8 +21,10 @@ from hrsync.core.attributes import (
     plan_attributes,
     read_result,
     source_columns,
+    used_columns,
     values_digest,
 )
+from hrsync.core.settings import AttributeSettings
 from tests.strategies import make_person
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -291,3 +293,10 @@ def test_progress_every_tenth_or_minute() -> None:
     assert progress.due(16, NOW + timedelta(seconds=63))  # a minute since the last line
     assert progress.due(20, NOW + timedelta(seconds=64))
     assert not progress.due(100, NOW + timedelta(seconds=99))  # the end is logged anyway
+
+
+def test_used_columns_only_when_on() -> None:
+    on = AttributeSettings(entries=ENTRIES)
+    assert used_columns(on) == ("Office", "Job Level", "Cost Center")
+    assert used_columns(AttributeSettings(entries=ENTRIES, enabled=False)) == ()
+    assert used_columns(AttributeSettings()) == ()
