@@ -227,9 +227,10 @@ class HttpSession:
             raise _Transient(
                 f"{where} did not answer within {settings.timeout_s:g} s (source.timeout_s)"
             ) from None
-        except httpx.InvalidURL:
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol):
             spool.close()
-            raise SourceError(f"{shown} is not a valid URL (source.url)") from None
+            what = "source.url" if number == 1 else "the API's next page"
+            raise SourceError(f"{shown} is not a valid http(s) URL ({what})") from None
         except httpx.HTTPError as exc:
             spool.close()
             hidden = [*secrets, *_userinfo(url)]

@@ -4,7 +4,7 @@
 
 - ``none``: one answer is the whole export. An answer that points to a next page anyway
   (see `next_page_marker`) is refused: read as the whole org, it would drop everyone else.
-- ``odata``: the body's ``@odata.nextLink``, a full URL (Microsoft Graph).
+- ``odata``: the body's ``@odata.nextLink``, a full URL (Microsoft Graph), as given.
 - ``link_header``: the RFC 8288 ``Link`` header's ``rel="next"`` target (Okta, GitHub).
 - ``cursor``: the value at ``next_cursor_path`` in the body, sent back as ``cursor_param``
   (a query parameter for GET, a body field for POST); an empty or missing cursor ends it.
@@ -72,7 +72,12 @@ def next_request(
     paging = source.pagination
     if paging.style == "odata":
         target = document.get("@odata.nextLink") if isinstance(document, dict) else None
-        return PageRequest(str(target), current.body) if _present(target) else None
+        # Graph gives a full URL; a relative one is resolved as a browser would.
+        return (
+            PageRequest(urljoin(current.url, str(target)), current.body)
+            if _present(target)
+            else None
+        )
     if paging.style == "link_header":
         target = link_next(link)
         return PageRequest(urljoin(current.url, target), current.body) if target else None

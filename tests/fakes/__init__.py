@@ -57,7 +57,7 @@ Handler = Callable[[Request, str], Response]  # (request, the server's base URL)
 class FakeServer:
     base_url: str
     requests: list[Request]
-    busy_s: list[float]  # time spent inside the handler, per request (benchmarks)
+    busy_s: list[float]  # time spent reading, answering and sending, per request
 
 
 @contextmanager
@@ -85,7 +85,6 @@ def serve(handler: Handler) -> Iterator[FakeServer]:
             )
             requests.append(request)
             response = handler(request, holder["base"])
-            busy.append(time.perf_counter() - started)
             with suppress(BrokenPipeError, ConnectionResetError):
                 self.send_response(response.status)
                 for name, value in response.headers.items():
@@ -93,6 +92,7 @@ def serve(handler: Handler) -> Iterator[FakeServer]:
                 self.send_header("Content-Length", str(len(response.body)))
                 self.end_headers()
                 self.wfile.write(response.body)
+            busy.append(time.perf_counter() - started)
 
         do_GET = _handle
         do_POST = _handle

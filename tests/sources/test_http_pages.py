@@ -487,3 +487,23 @@ def test_a_given_client_is_used_for_every_page(graph: tuple[FakeServer, GraphApi
     with httpx.Client() as client:
         open_export(graph_settings(server.base_url, api), environ=graph_env(api), http=client)
         assert not client.is_closed
+
+
+def test_a_relative_next_link_is_resolved_and_a_bad_one_not_retried() -> None:
+    def relative(request: Request, base: str) -> Response:
+        if request.path == "/start":
+            return Response.of_json({"value": [{"id": "1"}], "@odata.nextLink": "/then?x=1"})
+        if request.path == "/then":
+            return Response.of_json({"value": [{"id": "2"}], "@odata.nextLink": "ftp://h/3"})
+        return Response(404)
+
+    with serve(relative) as server:
+        settings = SourceSettings(
+            url=f"{server.base_url}/start",
+            records_path="value",
+            pagination=PaginationSettings(style="odata"),
+        )
+        with pytest.raises(SourceError, match=r"ftp://h/3 is not a valid http\(s\) URL") as caught:
+            open_export(settings, environ={})
+        assert not isinstance(caught.value, SourceUnavailable)
+        assert [r.path for r in server.requests] == ["/start", "/then"]
