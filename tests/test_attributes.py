@@ -293,6 +293,8 @@ def test_progress_every_tenth_or_minute() -> None:
     assert progress.due(16, NOW + timedelta(seconds=63))  # a minute since the last line
     assert progress.due(20, NOW + timedelta(seconds=64))
     assert not progress.due(100, NOW + timedelta(seconds=99))  # the end is logged anyway
+    short = Progress(total=99, started=NOW)
+    assert not any(short.due(done, NOW + timedelta(minutes=done)) for done in range(99))
 
 
 def test_used_columns_only_when_on() -> None:

@@ -351,16 +351,20 @@ def _short(value: object) -> str:
 
 @dataclass
 class Progress:
-    """When a long attribute step logs its progress: every tenth of the calls, or a minute."""
+    """When a long attribute step logs its progress: every tenth of the calls, or a minute.
+
+    A step of fewer than `minimum` calls is short enough to log only its end.
+    """
 
     total: int
     started: datetime
     every: timedelta = timedelta(minutes=1)
+    minimum: int = 100
     _last_at: datetime | None = field(default=None, repr=False)
     _last_tenth: int = field(default=0, repr=False)
 
     def due(self, done: int, now: datetime) -> bool:
-        if self.total <= 0 or done >= self.total:
+        if self.total < self.minimum or done >= self.total:
             return False
         tenth = done * 10 // self.total
         last_at = self._last_at or self.started
