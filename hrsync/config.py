@@ -510,7 +510,7 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         if not _ENV_NAME.match(variable):
             p.append(
                 f"source.headers.{header} must name an environment variable holding the "
-                f'header\'s value (e.g. "HR_API_KEY"), got {variable!r}'
+                f'header\'s value (e.g. "HR_API_KEY"), not the value itself (not shown here)'
             )
     if paging.max_pages < 1:
         p.append(f"source.pagination.max_pages must be at least 1, got {paging.max_pages}")
