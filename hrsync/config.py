@@ -538,7 +538,10 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         for key in ("client_id_env", "client_secret_env"):
             value = getattr(oauth, key)
             if not _ENV_NAME.match(value):
-                p.append(f"source.oauth2.{key} must name an environment variable, got {value!r}")
+                p.append(
+                    f"source.oauth2.{key} must name an environment variable, not hold the "
+                    "value itself (not shown here)"
+                )
         if src.auth_header_env or src.username_env or src.password_env:
             p.append(
                 "source.oauth2 sends its own Authorization header: drop source.auth_header_env "

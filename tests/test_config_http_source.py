@@ -72,3 +72,13 @@ def test_a_full_http_source_loads(tmp_path: Path) -> None:
     assert settings.source.method == "POST"
     assert settings.source.headers == {"Authorization": "HIBOB_AUTH"}
     assert settings.source.pagination.style == "cursor"
+
+
+def test_a_client_secret_written_in_place_of_its_variable_is_not_echoed(tmp_path: Path) -> None:
+    text = (
+        URL + '[source.oauth2]\ntoken_url = "https://t/token"\nclient_id_env = "ID"\n'
+        'client_secret_env = "s3cr3t~value.with-dots"\n'
+    )
+    problems = load(tmp_path, text)
+    assert any("source.oauth2.client_secret_env must name" in p for p in problems)
+    assert all("s3cr3t" not in p for p in problems)
