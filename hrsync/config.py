@@ -326,9 +326,11 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
         # source.headers: header name -> name of an environment variable.
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
             raise _BadValue("a table of header name = environment variable name")
-        if not all(isinstance(item, str) for item in value.values()):
+        # HRSYNC_SOURCE__HEADERS__<NAME> arrives as an _EnvValue inside the table.
+        items = {k: v.text if isinstance(v, _EnvValue) else v for k, v in value.items()}
+        if not all(isinstance(item, str) for item in items.values()):
             raise _BadValue("a table of header name = environment variable name")
-        return {str(k): item for k, item in value.items()}
+        return {str(k): item for k, item in items.items()}
     if origin is Mapping:
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
             raise _BadValue("a table of field = [patterns]")
