@@ -507,3 +507,25 @@ def test_a_relative_next_link_is_resolved_and_a_bad_one_not_retried() -> None:
             open_export(settings, environ={})
         assert not isinstance(caught.value, SourceUnavailable)
         assert [r.path for r in server.requests] == ["/start", "/then"]
+
+
+def test_each_page_body_is_released_before_the_next_is_fetched(
+    graph: tuple[FakeServer, GraphApi],
+) -> None:
+    server, api = graph
+    settings = graph_settings(server.base_url, api)
+    bodies: list[Any] = []
+
+    class Watching(HttpSession):
+        def page(self, request: Any, number: int) -> Any:
+            for earlier in bodies:  # every earlier page's bytes are gone already
+                with pytest.raises(ValueError, match="closed file"), earlier.open() as fh:
+                    fh.read(1)
+            fetched = super().page(request, number)
+            bodies.append(fetched.payload)
+            return fetched
+
+    session = Watching(settings, graph_env(api))
+    export = open_url(settings, graph_env(api), None, _format, session=session)
+    session.close()
+    assert len(bodies) == export.pages == 4
