@@ -327,10 +327,10 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
             raise _BadValue("a table of header name = environment variable name")
         # HRSYNC_SOURCE__HEADERS__<NAME> arrives as an _EnvValue inside the table.
-        entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in value.entries()}
+        entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in value.items()}
         if not all(isinstance(item, str) for item in entries.values()):
             raise _BadValue("a table of header name = environment variable name")
-        return {str(k): item for k, item in entries.entries()}
+        return {str(k): item for k, item in entries.items()}
     if origin is Mapping:
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
             raise _BadValue("a table of field = [patterns]")
