@@ -36,16 +36,16 @@ from typing import Any
 from hrsync import logs
 from hrsync.config import Settings, load_settings
 from hrsync.demo import CONFIG as DEMO_CONFIG
+from hrsync.dx.methods import PROCESS
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir
 from hrsync.simulator.faults import Fault
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 from hrsync.store.repo import Store
-from hrsync.sync import Engine, SyncRequest, SyncResult, run_sync
+from hrsync.sync import Pacing, SyncRequest, SyncResult, run_sync
 
 TOKEN = "demo-org-token"
-PROCESS = "orgfiles.teamHierarchy.process"
 KINDS = ("move", "rename", "lead", "add", "remove")
 Row = dict[str, str]
 
@@ -190,8 +190,8 @@ class Bench:
         return {t["reference_id"] for t in self.sim.dx.teams_view()}
 
     def sync(self) -> SyncResult:
-        engine = Engine(self.settings, self.store, verify_poll_s=0.1, verify_poll_max_s=1.0)
-        return run_sync(self.settings, SyncRequest(), store=self.store, engine=engine)
+        pacing = Pacing(poll_s=0.1, poll_max_s=1.0)
+        return run_sync(self.settings, SyncRequest(), store=self.store, pacing=pacing)
 
     def check(self, result: SyncResult, tally: Tally, label: str) -> bool:
         """Whether DX holds what hrsync says; records wrong applied and wrong archives."""
@@ -214,7 +214,7 @@ class Bench:
         if result.outcome not in (Outcome.APPLIED, Outcome.IN_SYNC):
             return False
         verified = self.store.last_verified_submission()
-        payload = verified.payload if verified else []
+        payload = [r.to_payload() for r in verified.plan.rows] if verified else []
         problems = dx_holds(self.sim, payload)
         if problems:
             tally.wrong_applied += 1

@@ -95,6 +95,7 @@ def measure_pipeline(path: Path, store: Path | None) -> dict[str, Any]:
     from hrsync.core.people import read_people
     from hrsync.dx.models import DxTeam
     from hrsync.sources.open import open_export
+    from hrsync.sync.pause import collector_paused
 
     _quiet_logs()
     fields = _settings()
@@ -108,13 +109,17 @@ def measure_pipeline(path: Path, store: Path | None) -> dict[str, Any]:
     baseline = _rss_mb()
 
     started = time.perf_counter()
-    export = open_export(SourceSettings(path=path, fields=fields))
-    directory = read_people(export.name, export.columns, export.rows(), fields, FilterSettings())
-    validated = time.perf_counter()
-    team_map = build_teams(directory.people, MappingSettings(), fields)
-    mapped = time.perf_counter()
-    assignment = assign(team_map.teams, known, dx_teams)
-    assigned = time.perf_counter()
+    # The collector paused around read → map → assign, once, exactly as a run does.
+    with collector_paused():
+        export = open_export(SourceSettings(path=path, fields=fields))
+        directory = read_people(
+            export.name, export.columns, export.rows(), fields, FilterSettings()
+        )
+        validated = time.perf_counter()
+        team_map = build_teams(directory.people, MappingSettings(), fields)
+        mapped = time.perf_counter()
+        assignment = assign(team_map.teams, known, dx_teams)
+        assigned = time.perf_counter()
 
     if not directory.ok or team_map.problems:
         raise SystemExit(f"generated export has problems: {directory.problems[:3]}")

@@ -333,11 +333,10 @@ class Daemon:
         )
 
     def _after_run(self, result: SyncResult) -> None:
+        # The run itself recorded its deferral (or resolved the older ones): the daemon
+        # only schedules the resume.
         if result.outcome is Outcome.DEFERRED and result.resume_at is not None:
-            self._remember_deferral(result)
             self.register_resume(result.resume_at, reason=result.reason, run_id=result.run_id)
-        elif result.outcome is not Outcome.DEFERRED:
-            self._settle_deferral()
         if result.outcome is Outcome.UNVERIFIED:
             self._retry_unverified(result)
         if result.outcome is Outcome.REFUSED:
@@ -405,29 +404,6 @@ class Daemon:
             reason=result.reason,
         )
         self.register_resume(retry_at, reason="retry after an unverified run", run_id=result.run_id)
-
-    def _settle_deferral(self) -> None:
-        # A run went ahead, so an older deferral is spent; without this a restart would
-        # resume it once more (harmless, but a needless run).
-        try:
-            if self.store.pending_deferral() is not None:
-                self.store.resolve_deferrals(self.clock())
-        except SQLAlchemyError as exc:
-            log.warning("daemon.store_unavailable", error=str(exc))
-
-    def _remember_deferral(self, result: SyncResult) -> None:
-        # The engine normally records the deferral itself; this makes sure a restart
-        # finds it even if it did not.
-        assert result.resume_at is not None
-        try:
-            pending = self.store.pending_deferral()
-            if pending is None or pending.resume_at != result.resume_at:
-                self.store.add_deferral(
-                    result.run_id, result.reason or "deferred", result.resume_at, self.clock()
-                )
-        except SQLAlchemyError as exc:
-            # The resume job is registered regardless; only a restart would miss it.
-            log.warning("daemon.deferral_not_stored", run_id=result.run_id, error=str(exc))
 
     def register_resume(
         self, resume_at: datetime, *, reason: str | None = None, run_id: str | None = None

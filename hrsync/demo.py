@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from hrsync import logs
 from hrsync.config import load_settings
+from hrsync.dx.methods import PROCESS
 from hrsync.render import render_plan
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
@@ -179,7 +180,7 @@ def _sync(story: Story, settings: Any, store: Store) -> SyncResult:
 
 
 def _process_calls(sim: RunningSimulator) -> int:
-    return sum(1 for r in sim.dx.requests if r.method_name == "orgfiles.teamHierarchy.process")
+    return sum(1 for r in sim.dx.requests if r.method_name == PROCESS)
 
 
 @contextmanager

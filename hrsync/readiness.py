@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 
 from hrsync.config import Settings
 from hrsync.core.guards import check_snapshots
-from hrsync.core.mapping import MappingError, build_teams
-from hrsync.core.people import read_people, template_columns
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.sources.base import SourceError
-from hrsync.sources.open import open_export
 from hrsync.store.repo import Store
+from hrsync.sync.stages import InputRefused, map_teams, read_export
+
+_FIX_SOURCE = "fix source.path / source.url and its access"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,52 +58,46 @@ def _state(store: Store) -> Check:
 
 
 def _export(settings: Settings) -> list[Check]:
+    # The run's own read and map stages: what `check` accepts, a sync accepts.
     try:
-        export = open_export(settings.source)
-        directory = read_people(
-            export.name,
-            export.columns,
-            export.rows(),
-            settings.source.fields,
-            settings.filter,
-            also_used=template_columns(settings.mapping.team_name),
-        )
-    except SourceError as exc:
-        return [Check("export", False, str(exc), "fix source.path / source.url and its access")]
-    if not directory.ok:
-        shown = "; ".join(str(p) for p in directory.problems[:5])
-        more = len(directory.problems) - 5
+        export = read_export(settings)
+    except SourceError as exc:  # unavailable: worth a retry, but not ready now
+        return [Check("export", False, str(exc), _FIX_SOURCE)]
+    except InputRefused as exc:
+        if exc.stage == "source":
+            return [Check("export", False, exc.problems[0], _FIX_SOURCE)]
+        shown = "; ".join(exc.problems[:5])
+        more = len(exc.problems) - 5
         if more > 0:
             shown += f"; and {more} more"
         return [
             Check(
                 "export",
                 False,
-                f"{export.name}: {len(directory.problems)} problems: {shown}",
+                f"{exc.source}: {len(exc.problems)} problems: {shown}",
                 "fix the export or [source.fields]; `hrsync plan` lists every problem",
             )
         ]
+    directory = export.directory
     checks = [
         Check(
             "export",
             True,
-            f"{export.name}: {len(directory.people)} people kept, {directory.excluded} excluded "
-            f"by filters, {len(directory.warnings)} warnings",
+            f"{export.source}: {len(directory.people)} people kept, {directory.excluded} "
+            f"excluded by filters, {len(directory.warnings)} warnings",
         )
     ]
     try:
-        team_map = build_teams(directory.people, settings.mapping, settings.source.fields)
-    except MappingError as exc:
-        checks.append(Check("mapping", False, str(exc), "fix [mapping]"))
+        team_map = map_teams(settings, export)
+    except InputRefused as exc:
+        if exc.stage == "template":
+            checks.append(Check("mapping", False, "; ".join(exc.problems), "fix [mapping]"))
+        else:
+            checks.append(Check("mapping", False, exc.problems[0], "fix [mapping] or the export"))
         return checks
-    if team_map.problems:
-        checks.append(
-            Check("mapping", False, str(team_map.problems[0]), "fix [mapping] or the export")
-        )
-    else:
-        checks.append(
-            Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")
-        )
+    checks.append(
+        Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")
+    )
     return checks
 
 

@@ -34,6 +34,7 @@ from hrsync.daemon import (
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync import SyncRequest, SyncResult
+from hrsync.sync.story import record_end
 
 # Far enough ahead of the real clock that a paused scheduler's jobs are all "future".
 T0 = datetime(2030, 3, 30, 12, 0, tzinfo=UTC)  # Saturday; Berlin springs forward on the 31st
@@ -75,15 +76,10 @@ class RecordingSync:
         )
         run_id = f"run-{len(self.requests)}"
         self.store.start_run(run_id, request.trigger, self.clock(), dry_run=False)
-        self.store.finish_run(
-            run_id,
-            self.clock(),
-            outcome=str(outcome),
-            exit_code=outcome.exit_code,
-            counts={},
-            reason=reason,
-        )
-        return SyncResult(run_id, outcome, reason=reason, resume_at=resume_at)
+        result = SyncResult(run_id, outcome, reason=reason, resume_at=resume_at)
+        # The run's own record step: the run, and its deferral (written there only).
+        record_end(self.store, self.clock, request, result)
+        return result
 
     @property
     def triggers(self) -> list[str]:

@@ -19,6 +19,7 @@ from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 from hrsync.store.repo import Store
+from hrsync.store.submission import SubmissionStatus
 from hrsync.sync import SyncRequest, run_sync, utcnow
 
 SAMPLES = shipped_dir("config")
@@ -121,11 +122,11 @@ PAYLOAD = [
 def test_rows_named_by_dx_are_joined_with_what_was_sent(
     details: object, expected: list[tuple[object, ...]]
 ) -> None:
-    from hrsync.sync import _named_rows
+    from hrsync.sync.outcomes import named_rows
 
     found = [
         (r["index"], r["reference_id"], r["team"], r["lead"], r["field"], r["problem"])
-        for r in _named_rows(details, PAYLOAD)
+        for r in named_rows(details, PAYLOAD)
     ]
     assert found == expected
 
@@ -212,7 +213,7 @@ def test_a_stop_while_recovering_leaves_the_earlier_submission_alone(
         # An accepted submission the previous run never verified:
         impatient = _settings_with(settings, verify_timeout_s=0.1)
         run_sync(impatient, SyncRequest(), store=store, stop=threading.Event())
-        store.mark_submission(store.unfinished_submission().id, "accepted", utcnow())  # type: ignore[union-attr]
+        store.mark_submission(store.unfinished_submission().id, SubmissionStatus.ACCEPTED, utcnow())  # type: ignore[union-attr]
         result = run_sync(settings, SyncRequest(), store=store, stop=stop)
         assert result.outcome is Outcome.DEFERRED
         assert result.reason == "shutting down while verifying an earlier submission"
@@ -350,7 +351,8 @@ def test_a_lost_answer_left_by_a_crash_is_looked_at_briefly_then_sent_again(
         assert lost.outcome is Outcome.UNVERIFIED
         left = store.unfinished_submission()
         assert left is not None
-        store.mark_submission(left.id, "outcome_unknown", utcnow())  # as a crash leaves it
+        # as a crash leaves it:
+        store.mark_submission(left.id, SubmissionStatus.OUTCOME_UNKNOWN, utcnow())
         started = time.monotonic()
         after = run_sync(
             _settings_with(settings, verify_timeout_s=40.0), SyncRequest(), store=store

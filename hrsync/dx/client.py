@@ -14,7 +14,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import structlog
@@ -30,22 +30,27 @@ from hrsync.dx.errors import (
     DxUnavailable,
     error_from_body,
 )
+from hrsync.dx.methods import (
+    API_KEYS_LIST,
+    PREVIEW,
+    PROCESS,
+    SNAPSHOTS_LIST,
+    TEAMS_AUDIT_TRAIL,
+    TEAMS_LIST,
+    USER_ATTRIBUTES_UPDATE,
+    WHOAMI,
+)
 from hrsync.dx.models import ApiKey, AuditEvent, DxTeam, ImportAccepted, Snapshot, WhoAmI
 from hrsync.dx.payload import check_payload_size, encode_json
 from hrsync.dx.ratelimit import SlidingWindowLimiter
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
 from hrsync.secret import Secret
 
+if TYPE_CHECKING:
+    from hrsync.config import Settings
+
 log = structlog.get_logger(__name__)
 
-WHOAMI = "auth.whoami"
-API_KEYS_LIST = "apiKeys.list"
-SNAPSHOTS_LIST = "snapshots.list"
-TEAMS_LIST = "teams.list"
-TEAMS_AUDIT_TRAIL = "teams.auditTrail"
-HIERARCHY_PREVIEW = "orgfiles.teamHierarchy.preview"
-HIERARCHY_PROCESS = "orgfiles.teamHierarchy.process"
-USER_ATTRIBUTES_UPDATE = "users.attributes.update"
 
 # Failures raised before a single byte of the request left this process.
 _NOT_SENT_ERRORS: tuple[type[httpx.TransportError], ...] = (
@@ -126,6 +131,18 @@ class DxClient:
             transport=transport,
         )
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DxClient:
+        """The client a run or `hrsync check` uses: URL, token, timeout and rate from config."""
+        if settings.token is None:
+            raise ValueError("the DX token is missing (it is checked when the config loads)")
+        return cls(
+            settings.dx.base_url,
+            settings.token,
+            timeout_s=settings.dx.timeout_s,
+            max_requests_per_minute=settings.dx.max_requests_per_minute,
+        )
+
     def __repr__(self) -> str:
         return f"DxClient(base_url={self.base_url!r})"
 
@@ -189,19 +206,19 @@ class DxClient:
         log.warning("dx.audit_trail.page_cap", max_pages=max_pages)
 
     def preview(self, teams: Sequence[Mapping[str, Any]]) -> ImportAccepted:
-        check_payload_size(teams, method=HIERARCHY_PREVIEW)
+        check_payload_size(teams, method=PREVIEW)
         body = {"teams": [dict(team) for team in teams]}
-        reply = self._call(HIERARCHY_PREVIEW, "POST", payload=encode_json(body), idempotent=False)
+        reply = self._call(PREVIEW, "POST", payload=encode_json(body), idempotent=False)
         return parse.parse_import_accepted(reply)
 
     def process(
         self, teams: Sequence[Mapping[str, Any]], *, email: str | None = None
     ) -> ImportAccepted:
-        check_payload_size(teams, method=HIERARCHY_PROCESS)
+        check_payload_size(teams, method=PROCESS)
         body: dict[str, Any] = {"teams": [dict(team) for team in teams]}
         if email is not None:
             body["email"] = email
-        reply = self._call(HIERARCHY_PROCESS, "POST", payload=encode_json(body), idempotent=False)
+        reply = self._call(PROCESS, "POST", payload=encode_json(body), idempotent=False)
         return parse.parse_import_accepted(reply)
 
     def update_user_attributes(self, email: str, attributes: Mapping[str, str]) -> dict[str, Any]:

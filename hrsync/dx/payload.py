@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hrsync.dx.errors import DxInvalidRequest
+from hrsync.dx.methods import PROCESS
 
 # DX says "5 MB" without saying which: the stricter reading (10^6) never lets through
 # a payload DX would refuse.
 MAX_PAYLOAD_BYTES = 5_000_000
-PROCESS_METHOD = "orgfiles.teamHierarchy.process"
 _LARGEST_SHOWN = 5
 
 
@@ -48,7 +48,7 @@ def largest_teams(
 def check_payload_size(
     teams: Sequence[Mapping[str, Any]],
     *,
-    method: str = PROCESS_METHOD,
+    method: str = PROCESS,
     limit: int = MAX_PAYLOAD_BYTES,
 ) -> None:
     """Raise ``PayloadTooLargeLocal`` when the encoded teams exceed ``limit`` bytes."""

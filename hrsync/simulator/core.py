@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import structlog
 
+from hrsync.dx import methods
 from hrsync.simulator.faults import Fault, FaultBook
 from hrsync.simulator.hierarchy import (
     MAX_TEAMS_PAYLOAD_BYTES,
@@ -740,15 +741,15 @@ class SimulatedDx:
 _VS_FIELDS: Final = ("vs_prev", "vs_org", "vs_50th", "vs_75th", "vs_90th")
 
 _METHODS: Final[dict[str, _Method]] = {
-    "auth.whoami": _Method("GET", None, SimulatedDx._whoami),
-    "apiKeys.list": _Method("GET", "apiKeys:read", SimulatedDx._api_keys_list),
-    "snapshots.list": _Method("GET", "snapshots:read", SimulatedDx._snapshots_list),
-    "snapshots.info": _Method("GET", "snapshots:read", SimulatedDx._snapshots_info),
-    "teams.list": _Method("GET", "snapshots:read", SimulatedDx._teams_list),
-    "teams.auditTrail": _Method("GET", "snapshots:read", SimulatedDx._audit_trail),
-    "orgfiles.teamHierarchy.preview": _Method("POST", "snapshots:admin", SimulatedDx._preview),
-    "orgfiles.teamHierarchy.process": _Method("POST", "snapshots:admin", SimulatedDx._process),
-    "users.attributes.update": _Method("POST", "users:write", SimulatedDx._update_attributes),
+    methods.WHOAMI: _Method("GET", None, SimulatedDx._whoami),
+    methods.API_KEYS_LIST: _Method("GET", "apiKeys:read", SimulatedDx._api_keys_list),
+    methods.SNAPSHOTS_LIST: _Method("GET", "snapshots:read", SimulatedDx._snapshots_list),
+    methods.SNAPSHOTS_INFO: _Method("GET", "snapshots:read", SimulatedDx._snapshots_info),
+    methods.TEAMS_LIST: _Method("GET", "snapshots:read", SimulatedDx._teams_list),
+    methods.TEAMS_AUDIT_TRAIL: _Method("GET", "snapshots:read", SimulatedDx._audit_trail),
+    methods.PREVIEW: _Method("POST", "snapshots:admin", SimulatedDx._preview),
+    methods.PROCESS: _Method("POST", "snapshots:admin", SimulatedDx._process),
+    methods.USER_ATTRIBUTES_UPDATE: _Method("POST", "users:write", SimulatedDx._update_attributes),
 }
 
 SERVED_METHODS: Final = frozenset(_METHODS)

@@ -20,14 +20,21 @@ from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.orm import Session
 
 from hrsync.core.identity import KnownIdentity
+from hrsync.core.plan import SeenTeam
+from hrsync.dx.methods import PROCESS
 from hrsync.store import models
 from hrsync.store.engine import make_engine, session_factory
 from hrsync.store.lease import LeaseState, make_leases, this_host
 from hrsync.store.migrate import upgrade
+from hrsync.store.submission import (
+    NEVER_REACHED_DX,
+    UNFINISHED,
+    SubmissionStatus,
+    SubmittedPlan,
+    seen_from_json,
+    seen_to_json,
+)
 
-# A submission in one of these states may have reached DX without being verified.
-# "unverified": the run gave up waiting, but DX may still apply it; the next run looks.
-UNFINISHED_SUBMISSION = ("pending", "sent", "accepted", "outcome_unknown", "unverified")
 ACCEPTED_OUTCOMES = ("applied", "in_sync")
 
 
@@ -51,17 +58,17 @@ class SubmissionRecord:
     run_id: str
     method: str
     payload_digest: str
-    payload: list[dict[str, Any]]
-    plan: dict[str, Any]
+    plan: SubmittedPlan
     people_count: int
-    status: str
+    status: SubmissionStatus
     created_at: datetime
     sent_at: datetime | None
     accepted_at: datetime | None
     verified_at: datetime | None
     import_id: str | None
     detail: str | None
-    dx_seen: dict[str, Any] = field(default_factory=dict)
+    # What DX showed right after it verified this submission, per reference_id.
+    dx_seen: Mapping[str, SeenTeam] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +196,7 @@ class Store:
             sub = s.execute(
                 select(models.Submission.people_count, models.Run.started_at)
                 .join(models.Run, models.Run.id == models.Submission.run_id)
-                .where(models.Submission.status == "verified")
+                .where(models.Submission.status == SubmissionStatus.VERIFIED)
                 .order_by(models.Run.started_at.desc())
                 .limit(1)
             ).first()
@@ -215,23 +222,23 @@ class Store:
     def record_submission(
         self,
         run_id: str,
-        method: str,
-        payload: Sequence[Mapping[str, Any]],
+        plan: SubmittedPlan,
         *,
-        payload_digest: str,
-        plan: Mapping[str, Any],
         people_count: int,
         now: datetime,
+        method: str = PROCESS,
     ) -> int:
+        """Record a submission as pending, before the call; returns its id."""
+        payload = [r.to_payload() for r in plan.rows]
         with self._write() as s:
             row = models.Submission(
                 run_id=run_id,
                 method=method,
-                payload_digest=payload_digest,
-                payload_json=json.dumps(list(payload), separators=(",", ":")),
-                plan_json=json.dumps(dict(plan), separators=(",", ":")),
+                payload_digest=plan.digest,
+                payload_json=json.dumps(payload, separators=(",", ":")),
+                plan_json=plan.to_json(),
                 people_count=people_count,
-                status="pending",
+                status=SubmissionStatus.PENDING.value,
                 created_at=now,
             )
             s.add(row)
@@ -241,25 +248,25 @@ class Store:
     def mark_submission(
         self,
         submission_id: int,
-        status: str,
+        status: SubmissionStatus,
         now: datetime,
         *,
         import_id: str | None = None,
         detail: str | None = None,
-        dx_seen: Mapping[str, Any] | None = None,
+        dx_seen: Mapping[str, SeenTeam] | None = None,
     ) -> None:
         with self._write() as s:
             row = s.get(models.Submission, submission_id)
             if row is None:
                 raise KeyError(f"submission {submission_id} does not exist")
-            row.status = status
+            row.status = status.value
             if dx_seen is not None:
-                row.dx_seen_json = json.dumps(dict(dx_seen), separators=(",", ":"))
-            if status == "sent":
+                row.dx_seen_json = seen_to_json(dx_seen)
+            if status is SubmissionStatus.SENT:
                 row.sent_at = now
-            elif status == "accepted":
+            elif status is SubmissionStatus.ACCEPTED:
                 row.accepted_at = now
-            elif status == "verified":
+            elif status is SubmissionStatus.VERIFIED:
                 row.verified_at = now
             if import_id is not None:
                 row.import_id = import_id
@@ -267,10 +274,10 @@ class Store:
                 row.detail = detail
 
     def unfinished_submission(self) -> SubmissionRecord | None:
-        return self._latest_submission(models.Submission.status.in_(UNFINISHED_SUBMISSION))
+        return self._latest_submission(models.Submission.status.in_(_values(UNFINISHED)))
 
     def last_verified_submission(self) -> SubmissionRecord | None:
-        return self._latest_submission(models.Submission.status == "verified")
+        return self._latest_submission(models.Submission.status == SubmissionStatus.VERIFIED)
 
     def submissions_after(
         self, after_id: int | None, *, since: datetime | None = None
@@ -282,8 +289,8 @@ class Store:
         query = (
             select(sub)
             .where(
-                sub.method == "orgfiles.teamHierarchy.process",
-                sub.status.not_in(("rejected", "deferred", "failed")),
+                sub.method == PROCESS,
+                sub.status.not_in(_values(NEVER_REACHED_DX)),
             )
             .order_by(sub.id)
         )
@@ -298,7 +305,7 @@ class Store:
         with self._sessions() as s:
             row = s.scalars(
                 select(models.Submission)
-                .where(condition, models.Submission.method == "orgfiles.teamHierarchy.process")
+                .where(condition, models.Submission.method == PROCESS)
                 .order_by(models.Submission.id.desc())
                 .limit(1)
             ).first()
@@ -485,21 +492,24 @@ def _run_record(r: models.Run) -> RunRecord:
     )
 
 
+def _values(statuses: frozenset[SubmissionStatus]) -> list[str]:
+    return sorted(s.value for s in statuses)
+
+
 def _submission_record(r: models.Submission) -> SubmissionRecord:
     return SubmissionRecord(
         id=r.id,
         run_id=r.run_id,
         method=r.method,
         payload_digest=r.payload_digest,
-        payload=json.loads(r.payload_json),
-        plan=json.loads(r.plan_json),
+        plan=SubmittedPlan.from_json(r.plan_json, json.loads(r.payload_json)),
         people_count=r.people_count,
-        status=r.status,
+        status=SubmissionStatus(r.status),
         created_at=r.created_at,
         sent_at=r.sent_at,
         accepted_at=r.accepted_at,
         verified_at=r.verified_at,
         import_id=r.import_id,
         detail=r.detail,
-        dx_seen=json.loads(r.dx_seen_json) if r.dx_seen_json else {},
+        dx_seen=seen_from_json(r.dx_seen_json),
     )

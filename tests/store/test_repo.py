@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from hrsync.core.identity import KnownIdentity
+from hrsync.core.identity import KnownIdentity, TeamRow
+from hrsync.core.plan import SeenTeam
+from hrsync.dx.methods import PROCESS
 from hrsync.store.repo import Store
+from hrsync.store.submission import SubmissionStatus, SubmittedPlan
 
 NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
 
@@ -38,13 +41,7 @@ def test_sqlite_is_wal_with_foreign_keys_and_busy_timeout(tmp_path: Path) -> Non
 def test_foreign_keys_are_enforced(store: Store) -> None:
     with pytest.raises(Exception, match=r"(?i)foreign key"):
         store.record_submission(
-            "no-such-run",
-            "orgfiles.teamHierarchy.process",
-            [],
-            payload_digest="d",
-            plan={},
-            people_count=0,
-            now=NOW,
+            "no-such-run", SubmittedPlan(rows=(), digest="d"), people_count=0, now=NOW
         )
 
 
@@ -115,25 +112,22 @@ def test_consecutive_failures_counts_the_unbroken_streak(store: Store) -> None:
 
 def test_submission_lifecycle(store: Store) -> None:
     store.start_run("r1", "manual", NOW, dry_run=False)
-    payload = [{"name": "A", "reference_id": "hrsync-1"}]
-    sid = store.record_submission(
-        "r1",
-        "orgfiles.teamHierarchy.process",
-        payload,
-        payload_digest="abc",
-        plan={"counts": {"create": 1}},
-        people_count=3,
-        now=NOW,
-    )
+    row = TeamRow("k1", "hrsync-1", "A", "a@example.test", None, None, ("b@example.test",))
+    plan = SubmittedPlan(rows=(row,), counts={"create": 1}, digest="abc")
+    sid = store.record_submission("r1", plan, people_count=3, now=NOW)
     unfinished = store.unfinished_submission()
-    assert unfinished is not None and unfinished.id == sid and unfinished.status == "pending"
-    assert unfinished.payload == payload
-    store.mark_submission(sid, "accepted", NOW, import_id="imp-1")
-    store.mark_submission(sid, "verified", NOW + timedelta(minutes=1))
+    assert unfinished is not None and unfinished.id == sid
+    assert unfinished.status is SubmissionStatus.PENDING
+    assert unfinished.plan == plan and unfinished.payload_digest == "abc"
+    assert unfinished.method == PROCESS
+    store.mark_submission(sid, SubmissionStatus.ACCEPTED, NOW, import_id="imp-1")
+    seen = {"hrsync-1": SeenTeam("u-1", NOW)}
+    store.mark_submission(sid, SubmissionStatus.VERIFIED, NOW + timedelta(minutes=1), dx_seen=seen)
     assert store.unfinished_submission() is None
     verified = store.last_verified_submission()
     assert verified is not None and verified.import_id == "imp-1"
     assert verified.verified_at == NOW + timedelta(minutes=1)
+    assert verified.dx_seen == seen
 
 
 def ident(

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hrsync.batch import collector_paused
+from hrsync.sync.pause import collector_paused
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,25 @@
+"""One run, start to finish: the only orchestration (imperative shell).
+
+    story.py     run_sync: the stages in order, the lease, the run's record, sync.finished
+    context.py   the run's context, the products stages hand on, RunEnded (the one way
+                 a stage ends a run), SyncRequest and SyncResult
+    stages.py    read → map (shared with `hrsync check`), assign → plan, gate, preview,
+                 submit
+    confirm.py   after submit: polling teams.list, resends, the audit trail, and the
+                 recovery of a submission an earlier run left unfinished
+    outcomes.py  DX's errors as the run's outcomes
+    pause.py     the garbage-collector pause around read → map → assign
+
+Each step's thinking lives in a pure module of hrsync.core; this package only moves
+data between them, DX and the store, and decides the run's outcome.
+
+Crash safety: identities and the submission are written to the store before the
+`process` call, each in its own committed transaction. A run that finds an unfinished
+submission verifies it before planning anything new, so a restart never resubmits
+blindly.
+"""
+
+from hrsync.sync.context import Pacing, SyncRequest, SyncResult, utcnow
+from hrsync.sync.story import run_sync
+
+__all__ = ["Pacing", "SyncRequest", "SyncResult", "run_sync", "utcnow"]

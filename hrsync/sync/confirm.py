@@ -1,0 +1,328 @@
+"""After `process`: does DX show the submission? Polling, resends, the audit trail, and
+the recovery of a submission an earlier run left unfinished.
+
+The judgement of one `teams.list` reply is `verify.check_convergence` and of the audit
+trail `verify.match_audit` (pure); this module polls, waits, resends and logs. A resend
+is always the payload of the same submission record: a different payload is never sent
+without planning again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import NoReturn
+
+from hrsync import logs
+from hrsync.core.plan import Plan, SeenTeam
+from hrsync.core.verify import check_convergence, match_audit
+from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
+from hrsync.dx.models import DxTeam
+from hrsync.outcome import Outcome
+from hrsync.render import describe
+from hrsync.store.repo import SubmissionRecord
+from hrsync.store.submission import SubmissionStatus, SubmittedPlan
+from hrsync.sync.context import Run, Submitted, end
+
+log = logs.get_logger("hrsync.sync")
+
+# The first verification window after an ambiguous answer is this share of
+# sync.verify_timeout_s, capped: long enough for a normal import to show, short enough
+# that a lost request is sent again within the run instead of waiting out the timeout.
+RESEND_WINDOW_SHARE = 0.1
+RESEND_WINDOW_MAX_S = 60.0
+# Audit events carry whole seconds and server clocks drift: look a little further back.
+AUDIT_SKEW = timedelta(seconds=120)
+
+
+def resend_window_s(verify_timeout_s: float) -> float:
+    return min(RESEND_WINDOW_MAX_S, verify_timeout_s * RESEND_WINDOW_SHARE)
+
+
+# ------------------------------------------------------------------- the confirm stage
+
+
+def verify(run: Run, submitted: Submitted) -> NoReturn:
+    """confirm: wait for DX to show the submission (resending after a lost answer),
+    check the audit trail, and end the run applied or unverified."""
+    store, sid, planned = run.store, submitted.submission_id, submitted.planned
+    settings = run.settings.sync
+
+    def resend(attempt: int, reason: str) -> None:
+        # The same submission record: a restart still finds it and verifies it.
+        store.mark_submission(
+            sid, SubmissionStatus.SENT, run.clock(), detail=f"resend {attempt}: {reason}"
+        )
+        try:
+            accepted = run.client.process(planned.payload(), email=settings.notify_email)
+        except DxOutcomeUnknown as exc:
+            store.mark_submission(
+                sid, SubmissionStatus.OUTCOME_UNKNOWN, run.clock(), detail=str(exc)
+            )
+            raise
+        store.mark_submission(
+            sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id
+        )
+
+    confirmation = confirm(run, submitted.record, ambiguous=submitted.ambiguous, resend=resend)
+    if run.stopping():
+        # Left "accepted": the next start finds it unfinished and verifies it.
+        log.warning("sync.stopped_verifying", submission=sid)
+        end(
+            run,
+            Outcome.UNVERIFIED,
+            planned,
+            reason="shutting down during verification; the next start verifies",
+        )
+    check_audit(run, planned.plan, submitted.submitted_at, sid)
+    if confirmation.teams is not None:
+        store.mark_submission(
+            sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
+        )
+        end(run, Outcome.APPLIED, planned)
+    store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())
+    end(
+        run,
+        Outcome.UNVERIFIED,
+        planned,
+        reason=(
+            f"DX did not show the submitted hierarchy within "
+            f"{settings.verify_timeout_s:g}s (sync.verify_timeout_s)"
+            + (f" after {confirmation.resends} resends" if confirmation.resends else "")
+            + (f"; {confirmation.note}" if confirmation.note else "")
+        ),
+    )
+
+
+# ------------------------------------------------------------- recovery after a crash
+
+
+def recover_unfinished(run: Run) -> None:
+    """Verify a submission an earlier run left unfinished, before planning anew."""
+    if not run.request.operational:
+        return
+    store = run.store
+    pending = store.unfinished_submission()
+    if pending is None:
+        return
+    log.warning(
+        "sync.recovering",
+        submission=pending.id,
+        previous_run=pending.run_id,
+        status=pending.status.value,
+    )
+    # "pending": the earlier run died around the call, so DX may or may not have it;
+    # "unverified": an earlier run already waited its full verify timeout. One look
+    # decides both; if DX does not show it, planning resubmits knowingly (and DX answers
+    # import_in_progress if its import is still running). "sent" and "outcome_unknown"
+    # (no answer came back) get the short window a lost answer gets inside a run; only
+    # "accepted" is worth the full timeout.
+    timeout = run.settings.sync.verify_timeout_s
+    if pending.status in (SubmissionStatus.PENDING, SubmissionStatus.UNVERIFIED):
+        timeout = 0
+    elif pending.status is not SubmissionStatus.ACCEPTED:
+        timeout = resend_window_s(timeout)
+    converged = wait_until_shown(run, pending.plan, timeout)
+    if run.stopping():
+        # Not a verdict: leave the submission as it is for the next start.
+        log.warning("sync.stopped", step="verifying an earlier submission")
+        end(
+            run,
+            Outcome.DEFERRED,
+            reason="shutting down while verifying an earlier submission",
+            resume_at=run.clock(),
+        )
+    check_audit(run, plan_of(pending), pending.created_at, pending.id)
+    now = run.clock()
+    if converged is not None:
+        store.mark_submission(
+            pending.id, SubmissionStatus.VERIFIED, now, dx_seen=teams_seen(converged)
+        )
+        # The earlier run may have died before keeping the ids DX now has.
+        store.save_identities(pending.plan.identities, now)
+        log.info("sync.recovered", submission=pending.id, verified=True)
+    else:
+        store.mark_submission(
+            pending.id, SubmissionStatus.SUPERSEDED, now, detail="not shown by DX"
+        )
+        log.warning("sync.recovered", submission=pending.id, verified=False)
+
+
+# ------------------------------------------------------------------ polling, resending
+
+
+def wait_until_shown(run: Run, target: SubmittedPlan, timeout_s: float) -> list[DxTeam] | None:
+    """DX's teams once they show `target`; None at the timeout or a stop. 0 looks once."""
+    deadline = time.monotonic() + timeout_s
+    delay = run.pacing.poll_s
+    attempt = 0
+    while True:
+        attempt += 1
+        run.renew_lease()
+        try:
+            current = run.client.teams()
+        except DxError as exc:
+            log.warning("verify.read_failed", attempt=attempt, detail=str(exc))
+        else:
+            convergence = check_convergence(
+                target.rows,
+                target.archived_refs,
+                current,
+                archived_dx_ids=target.archived_dx_ids,
+                awaiting_change=target.awaiting_change,
+            )
+            if convergence.converged:
+                log.info("verify.converged", attempt=attempt, detail=convergence.summary())
+                for u in convergence.contributors_uncounted:
+                    log.warning(
+                        "verify.contributors_unknown",
+                        team=u.name,
+                        reference_id=u.reference_id,
+                        sent=u.sent,
+                        counted=u.counted,
+                    )
+                return current
+            log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
+        if time.monotonic() + delay > deadline or run.stopping():
+            return None
+        if _pause(run, delay):
+            return None
+        delay = min(delay * 2, run.pacing.poll_max_s)
+
+
+def _pause(run: Run, seconds: float) -> bool:
+    """Sleep; True when a stop was asked for meanwhile."""
+    if run.stop is not None:
+        return run.stop.wait(seconds)
+    time.sleep(seconds)
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    teams: list[DxTeam] | None  # DX's teams once it showed the submission; None: not shown
+    resends: int
+    note: str | None = None  # why it stopped short, when it did
+
+
+def confirm(
+    run: Run,
+    target: SubmittedPlan,
+    *,
+    ambiguous: bool,
+    resend: Callable[[int, str], None],
+) -> Confirmation:
+    """Wait for DX to show `target`; after an ambiguous answer, send the same payload again.
+
+    `resend(n, reason)` sends the submission's own payload once more and returns normally
+    when DX accepted it; it raises what the client raises. An accepted resend or DX's
+    `import_in_progress` proves a request arrived: from then on the run waits for the
+    rest of `sync.verify_timeout_s` like after any accepted request.
+    """
+    verify_timeout_s = run.settings.sync.verify_timeout_s
+    max_resends = run.settings.sync.max_resends
+    started = time.monotonic()
+    resends = 0
+
+    def remaining() -> float:
+        return max(0.0, verify_timeout_s - (time.monotonic() - started))
+
+    while True:
+        window = min(remaining(), resend_window_s(verify_timeout_s)) if ambiguous else remaining()
+        shown = wait_until_shown(run, target, window)
+        if shown is not None:
+            return Confirmation(shown, resends)
+        if run.stopping():
+            return Confirmation(None, resends, "stopping")
+        if not ambiguous or resends >= max_resends:
+            if ambiguous and time.monotonic() - started < verify_timeout_s:
+                # No resend left: the earlier requests may still be applied; wait it out.
+                ambiguous = False
+                continue
+            return Confirmation(None, resends)
+        resends += 1
+        reason = "DX's answer was lost and DX shows none of the submission"
+        log.warning("sync.resent", attempt=resends, max_resends=max_resends, reason=reason)
+        try:
+            resend(resends, reason)
+        except ImportInProgress:
+            log.info("sync.resend_import_running", attempt=resends)
+            ambiguous = False
+        except DxOutcomeUnknown as exc:
+            log.warning("sync.outcome_unknown", detail=str(exc), resend=resends)
+        except DxError as exc:
+            # Anything else (DX unreachable after retries, a snapshot starting) leaves
+            # the earlier requests' fate open: keep looking until the timeout.
+            log.warning("sync.resend_failed", attempt=resends, detail=str(exc))
+            return Confirmation(wait_until_shown(run, target, remaining()), resends, str(exc))
+        else:
+            ambiguous = False
+
+
+def teams_seen(teams: Sequence[DxTeam]) -> dict[str, SeenTeam]:
+    """What DX showed right after a verified submission, per reference_id: the lead's DX
+    id and last_changed_at, for telling later hand edits from our own changes."""
+    return {
+        t.reference_id: SeenTeam(manager_id=t.manager_id, last_changed_at=t.last_changed_at)
+        for t in teams
+        if t.reference_id is not None
+    }
+
+
+# ---------------------------------------------------------------------- audit trail
+
+
+def plan_of(record: SubmissionRecord) -> Plan:
+    """The part of a recorded submission's plan the audit trail can show."""
+    return Plan(
+        changes=(*record.plan.renames, *record.plan.lead_changes),
+        drift=(),
+        payload_digest=record.payload_digest,
+        desired_count=len(record.plan.rows),
+    )
+
+
+def check_audit(run: Run, plan: Plan, submitted_at: datetime, submission_id: int) -> None:
+    """Match DX's audit events since the submission to its changes, and log the match."""
+    since = submitted_at - AUDIT_SKEW
+    try:
+        events = list(run.client.audit_trail(since=since))
+    except DxError as exc:
+        log.warning("verify.audit_unavailable", detail=str(exc))
+        return
+    # hrsync's own submissions just before this one leave events in the same window.
+    earlier = [
+        plan_of(sub)
+        for sub in run.store.submissions_after(None, since=since - AUDIT_SKEW)
+        if sub.id != submission_id
+    ]
+    match = match_audit(plan, events, since, earlier)
+    for change, event in match.matched:
+        log.info(
+            "verify.audit_matched",
+            change=change.kind,
+            team=event.team,
+            action=event.action,
+            event_id=event.id,
+        )
+    for change in match.missing:
+        log.warning("verify.audit_missing", change=change.kind, summary=describe(change))
+    for event in match.unexpected:
+        log.warning(
+            "verify.audit_unexpected",
+            team=event.team,
+            action=event.action,
+            actor=event.actor,
+            event_id=event.id,
+        )
+    for event in match.earlier:
+        log.info("verify.audit_earlier", team=event.team, action=event.action, event_id=event.id)
+    log.info(
+        "verify.audit",
+        matched=len(match.matched),
+        missing=len(match.missing),
+        unexpected=len(match.unexpected),
+        earlier=len(match.earlier),
+    )

@@ -1,0 +1,182 @@
+"""What the stages of one run share: the request and result, the run's context, the
+products each stage hands to the next, and the one way a stage ends the run.
+
+A stage is a function over the frozen `Run` and the product of the stage before it; it
+returns its own product, or ends the run by raising `RunEnded` (through `end`), which
+carries the decided `SyncResult`. Nothing else ends a run early.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import NoReturn
+
+from hrsync import logs
+from hrsync.config import Settings
+from hrsync.core.identity import Assignment
+from hrsync.core.mapping import TeamMap
+from hrsync.core.people import Directory
+from hrsync.core.plan import Plan
+from hrsync.dx.client import DxClient
+from hrsync.dx.models import DxTeam, Snapshot
+from hrsync.outcome import Outcome
+from hrsync.store.repo import Store
+from hrsync.store.submission import SubmittedPlan
+
+Clock = Callable[[], datetime]
+# A crashed holder on another host blocks runs for at most this long; a live run renews
+# the lease at every verification poll and step, so the TTL only has to outlast one step.
+LEASE_TTL_S = 600.0
+
+log = logs.get_logger("hrsync.sync")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRequest:
+    trigger: str = "manual"  # manual | schedule | resume | startup
+    dry_run: bool = False
+    preview: bool = False
+    allow_archive: int = 0
+    allow_shrink: bool = False
+
+    @property
+    def operational(self) -> bool:
+        """A dry run or a preview changes nothing later runs rely on: it neither ends a
+        failure streak, grows an import backoff, nor touches the daemon's deferral."""
+        return not (self.dry_run or self.preview)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncResult:
+    run_id: str
+    outcome: Outcome
+    counts: Mapping[str, int] = field(default_factory=dict)
+    reason: str | None = None
+    resume_at: datetime | None = None
+    plan: Plan | None = None
+    report: str = ""  # human-readable text for `hrsync plan` / `sync --dry-run`
+    preview_url: str | None = None
+    people_count: int | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return self.outcome.exit_code
+
+
+class RunEnded(Exception):
+    """A stage decided how the run ends; `run_sync` records and logs `result`."""
+
+    def __init__(self, result: SyncResult) -> None:
+        super().__init__(result.outcome.value)
+        self.result = result
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How often DX is polled while verifying: fast in in-process tests and benchmarks."""
+
+    poll_s: float = 0.25
+    poll_max_s: float = 30.0
+
+
+DEFAULT_PACING = Pacing()
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run's context: what every stage may use."""
+
+    settings: Settings
+    store: Store
+    client: DxClient
+    clock: Clock
+    request: SyncRequest
+    run_id: str
+    holder: str  # the lease holder's name
+    stop: threading.Event | None = None  # set by the daemon on SIGTERM
+    pacing: Pacing = DEFAULT_PACING
+
+    def stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def renew_lease(self) -> bool:
+        """Extend the lease; False (logged) when it expired and another sync took it."""
+        if self.request.dry_run:
+            return True  # a dry run holds no lease: there is nothing to renew or lose
+        renewed = self.store.renew_lease(self.holder, self.clock(), LEASE_TTL_S)
+        if not renewed:
+            log.error("sync.lease_lost", detail="the lease expired and another sync took it")
+        return renewed
+
+
+@dataclass(frozen=True, slots=True)
+class Mapped:
+    """read → map: the people of the export and the teams they make."""
+
+    source: str  # the export's name, for the log
+    directory: Directory
+    team_map: TeamMap
+
+    @property
+    def people_count(self) -> int:
+        return len(self.directory.people)
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """assign → plan: the teams with their reference_ids, and what would change in DX."""
+
+    people_count: int
+    assignment: Assignment
+    dx_teams: tuple[DxTeam, ...]
+    snapshots: tuple[Snapshot, ...]
+    plan: Plan
+    report: str
+
+    def payload(self) -> list[dict[str, object]]:
+        return [r.to_payload() for r in self.assignment.teams]
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """submit: the recorded submission and how DX answered it."""
+
+    planned: Planned
+    submission_id: int
+    record: SubmittedPlan
+    submitted_at: datetime
+    ambiguous: bool  # DX's answer was lost: it may or may not have the request
+
+
+def end(
+    run: Run,
+    outcome: Outcome,
+    planned: Planned | None = None,
+    *,
+    report: str | None = None,
+    reason: str | None = None,
+    resume_at: datetime | None = None,
+    preview_url: str | None = None,
+) -> NoReturn:
+    """End the run here with `outcome`; `report` defaults to the plan's."""
+    plan = planned.plan if planned is not None else None
+    raise RunEnded(
+        SyncResult(
+            run.run_id,
+            outcome,
+            counts=plan.counts if plan is not None else {},
+            reason=reason,
+            resume_at=resume_at,
+            plan=plan,
+            report=report if report is not None else (planned.report if planned else ""),
+            preview_url=preview_url,
+            people_count=planned.people_count if planned is not None else None,
+        )
+    )

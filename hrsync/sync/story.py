@@ -1,0 +1,164 @@
+"""One run, start to finish: the story, told by `run_sync` in the order of DESIGN's data flow.
+
+    lease → record → recover → read → map → assign → plan → gate → submit → confirm
+          → record → sync.finished
+
+Each stage is a function in stages.py or confirm.py over the run's context; a stage
+ends the run by raising `RunEnded` with its result, and nothing else does. This module
+takes and releases the lease, records the run's start and its end (the run's outcome,
+and the daemon's deferral: written here only), and logs `sync.finished`, exactly once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import socket
+import threading
+import time
+from datetime import timedelta
+
+from hrsync import logs
+from hrsync.config import Settings
+from hrsync.core.plan import COUNT_KEYS
+from hrsync.dx.client import DxClient
+from hrsync.outcome import Outcome
+from hrsync.store.repo import Store
+from hrsync.sync.confirm import recover_unfinished, verify
+from hrsync.sync.context import (
+    DEFAULT_PACING,
+    LEASE_TTL_S,
+    Clock,
+    Pacing,
+    Run,
+    RunEnded,
+    SyncRequest,
+    SyncResult,
+    utcnow,
+)
+from hrsync.sync.pause import collector_paused
+from hrsync.sync.stages import assign_and_plan, gate_plan, preview, read_and_map, submit
+
+log = logs.get_logger("hrsync.sync")
+
+
+def run_sync(
+    settings: Settings,
+    request: SyncRequest,
+    *,
+    store: Store,
+    clock: Clock = utcnow,
+    stop: threading.Event | None = None,
+    pacing: Pacing = DEFAULT_PACING,
+) -> SyncResult:
+    """One run: take the lease, record it, do it, record and log how it ended."""
+    run_id = logs.new_run_id()
+    holder = f"{socket.gethostname()}:{os.getpid()}:{run_id}"
+    started = time.monotonic()
+    with logs.run_context(run_id, trigger=request.trigger):
+        now = clock()
+        # A dry run writes nothing to DX: `hrsync plan` works while the daemon syncs.
+        lease = None if request.dry_run else store.acquire_lease(holder, now, LEASE_TTL_S)
+        store.start_run(run_id, request.trigger, now, dry_run=not request.operational)
+        try:
+            if lease is not None and not lease.acquired:
+                result = SyncResult(
+                    run_id,
+                    Outcome.DEFERRED,
+                    reason=(
+                        f"another sync is running: {lease.holder} (pid {lease.pid} on "
+                        f"{lease.host}, since {lease.acquired_at.isoformat()})"
+                    ),
+                    resume_at=now + timedelta(minutes=5),
+                )
+            else:
+                log.info("sync.started", dry_run=request.dry_run, preview=request.preview)
+                try:
+                    with contextlib.closing(DxClient.from_settings(settings)) as client:
+                        result = _story(
+                            Run(
+                                settings,
+                                store,
+                                client,
+                                clock,
+                                request,
+                                run_id,
+                                holder,
+                                stop,
+                                pacing,
+                            )
+                        )
+                except Exception as exc:
+                    log.error("sync.crashed", error=str(exc), exc_info=True)
+                    result = SyncResult(
+                        run_id, Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}"
+                    )
+            result = dataclasses.replace(
+                result, counts={**dict.fromkeys(COUNT_KEYS, 0), **result.counts}
+            )
+            record_end(store, clock, request, result)
+        finally:
+            if lease is not None and lease.acquired:
+                store.release_lease(holder)
+        _log_finished(result, request, started)
+        return result
+
+
+def _story(run: Run) -> SyncResult:
+    """The stages in order; the one that decides how the run ends raises RunEnded."""
+    try:
+        recover_unfinished(run)
+        # The GC pause, once, around the stages that build the org's million objects.
+        with collector_paused():
+            mapped = read_and_map(run)
+            planned = assign_and_plan(run, mapped)
+        gate_plan(run, planned)
+        if run.request.preview:
+            preview(run, planned)
+        verify(run, submit(run, planned))
+    except RunEnded as ended:
+        return ended.result
+    raise AssertionError("confirm always ends the run")  # pragma: no cover
+
+
+def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncResult) -> None:
+    """The run's end in the store; the daemon's deferral is written here and only here."""
+    now = clock()
+    store.finish_run(
+        result.run_id,
+        now,
+        outcome=result.outcome.value,
+        exit_code=result.exit_code,
+        counts=result.counts,
+        reason=result.reason,
+        plan_digest=result.plan.payload_digest if result.plan else None,
+        people_count=result.people_count,
+    )
+    if not request.operational:
+        return  # the daemon's deferral is not a dry run's business
+    if result.outcome is Outcome.DEFERRED and result.resume_at:
+        store.add_deferral(result.run_id, result.reason or "deferred", result.resume_at, now)
+    else:
+        store.resolve_deferrals(now)
+
+
+def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> None:
+    fields: dict[str, object] = {
+        "outcome": result.outcome.value,
+        "exit_code": result.exit_code,
+        "counts": {k: result.counts.get(k, 0) for k in COUNT_KEYS},
+        "duration_s": round(time.monotonic() - started, 3),
+        "dry_run": request.dry_run,
+    }
+    if result.outcome is Outcome.DEFERRED:
+        fields["resume_at"] = result.resume_at.isoformat() if result.resume_at else None
+        fields["reason"] = result.reason
+    elif result.reason is not None:
+        fields["reason"] = result.reason
+    if result.preview_url:
+        fields["preview_url"] = result.preview_url
+    level = "info" if result.exit_code == 0 else "warning"
+    if result.outcome is Outcome.FAILED:
+        level = "error"
+    getattr(log, level)("sync.finished", **fields)
