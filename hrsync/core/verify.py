@@ -219,11 +219,6 @@ def check_convergence(
     )
 
 
-def parse_awaiting(values: Mapping[str, Any]) -> dict[str, datetime]:
-    """`awaiting_change` as stored in a submission record: reference_id -> ISO time."""
-    return {ref: datetime.fromisoformat(str(when)) for ref, when in values.items()}
-
-
 def awaiting_since(
     refs: Sequence[str],
     rows: Mapping[str, Mapping[str, Any]],
