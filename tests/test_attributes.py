@@ -16,6 +16,7 @@ from hrsync.core.attributes import (
     column_problems,
     compile_sources,
     desired_values,
+    export_columns,
     guard,
     more_serious,
     plan_attributes,
@@ -302,3 +303,12 @@ def test_used_columns_only_when_on() -> None:
     assert used_columns(on) == ("Office", "Job Level", "Cost Center")
     assert used_columns(AttributeSettings(entries=ENTRIES, enabled=False)) == ()
     assert used_columns(AttributeSettings()) == ()
+
+
+def test_export_columns_are_every_column_of_every_row() -> None:
+    people = [
+        make_person("E1", "Ada", None, "Eng", extra={"Office": "Berlin"}),
+        make_person("E2", "Ben", "E1", "Eng", extra={"Floor": "3"}),
+    ]
+    columns = export_columns(people)
+    assert {"Office", "Floor", "Work Email"} <= columns
