@@ -57,6 +57,13 @@ def _state(store: Store) -> Check:
     return Check("state", True, detail)
 
 
+def _pages(settings: Settings, pages: int) -> str:
+    # Over HTTP the page count shows a paged API was read through, not just its first page.
+    if not settings.source.url:
+        return ""
+    return f"{pages} page{'' if pages == 1 else 's'} read, "
+
+
 def _export(settings: Settings) -> list[Check]:
     # The run's own read and map stages: what `check` accepts, a sync accepts.
     try:
@@ -83,8 +90,8 @@ def _export(settings: Settings) -> list[Check]:
         Check(
             "export",
             True,
-            f"{export.source}: {len(directory.people)} people kept, {directory.excluded} "
-            f"excluded by filters, {len(directory.warnings)} warnings",
+            f"{export.source}: {_pages(settings, export.pages)}{len(directory.people)} people "
+            f"kept, {directory.excluded} excluded by filters, {len(directory.warnings)} warnings",
         )
     ]
     try:

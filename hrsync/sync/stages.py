@@ -67,6 +67,7 @@ class InputRefused(Exception):
 class Export:
     source: str
     directory: Directory
+    pages: int = 1  # HTTP pages read (1 for a file)
 
 
 def read_export(settings: Settings) -> Export:
@@ -93,7 +94,7 @@ def read_export(settings: Settings) -> Export:
             source=export.name,
             directory=directory,
         )
-    return Export(export.name, directory)
+    return Export(export.name, directory, export.pages)
 
 
 def map_teams(settings: Settings, export: Export) -> TeamMap:
@@ -125,6 +126,7 @@ def read_and_map(run: Run) -> Mapped:
     log.info(
         "export.read",
         source=export.source,
+        pages=export.pages,
         people=len(directory.people),
         excluded=directory.excluded,
     )

@@ -197,3 +197,17 @@ def test_max_pages_reached_refuses_the_run(
     assert run.code == 4
     assert "source.pagination.max_pages" in run.finished["reason"]
     assert workspace.process_requests() == []
+
+
+def test_check_reports_the_pages_read_and_the_people_found(
+    workspace: Workspace, graph: tuple[FakeServer, GraphApi]
+) -> None:
+    server, api = graph
+    recipe_config(workspace, "microsoft-graph", server.base_url)
+    env = {"GRAPH_CLIENT_ID": api.oauth.client_id, "GRAPH_CLIENT_SECRET": api.oauth.client_secret}
+    run = workspace.hrsync("check", env=env)
+    assert run.code == 0, run.stdout[-2000:]
+    assert f"[  ok] export: {server.base_url}/v1.0/users" in run.stdout
+    assert "4 pages read, 37 people kept" in run.stdout
+    assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
+    assert_no_secret(workspace, run, [api.oauth.client_secret], api.oauth.issued)
