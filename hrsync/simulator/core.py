@@ -9,7 +9,9 @@ and any clock gives deterministic results.
 
 HTTP statuses (DX documents none of them; clients must decide on the body):
 401 ``not_authed``/``invalid_auth``, 403 ``not_authorized``, 404 ``unknown_method``
-and unknown snapshot, 405 wrong HTTP verb, 400 ``invalid_arguments``, 413
+and unknown snapshot, 404 ``user_not_found`` (``users.attributes.update`` for an
+e-mail DX does not know: the spec shows no error for it, so this code and status are
+the simulator's assumption), 405 wrong HTTP verb, 400 ``invalid_arguments``, 413
 ``payload_too_large``, 429 rate limit; the other orgfiles errors (``invalid_rows``,
 ``circular_reference``, ``invalid_email``, ``snapshot_in_progress``,
 ``import_in_progress``) come as HTTP 200 with ``ok: false``, as many DX errors do.
@@ -118,6 +120,8 @@ class SimulatedDx:
         self._teams: dict[str, TeamRecord] = {}
         self._snapshots: dict[str, SnapshotRecord] = {}
         self._events: list[AuditRecord] = []
+        # The account's user attribute groups, by name: when each was created.
+        self._attribute_groups: dict[str, datetime] = {}
         self._pending: ImportRecord | None = None
         self._recent_requests: deque[datetime] = deque()
         self._user_ids = IdMint(512050)
@@ -323,6 +327,11 @@ class SimulatedDx:
     def user_attributes(self, email: str) -> dict[str, str]:
         with self._lock:
             return dict(self._users_by_email[email.casefold()].attributes)
+
+    def attribute_groups(self) -> list[str]:
+        """The user attribute groups of the account, in the order they were created."""
+        with self._lock:
+            return list(self._attribute_groups)
 
     # ---- the request core -------------------------------------------------------------
 
@@ -720,7 +729,7 @@ class SimulatedDx:
             return failure(400, "invalid_arguments", "attributes is required: an array")
         user = self._users_by_email.get(email.casefold())
         if user is None:
-            return failure(200, "invalid_arguments", f"no user with e-mail {email!r}")
+            return failure(404, "user_not_found", f"no user with e-mail {email!r}")
         results: list[dict[str, Any]] = []
         failures: list[dict[str, Any]] = []
         for position, item in enumerate(attributes):
@@ -730,6 +739,8 @@ class SimulatedDx:
                 failures.append({"index": position, "message": "expected {name, value}"})
                 continue
             text = str(value)
+            # "An attribute whose group does not exist creates the group."
+            self._attribute_groups.setdefault(name, call.now)
             updated = user.attributes.get(name) != text
             user.attributes[name] = text
             results.append({"name": name, "value": text, "updated": updated})

@@ -178,3 +178,20 @@ def test_users_attributes_update(api: Api, sim: RunningSimulator) -> None:
     assert sim.dx.user_attributes("ken@acme.example") == {"Cost center": "CC-42"}
     unknown = api.post("users.attributes.update", {"email": "nobody@x.example", "attributes": []})
     assert unknown.json()["ok"] is False
+
+
+def test_users_attributes_update_unknown_user_and_new_groups(
+    api: Api, sim: RunningSimulator
+) -> None:
+    # The spec shows no error for an unknown user: the simulator's assumption is
+    # HTTP 404 with user_not_found (see hrsync/simulator/core.py).
+    unknown = api.post(
+        "users.attributes.update",
+        {"email": "nobody@x.example", "attributes": [{"name": "Location", "value": "Oslo"}]},
+    )
+    assert unknown.status_code == 404
+    assert unknown.json()["error"] == "user_not_found"
+    assert sim.dx.attribute_groups() == []
+    body = {"email": "ken@acme.example", "attributes": [{"name": "Location", "value": "Oslo"}]}
+    assert api.post("users.attributes.update", body).json()["ok"] is True
+    assert sim.dx.attribute_groups() == ["Location"]
