@@ -57,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument(
         "--allow-shrink", action="store_true", help="accept a shrunken export this once"
     )
+    sync.add_argument(
+        "--allow-attribute-changes",
+        action="store_true",
+        help="let this run change more user attributes than attributes.max_change_fraction",
+    )
 
     plan = sub.add_parser("plan", help="print the plan (same as sync --dry-run)")
     plan.add_argument(

@@ -1,13 +1,16 @@
 """`hrsync demo`: a first look, with no network and no token.
 
 Starts the simulator in this process with a seeded DX account, syncs the
-sample org, syncs a reorganised export, then shows a truncated export being
-refused. The engine, the store and the HTTP traffic are the real ones; only
-DX is simulated. Everything lives in a temporary folder unless --keep is given.
+sample org, syncs a reorganised export, shows a truncated export being refused,
+then syncs one user attribute (Location, from an Office column) and a change to
+one person's office, which sends exactly one call. The engine, the store and the
+HTTP traffic are the real ones; only DX is simulated. Everything lives in a temporary
+folder unless --keep is given.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import sys
@@ -20,7 +23,7 @@ from typing import Any, TextIO
 
 from hrsync import logs
 from hrsync.config import load_settings
-from hrsync.dx.methods import PROCESS
+from hrsync.dx.methods import PROCESS, USER_ATTRIBUTES_UPDATE
 from hrsync.render import render_plan
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
@@ -29,6 +32,8 @@ from hrsync.store.repo import Store
 from hrsync.sync import SyncRequest, SyncResult, run_sync
 
 DEMO_TOKEN = "demo-org-token"  # the simulated account's token; not a secret
+OFFICES = ("Berlin", "Lisbon", "Toronto", "Nairobi")
+ATTRIBUTES = '\n[attributes]\n"Location" = "{Office}"\n'
 
 CONFIG = """\
 # Written by `hrsync demo`: the configuration the demo ran with.
@@ -150,6 +155,9 @@ def _tell(story: Story, sim: RunningSimulator, samples: Path, export: Path, work
         )
         if third.outcome.value != "refused":
             return 1
+
+        if not _attributes(story, sim, samples, export, config):
+            return 1
         story.heading("What happened (hrsync history)")
         for run in store.recent_runs(10)[::-1]:
             counts = ", ".join(f"{k} {v}" for k, v in run.counts.items() if v) or "no changes"
@@ -177,6 +185,62 @@ def _sync(story: Story, settings: Any, store: Store) -> SyncResult:
     if result.reason:
         story.say(f"  reason: {result.reason}")
     return result
+
+
+def _attributes(
+    story: Story, sim: RunningSimulator, samples: Path, export: Path, config: Path
+) -> bool:
+    """Step 4: the Location attribute from an Office column, then one person moves."""
+    story.heading("4. User attributes: Location from an Office column")
+    with (samples / "sample-org-reorg.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for index, row in enumerate(rows):
+        row["Office"] = OFFICES[index % len(OFFICES)]
+    _write_rows(export, rows)
+    config.write_text(config.read_text(encoding="utf-8") + ATTRIBUTES, encoding="utf-8")
+    story.say('The export gains an Office column; the config maps "Location" = "{Office}".')
+    settings = load_settings(config, {"HRSYNC_DX_TOKEN": DEMO_TOKEN})
+    store = Store.open(settings.state.database_url)
+    try:
+        before = _attribute_calls(sim)
+        first = run_sync(settings, SyncRequest(), store=store)
+        counts = first.counts
+        story.say(
+            f"Sync: attributes {_attribute_outcome(first)}: "
+            f"{_attribute_calls(sim) - before} users.attributes.update calls, "
+            f"{counts.get('attributes_updated', 0)} people updated."
+        )
+        mover = next(r for r in rows if r["Status"] == "Active" and r["Manager ID"])
+        old = mover["Office"]
+        mover["Office"] = "Reykjavik"
+        _write_rows(export, rows)
+        story.say(f"HR moves {mover['Full Name']} from {old} to Reykjavik:")
+        before = _attribute_calls(sim)
+        second = run_sync(settings, SyncRequest(), store=store)
+        sent = _attribute_calls(sim) - before
+        shown = sim.dx.user_attributes(mover["Work Email"])
+        story.say(
+            f"  -> attributes {_attribute_outcome(second)}: {sent} call, for "
+            f"{mover['Work Email']}; DX now holds Location = {shown.get('Location')!r}."
+        )
+        return _attribute_outcome(first) == "applied" and sent == 1
+    finally:
+        store.close()
+
+
+def _attribute_outcome(result: SyncResult) -> str:
+    return result.attributes.outcome.value if result.attributes is not None else "skipped"
+
+
+def _attribute_calls(sim: RunningSimulator) -> int:
+    return sum(1 for r in sim.dx.requests if r.method_name == USER_ATTRIBUTES_UPDATE)
+
+
+def _write_rows(path: Path, rows: list[dict[str, str]]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def _process_calls(sim: RunningSimulator) -> int:

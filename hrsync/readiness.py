@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from hrsync.config import Settings
+from hrsync.core.attributes import column_problems, compile_sources, export_columns
 from hrsync.core.guards import check_snapshots
+from hrsync.core.listing import capped
+from hrsync.core.people import Person
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.sources.base import SourceError
@@ -94,6 +97,8 @@ def _export(settings: Settings) -> list[Check]:
             f"kept, {directory.excluded} excluded by filters, {len(directory.warnings)} warnings",
         )
     ]
+    if settings.attributes.active:
+        checks.append(_attributes(settings, directory.people))
     try:
         team_map = map_teams(settings, export)
     except InputRefused as exc:
@@ -106,6 +111,25 @@ def _export(settings: Settings) -> list[Check]:
         Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")
     )
     return checks
+
+
+def _attributes(settings: Settings, people: tuple[Person, ...]) -> Check:
+    sources = compile_sources(settings.attributes.entries)
+    problems = column_problems(sources, export_columns(people))
+    if problems:
+        return Check(
+            "attributes",
+            False,
+            capped(problems, limit=5, sep="; "),
+            "fix [attributes] or the export; a sync would refuse the attribute step",
+        )
+    names = capped(repr(source.name) for source in sources)
+    return Check(
+        "attributes",
+        True,
+        f"{names} read from the export; the token needs users:write (only a real sync "
+        "uses it: no probe call)",
+    )
 
 
 def _dx(settings: Settings, client: DxClient, now: datetime) -> list[Check]:

@@ -36,6 +36,9 @@ def test_demo_shows_create_reorg_audit_match_and_refusal(tmp_path: Path) -> None
     assert "audit trail: change_manager on 'Machine Learning' matches" in out
     assert "Refused: nothing was sent to DX." in out
     assert "process calls sent: 0" in out
+    assert "4. User attributes: Location from an Office column" in out
+    assert "Sync: attributes applied: 39 users.attributes.update calls" in out
+    assert "-> attributes applied: 1 call, for " in out
     assert list(tmp_path.iterdir()) == [], "the demo left files behind"
 
 

@@ -17,9 +17,14 @@ def sync(args: argparse.Namespace) -> int:
         preview=args.preview,
         allow_archive=args.allow_archive,
         allow_shrink=args.allow_shrink,
+        allow_attribute_changes=args.allow_attribute_changes,
     )
     result = _run_once(load_for(args), request)
-    shows_report = request.dry_run or request.preview or result.outcome is Outcome.REFUSED
+    refused = Outcome.REFUSED.value
+    attributes = result.attributes.outcome.value if result.attributes is not None else None
+    shows_report = (
+        request.dry_run or request.preview or refused in (result.outcome.value, attributes)
+    )
     if shows_report and result.report:
         print(result.report)
     return result.exit_code
@@ -34,7 +39,9 @@ def plan(args: argparse.Namespace) -> int:
         return result.exit_code
     if result.outcome in (Outcome.FAILED, Outcome.REJECTED) or result.plan is None:
         return EXIT_FAILED
-    return 2 if result.plan.has_changes else 0
+    attributes = result.attributes
+    changes = attributes is not None and attributes.outcome.value == "planned"
+    return 2 if result.plan.has_changes or changes else 0
 
 
 def _run_once(settings: Settings, request: SyncRequest) -> SyncResult:

@@ -12,10 +12,11 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from hrsync import logs
 from hrsync.config import Settings
+from hrsync.core.attributes import more_serious
 from hrsync.core.identity import Assignment
 from hrsync.core.mapping import TeamMap
 from hrsync.core.people import Directory
@@ -25,6 +26,9 @@ from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.store.submission import SubmittedPlan
+
+if TYPE_CHECKING:
+    from hrsync.sync.attributes import AttributeResult
 
 Clock = Callable[[], datetime]
 # A crashed holder on another host blocks runs for at most this long; a live run renews
@@ -45,6 +49,7 @@ class SyncRequest:
     preview: bool = False
     allow_archive: int = 0
     allow_shrink: bool = False
+    allow_attribute_changes: bool = False  # manual runs only: past the attribute guard
 
     @property
     def operational(self) -> bool:
@@ -64,10 +69,14 @@ class SyncResult:
     report: str = ""  # human-readable text for `hrsync plan` / `sync --dry-run`
     preview_url: str | None = None
     people_count: int | None = None
+    attributes: AttributeResult | None = None  # the attribute step, once it ran
 
     @property
     def exit_code(self) -> int:
-        return self.outcome.exit_code
+        """That of the more serious of the hierarchy's and the attribute step's outcomes."""
+        if self.attributes is None:
+            return self.outcome.exit_code
+        return Outcome(more_serious(self.outcome.value, self.attributes.outcome.value)).exit_code
 
 
 class RunEnded(Exception):

@@ -15,6 +15,7 @@ from typing import Literal
 
 from hrsync import logs
 from hrsync.config import Settings
+from hrsync.core.attributes import used_columns
 from hrsync.core.guards import Defer, Refuse, gate
 from hrsync.core.identity import assign
 from hrsync.core.mapping import MappingError, TeamMap, build_teams
@@ -81,7 +82,10 @@ def read_export(settings: Settings) -> Export:
             export.rows(),
             src.fields,
             settings.filter,
-            also_used=template_columns(settings.mapping.team_name),
+            also_used=(
+                *template_columns(settings.mapping.team_name),
+                *used_columns(settings.attributes),
+            ),
         )
     except SourceUnavailable:
         raise

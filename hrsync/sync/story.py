@@ -1,7 +1,7 @@
 """One run, start to finish: the story, told by `run_sync` in the order of DESIGN's data flow.
 
     lease → record → recover → read → map → assign → plan → gate → submit → confirm
-          → record → sync.finished
+          → attributes (sync/attributes.py) → record → sync.finished
 
 Each stage is a function in stages.py or confirm.py over the run's context; a stage
 ends the run by raising `RunEnded` with its result, and nothing else does. This module
@@ -25,11 +25,14 @@ from hrsync.core.plan import COUNT_KEYS
 from hrsync.dx.client import DxClient
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
+from hrsync.sync.attributes import COUNT_KEYS as ATTRIBUTE_COUNT_KEYS
+from hrsync.sync.attributes import attributes_outcome, with_attributes
 from hrsync.sync.confirm import recover_unfinished, verify
 from hrsync.sync.context import (
     DEFAULT_PACING,
     LEASE_TTL_S,
     Clock,
+    Mapped,
     Pacing,
     Run,
     RunEnded,
@@ -95,7 +98,11 @@ def run_sync(
                         run_id, Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}"
                     )
             result = dataclasses.replace(
-                result, counts={**dict.fromkeys(COUNT_KEYS, 0), **result.counts}
+                result,
+                counts={
+                    **dict.fromkeys((*COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS), 0),
+                    **result.counts,
+                },
             )
             record_end(store, clock, request, result)
         finally:
@@ -106,7 +113,9 @@ def run_sync(
 
 
 def _story(run: Run) -> SyncResult:
-    """The stages in order; the one that decides how the run ends raises RunEnded."""
+    """The stages in order; the one that decides how the run ends raises RunEnded.
+    Then the attribute step, whatever the hierarchy's outcome."""
+    mapped: Mapped | None = None
     try:
         recover_unfinished(run)
         # The GC pause, once, around the stages that build the org's million objects.
@@ -118,7 +127,7 @@ def _story(run: Run) -> SyncResult:
             preview(run, planned)
         verify(run, submit(run, planned))
     except RunEnded as ended:
-        return ended.result
+        return with_attributes(run, ended.result, mapped)
     raise AssertionError("confirm always ends the run")  # pragma: no cover
 
 
@@ -147,7 +156,8 @@ def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> N
     fields: dict[str, object] = {
         "outcome": result.outcome.value,
         "exit_code": result.exit_code,
-        "counts": {k: result.counts.get(k, 0) for k in COUNT_KEYS},
+        "counts": {k: result.counts.get(k, 0) for k in (*COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS)},
+        "attributes_outcome": attributes_outcome(result),
         "duration_s": round(time.monotonic() - started, 3),
         "dry_run": request.dry_run,
     }
