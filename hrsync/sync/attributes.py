@@ -24,7 +24,7 @@ import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
 from hrsync import logs
 from hrsync.core.attributes import (
@@ -367,34 +367,6 @@ def _people(count: int) -> str:
 
 def _before(value: str | None) -> str:
     return "" if value is None else f"{value!r} "
-
-
-def attribute_plan_json(result: AttributeResult) -> dict[str, Any]:
-    """The whole attribute plan for `plan --format json`: every change, every held person."""
-    plan = result.plan
-    out: dict[str, Any] = {"outcome": result.outcome.value, "counts": result.counts}
-    if result.reason:
-        out["reason"] = result.reason
-    if plan is None:
-        return out
-    out["attributes"] = [
-        {
-            "name": c.name,
-            "new": c.new,
-            "changed": c.changed,
-            "cleared": c.cleared,
-            "confirmed": c.confirmed,
-        }
-        for c in plan.counts
-    ]
-    out["changes"] = [
-        {"email": c.email, "values": dict(c.values), "previous": dict(c.previous)}
-        for c in plan.changes
-    ]
-    out["held"] = [
-        {"email": h.email, "error": h.error, "retry_at": h.retry_at.isoformat()} for h in plan.held
-    ]
-    return out
 
 
 class _Bar:
