@@ -4,7 +4,8 @@ The thinking is in hrsync.core.attributes; this module reads the confirmed value
 the store, sends one call per changed person through the client (and its limiter),
 writes each answer to the store as it comes, and decides the step's outcome:
 
-    skipped   not configured; a preview; the export was refused; with_hierarchy_only
+    skipped   not configured; a preview; the run ended before the export was read and
+              mapped (a refused export, a mapping problem); with_hierarchy_only
               after a hierarchy step that did not apply (or find in sync)
     refused   a column the export lacks, or the guard; nothing sent
     planned   a dry run with changes (nothing sent)
@@ -137,7 +138,7 @@ def sync_attributes(
     if run.request.preview:
         return skipped("a preview sends no attributes")
     if people is None:
-        return skipped("the export was not read: nothing is sent from it")
+        return skipped("the run ended before the export was read and mapped: nothing is sent")
     if settings.with_hierarchy_only and hierarchy not in _HIERARCHY_DONE:
         reason = (
             f"attributes.with_hierarchy_only is set and the hierarchy step ended {hierarchy.value}"
