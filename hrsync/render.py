@@ -4,8 +4,9 @@
 log event per change (`plan.change`). The plan is like a terraform plan: one line per
 change under a heading per kind (`+` create, `~` rename, `>` move, `*` lead change,
 `±` membership, `-` archive), then the counts. The plan lists archives in full: they are
-what an operator must check. A refusal lists the first `LIST_CAP` of them and says where
-the rest are; a log event lists the first `LIST_CAP` e-mails of a membership change.
+what an operator must check. A refusal lists the first `LIMIT` of them (core.listing's
+cap on every list a person reads) and says where the rest are; a log event lists the
+first `LIMIT` e-mails of a membership change.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hrsync.core.guards import Deferral, Refusal
+from hrsync.core.listing import LIMIT, capped
 from hrsync.core.plan import (
     Archive,
     Change,
@@ -29,9 +31,7 @@ from hrsync.core.plan import (
 from hrsync.core.text import parent_label, plural, quoted
 from hrsync.dx.errors import DxRejected
 
-# The first this many of a list in a report or a log event; the rest are counted.
-LIST_CAP = 20
-# A sentence about one change names fewer e-mails: it is one line of a plan.
+# A sentence about one change names fewer e-mails than other lists: it is one plan line.
 DESCRIBE_CAP = 5
 
 # ---------------------------------------------------------------- one change
@@ -39,12 +39,6 @@ DESCRIBE_CAP = 5
 
 def _ref_label(reference_id: str | None) -> str:
     return "no reference_id" if reference_id is None else reference_id
-
-
-def _emails(emails: Sequence[str], limit: int = DESCRIBE_CAP) -> str:
-    shown = ", ".join(emails[:limit])
-    more = len(emails) - limit
-    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def describe(change: Change) -> str:
@@ -94,9 +88,9 @@ def describe(change: Change) -> str:
                 f"({change.old_count} -> {plural(change.new_count, 'contributor')})"
             ]
             if change.added:
-                parts.append(f"added {_emails(change.added)}")
+                parts.append(f"added {capped(change.added, limit=DESCRIBE_CAP)}")
             if change.removed:
-                parts.append(f"removed {_emails(change.removed)}")
+                parts.append(f"removed {capped(change.removed, limit=DESCRIBE_CAP)}")
             if change.drift:
                 parts.append("DX was changed by hand since hrsync's last verified submission")
             return "; ".join(parts)
@@ -111,7 +105,7 @@ def describe(change: Change) -> str:
 
 
 def _capped(emails: Sequence[str]) -> list[str]:
-    return list(emails[:LIST_CAP])
+    return list(emails[:LIMIT])
 
 
 def event_fields(change: Change) -> dict[str, object]:
@@ -244,7 +238,7 @@ def render_refusal(refusal: Refusal, config_path: Path | str | None = None) -> s
     if refusal.archives:
         lines.append("")
         lines.append(f"Teams that would have been archived ({len(refusal.archives)}):")
-        shown = refusal.archives[:LIST_CAP]
+        shown = refusal.archives[:LIMIT]
         for archive in shown:
             ref = archive.reference_id or "no reference_id"
             people = plural(archive.contributors, "contributor")
