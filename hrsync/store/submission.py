@@ -33,16 +33,8 @@ class SubmissionStatus(StrEnum):
     DEFERRED = "deferred"
     FAILED = "failed"
 
-    @property
-    def unfinished(self) -> bool:
-        """May have reached DX without being verified: the next run looks before planning."""
-        return self in UNFINISHED
 
-    @property
-    def may_have_reached_dx(self) -> bool:
-        return self not in NEVER_REACHED_DX
-
-
+# May have reached DX without being verified: the next run looks before planning.
 UNFINISHED = frozenset(
     {
         SubmissionStatus.PENDING,
