@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hrsync import logs
-from hrsync.demo import CONFIG as DEMO_CONFIG
+from hrsync.commands.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.core import SimulatedDx
 from hrsync.simulator.scenario import scenario_from_dict
 from hrsync.simulator.server import start_simulator

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from hrsync import logs
+from hrsync.commands.demo import CONFIG as DEMO_CONFIG
 from hrsync.config import Settings, load_settings
-from hrsync.demo import CONFIG as DEMO_CONFIG
 from hrsync.dx.methods import PROCESS
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from hrsync import logs
-from hrsync.demo import CONFIG as DEMO_CONFIG
+from hrsync.commands.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.scenario import scenario_from_dict
 from hrsync.simulator.server import start_simulator
 

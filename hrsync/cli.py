@@ -139,9 +139,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
             return simulator(args)
         case "demo":
-            from hrsync.demo import run_demo
+            from hrsync.commands.demo import demo
 
-            return run_demo(keep=args.keep)
+            return demo(args)
         case "db":
             from hrsync.commands.db import db
 

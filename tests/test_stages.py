@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hrsync.commands.demo import CONFIG
 from hrsync.config import Settings, load_settings
-from hrsync.demo import CONFIG
 from hrsync.dx.client import DxClient
 from hrsync.resources import shipped_dir
 from hrsync.sync.stages import InputRefused, map_teams, read_export

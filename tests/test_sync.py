@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from hrsync.commands.demo import CONFIG
 from hrsync.config import Settings, load_settings
-from hrsync.demo import CONFIG
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from hrsync.commands.demo import CONFIG
 from hrsync.config import Settings, load_settings
 from hrsync.core.attributes import AttributeOutcome
-from hrsync.demo import CONFIG
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import ScenarioSnapshot, load_scenario

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hrsync.demo import CONFIG as DEMO_CONFIG
+from hrsync.commands.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 

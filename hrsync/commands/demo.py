@@ -10,6 +10,7 @@ folder unless --keep is given.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import shutil
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hrsync import logs
-from hrsync.config import load_settings
+from hrsync.config import Settings, load_settings
 from hrsync.dx.methods import PROCESS, USER_ATTRIBUTES_UPDATE
 from hrsync.render import render_plan
 from hrsync.resources import shipped_dir
@@ -88,6 +89,11 @@ class Story:
                 if event.get("run_id") == run_id and event.get("event") == name:
                     found.append(event)
         return found
+
+
+def demo(args: argparse.Namespace) -> int:
+    # No settings to load: the demo writes its own config beside its state store.
+    return run_demo(keep=args.keep)
 
 
 def run_demo(*, keep: Path | None = None, out: TextIO = sys.stdout) -> int:
@@ -167,7 +173,7 @@ def _tell(story: Story, sim: RunningSimulator, samples: Path, export: Path, work
     return 0
 
 
-def _sync(story: Story, settings: Any, store: Store) -> SyncResult:
+def _sync(story: Story, settings: Settings, store: Store) -> SyncResult:
     result = run_sync(settings, SyncRequest(), store=store)
     if result.plan is not None:
         story.say(render_plan(result.plan).rstrip())
