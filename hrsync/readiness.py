@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from hrsync.config import Settings
-from hrsync.core.attributes import column_problems, compile_sources, export_columns
+from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
 from hrsync.core.listing import capped
-from hrsync.core.people import Person
+from hrsync.core.people import Person, export_columns
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.sources.base import SourceError

@@ -16,7 +16,6 @@ from hrsync.core.attributes import (
     column_problems,
     compile_sources,
     desired_values,
-    export_columns,
     guard,
     more_serious,
     plan_attributes,
@@ -25,6 +24,7 @@ from hrsync.core.attributes import (
     used_columns,
     values_digest,
 )
+from hrsync.core.people import export_columns
 from hrsync.core.settings import AttributeSettings
 from tests.strategies import make_person
 

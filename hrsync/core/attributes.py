@@ -36,7 +36,6 @@ from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person
 from hrsync.core.settings import AttributeSettings
 from hrsync.core.templates import Template, check_template
-from hrsync.sources.rows import RowValues
 
 RETRY_AFTER = timedelta(days=1)
 EXAMPLES = 5  # changed values shown per refused attribute
@@ -108,19 +107,6 @@ def source_columns(sources: Iterable[AttributeSource]) -> tuple[str, ...]:
 def used_columns(settings: AttributeSettings) -> tuple[str, ...]:
     """The columns `[attributes]` reads when it is on, for the export's value checks."""
     return source_columns(compile_sources(settings.entries)) if settings.active else ()
-
-
-def export_columns(people: Iterable[Person]) -> set[str]:
-    """Every column any person's row has (the rows of one CSV share one column index)."""
-    columns: set[str] = set()
-    last: object = None
-    for person in people:
-        attributes = person.attributes
-        keys = attributes.index if isinstance(attributes, RowValues) else attributes
-        if keys is not last:
-            columns.update(keys)
-            last = keys
-    return columns
 
 
 def column_problems(sources: Sequence[AttributeSource], columns: Collection[str]) -> list[str]:

@@ -60,11 +60,10 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hrsync.core.people import Person, Problem, normalise_name
+from hrsync.core.people import Person, Problem, export_columns, normalise_name
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import Template, check_template
 from hrsync.core.tree import ancestors, forest
-from hrsync.sources.rows import RowValues
 
 MANAGER_PREFIX = "manager:"
 DEPARTMENT_PREFIX = "department:"
@@ -177,7 +176,7 @@ def build_teams(
     """The desired teams for `people` (already filtered and validated)."""
     if not people:
         return TeamMap(teams=())
-    template_problems = validate_template(settings.team_name, _columns(people))
+    template_problems = validate_template(settings.team_name, export_columns(people))
     if template_problems:
         raise MappingError(template_problems)
     by_id: dict[str, Person] = {}
@@ -215,20 +214,6 @@ def build_teams(
         for d in ordered
     )
     return TeamMap(teams=teams, notes=tuple(notes), problems=tuple(problems))
-
-
-def _columns(people: Sequence[Person]) -> set[str]:
-    """Every column any person's row has."""
-    columns: set[str] = set()
-    last: Mapping[str, object] | None = None
-    for person in people:
-        # Rows of one export share one column index: read its keys once, not per person.
-        attributes = person.attributes
-        keys = attributes.index if isinstance(attributes, RowValues) else attributes
-        if keys is not last:
-            columns.update(keys)
-            last = keys
-    return columns
 
 
 def _manager_drafts(

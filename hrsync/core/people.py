@@ -89,6 +89,21 @@ class Problem:
         return f"{kind}{self.location}: {self.field} {self.expected}, got {self.value!r}"
 
 
+def export_columns(people: Iterable[Person]) -> set[str]:
+    """Every column any person's row has (for templates over columns: team names,
+    attributes)."""
+    columns: set[str] = set()
+    last: object = None
+    for person in people:
+        # Rows of one export share one column index: read its keys once, not per person.
+        attributes = person.attributes
+        keys = attributes.index if isinstance(attributes, RowValues) else attributes
+        if keys is not last:
+            columns.update(keys)
+            last = keys
+    return columns
+
+
 # ---------------------------------------------------------------- row values
 
 # Unicode category Cc except tab: C0 controls (NUL, CR, LF, ESC, ...), DEL and C1 controls.

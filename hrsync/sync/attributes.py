@@ -36,13 +36,12 @@ from hrsync.core.attributes import (
     column_problems,
     compile_sources,
     desired_values,
-    export_columns,
     guard,
     plan_attributes,
     read_result,
 )
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.people import Person
+from hrsync.core.people import Person, export_columns
 from hrsync.core.text import plural
 from hrsync.dx.errors import DxAuthError, DxError, DxRejected
 from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
