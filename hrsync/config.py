@@ -326,9 +326,11 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
         # source.headers: header name -> name of an environment variable.
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
             raise _BadValue("a table of header name = environment variable name")
-        if not all(isinstance(item, str) for item in value.values()):
+        # HRSYNC_SOURCE__HEADERS__<NAME> arrives as an _EnvValue inside the table.
+        entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in value.items()}
+        if not all(isinstance(item, str) for item in entries.values()):
             raise _BadValue("a table of header name = environment variable name")
-        return {str(k): item for k, item in value.items()}
+        return {str(k): item for k, item in entries.items()}
     if origin is Mapping:
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
             raise _BadValue("a table of field = [patterns]")
@@ -538,7 +540,10 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         for key in ("client_id_env", "client_secret_env"):
             value = getattr(oauth, key)
             if not _ENV_NAME.match(value):
-                p.append(f"source.oauth2.{key} must name an environment variable, got {value!r}")
+                p.append(
+                    f"source.oauth2.{key} must name an environment variable, not hold the "
+                    "value itself (not shown here)"
+                )
         if src.auth_header_env or src.username_env or src.password_env:
             p.append(
                 "source.oauth2 sends its own Authorization header: drop source.auth_header_env "

@@ -72,3 +72,20 @@ def test_a_full_http_source_loads(tmp_path: Path) -> None:
     assert settings.source.method == "POST"
     assert settings.source.headers == {"Authorization": "HIBOB_AUTH"}
     assert settings.source.pagination.style == "cursor"
+
+
+def test_a_client_secret_written_in_place_of_its_variable_is_not_echoed(tmp_path: Path) -> None:
+    text = (
+        URL + '[source.oauth2]\ntoken_url = "https://t/token"\nclient_id_env = "ID"\n'
+        'client_secret_env = "s3cr3t~value.with-dots"\n'
+    )
+    problems = load(tmp_path, text)
+    assert any("source.oauth2.client_secret_env must name" in p for p in problems)
+    assert all("s3cr3t" not in p for p in problems)
+
+
+def test_a_header_can_come_from_the_environment(tmp_path: Path) -> None:
+    path = tmp_path / "hrsync.toml"
+    path.write_text(BASE + URL, encoding="utf-8")
+    env = {**TOKEN, "HRSYNC_SOURCE__HEADERS__X_API_KEY": "HR_KEY"}
+    assert load_settings(path, env).source.headers == {"x_api_key": "HR_KEY"}
