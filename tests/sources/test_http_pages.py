@@ -529,3 +529,17 @@ def test_each_page_body_is_released_before_the_next_is_fetched(
     export = open_url(settings, graph_env(api), None, _format, session=session)
     session.close()
     assert len(bodies) == export.pages == 4
+
+
+def test_a_paging_style_over_a_csv_answer_is_refused() -> None:
+    def csv_page(request: Request, base: str) -> Response:
+        return Response(200, b"id\n1\n", {"Content-Type": "text/csv"})
+
+    with serve(csv_page) as server:
+        settings = SourceSettings(
+            url=f"{server.base_url}/people", pagination=PaginationSettings(style="offset")
+        )
+        with pytest.raises(
+            SourceError, match=r"answered CSV, but source.pagination.style 'offset'"
+        ):
+            open_export(settings, environ={})
