@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, func, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from hrsync.store import models
+from hrsync.store.upsert import insert_or_nothing, upsert
 
 # How fast the PostgreSQL server gives up on a holder whose machine vanished without
 # closing its socket: idle + interval * count seconds (about 25 s), instead of the
@@ -139,12 +139,14 @@ class RowLease:
         try:
             with self._write() as s:
                 if force:
-                    s.execute(_upsert(self._engine, name, values))
+                    s.execute(upsert(self._engine, models.Lease, {"name": name}, values))
                     return taken
                 lease = s.get(models.Lease, name)
                 if lease is None:
                     # Two acquirers may both find no row: the insert decides between them.
-                    inserted = s.execute(_insert_or_nothing(self._engine, name, values))
+                    inserted = s.execute(
+                        insert_or_nothing(self._engine, models.Lease, {"name": name}, values)
+                    )
                     won = _rowcount(inserted) == 1
                 elif lease.holder != holder and not lease_is_stale(lease, now):
                     return _state(lease, acquired=False)
@@ -337,24 +339,6 @@ def _discard(conn: Connection) -> None:
 
 def _rowcount(result: Any) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
-
-
-def _dialect_insert(engine: Engine) -> Any:
-    if engine.dialect.name == "postgresql":
-        return postgresql.insert
-    if engine.dialect.name == "sqlite":
-        return sqlite.insert
-    raise ValueError(f"no lease for database {engine.dialect.name!r}")
-
-
-def _insert_or_nothing(engine: Engine, name: str, values: dict[str, Any]) -> Any:
-    stmt = _dialect_insert(engine)(models.Lease).values(name=name, **values)
-    return stmt.on_conflict_do_nothing(index_elements=["name"])
-
-
-def _upsert(engine: Engine, name: str, values: dict[str, Any]) -> Any:
-    stmt = _dialect_insert(engine)(models.Lease).values(name=name, **values)
-    return stmt.on_conflict_do_update(index_elements=["name"], set_=values)
 
 
 def _state(lease: models.Lease, *, acquired: bool) -> LeaseState:

@@ -34,6 +34,7 @@ from hrsync.store.submission import (
     seen_from_json,
     seen_to_json,
 )
+from hrsync.store.upsert import upsert
 
 ACCEPTED_OUTCOMES = ("applied", "in_sync")
 
@@ -450,15 +451,18 @@ class Store:
         consecutive_failures: int = 0,
         detail: Mapping[str, Any] | None = None,
     ) -> None:
+        values = {
+            "beat_at": now,
+            "pid": os.getpid(),
+            "host": this_host(),
+            "state": state,
+            "quarantined_since": quarantined_since,
+            "consecutive_failures": consecutive_failures,
+            "detail": json.dumps(dict(detail or {}), default=str),
+        }
         with self._write() as s:
-            row = s.get(models.Heartbeat, name)
-            if row is None:
-                row = models.Heartbeat(name=name)
-                s.add(row)
-            row.beat_at, row.pid, row.host, row.state = now, os.getpid(), this_host(), state
-            row.quarantined_since = quarantined_since
-            row.consecutive_failures = consecutive_failures
-            row.detail = json.dumps(dict(detail or {}), default=str)
+            # An upsert: two replicas starting together both find no row to update.
+            s.execute(upsert(self.engine, models.Heartbeat, {"name": name}, values))
 
     def heartbeat(self, name: str = "daemon") -> HeartbeatRecord | None:
         with self._sessions() as s:

@@ -378,3 +378,53 @@ def test_pg_another_run_of_the_same_store_is_turned_away(pg_url: str) -> None:
         assert a.renew_lease("run-a", NOW, 600)
     finally:
         a.close()
+
+
+# ------------------------------------------------ replicas starting together
+
+
+def test_first_heartbeats_at_once_never_raise(database_url: str, store: Store) -> None:
+    # Two replicas starting together both found no heartbeat row and both inserted it:
+    # the second crashed at start with a unique-key violation.
+    stores = [Store.open(database_url, migrate=False) for _ in range(8)]
+    barrier = threading.Barrier(len(stores))
+    errors: list[BaseException] = []
+
+    def beat(i: int) -> None:
+        try:
+            barrier.wait(5)
+            stores[i].beat(NOW, state="idle", detail={"replica": i})
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=beat, args=(i,)) for i in range(len(stores))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert errors == []
+        hb = store.heartbeat()
+        assert hb is not None and hb.beat_at == NOW and hb.state == "idle"
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_pg_replicas_migrating_a_new_database_together_all_start(postgres_url: str) -> None:
+    code = f"from hrsync.store.repo import Store\nStore.open({postgres_url!r}).close()\n"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    failures = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        if proc.returncode != 0:
+            failures.append([line for line in err.splitlines() if "Error" in line][:1])
+    assert failures == []
+    s = Store.open(postgres_url, migrate=False)
+    try:
+        assert s.recent_runs(1) == []  # the schema is there, once
+    finally:
+        s.close()

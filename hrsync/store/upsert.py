@@ -1,0 +1,36 @@
+"""INSERT … ON CONFLICT for the two databases hrsync supports.
+
+Rows that several processes create on first use (the lease, the heartbeat) are written
+this way: two replicas starting in the same second must not turn "already there" into
+a unique-key crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlalchemy.dialects import postgresql, sqlite
+
+
+def _insert(engine: Engine, model: Any, values: Mapping[str, Any]) -> Any:
+    if engine.dialect.name == "postgresql":
+        return postgresql.insert(model).values(**values)
+    if engine.dialect.name == "sqlite":
+        return sqlite.insert(model).values(**values)
+    raise ValueError(f"hrsync does not support the database {engine.dialect.name!r}")
+
+
+def insert_or_nothing(
+    engine: Engine, model: Any, key: Mapping[str, Any], values: Mapping[str, Any]
+) -> Any:
+    """Insert the row; leave an existing one with the same `key` as it is."""
+    stmt = _insert(engine, model, {**key, **values})
+    return stmt.on_conflict_do_nothing(index_elements=list(key))
+
+
+def upsert(engine: Engine, model: Any, key: Mapping[str, Any], values: Mapping[str, Any]) -> Any:
+    """Insert the row, or update the one with the same `key` to `values`."""
+    stmt = _insert(engine, model, {**key, **values})
+    return stmt.on_conflict_do_update(index_elements=list(key), set_=dict(values))
