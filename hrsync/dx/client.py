@@ -10,7 +10,7 @@ doing anything); once a write may have arrived, the client raises
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -44,6 +44,7 @@ from hrsync.dx.models import ApiKey, AuditEvent, DxTeam, ImportAccepted, Snapsho
 from hrsync.dx.payload import check_payload_size, encode_json
 from hrsync.dx.ratelimit import SlidingWindowLimiter
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
+from hrsync.dx.token import BearerAuth, scrub
 from hrsync.secret import Secret
 
 if TYPE_CHECKING:
@@ -64,21 +65,6 @@ _LOCAL_ERRORS: tuple[type[httpx.TransportError], ...] = (
     httpx.UnsupportedProtocol,
     httpx.LocalProtocolError,
 )
-_REDACTED = "***"
-_MIN_REDACTED_LEN = 6
-
-
-class _BearerAuth(httpx.Auth):
-    """Adds the bearer header to each request, revealing the token only right then."""
-
-    def __init__(self, token: Secret) -> None:
-        self._token = token
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        # An empty token sends no header at all, so DX answers not_authed.
-        if self._token.reveal():
-            request.headers["Authorization"] = "Bearer " + self._token.reveal()
-        yield request
 
 
 @dataclass(frozen=True)
@@ -121,7 +107,7 @@ class DxClient:
         )
         connect_s = min(timeout_s, 10.0)
         self._http = httpx.Client(
-            auth=_BearerAuth(token),
+            auth=BearerAuth(token),
             headers={"Accept": "application/json", "User-Agent": f"hrsync/{__version__}"},
             timeout=httpx.Timeout(
                 connect=connect_s, read=timeout_s, write=timeout_s, pool=connect_s
@@ -245,7 +231,7 @@ class DxClient:
         try:
             return self._call_with_retries(method, http_method, params, payload, idempotent)
         except DxError as exc:
-            self._scrub(exc)
+            scrub(exc, self._token)
             raise
 
     def _call_with_retries(
@@ -394,16 +380,6 @@ class DxClient:
     def _now(self) -> datetime:
         return self._clock() if self._clock is not None else datetime.now(UTC)
 
-    def _scrub(self, exc: DxError) -> None:
-        """Blank out the token wherever server-supplied text could have echoed it."""
-        secret = self._token.reveal()
-        if len(secret) < _MIN_REDACTED_LEN:
-            # Too short to be a real token; replacing it would only garble the message.
-            return
-        exc.message = exc.message.replace(secret, _REDACTED)
-        exc.error_details = _redact(exc.error_details, secret)
-        exc.args = tuple(_redact(arg, secret) for arg in exc.args)
-
 
 def _checked_base_url(base_url: str) -> str:
     text = base_url.strip().rstrip("/")
@@ -419,15 +395,3 @@ def _checked_base_url(base_url: str) -> str:
 def _describe(exc: httpx.RequestError) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _redact(value: Any, secret: str) -> Any:
-    if isinstance(value, str):
-        return value.replace(secret, _REDACTED)
-    if isinstance(value, list):
-        return [_redact(item, secret) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_redact(item, secret) for item in value)
-    if isinstance(value, dict):
-        return {key: _redact(item, secret) for key, item in value.items()}
-    return value
