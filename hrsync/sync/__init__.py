@@ -9,6 +9,7 @@
                  recovery of a submission an earlier run left unfinished
     outcomes.py  DX's errors as the run's outcomes
     pause.py     the garbage-collector pause around read → map → assign
+    attributes.py  the attribute step after the hierarchy (users.attributes.update)
 
 Each step's thinking lives in a pure module of hrsync.core; this package only moves
 data between them, DX and the store, and decides the run's outcome.
