@@ -17,6 +17,7 @@ the other did not": an insert conflict is never an error.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import socket
@@ -218,7 +219,7 @@ class AdvisoryLease(RowLease):
                 self._drop(name)
                 held = None
             if held is None:
-                conn = self._lock_connection()
+                conn = self._lock_connection(holder)
                 try:
                     got = conn.execute(select(func.pg_try_advisory_lock(advisory_key(name))))
                     acquired = bool(got.scalar())
@@ -257,19 +258,31 @@ class AdvisoryLease(RowLease):
         self._delete_row(holder, name)
 
     def current(self, now: datetime, name: str) -> LeaseState | None:
-        with self._sessions() as s:
-            pids = s.execute(_LOCK_HOLDERS, _key_params(name)).scalars().all()
-            if not pids:
-                return None
-            lease = s.get(models.Lease, name)
+        state = self._lock_holder(now, name)
+        if state is None:
+            return None
         with self._mutex:
             held = self._held.get(name)
-            mine = held is not None and (lease is None or held.holder == lease.holder)
-        if lease is None:
-            return LeaseState(
-                mine, f"PostgreSQL session {pids[0]} (not named yet)", "unknown host", 0, now, now
-            )
-        return _state(lease, acquired=mine)
+            mine = held is not None and _same_holder(held.holder, state.holder)
+        return dataclasses.replace(state, acquired=mine)
+
+    def _turned_away(self, now: datetime, name: str) -> LeaseState:
+        return self._lock_holder(now, name) or super()._turned_away(now, name)
+
+    def _lock_holder(self, now: datetime, name: str) -> LeaseState | None:
+        """Who holds the lock, as the lock itself says: the holder's session carries its
+        name (application_name), set before it took the lock, so a holder is named even
+        before its row is written, and a dead holder's leftover row is not believed."""
+        with self._sessions() as s:
+            row = s.execute(_LOCK_HOLDERS, _key_params(name)).first()
+            if row is None:
+                return None
+            lease = s.get(models.Lease, name)
+        pid, session_name = int(row[0]), str(row[1] or "")
+        if lease is not None and _same_holder(lease.holder, session_name):
+            return _state(lease, acquired=False)
+        holder = session_name or f"PostgreSQL session {pid}"
+        return LeaseState(False, holder, "unknown host", 0, now, now)
 
     def close(self) -> None:
         with self._mutex:
@@ -278,12 +291,13 @@ class AdvisoryLease(RowLease):
 
     # ----------------------------------------------------------- helpers
 
-    def _lock_connection(self) -> Connection:
+    def _lock_connection(self, holder: str) -> Connection:
         # Autocommit: the session holds the lock, not a transaction; a transaction left
         # open for a whole run would also hold back vacuum.
         conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        settings = {**KEEPALIVE_SETTINGS, "application_name": _session_name(holder)}
         try:
-            for setting, value in KEEPALIVE_SETTINGS.items():
+            for setting, value in settings.items():
                 conn.execute(text("SELECT set_config(:k, :v, false)"), {"k": setting, "v": value})
         except BaseException:
             _discard(conn)
@@ -317,10 +331,25 @@ _LOCK_WHERE = (
     " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
     " AND classid::bigint = :hi AND objid::bigint = :lo"
 )
-_LOCK_HOLDERS = text(f"SELECT pid FROM pg_locks WHERE {_LOCK_WHERE} ORDER BY pid")
+_LOCK_HOLDERS = text(
+    "SELECT l.pid, a.application_name FROM pg_locks l"
+    " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+    " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    " AND l.classid::bigint = :hi AND l.objid::bigint = :lo"
+)
 _LOCK_HELD_HERE = text(
     f"SELECT EXISTS (SELECT 1 FROM pg_locks WHERE {_LOCK_WHERE} AND pid = pg_backend_pid())"
 )
+
+
+def _session_name(holder: str) -> str:
+    # application_name keeps at most 63 bytes.
+    return holder.encode()[:63].decode(errors="ignore")
+
+
+def _same_holder(holder: str, session_name: str) -> bool:
+    return _session_name(holder) == session_name
 
 
 def _key_params(name: str) -> dict[str, int]:
