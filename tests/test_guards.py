@@ -361,9 +361,9 @@ def test_archive_fraction_limit_is_exact_for_every_percentage(
     fraction: float, current: int, data: st.DataObject
 ) -> None:
     """The limit is the written percentage of the current teams, rounded down, however
-    the float product happens to round."""
+    the float product happens to round, and never below the floor of one team."""
     archives = data.draw(st.integers(min_value=0, max_value=current))
-    exact_limit = math.floor(Fraction(str(fraction)) * current)
+    exact_limit = max(1, math.floor(Fraction(str(fraction)) * current))
     refusal = check_safety(
         plan_archiving(archives, keep=0),
         people_count=10,
@@ -485,3 +485,36 @@ def test_dx_snapshot_in_progress_still_defers_when_our_list_shows_only_upcoming(
     deferral = deferral_for_api_error("snapshot_in_progress", NOW, 1, ours)
     assert deferral.kind == "snapshot_in_progress"
     assert deferral.resume_at == NOW + timedelta(hours=6)
+
+
+# ---------------------------------------------------------------- the archive floor (issue 11)
+
+
+@pytest.mark.parametrize("current", [1, 2, 3, 4])
+def test_a_small_org_may_archive_one_team_unattended(current: int) -> None:
+    # 0.2 of fewer than 5 teams rounds down to 0: without the floor every departure
+    # of a manager would need a person.
+    assert safety(plan_archiving(1), current_team_count=current) is None
+
+
+def test_the_archive_floor_allows_one_team_not_two() -> None:
+    refusal = safety(plan_archiving(2), current_team_count=3)
+    assert refusal is not None
+    assert refusal.guards == ("max_archive_fraction",)
+    assert refusal.trips[0].limit == 1
+    assert refusal.trips[0].message == (
+        "would archive 2 of 3 current teams (66.6%), limit 20% = 0 teams, "
+        "at least 1 team (sync.max_archive_fraction)"
+    )
+
+
+def test_the_archive_floor_does_not_lift_max_archive() -> None:
+    settings = SyncSettings(max_archive=0)
+    refusal = safety(plan_archiving(1), current_team_count=3, settings=settings)
+    assert refusal is not None
+    assert refusal.guards == ("max_archive",)
+
+
+def test_the_archive_floor_holds_even_at_fraction_zero() -> None:
+    settings = SyncSettings(max_archive_fraction=0.0)
+    assert safety(plan_archiving(1), current_team_count=100, settings=settings) is None

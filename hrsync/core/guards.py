@@ -11,7 +11,8 @@ reported together, with the numbers and the override an operator can use.
 
 Threshold convention (inclusive limits): a limit is the largest value still allowed.
 `max_archive = 10` allows 10 archives and refuses 11; `max_archive_fraction = 0.2` of 50
-current teams allows 10 and refuses 11; `min_people_fraction = 0.8` of 80 people allows
+current teams allows 10 and refuses 11, and never fewer than one team (the floor:
+0.2 of 3 teams allows 1); `min_people_fraction = 0.8` of 80 people allows
 64 and refuses 63; a payload of exactly 5,000,000 bytes is allowed, one byte more is refused.
 """
 
@@ -36,6 +37,8 @@ IMPORT_BACKOFF_CAP = timedelta(minutes=30)
 # How a deferral for a running import begins; the engine counts such runs in a row
 # (from the run history) to grow the backoff.
 IMPORT_RUNNING_REASON = "DX says a team hierarchy import is running"
+# `sync.max_archive_fraction` never forbids archiving this many teams.
+ARCHIVE_FLOOR = 1
 # Absorbs float noise such as 0.29 * 100 == 28.999999999999996.
 _EPSILON = 1e-9
 
@@ -314,8 +317,14 @@ def check_safety(
                 override=archive_override,
             )
         )
-    fraction_limit = math.floor(settings.max_archive_fraction * current_team_count + _EPSILON)
+    share_limit = math.floor(settings.max_archive_fraction * current_team_count + _EPSILON)
+    # The floor: a share of a small org rounds down to 0 teams, which would make every
+    # departed manager's team need a person; `sync.max_archive` still caps it.
+    fraction_limit = max(ARCHIVE_FLOOR, share_limit)
     if archives > fraction_limit and not covered:
+        floor_note = (
+            "" if share_limit >= ARCHIVE_FLOOR else f", at least {plural(ARCHIVE_FLOOR, 'team')}"
+        )
         share = f" ({_percent(archives, current_team_count)})" if current_team_count else ""
         trips.append(
             GuardTrip(
@@ -323,7 +332,7 @@ def check_safety(
                 message=(
                     f"would archive {archives} of {current_team_count} current teams{share}, "
                     f"limit {_fraction(settings.max_archive_fraction)} = "
-                    f"{plural(fraction_limit, 'team')} "
+                    f"{plural(share_limit, 'team')}{floor_note} "
                     f"(sync.max_archive_fraction){not_enough}"
                 ),
                 actual=archives,
