@@ -172,6 +172,51 @@ def test_suffixes_skip_names_already_taken() -> None:
     assert teams["manager:E2"].name == "Core (3)"
 
 
+@pytest.mark.parametrize(
+    ("chain", "plain", "suffixed"),
+    [
+        # (employee id, manager id) of three leads all named "Sales": the highest keeps it
+        # whatever the ids' order (issue 11: "Sales (2)" was the parent of "Sales").
+        ([("E9", None), ("E1", "E9")], "manager:E9", ["manager:E1"]),
+        ([("E1", None), ("E9", "E1")], "manager:E1", ["manager:E9"]),
+        ([("E5", None), ("E3", "E5"), ("E1", "E3")], "manager:E5", ["manager:E3", "manager:E1"]),
+        # Same depth: the smaller key keeps it, the others in key order.
+        ([("E0", None), ("E7", "E0"), ("E2", "E0")], "manager:E0", ["manager:E2", "manager:E7"]),
+    ],
+)
+def test_the_team_highest_in_the_hierarchy_keeps_a_duplicate_name(
+    chain: list[tuple[str, str | None]], plain: str, suffixed: list[str]
+) -> None:
+    people = [P(emp, "Lead", manager, "Sales") for emp, manager in chain]
+    people += [P(f"R{emp}", "Report", emp, "Other") for emp, _ in chain]
+    teams = by_key(build_teams(people, MappingSettings(team_name="{department}"), FIELDS))
+    assert teams[plain].name == "Sales"
+    assert [teams[key].name for key in suffixed] == [
+        f"Sales ({n})" for n in range(2, 2 + len(suffixed))
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(org_forests(), st.sampled_from(["manager", "department"]), st.integers(0, 3))
+def test_a_suffixed_name_is_never_above_its_plain_name(
+    people: list[Person], strategy: str, min_size: int
+) -> None:
+    mapping = MappingSettings(
+        strategy="department" if strategy == "department" else "manager",
+        team_name="{department}" if strategy == "department" else "{lead_last_name}",
+        min_team_size=min_size,
+    )
+    result = build_teams(people, mapping, FIELDS)
+    depth: dict[str, int] = {}
+    for team in result.teams:  # parents come first
+        depth[team.key] = 0 if team.parent_key is None else depth[team.parent_key] + 1
+    by_name = {t.name: t for t in result.teams}
+    for team in result.teams:
+        base, _, rest = team.name.rpartition(" (")
+        if base and rest.endswith(")") and base in by_name:
+            assert depth[by_name[base].key] <= depth[team.key], (base, team.name)
+
+
 # ---------------------------------------------------------------- manager strategy
 
 
@@ -548,3 +593,25 @@ def test_the_json_sample_is_the_same_org_as_the_csv_sample() -> None:
         from_csv = build_teams(sample_people(f"{stem}.csv"), MANAGER, FIELDS)
         assert build_teams(people, MANAGER, FIELDS) == from_csv
         assert len(from_csv.teams) == 13
+
+
+def test_a_unit_whose_rows_name_many_leads_lists_the_first_20() -> None:
+    fields = FieldSettings(department_lead="Unit Lead")
+    people = [P("E000", "Boss", None, "Ops")]
+    people += [
+        P(f"E{i:03d}", "Ic", "E000", "Ops", extra={"Unit Lead": f"E{i:03d}"}) for i in range(1, 31)
+    ]
+    result = build_teams(people, DEPARTMENT, fields)
+    (problem,) = result.problems
+    assert "and 10 more" in problem.expected
+    assert "and 10 more" in problem.value
+    assert "E021" not in problem.expected
+
+
+def test_many_teams_sharing_a_name_are_noted_with_the_first_20_renames() -> None:
+    people = [P("E000", "Boss", None, "Root")]
+    for i in range(1, 31):
+        people += [P(f"E{i:03d}", "Lead", "E000", "Sales"), P(f"R{i:03d}", "Ic", f"E{i:03d}", "X")]
+    result = build_teams(people, MappingSettings(team_name="{department}"), FIELDS)
+    (note,) = [n for n in result.notes if "teams are named 'Sales'" in n]
+    assert note.endswith("and 9 more")

@@ -38,9 +38,10 @@ Team names
     and ``{department_path}`` the whole path (use ``team_name = "{department}"`` there).
     A lead without a value for a column renders it empty; a name that renders blank
     falls back to ``"<lead name>'s team"`` (noted). Names are compared case-insensitively
-    and made unique: among teams sharing a name, the one with the smallest key keeps it
-    and the others get `` (2)``, `` (3)``, ... in key order (skipping any suffixed name
-    already taken). Each such group is noted.
+    and made unique: among teams sharing a name, the one highest in the hierarchy (least
+    deep; ties by smallest key) keeps it and the others get `` (2)``, `` (3)``, ... in
+    that order (skipping any suffixed name already taken), so a suffixed team is never
+    above the plain one. Each such group is noted.
 
 ``mapping.min_team_size``
     After the strategy has built the teams, deepest first (ties by key), a non-root team
@@ -60,6 +61,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from hrsync.core.listing import capped
 from hrsync.core.people import Person, Problem, export_columns, normalise_name
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import Template, check_template
@@ -200,7 +202,7 @@ def build_teams(
     if settings.min_team_size > 0:
         _fold_small(drafts, depth, settings.min_team_size, notes)
         depth = _team_depths(drafts)
-    _name_teams(drafts, _Template(settings.team_name), notes)
+    _name_teams(drafts, depth, _Template(settings.team_name), notes)
     ordered = sorted(drafts.values(), key=lambda d: (depth[d.key], d.key))
     teams = tuple(
         DesiredTeam(
@@ -309,7 +311,9 @@ def _fold_small(
         )
 
 
-def _name_teams(drafts: dict[str, _Draft], template: _Template, notes: list[str]) -> None:
+def _name_teams(
+    drafts: dict[str, _Draft], depth: Mapping[str, int], template: _Template, notes: list[str]
+) -> None:
     groups: dict[str, list[_Draft]] = defaultdict(list)
     for key in sorted(drafts):
         draft = drafts[key]
@@ -321,7 +325,9 @@ def _name_teams(drafts: dict[str, _Draft], template: _Template, notes: list[str]
         groups[name.casefold()].append(draft)
     taken = set(groups)
     for folded in sorted(groups):
-        group = groups[folded]
+        # Highest in the hierarchy first, so a suffixed team is never the parent of the
+        # plain one ("Sales (2)" above "Sales"); keys break ties for determinism.
+        group = sorted(groups[folded], key=lambda d: (depth[d.key], d.key))
         if len(group) < 2:
             continue
         base = group[0].name
@@ -334,7 +340,7 @@ def _name_teams(drafts: dict[str, _Draft], template: _Template, notes: list[str]
             taken.add(draft.name.casefold())
             renamed.append(f"{draft.key} -> {draft.name!r}")
         notes.append(
-            f"{len(group)} teams are named {base!r}: {group[0].key} keeps it, " + ", ".join(renamed)
+            f"{len(group)} teams are named {base!r}: {group[0].key} keeps it, {capped(renamed)}"
         )
 
 
@@ -456,11 +462,11 @@ def _build_units(
 
 def _disagreement(column: str, values: Mapping[str, str], what: str) -> Problem:
     """The rows of one unit name different values (value -> first location) in `column`."""
-    shown = ", ".join(f"{v!r} ({loc})" for v, loc in sorted(values.items()))
+    shown = capped(f"{v!r} ({loc})" for v, loc in sorted(values.items()))
     return Problem(
         location=min(values.values()),
         field=column,
-        value=", ".join(sorted(values)),
+        value=capped(sorted(values)),
         expected=f"must name {what}; its rows disagree: {shown}",
     )
 
