@@ -151,19 +151,20 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # Imported after parsing: `--help` and a usage error need neither (nor SQLAlchemy,
-    # which the settings loader brings in).
-    from hrsync import logs
-    from hrsync.config import ConfigError
-
     try:
         return _dispatch(args)
-    except ConfigError as exc:
-        print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # the last line of defence: one clean line, logged
+    except Exception as exc:
+        # Imported only here: `--help`, `--version` and `healthcheck` need neither
+        # structlog nor the settings loader (which brings in SQLAlchemy).
+        from hrsync import logs
+        from hrsync.config import ConfigError
+
+        if isinstance(exc, ConfigError):
+            print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)
+            return EXIT_USAGE
+        # The last line of defence: one clean line, logged.
         logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
         print(logs.scrub(f"hrsync: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return EXIT_FAILED
