@@ -167,8 +167,10 @@ class Daemon:
         self._idle = threading.Event()
         self._idle.set()
         self._quarantine: Quarantine | None = None
-        # The other process's run this daemon stands behind, while it does.
+        # The other process's run this daemon stands behind, while it does, and the
+        # trigger of the fire it skipped for it.
         self._standby: LeaseState | None = None
+        self._standby_trigger = "schedule"
 
     # ----------------------------------------------------------- lifecycle
 
@@ -442,7 +444,7 @@ class Daemon:
             return False  # the run's own lease decides
         if lease is None or lease.acquired:
             return False
-        self._standby = lease
+        self._standby, self._standby_trigger = lease, trigger
         log.info(
             "daemon.standby",
             trigger=trigger,
@@ -481,12 +483,23 @@ class Daemon:
             return
         self._end_standby()
         if run is not None and run.finished_at is not None:
+            # A preview holds the lease too, but syncs nothing: the skipped fire is owed.
+            owed = run.dry_run
             log.info(
                 "daemon.standby_over",
                 holder=awaited.holder,
                 run_id=run.id,
                 outcome=run.outcome,
+                runs_now=owed,
             )
+            if owed:
+                trigger = self._standby_trigger
+                self._one_off(
+                    lambda: self.execute(trigger),
+                    TAKEOVER_JOB,
+                    "the fire a preview held",
+                    self.clock(),
+                )
             return
         log.warning(
             "daemon.takeover",

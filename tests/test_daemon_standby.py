@@ -140,6 +140,7 @@ def test_when_the_active_run_finishes_the_standby_ends_without_a_run(
         fire(d, STANDBY_JOB)
     (over,) = named(logs, "daemon.standby_over")
     assert over["run_id"] == "run-a1" and over["outcome"] == "applied"
+    assert over["runs_now"] is False
     assert named(logs, "daemon.takeover") == [] and runs.requests == []
     assert d.scheduler.get_job(STANDBY_JOB) is None
     assert d.scheduler.get_job(TAKEOVER_JOB) is None
@@ -179,3 +180,21 @@ def test_a_run_turned_away_by_the_lease_stays_deferred_and_stands_by(
     (standby,) = named(logs, "daemon.standby")
     assert standby["holder"] == HOLDER
     assert d.scheduler.get_job(STANDBY_JOB) is not None
+
+
+def test_a_preview_holding_the_lease_does_not_swallow_the_fire(
+    daemon: tuple[Daemon, Runs], active: Store
+) -> None:
+    d, runs = daemon
+    # `hrsync sync --preview` takes the lease but syncs nothing.
+    active.acquire_lease(HOLDER, T0, 600)
+    active.start_run("run-a1", "manual", T0, dry_run=True)
+    fire(d, SCHEDULE_JOB)
+    active.finish_run("run-a1", T0, outcome="planned", exit_code=0, counts={}, reason=None)
+    active.release_lease(HOLDER)
+    with capture_logs() as logs:
+        fire(d, STANDBY_JOB)
+    (over,) = named(logs, "daemon.standby_over")
+    assert over["runs_now"] is True and over["outcome"] == "planned"
+    fire(d, TAKEOVER_JOB)
+    assert [r.trigger for r in runs.requests] == ["schedule"]
