@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import random
 from collections import Counter
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from hrsync.core.mapping import (
     DesiredTeam,
+    LeadWithoutReports,
     MappingError,
     TeamMap,
     build_teams,
@@ -615,3 +617,113 @@ def test_many_teams_sharing_a_name_are_noted_with_the_first_20_renames() -> None
     result = build_teams(people, MappingSettings(team_name="{department}"), FIELDS)
     (note,) = [n for n in result.notes if "teams are named 'Sales'" in n]
     assert note.endswith("and 9 more")
+
+
+# ---------------------------------------------------------------- people in no team (issue 11)
+
+
+def at(person: Person, line: int) -> Person:
+    return dataclasses.replace(person, location=f"hr.csv line {line}")
+
+
+def test_people_in_no_team_are_listed_with_why_in_export_order() -> None:
+    people = [
+        at(P("E1", "Ada Root", None, "X"), 2),  # leads E2's team
+        at(P("E2", "Ben Lee", "E1", "X"), 3),
+        at(P("E6", "Eve Alone", None, "X"), 10),
+        at(P("E5", "Dana Gone", "E9", "X"), 9),  # E9 filtered out, no reports
+        at(P("E4", "Finn Self", "E4", "X"), 4),
+    ]
+    result = build_teams(people, MANAGER, FIELDS)
+    assert [(u.employee_id, u.location, u.reason) for u in result.unplaced] == [
+        ("E4", "hr.csv line 4", "names themselves as manager and nobody reports to them"),
+        (
+            "E5",
+            "hr.csv line 9",
+            "their manager 'E9' is not among the people kept (filtered out or absent from "
+            "the export) and nobody reports to them",
+        ),
+        ("E6", "hr.csv line 10", "no manager and nobody reports to them"),
+    ]
+    assert str(result.unplaced[2]) == (
+        "Eve Alone (E6, hr.csv line 10): no manager and nobody reports to them"
+    )
+
+
+def test_department_strategy_lists_people_without_a_department() -> None:
+    people = [P("E1", "A", None, "Eng"), at(P("E2", "B", "E1", None), 3)]
+    result = build_teams(people, DEPARTMENT, FIELDS)
+    assert [(u.employee_id, u.reason) for u in result.unplaced] == [("E2", "no department")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    org_forests(),
+    st.sampled_from(["manager", "department"]),
+    st.integers(min_value=0, max_value=4),
+)
+def test_every_person_is_in_a_team_or_listed_as_unplaced(
+    people: list[Person], strategy: str, min_size: int
+) -> None:
+    mapping = MappingSettings(
+        strategy="department" if strategy == "department" else "manager", min_team_size=min_size
+    )
+    result = build_teams(people, mapping, FIELDS)
+    placed = {e for t in result.teams for e in (*t.contributors, t.lead_email)}
+    unplaced = {u.email for u in result.unplaced}
+    assert placed.isdisjoint(unplaced)
+    assert placed | unplaced == {p.email for p in people}
+
+
+# ---------------------------------------------------------------- department leads (issue 11)
+
+
+def test_a_department_lead_is_a_manager_before_a_more_senior_individual_contributor() -> None:
+    people = [
+        P("E1", "Top Technician", None, "Production"),  # no manager, no reports
+        P("E2", "Plant Boss", "E9", "Production"),  # below the CEO: less senior than E1
+        P("E3", "Worker", "E2", "Production"),
+        P("E9", "Ceo", None, "Board"),
+    ]
+    result = build_teams(people, DEPARTMENT, FIELDS)
+    assert by_key(result)["department:Production"].lead_employee_id == "E2"
+    assert result.leads_without_reports == ()
+
+
+def test_a_unit_of_individual_contributors_is_led_as_before_and_warned() -> None:
+    people = [at(P("E7", "Root A", None, "Ops"), 2), at(P("E5", "Root B", None, "Ops"), 3)]
+    result = build_teams(people, DEPARTMENT, FIELDS)
+    assert result.teams[0].lead_employee_id == "E5"
+    assert result.leads_without_reports == (
+        LeadWithoutReports("Ops", "E5", "Root B", "hr.csv line 3"),
+    )
+    assert "unit 'Ops' is led by Root B (E5, hr.csv line 3), who has no reports" in str(
+        result.leads_without_reports[0]
+    )
+
+
+def test_a_lead_from_the_lead_column_is_never_warned() -> None:
+    fields = FieldSettings(department_lead="Unit Lead")
+    people = [
+        P("E1", "A", None, "Ops", extra={"Unit Lead": "E2"}),
+        P("E2", "B", None, "Ops", extra={"Unit Lead": "E2"}),
+    ]
+    result = build_teams(people, DEPARTMENT, fields)
+    assert result.teams[0].lead_employee_id == "E2"
+    assert result.leads_without_reports == ()
+
+
+def test_an_empty_department_separator_means_no_nesting() -> None:
+    people = [
+        P("E1", "A", None, "Eng/Data"),
+        P("E2", "B", "E1", "Eng/Data"),
+        P("E3", "C", "E1", "Eng"),
+    ]
+    settings_ = MappingSettings(
+        strategy="department", team_name="{department}", department_separator=""
+    )
+    result = build_teams(people, settings_, FIELDS)
+    assert [(t.key, t.parent_key, t.name) for t in result.teams] == [
+        ("department:Eng", None, "Eng"),
+        ("department:Eng/Data", None, "Eng/Data"),
+    ]

@@ -10,6 +10,11 @@ Strategy ``manager`` (the default)
     export (the manager was filtered out) makes that person top-of-org; each such case
     is reported in `TeamMap.notes`.
 
+People in no team
+    Whoever is neither a lead nor a contributor of a finished team is in
+    `TeamMap.unplaced`, with why (no manager and no reports; a manager not among the
+    people kept; no department), in export order.
+
 Strategy ``department``
     One team per department value, keyed ``department:<unit>``. Without a parent column,
     a value is a path split on ``mapping.department_separator`` (segments trimmed, empty
@@ -19,10 +24,13 @@ Strategy ``department``
     the parent unit comes from that column (paths are not split then). Contributors are
     the people whose department is exactly the unit. The lead comes from the
     ``source.fields.department_lead`` column (an employee id or an e-mail; every row of
-    the unit that fills it must agree), or else is the unit's most senior person: among
-    the people of the unit and its sub-units, the one highest in the manager chain, ties
-    broken by employee id (every unit has someone in or below it, so there is always a
-    lead). Disagreeing parent or lead values, a lead that matches nobody and parent
+    the unit that fills it must agree), or else is the unit's most senior manager: among
+    the people of the unit and its sub-units, those with reports first, then the one
+    highest in the manager chain, ties broken by employee id (every unit has someone in
+    or below it, so there is always a lead). A unit where nobody has reports is led by
+    its most senior individual contributor and listed in
+    `TeamMap.leads_without_reports` (a warning). An empty
+    ``mapping.department_separator`` means no nesting: each value is one unit. Disagreeing parent or lead values, a lead that matches nobody and parent
     cycles are `TeamMap.problems`: the engine refuses the run on any of them; the unit
     concerned is left out and its sub-units attach to the nearest unit above.
 
@@ -57,6 +65,7 @@ Output order: parents before children, by depth, then by key.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -92,10 +101,45 @@ class DesiredTeam:
 
 
 @dataclass(frozen=True, slots=True)
+class Unplaced:
+    """A kept person who is in no team (neither its lead nor a contributor), and why:
+    nobody leaves the org without a word."""
+
+    employee_id: str
+    name: str
+    email: str
+    location: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.employee_id}, {self.location}): {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class LeadWithoutReports:
+    """Department strategy: no candidate for the unit's lead had reports, so an
+    individual contributor leads it (a warning, `mapping.lead_without_reports`)."""
+
+    unit: str
+    employee_id: str
+    name: str
+    location: str
+
+    def __str__(self) -> str:
+        return (
+            f"unit {self.unit!r} is led by {self.name} ({self.employee_id}, {self.location}), "
+            "who has no reports: nobody in or below the unit has any; set "
+            "source.fields.department_lead to choose its lead"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class TeamMap:
     teams: tuple[DesiredTeam, ...]  # parents before children: by depth, then key
     notes: tuple[str, ...] = ()  # folds, renamed duplicates, people in no team
     problems: tuple[Problem, ...] = ()  # fatal: the engine refuses the run
+    unplaced: tuple[Unplaced, ...] = ()  # people in no team, in export order
+    leads_without_reports: tuple[LeadWithoutReports, ...] = ()  # by unit
 
 
 class MappingError(ValueError):
@@ -194,8 +238,9 @@ def build_teams(
 
     notes: list[str] = []
     problems: list[Problem] = []
+    weak_leads: list[LeadWithoutReports] = []
     if settings.strategy == "department":
-        drafts = _department_drafts(people, by_id, settings, fields, notes, problems)
+        drafts = _department_drafts(people, by_id, settings, fields, notes, problems, weak_leads)
     else:
         drafts = _manager_drafts(people, by_id, notes)
     depth = _team_depths(drafts)
@@ -215,7 +260,65 @@ def build_teams(
         )
         for d in ordered
     )
-    return TeamMap(teams=teams, notes=tuple(notes), problems=tuple(problems))
+    return TeamMap(
+        teams=teams,
+        notes=tuple(notes),
+        problems=tuple(problems),
+        unplaced=_unplaced(people, by_id, teams, settings.strategy),
+        leads_without_reports=tuple(weak_leads),
+    )
+
+
+def _unplaced(
+    people: Sequence[Person],
+    by_id: Mapping[str, Person],
+    teams: Sequence[DesiredTeam],
+    strategy: str,
+) -> tuple[Unplaced, ...]:
+    """Everyone the teams leave out, found from the finished teams (so whatever left
+    them out, a strategy, a fold or a unit dropped for a problem, they are listed)."""
+    placed: set[str] = set()
+    for team in teams:
+        placed.update(team.contributors)
+        placed.add(team.lead_email)
+    managers = {p.manager_id for p in people if p.manager_id not in (None, p.employee_id)}
+    out = [
+        Unplaced(p.employee_id, p.name, p.email, p.location, _why(p, by_id, managers, strategy))
+        for p in people
+        if p.email not in placed
+    ]
+    out.sort(key=lambda u: _natural(u.location))
+    return tuple(out)
+
+
+def _why(
+    person: Person, by_id: Mapping[str, Person], managers: Collection[str | None], strategy: str
+) -> str:
+    if strategy == "department":
+        if not _clean(person.department):
+            return "no department"
+        return "their unit was left out (see the mapping problems)"
+    manager = person.manager_id
+    if person.employee_id in managers:
+        return "their team was left out"  # not reached today: a manager leads a team
+    if manager is None:
+        return "no manager and nobody reports to them"
+    if manager == person.employee_id:
+        return "names themselves as manager and nobody reports to them"
+    if manager not in by_id:
+        return (
+            f"their manager {manager!r} is not among the people kept (filtered out or "
+            "absent from the export) and nobody reports to them"
+        )
+    return "left out by the mapping"  # not reached: a known manager's reports are placed
+
+
+def _natural(location: str) -> tuple[tuple[int, str, int], ...]:
+    # "line 9" before "line 10": export order whatever order the people came in.
+    return tuple(
+        (0, "", int(part)) if part.isdigit() else (1, part, 0)
+        for part in re.split(r"(\d+)", location)
+    )
 
 
 def _manager_drafts(
@@ -371,9 +474,11 @@ def _department_drafts(
     fields: FieldSettings,
     notes: list[str],
     problems: list[Problem],
+    weak_leads: list[LeadWithoutReports],
 ) -> dict[str, _Draft]:
     units = _build_units(people, settings.department_separator, fields, notes, problems)
     seniority = _seniority(people)
+    has_reports = {p.manager_id for p in people if p.manager_id != p.employee_id}
     by_email = {p.email.casefold(): p for p in people}
     leads: dict[str, Person] = {}
     parents = {unit_id: unit.parent for unit_id, unit in units.items()}
@@ -384,14 +489,29 @@ def _department_drafts(
         unit = units[unit_id]
         candidates = list(unit.members) + [best[c] for c in unit.children if c in best]
         if candidates:
-            best[unit_id] = min(candidates, key=lambda p: (seniority[p.employee_id], p.employee_id))
+            # A manager before an individual contributor however senior (a technician
+            # must not lead Production); then the most senior, then the smaller id.
+            best[unit_id] = min(
+                candidates,
+                key=lambda p: (
+                    p.employee_id not in has_reports,
+                    seniority[p.employee_id],
+                    p.employee_id,
+                ),
+            )
     for unit_id in sorted(units):
         unit = units[unit_id]
         lead, usable = _column_lead(unit, fields.department_lead, by_id, by_email, problems)
         if not usable:
             continue
         # Every unit has someone in or below it (units exist because people name them).
-        leads[unit_id] = lead if lead is not None else best[unit_id]
+        if lead is None:
+            lead = best[unit_id]
+            if lead.employee_id not in has_reports:
+                weak_leads.append(
+                    LeadWithoutReports(unit_id, lead.employee_id, lead.name, lead.location)
+                )
+        leads[unit_id] = lead
     drafts: dict[str, _Draft] = {}
     for unit_id, lead in leads.items():
         unit = units[unit_id]
