@@ -223,8 +223,8 @@ def _send(
             user = run.client.update_user_attributes(change.email, change.values)
         except DxAuthError as exc:
             reason = (
-                f"attributes rejected: DX refused {USER_ATTRIBUTES_UPDATE} ({exc.error}): the "
-                f"token needs the {SCOPE} scope; add it to the API key"
+                f"attributes rejected: DX refused {USER_ATTRIBUTES_UPDATE} ({_dx_words(exc)}); "
+                f"the token must be valid and carry the {SCOPE} scope: add it to the API key"
             )
             log.error("attributes.rejected", error=exc.error, message=exc.message, scope=SCOPE)
             return result(AttributeOutcome.REJECTED, reason)
