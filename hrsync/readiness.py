@@ -7,14 +7,15 @@ person could finish by hand, and an empty one would archive the org.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from hrsync.config import Settings
 from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
-from hrsync.core.listing import capped
+from hrsync.core.listing import LIMIT, capped
+from hrsync.core.mapping import LeadWithoutReports, Unplaced
 from hrsync.core.people import Person, export_columns
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
@@ -110,7 +111,38 @@ def _export(settings: Settings) -> list[Check]:
     checks.append(
         Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")
     )
+    if team_map.unplaced:
+        checks.append(_unplaced(team_map.unplaced))
+    if team_map.leads_without_reports:
+        checks.append(_weak_leads(team_map.leads_without_reports))
     return checks
+
+
+def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
+    # Not a failure (a contractor without a manager is normal), never silence either.
+    lines = "".join(f"\n       - {person}" for person in unplaced[:LIMIT])
+    if len(unplaced) > LIMIT:
+        lines += f"\n       and {len(unplaced) - LIMIT} more"
+    return Check(
+        "people in no team",
+        True,
+        f"{len(unplaced)} kept from the export, neither lead nor member of a team:{lines}",
+        warning=True,
+        fix="give them a manager (or reports) in HR, or filter them out if intended",
+    )
+
+
+def _weak_leads(weak: Sequence[LeadWithoutReports]) -> Check:
+    lines = "".join(f"\n       - {lead}" for lead in weak[:LIMIT])
+    if len(weak) > LIMIT:
+        lines += f"\n       and {len(weak) - LIMIT} more"
+    return Check(
+        "department leads",
+        True,
+        f"{len(weak)} units led by someone without reports:{lines}",
+        warning=True,
+        fix="set source.fields.department_lead to name each unit's lead",
+    )
 
 
 def _attributes(settings: Settings, people: tuple[Person, ...]) -> Check:

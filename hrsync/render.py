@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hrsync.core.guards import Deferral, Refusal
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import (
     Archive,
     Change,
@@ -279,3 +280,16 @@ def render_deferral(deferral: Deferral) -> str:
         f"Deferred: nothing was sent to DX. {deferral.reason}.\n"
         f"Next attempt at {deferral.resume_at.isoformat()}.\n"
     )
+
+
+def render_unplaced(unplaced: Sequence[Unplaced]) -> str:
+    """The section of `plan` and `check` for people in no team: how many, then the
+    first of them with their line and why (nobody leaves DX without a word)."""
+    if not unplaced:
+        return ""
+    count = len(unplaced)
+    lines = [f"People in no team ({count}): kept from the export, but neither lead nor member:"]
+    lines.extend(f"  - {person}" for person in unplaced[:LIMIT])
+    if count > LIMIT:
+        lines.append(f"  and {count - LIMIT} more")
+    return "\n".join(lines) + "\n"

@@ -727,3 +727,13 @@ def test_an_empty_department_separator_means_no_nesting() -> None:
         ("department:Eng", None, "Eng"),
         ("department:Eng/Data", None, "Eng/Data"),
     ]
+
+
+def test_a_person_whose_manager_was_filtered_out_is_told_so() -> None:
+    # The reader drops a filtered-out manager (manager_id None); the row still names them.
+    people = [P("E1", "A", None, "X", extra={"manager_id": "E9"})]
+    (unplaced,) = build_teams(people, MANAGER, FIELDS).unplaced
+    assert unplaced.reason == (
+        "their manager 'E9' (manager_id) is not among the people kept (filtered out) "
+        "and nobody reports to them"
+    )

@@ -30,9 +30,10 @@ Strategy ``department``
     or below it, so there is always a lead). A unit where nobody has reports is led by
     its most senior individual contributor and listed in
     `TeamMap.leads_without_reports` (a warning). An empty
-    ``mapping.department_separator`` means no nesting: each value is one unit. Disagreeing parent or lead values, a lead that matches nobody and parent
-    cycles are `TeamMap.problems`: the engine refuses the run on any of them; the unit
-    concerned is left out and its sub-units attach to the nearest unit above.
+    ``mapping.department_separator`` means no nesting: each value is one unit.
+    Disagreeing parent or lead values, a lead that matches nobody and parent cycles are
+    `TeamMap.problems`: the engine refuses the run on any of them; the unit concerned
+    is left out and its sub-units attach to the nearest unit above.
 
 Team names
     ``mapping.team_name`` is rendered per team with str.format-style placeholders (no
@@ -264,7 +265,7 @@ def build_teams(
         teams=teams,
         notes=tuple(notes),
         problems=tuple(problems),
-        unplaced=_unplaced(people, by_id, teams, settings.strategy),
+        unplaced=_unplaced(people, by_id, teams, settings.strategy, fields),
         leads_without_reports=tuple(weak_leads),
     )
 
@@ -274,6 +275,7 @@ def _unplaced(
     by_id: Mapping[str, Person],
     teams: Sequence[DesiredTeam],
     strategy: str,
+    fields: FieldSettings,
 ) -> tuple[Unplaced, ...]:
     """Everyone the teams leave out, found from the finished teams (so whatever left
     them out, a strategy, a fold or a unit dropped for a problem, they are listed)."""
@@ -283,7 +285,9 @@ def _unplaced(
         placed.add(team.lead_email)
     managers = {p.manager_id for p in people if p.manager_id not in (None, p.employee_id)}
     out = [
-        Unplaced(p.employee_id, p.name, p.email, p.location, _why(p, by_id, managers, strategy))
+        Unplaced(
+            p.employee_id, p.name, p.email, p.location, _why(p, by_id, managers, strategy, fields)
+        )
         for p in people
         if p.email not in placed
     ]
@@ -292,7 +296,11 @@ def _unplaced(
 
 
 def _why(
-    person: Person, by_id: Mapping[str, Person], managers: Collection[str | None], strategy: str
+    person: Person,
+    by_id: Mapping[str, Person],
+    managers: Collection[str | None],
+    strategy: str,
+    fields: FieldSettings,
 ) -> str:
     if strategy == "department":
         if not _clean(person.department):
@@ -302,6 +310,15 @@ def _why(
     if person.employee_id in managers:
         return "their team was left out"  # not reached today: a manager leads a team
     if manager is None:
+        # The reader drops a manager who was filtered out (with a warning); the row still
+        # names them, and that is the answer to "why is this person in no team?".
+        for column in (fields.manager_id, fields.manager_email):
+            written = person.attributes.get(column) if column else None
+            if written:
+                return (
+                    f"their manager {written!r} ({column}) is not among the people kept "
+                    "(filtered out) and nobody reports to them"
+                )
         return "no manager and nobody reports to them"
     if manager == person.employee_id:
         return "names themselves as manager and nobody reports to them"

@@ -18,7 +18,7 @@ from hrsync import logs
 from hrsync.config import Settings
 from hrsync.core.attributes import more_serious
 from hrsync.core.identity import Assignment
-from hrsync.core.mapping import TeamMap
+from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
 from hrsync.dx.client import DxClient
@@ -70,6 +70,8 @@ class SyncResult:
     preview_url: str | None = None
     people_count: int | None = None
     attributes: AttributeResult | None = None  # the attribute step, once it ran
+    # People kept from the export but in no team, with why (the plan's section).
+    unplaced: tuple[Unplaced, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -148,6 +150,7 @@ class Planned:
     snapshots: tuple[Snapshot, ...]
     plan: Plan
     report: str
+    unplaced: tuple[Unplaced, ...] = ()  # people in no team, with why
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -187,5 +190,6 @@ def end(
             report=report if report is not None else (planned.report if planned else ""),
             preview_url=preview_url,
             people_count=planned.people_count if planned is not None else None,
+            unplaced=planned.unplaced if planned is not None else (),
         )
     )

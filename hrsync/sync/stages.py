@@ -18,6 +18,7 @@ from hrsync.config import Settings
 from hrsync.core.attributes import used_columns
 from hrsync.core.guards import Defer, Refuse, gate
 from hrsync.core.identity import assign
+from hrsync.core.listing import LIMIT
 from hrsync.core.mapping import MappingError, TeamMap, build_teams
 from hrsync.core.people import Directory, read_people, template_columns
 from hrsync.core.plan import LeadChange, Rename, awaited_refs, make_plan
@@ -32,6 +33,7 @@ from hrsync.render import (
     render_deferral,
     render_plan,
     render_refusal,
+    render_unplaced,
 )
 from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.open import open_export
@@ -140,12 +142,45 @@ def read_and_map(run: Run) -> Mapped:
         _refuse_input(run, exc.problems)
     for note in team_map.notes:
         log.info("mapping.note", detail=note)
+    _log_unplaced(team_map)
     return Mapped(export.source, directory, team_map)
 
 
 def _log_warnings(directory: Directory) -> None:
     for warning in directory.warnings:
         log.warning("export.warning", detail=str(warning))
+
+
+def _log_unplaced(team_map: TeamMap) -> None:
+    # One warning per person up to the list cap, then one summary: nobody leaves DX
+    # unseen, and an export of 50,000 people without managers is not 50,000 lines.
+    unplaced = team_map.unplaced
+    for person in unplaced[:LIMIT]:
+        log.warning(
+            "mapping.person_in_no_team",
+            person=person.employee_id,
+            name=person.name,
+            location=person.location,
+            reason=person.reason,
+        )
+    if len(unplaced) > LIMIT:
+        log.warning(
+            "mapping.people_in_no_team",
+            total=len(unplaced),
+            logged=LIMIT,
+            see="hrsync plan",
+        )
+    weak = team_map.leads_without_reports
+    for lead in weak[:LIMIT]:
+        log.warning(
+            "mapping.lead_without_reports",
+            unit=lead.unit,
+            person=lead.employee_id,
+            location=lead.location,
+            detail=str(lead),
+        )
+    if len(weak) > LIMIT:
+        log.warning("mapping.leads_without_reports", total=len(weak), logged=LIMIT)
 
 
 def _refuse_input(run: Run, problems: Sequence[str]) -> None:
@@ -199,7 +234,8 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         dx_teams=tuple(dx_teams),
         snapshots=tuple(snapshots),
         plan=plan,
-        report=render_plan(plan),
+        report=render_plan(plan) + render_unplaced(mapped.team_map.unplaced),
+        unplaced=mapped.team_map.unplaced,
     )
 
 
