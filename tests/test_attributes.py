@@ -312,3 +312,15 @@ def test_export_columns_are_every_column_of_every_row() -> None:
     ]
     columns = export_columns(people)
     assert {"Office", "Floor", "Work Email"} <= columns
+
+
+def test_long_values_are_cut_short_in_messages() -> None:
+    long = "x" * 70_000
+    confirmed = {f"p{i}@x.test": {"Location": "Berlin"} for i in range(4)}
+    desired = {f"p{i}@x.test": {"Location": long} for i in range(4)}
+    [reason] = guard(plan(desired, confirmed), 0.3)
+    assert len(reason) < 1000 and "…" in reason
+    result = read_result(
+        {"Location": "Berlin"}, {"attributes": [{"name": "Location", "value": long}]}
+    )
+    assert len(result.problems[0]) < 200

@@ -40,6 +40,7 @@ from hrsync.core.templates import Template, check_template
 RETRY_AFTER = timedelta(days=1)
 EXAMPLES = 5  # changed values shown per refused attribute
 _FAILURE_CHARS = 300  # DX's words about one failure, at most
+_VALUE_CHARS = 60  # one value in a message, at most
 
 
 class AttributeOutcome(StrEnum):
@@ -259,7 +260,7 @@ def plan_attributes(
                 cleared[name] = cleared.get(name, 0) + 1
             shown = examples.setdefault(name, [])
             if len(shown) < EXAMPLES:
-                shown.append(f"{email}: {before!r} -> {value!r}")
+                shown.append(f"{email}: {shown_value(before)} -> {shown_value(value)}")
         changes.append(PersonChange(email, send, previous, digest))
     counts = tuple(
         AttributeCount(
@@ -335,10 +336,18 @@ def read_result(sent: Values, user: Mapping[str, Any]) -> CallResult:
         if got is None or str(got) == value:
             confirmed[name] = value
         else:
-            problems.append(f"{name}: DX holds {_short(repr(got))}, not the {value!r} sent")
+            problems.append(
+                f"{name}: DX holds {shown_value(got)}, not the {shown_value(value)} sent"
+            )
     if missing:
         problems.append(f"DX's answer does not list {capped(repr(n) for n in missing)}")
     return CallResult(confirmed, tuple(problems))
+
+
+def shown_value(value: object) -> str:
+    """A value in a message: quoted, and cut short (an HR value may be 64 Ki characters)."""
+    text = repr(value)
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
 
 
 def _short(value: object) -> str:

@@ -39,6 +39,7 @@ from hrsync.core.attributes import (
     guard,
     plan_attributes,
     read_result,
+    shown_value,
 )
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, export_columns
@@ -345,7 +346,7 @@ def render_attribute_plan(plan: AttributePlan) -> str:
             )
     for change in plan.changes[:LIMIT]:
         shown = ", ".join(
-            f"{name} {_before(change.previous.get(name))}-> {value!r}"
+            f"{name} {_before(change.previous.get(name))}-> {shown_value(value)}"
             for name, value in change.values.items()
         )
         lines.append(f"  - {change.email}: {shown}")
@@ -366,7 +367,7 @@ def _people(count: int) -> str:
 
 
 def _before(value: str | None) -> str:
-    return "" if value is None else f"{value!r} "
+    return "" if value is None else f"{shown_value(value)} "
 
 
 class _Bar:
