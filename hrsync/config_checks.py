@@ -60,6 +60,8 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         p.append("source.fields.department must name a column for mapping.strategy 'department'")
     if s.mapping.min_team_size < 0:
         p.append(f"mapping.min_team_size must be 0 or more, got {s.mapping.min_team_size}")
+    if s.log.events_per_kind < 0:
+        p.append(f"log.events_per_kind must be 0 or more, got {s.log.events_per_kind}")
     attributes = s.attributes
     if not 0 <= attributes.max_change_fraction <= 1:
         p.append(

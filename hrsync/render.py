@@ -42,8 +42,9 @@ def _ref_label(reference_id: str | None) -> str:
     return "no reference_id" if reference_id is None else reference_id
 
 
-def describe(change: Change) -> str:
-    """One line a person reads: what happens to which team."""
+def describe(change: Change, *, emails: bool = True) -> str:
+    """One line a person reads: what happens to which team. `emails=False` leaves out
+    the members' e-mails (a log at info holds none)."""
     match change:
         case Create():
             return (
@@ -88,9 +89,9 @@ def describe(change: Change) -> str:
                 f"+{len(change.added)} -{len(change.removed)} "
                 f"({change.old_count} -> {plural(change.new_count, 'contributor')})"
             ]
-            if change.added:
+            if change.added and emails:
                 parts.append(f"added {capped(change.added, limit=DESCRIBE_CAP)}")
-            if change.removed:
+            if change.removed and emails:
                 parts.append(f"removed {capped(change.removed, limit=DESCRIBE_CAP)}")
             if change.drift:
                 parts.append("DX was changed by hand since hrsync's last verified submission")
@@ -109,9 +110,10 @@ def _capped(emails: Sequence[str]) -> list[str]:
     return list(emails[:LIMIT])
 
 
-def event_fields(change: Change) -> dict[str, object]:
+def event_fields(change: Change, *, emails: bool = True) -> dict[str, object]:
     """Key-value fields for the one log event per change (`plan.change`). The readable
-    line is `describe(change)`, kept out of here so callers can name that field."""
+    line is `describe(change)`, kept out of here so callers can name that field.
+    `emails=False` leaves out the members' e-mails (their counts stay)."""
     fields: dict[str, object] = {"change": change.kind, "reference_id": change.reference_id}
     match change:
         case Create():
@@ -145,8 +147,11 @@ def event_fields(change: Change) -> dict[str, object]:
                 "team": change.name,
                 "added_count": len(change.added),
                 "removed_count": len(change.removed),
-                "added": _capped(change.added),
-                "removed": _capped(change.removed),
+                **(
+                    {"added": _capped(change.added), "removed": _capped(change.removed)}
+                    if emails
+                    else {}
+                ),
                 "from_count": change.old_count,
                 "to_count": change.new_count,
                 "drift": change.drift,

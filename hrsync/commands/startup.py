@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from hrsync import logs
+from hrsync import logcap, logs
 from hrsync.config import ConfigError, Settings, load_settings
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
@@ -48,6 +48,8 @@ def configure_logging(args: argparse.Namespace, settings: Settings | None = None
     level = args.log_level or (settings.log.level if settings else "info")
     stream = sys.stderr if args.command in _REPORTING else sys.stdout
     logs.configure(fmt, level, stream)
+    if settings is not None:
+        logcap.set_cap(settings.log.events_per_kind)
 
 
 @contextmanager

@@ -163,6 +163,9 @@ class StateSettings:
 class LogSettings:
     format: Literal["auto", "json", "console"] = "auto"
     level: Literal["debug", "info", "warning", "error"] = "info"
+    # Events about one team or person each (plan.change, identity.decision, …): this
+    # many per kind at their level, the rest at debug, then one log.capped summary.
+    events_per_kind: int = 50
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from hrsync.core.plan import Plan, SeenTeam
 from hrsync.core.verify import check_convergence, match_audit
 from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
 from hrsync.dx.models import DxTeam
+from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.render import describe
 from hrsync.store.repo import SubmissionRecord
@@ -175,14 +176,18 @@ def wait_until_shown(run: Run, target: SubmittedPlan, timeout_s: float) -> list[
             )
             if convergence.converged:
                 log.info("verify.converged", attempt=attempt, detail=convergence.summary())
-                for u in convergence.contributors_uncounted:
-                    log.warning(
-                        "verify.contributors_unknown",
-                        team=u.name,
-                        reference_id=u.reference_id,
-                        sent=u.sent,
-                        counted=u.counted,
-                    )
+                with capped(log, "verify.contributors_unknown", see="DX's teams") as unknown:
+                    for u in convergence.contributors_uncounted:
+                        unknown.emit(
+                            lambda u: {
+                                "team": u.name,
+                                "reference_id": u.reference_id,
+                                "sent": u.sent,
+                                "counted": u.counted,
+                            },
+                            u,
+                            "warning",
+                        )
                 return current
             log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
         if time.monotonic() + delay > deadline or run.stopping():
@@ -299,26 +304,41 @@ def check_audit(run: Run, plan: Plan, submitted_at: datetime, submission_id: int
         if sub.id != submission_id
     ]
     match = match_audit(plan, events, since, earlier)
-    for change, event in match.matched:
-        log.info(
-            "verify.audit_matched",
-            change=change.kind,
-            team=event.team,
-            action=event.action,
-            event_id=event.id,
-        )
-    for change in match.missing:
-        log.warning("verify.audit_missing", change=change.kind, summary=describe(change))
-    for event in match.unexpected:
-        log.warning(
-            "verify.audit_unexpected",
-            team=event.team,
-            action=event.action,
-            actor=event.actor,
-            event_id=event.id,
-        )
-    for event in match.earlier:
-        log.info("verify.audit_earlier", team=event.team, action=event.action, event_id=event.id)
+    with capped(log, "verify.audit_matched", see="DX's audit trail") as matched:
+        for change, event in match.matched:
+            matched.emit(
+                lambda pair: {
+                    "change": pair[0].kind,
+                    "team": pair[1].team,
+                    "action": pair[1].action,
+                    "event_id": pair[1].id,
+                },
+                (change, event),
+            )
+    with capped(log, "verify.audit_missing") as missing:
+        for change in match.missing:
+            missing.emit(
+                lambda c: {"change": c.kind, "summary": describe(c, emails=False)},
+                change,
+                "warning",
+            )
+    with capped(log, "verify.audit_unexpected", see="DX's audit trail") as unexpected:
+        for event in match.unexpected:
+            unexpected.emit(
+                lambda e: {
+                    "team": e.team,
+                    "action": e.action,
+                    "actor": e.actor,
+                    "event_id": e.id,
+                },
+                event,
+                "warning",
+            )
+    with capped(log, "verify.audit_earlier", see="DX's audit trail") as earlier_events:
+        for event in match.earlier:
+            earlier_events.emit(
+                lambda e: {"team": e.team, "action": e.action, "event_id": e.id}, event
+            )
     log.info(
         "verify.audit",
         matched=len(match.matched),

@@ -16,6 +16,7 @@ from typing import Any, NoReturn, TypeVar
 from hrsync import logs
 from hrsync.core.guards import IMPORT_RUNNING_REASON, check_snapshots, deferral_for_api_error
 from hrsync.dx.errors import DxAuthError, DxDeferred, DxError, DxRejected, ImportInProgress
+from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.render import rejection_reason
 from hrsync.store.repo import Store
@@ -67,12 +68,13 @@ def end_rejected(run: Run, exc: DxRejected, planned: Planned) -> NoReturn:
     )
     headline = rejection_reason(exc, run.settings.sync.notify_email)
     lines = [headline]
-    for row in named_rows(exc.error_details, planned.payload()):
-        log.error("sync.rejected.row", **row)
-        lines.append(
-            f"  - row {row.get('index')}: team {row.get('team')!r} "
-            f"(lead {row.get('lead')}): {row.get('field') or ''} {row.get('problem') or ''}"
-        )
+    with capped(log, "sync.rejected.row", see="the run's report (hrsync sync prints it)") as rows:
+        for row in named_rows(exc.error_details, planned.payload()):
+            rows.emit(lambda row: row, row, "error")
+            lines.append(
+                f"  - row {row.get('index')}: team {row.get('team')!r} "
+                f"(lead {row.get('lead')}): {row.get('field') or ''} {row.get('problem') or ''}"
+            )
     end(
         run,
         Outcome.REJECTED,

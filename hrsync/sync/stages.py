@@ -21,10 +21,11 @@ from hrsync.core.identity import assign
 from hrsync.core.listing import LIMIT
 from hrsync.core.mapping import MappingError, TeamMap, build_teams
 from hrsync.core.people import Directory, read_people, template_columns
-from hrsync.core.plan import LeadChange, Rename, awaited_refs, make_plan
+from hrsync.core.plan import LeadChange, MembershipChange, Rename, awaited_refs, make_plan
 from hrsync.core.plan import payload_size as plan_payload_size
 from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
+from hrsync.logcap import capped, debug_enabled
 from hrsync.outcome import Outcome
 from hrsync.render import (
     approval_command,
@@ -140,15 +141,17 @@ def read_and_map(run: Run) -> Mapped:
         team_map = map_teams(run.settings, export)
     except InputRefused as exc:
         _refuse_input(run, exc.problems)
-    for note in team_map.notes:
-        log.info("mapping.note", detail=note)
+    with capped(log, "mapping.note") as notes:
+        for note in team_map.notes:
+            notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
     return Mapped(export.source, directory, team_map)
 
 
 def _log_warnings(directory: Directory) -> None:
-    for warning in directory.warnings:
-        log.warning("export.warning", detail=str(warning))
+    with capped(log, "export.warning", see="hrsync check") as warnings:
+        for warning in directory.warnings:
+            warnings.emit(lambda w: {"detail": str(w)}, warning, "warning")
 
 
 def _log_unplaced(team_map: TeamMap) -> None:
@@ -200,15 +203,18 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     snapshots = dx_read(run, run.client.snapshots)
     # New ids are derived from the HR keys inside `assign`: the one place they are made.
     assignment = assign(mapped.team_map.teams, run.store.load_identities(), dx_teams)
-    for decision in assignment.decisions:
-        if decision.how != "known":
-            log.info(
-                "identity.decision",
-                how=decision.how,
-                key=decision.key,
-                reference_id=decision.reference_id,
-                detail=decision.detail,
-            )
+    with capped(log, "identity.decision") as decisions:
+        for decision in assignment.decisions:
+            if decision.how != "known":
+                decisions.emit(
+                    lambda d: {
+                        "how": d.how,
+                        "key": d.key,
+                        "reference_id": d.reference_id,
+                        "detail": d.detail,
+                    },
+                    decision,
+                )
     last = run.store.last_verified_submission()
     plan = make_plan(
         assignment.teams,
@@ -217,9 +223,20 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         unreferenced_dx=assignment.unreferenced_dx,
         last_seen=last.dx_seen if last else {},
     )
-    for change in plan.changes:
-        if change.kind != "unchanged":
-            log.info("plan.change", summary=describe(change), **event_fields(change))
+    # Member e-mails only at debug (plan.members): HR data a log at info need not hold.
+    debug = debug_enabled()
+    with capped(log, "plan.change") as changes:
+        for change in plan.changes:
+            if change.kind != "unchanged":
+                changes.emit(
+                    lambda c: {
+                        "summary": describe(c, emails=False),
+                        **event_fields(c, emails=False),
+                    },
+                    change,
+                )
+                if debug and isinstance(change, MembershipChange):
+                    log.debug("plan.members", **event_fields(change))
     for drift in plan.drift:
         log.warning(
             "plan.drift",
