@@ -242,3 +242,15 @@ def test_check_reports_the_attribute_columns(ws: Workspace) -> None:
     assert broken.code != 0
     assert "[FAIL] attributes: attributes.Location '{Office}' uses {Office}" in broken.stdout
     assert updates(ws) == []  # check sends nothing
+
+
+def test_a_control_character_in_an_attribute_column_refuses_the_export(ws: Workspace) -> None:
+    rows = office_rows()
+    rows[2]["Office"] = "Ber\x1blin"
+    ws.write_export(rows)
+    run = ws.hrsync("sync")
+    assert run.code == 4, run.stdout + run.stderr
+    assert run.finished["outcome"] == "refused"
+    assert run.finished["attributes_outcome"] == "skipped"
+    assert "Office" in run.stdout + run.stderr
+    assert updates(ws) == [] and ws.process_requests() == []
