@@ -111,3 +111,43 @@ def test_console_tracebacks_are_scrubbed_too() -> None:
         logging.getLogger("apscheduler.executors").error("job failed", exc_info=True)
     text = out.getvalue()
     assert "RuntimeError" in text and secret not in text
+
+
+def test_a_registered_secret_is_scrubbed_in_every_position() -> None:
+    # The cheap path (an `in` check, the regular expression only after a "bearer"
+    # prefilter) must not let any placement through.
+    secret = "pos-secret-Value-9x"
+    logs.register_secret(secret)
+    logs.register_secret(secret + "-longer")  # one secret inside another: masked whole
+    out = capture()
+    log = logs.get_logger("t")
+    places: list[object] = [
+        secret,
+        f"{secret} at the start",
+        f"at the end {secret}",
+        f"in{secret}the middle",
+        f"twice {secret} and {secret}",
+        f"{secret}-longer",
+        f"BEARER {secret}",
+        f"bEaReR {secret}",
+        [secret, {"deep": [f"x{secret}y"]}],
+        (secret,),
+        {"nested": {"list": [{"k": secret}]}},
+    ]
+    for i, value in enumerate(places):
+        log.info("place", i=i, value=value)
+    log.info(f"event {secret}")
+    log.info("key", **{f"field_{i}": secret for i in range(3)})
+    logging.getLogger("somelib").warning("%s and %s", secret, "x")
+    text = out.getvalue()
+    assert secret not in text and "Value-9x" not in text
+    assert len(lines(out)) == len(places) + 3
+    assert logs.scrub(f"-{secret}-") == f"-{logs.REDACTED}-"
+
+
+def test_bearer_values_are_masked_whatever_their_case() -> None:
+    for word in ("Bearer", "bearer", "BEARER", "BeArEr"):
+        assert logs.scrub(f"Authorization: {word} abc.def-ghi") == (
+            f"Authorization: {word} {logs.REDACTED}"
+        )
+    assert logs.scrub("nothing to hide here") == "nothing to hide here"
