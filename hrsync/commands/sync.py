@@ -39,8 +39,9 @@ def plan(args: argparse.Namespace) -> int:
         return result.exit_code
     if result.outcome in (Outcome.FAILED, Outcome.REJECTED) or result.plan is None:
         return EXIT_FAILED
-    attributes = result.attributes
-    changes = attributes is not None and attributes.outcome.value == "planned"
+    # Attribute changes count too, also those the attribute guard refused.
+    attributes = result.attributes.plan if result.attributes is not None else None
+    changes = attributes is not None and bool(attributes.changes)
     return 2 if result.plan.has_changes or changes else 0
 
 

@@ -114,6 +114,19 @@ def test_one_changed_office_sends_exactly_one_call(ws: Workspace) -> None:
     ]
 
 
+def test_plan_detailed_exitcode_counts_attribute_changes(ws: Workspace) -> None:
+    assert ws.hrsync("sync").code == 0
+    assert ws.hrsync("plan", "--detailed-exitcode").code == 0
+    rows = office_rows()
+    active(rows)[0]["Office"] = "Reykjavik"
+    ws.write_export(rows)
+    assert ws.hrsync("plan", "--detailed-exitcode").code == 2
+    # Changes the attribute guard refuses are changes too.
+    ws.config.write_text(ws.config.read_text().replace('"{Office}"', '"{Office|upper}"'))
+    refused = ws.hrsync("plan", "--detailed-exitcode")
+    assert refused.code == 2 and "attributes refused" in refused.stdout
+
+
 def test_an_unknown_email_is_reported_and_not_retried_on_the_next_unchanged_run(
     ws: Workspace,
 ) -> None:
