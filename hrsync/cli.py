@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let this run change more user attributes than attributes.max_change_fraction",
     )
+    _output_options(sync, ("text", "json"))
+    sync.add_argument(
+        "--summary",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="end with a one-paragraph summary for a person (auto: when stdout is a terminal)",
+    )
 
     plan = sub.add_parser("plan", help="print the plan (same as sync --dry-run)")
     plan.add_argument(
@@ -69,9 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 0 when nothing would change, 2 when something would, 1 on error",
     )
+    _output_options(plan, ("text", "json", "tree"))
 
     history = sub.add_parser("history", help="recent runs, one line each")
     history.add_argument("--limit", type=_non_negative_int, default=20, metavar="N")
+    _output_options(history, ("text", "json"))
 
     sub.add_parser("check", help="readiness report: config, export, token, scopes, snapshots")
     sub.add_parser("healthcheck", help="exit 0 when the daemon's heartbeat is fresh")
@@ -94,6 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     db_sub.required = True
     db_sub.add_parser("upgrade", help="apply migrations (also done on every start)")
     return parser
+
+
+def _output_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    parser.add_argument(
+        "--format",
+        choices=formats,
+        default="text",
+        help="text for a person; json: one document (README: the plan as JSON)"
+        + ("; tree: the desired hierarchy, each team's change marked" if "tree" in formats else ""),
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="FILE", help="write the report or document to FILE"
+    )
 
 
 def _non_negative_int(text: str) -> int:

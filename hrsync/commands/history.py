@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC
 
+from hrsync.commands.output import write_output
 from hrsync.commands.startup import load_local, open_store
 from hrsync.outcome import EXIT_OK
 from hrsync.store.repo import RunRecord
@@ -16,10 +17,13 @@ def history(args: argparse.Namespace) -> int:
         runs = store.recent_runs(args.limit)
     finally:
         store.close()
-    if not runs:
-        print("no runs yet")
-    for run in runs:
-        print(format_run(run))
+    if args.format == "json":
+        from hrsync.plan_doc import dumps, history_document
+
+        write_output(dumps(history_document(runs)), args.out)
+        return EXIT_OK
+    lines = [format_run(run) for run in runs] or ["no runs yet"]
+    write_output("\n".join(lines), args.out)
     return EXIT_OK
 
 

@@ -43,10 +43,19 @@ def load_local(args: argparse.Namespace) -> Settings:
     return load_for(args, require_token=False, require_source=False, require_dx=False)
 
 
+def reports_on_stdout(args: argparse.Namespace) -> bool:
+    """A report or document owns stdout: the log goes to stderr."""
+    if args.command in _REPORTING:
+        return True
+    return args.command == "sync" and (
+        bool(getattr(args, "dry_run", False)) or getattr(args, "format", "text") == "json"
+    )
+
+
 def configure_logging(args: argparse.Namespace, settings: Settings | None = None) -> None:
     fmt = args.log_format or (settings.log.format if settings else "auto")
     level = args.log_level or (settings.log.level if settings else "info")
-    stream = sys.stderr if args.command in _REPORTING else sys.stdout
+    stream = sys.stderr if reports_on_stdout(args) else sys.stdout
     logs.configure(fmt, level, stream)
     if settings is not None:
         logcap.set_cap(settings.log.events_per_kind)

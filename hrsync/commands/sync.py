@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
+from hrsync.commands.output import write_output
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config import Settings
 from hrsync.outcome import EXIT_FAILED, Outcome
@@ -19,22 +21,40 @@ def sync(args: argparse.Namespace) -> int:
         allow_shrink=args.allow_shrink,
         allow_attribute_changes=args.allow_attribute_changes,
     )
-    result = _run_once(load_for(args), request)
+    settings = load_for(args)
+    result = _run_once(settings, request)
+    if args.format == "json":
+        from hrsync.plan_doc import dumps, plan_document
+
+        write_output(dumps(plan_document(result)), args.out)
+        return result.exit_code
     refused = Outcome.REFUSED.value
     attributes = result.attributes.outcome.value if result.attributes is not None else None
     shows_report = (
         request.dry_run or request.preview or refused in (result.outcome.value, attributes)
     )
     if shows_report and result.report:
-        print(result.report)
+        write_output(result.report, args.out)
+    if args.summary == "always" or (args.summary == "auto" and sys.stdout.isatty()):
+        from hrsync.ending import human_summary
+
+        print("\n" + human_summary(result, settings.config_path))
     return result.exit_code
 
 
 def plan(args: argparse.Namespace) -> int:
     """A dry run whose plan is always printed; `--detailed-exitcode` says if it changes."""
     result = _run_once(load_for(args), SyncRequest(dry_run=True))
-    if result.report:
-        print(result.report)
+    if args.format == "json":
+        from hrsync.plan_doc import dumps, plan_document
+
+        write_output(dumps(plan_document(result)), args.out)
+    elif args.format == "tree":
+        from hrsync.plan_doc import render_tree
+
+        write_output(render_tree(result), args.out)
+    elif result.report:
+        write_output(result.report, args.out)
     if not args.detailed_exitcode:
         return result.exit_code
     if result.outcome in (Outcome.FAILED, Outcome.REJECTED) or result.plan is None:

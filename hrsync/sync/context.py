@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 from hrsync import logs
 from hrsync.config import Settings
 from hrsync.core.attributes import more_serious
-from hrsync.core.identity import Assignment
+from hrsync.core.identity import Assignment, TeamRow
 from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
@@ -72,6 +72,8 @@ class SyncResult:
     attributes: AttributeResult | None = None  # the attribute step, once it ran
     # People kept from the export but in no team, with why (the plan's section).
     unplaced: tuple[Unplaced, ...] = ()
+    # The desired teams with their reference_ids, once planned (`plan --format tree|json`).
+    rows: tuple[TeamRow, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -191,5 +193,6 @@ def end(
             preview_url=preview_url,
             people_count=planned.people_count if planned is not None else None,
             unplaced=planned.unplaced if planned is not None else (),
+            rows=tuple(planned.assignment.teams) if planned is not None else (),
         )
     )
