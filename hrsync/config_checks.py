@@ -8,12 +8,14 @@ so an operator fixes a config in one pass.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.settings import Settings, SourceSettings
+from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.store.url import check_database_url
 
 
@@ -54,8 +56,15 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
     for key in ("employee_id", "email", "name"):
         if not getattr(src.fields, key):
             p.append(f"source.fields.{key} must name a column, got ''")
-    if s.mapping.strategy == "manager" and not (src.fields.manager_id or src.fields.manager_email):
-        p.append("source.fields.manager_id or source.fields.manager_email must name a column")
+    p.extend(_field_template_checks(src))
+    fields = src.fields
+    if s.mapping.strategy == "manager" and not (
+        fields.manager_id or fields.manager_email or fields.manager_name
+    ):
+        p.append(
+            "source.fields.manager_id, manager_email or manager_name must name a column "
+            "for mapping.strategy 'manager'"
+        )
     if s.mapping.strategy == "department" and not src.fields.department:
         p.append("source.fields.department must name a column for mapping.strategy 'department'")
     if s.mapping.min_team_size < 0:
@@ -119,6 +128,27 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         p.append(database_problem)
     return p
 
+
+def _field_template_checks(src: SourceSettings) -> list[str]:
+    """[source.fields] templates: their shape here; their columns when the export is read."""
+    p: list[str] = []
+    for field in dataclasses.fields(src.fields):
+        value = getattr(src.fields, field.name)
+        if not is_template(value):
+            continue
+        where = f"source.fields.{field.name} {value!r}"
+        if field.name in _COLUMN_ONLY:
+            p.append(
+                f"{where} must name a column: the department strategy reads it from each "
+                "person's row (a template is for the person's own fields)"
+            )
+            continue
+        p.extend(check_template(value, template_names(value), where=where))
+    return p
+
+
+# Read by the department strategy from the rows themselves, by column.
+_COLUMN_ONLY = ("department_parent", "department_lead")
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")

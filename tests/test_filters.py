@@ -16,7 +16,11 @@ from hrsync.core.filters import (
 from hrsync.core.settings import FieldSettings, FilterSettings
 
 FIELDS = FieldSettings(
-    employee_id="Employee ID", email="Work Email", name="Full Name", department="Org Unit"
+    employee_id="Employee ID",
+    email="Work Email",
+    name="Full Name",
+    department="Org Unit",
+    status="status",
 )
 COLUMNS = ("Employee ID", "Work Email", "Full Name", "manager_id", "Org Unit", "status", "Title")
 

@@ -128,7 +128,11 @@ def _closest(field: str, columns: Sequence[str]) -> str | None:
 
 
 def closest_name(name: str, candidates: Sequence[str]) -> str | None:
-    """The candidate most like `name`, ignoring case, or None when nothing is close."""
+    """The candidate most like `name`, ignoring case, or None when nothing is close.
+
+    Close means a similarity ratio of at least 0.8: at 0.6 a missing `department` column
+    was "corrected" to an unrelated `Dept_State` column, a hint worse than none.
+    """
     by_folded = {candidate.casefold(): candidate for candidate in candidates}
-    close = difflib.get_close_matches(name.casefold(), list(by_folded), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name.casefold(), list(by_folded), n=1, cutoff=0.8)
     return by_folded[close[0]] if close else None

@@ -57,8 +57,8 @@ from hrsync.core.filters import (
     closest_name,
 )
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.settings import FieldSettings, FilterSettings
-from hrsync.core.templates import template_names
+from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
+from hrsync.core.templates import Template, check_template, is_template, template_names
 from hrsync.core.tree import forest
 from hrsync.sources.rows import EXTRA_VALUES, MAX_FIELD_CHARS, RowValues, SourceRow
 
@@ -120,6 +120,34 @@ def normalise_name(value: str) -> str:
     return " ".join(value.split())
 
 
+_PUNCTUATION = re.compile(r"[^\w\s,]")
+
+
+def name_key(value: str) -> str:
+    """A display name as `source.fields.manager_name` compares it.
+
+    Case, surrounding and repeated whitespace and punctuation (``.``, ``'``, ``-``) do not
+    count, and ``Last, First Middle`` reads as ``First Middle Last``: ``Brandon R.
+    LeBlanc`` and ``LeBlanc, Brandon  R`` are one key. Only the first comma turns the
+    order; a name without one is taken as written.
+    """
+    folded = _PUNCTUATION.sub("", value.casefold())
+    last, comma, rest = folded.partition(",")
+    if comma:
+        folded = f"{rest.replace(',', ' ')} {last}"
+    return " ".join(folded.split())
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownManager:
+    """A manager reference matching nobody, accepted by `source.unknown_manager = "top"`."""
+
+    field: str  # the column (or template) it was read from
+    value: str  # as written in the export
+    reports: int  # how many people name it: each is top of the org
+    first: str  # location of the first of them
+
+
 # ---------------------------------------------------------------- reading people
 
 
@@ -137,6 +165,8 @@ class Directory:
     problems: tuple[Problem, ...]  # fatal
     warnings: tuple[Problem, ...]  # logged, not fatal
     rows_read: int = 0
+    # With source.unknown_manager = "top": managers absent from the export, by value.
+    unknown_managers: tuple[UnknownManager, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -154,6 +184,7 @@ class _Row:
         "manager",
         "manager_email_ref",
         "manager_id_ref",
+        "manager_name_ref",
         "name",
         "position",
         "reason",
@@ -173,12 +204,15 @@ class _Row:
         self.location = location
         self.attributes = attributes
         self.reason = reason  # None: kept; else the filter setting that drops it
-        employee_id, email, name, manager_id, manager_email, department, status = picked
+        employee_id, email, name, manager_id, manager_email, department, status, manager_name = (
+            picked
+        )
         self.employee_id = employee_id
         self.email = email.lower()  # values arrive trimmed
         self.name = normalise_name(name)
         self.manager_id_ref = manager_id
         self.manager_email_ref = manager_email.lower()
+        self.manager_name_ref = manager_name
         self.department = department
         self.status = status
         self.manager: str | None = None  # the resolved manager's employee id
@@ -187,34 +221,77 @@ class _Row:
 
 
 # The logical fields a _Row picks from each record, in the order of `picked`.
-_Picked = tuple[str, str, str, str, str, str, str]
-_PICKED = ("employee_id", "email", "name", "manager_id", "manager_email", "department", "status")
+_Picked = tuple[str, str, str, str, str, str, str, str]
+_PICKED = (
+    "employee_id",
+    "email",
+    "name",
+    "manager_id",
+    "manager_email",
+    "department",
+    "status",
+    "manager_name",
+)
+_TEMPLATED = "\x00template"  # stands in for a templated field's column: no column has it
 
 
 class _Picker:
-    """Takes the logical fields out of a record; fast for CSV rows sharing one column index."""
+    """Takes the logical fields out of a record; fast for CSV rows sharing one column index.
+
+    A field configured as a template (``{First} {Last}``) is rendered from the row's cells
+    by a renderer compiled once per column index (hrsync.core.templates).
+    """
 
     def __init__(self, configured: Mapping[str, str]) -> None:
-        self.columns = tuple(configured.get(key, "") for key in _PICKED)
+        self.columns = tuple(
+            _TEMPLATED if is_template(configured.get(key, "")) else configured.get(key, "")
+            for key in _PICKED
+        )
+        self.templates = tuple(
+            (i, Template(configured[key]))
+            for i, key in enumerate(_PICKED)
+            if is_template(configured.get(key, ""))
+        )
         self._index: Mapping[str, int] | None = None
         self._getter: Callable[[tuple[str, ...]], _Picked] = operator.itemgetter(0)
+        self._renderers: tuple[tuple[int, Callable[[Sequence[str]], str]], ...] = ()
         self._pad = False
+
+    @property
+    def template_columns(self) -> tuple[str, ...]:
+        return tuple(name for _, template in self.templates for name in template.names)
 
     def __call__(self, record: Mapping[str, str]) -> _Picked:
         if isinstance(record, RowValues):
             if record.index is not self._index:
                 self._prepare(record.index)
             cells = record.cells + _BLANK if self._pad else record.cells
-            return self._getter(cells)
-        a, b, c, d, e, f, g = (record.get(column, "") if column else "" for column in self.columns)
-        return a, b, c, d, e, f, g
+            picked = self._getter(cells)
+            if not self._renderers:
+                return picked
+            out = list(picked)
+            for position, render in self._renderers:
+                out[position] = render(cells)
+            a, b, c, d, e, f, g, h = out
+            return a, b, c, d, e, f, g, h
+        values = [
+            record.get(column, "") if column and column != _TEMPLATED else ""
+            for column in self.columns
+        ]
+        for position, template in self.templates:
+            values[position] = template.render(lambda name: record.get(name, ""))
+        a, b, c, d, e, f, g, h = values
+        return a, b, c, d, e, f, g, h
 
     def _prepare(self, index: Mapping[str, int]) -> None:
         # A field the export lacks reads the blank appended after the last column.
         blank = len(index)
         positions = [index.get(column, blank) if column else blank for column in self.columns]
         self._index = index
-        self._pad = blank in positions
+        self._renderers = tuple(
+            (position, template.on_cells(index)) for position, template in self.templates
+        )
+        self._pad = blank in positions or any(t.missing(index) for _, t in self.templates)
         self._getter = operator.itemgetter(*positions)
 
 
@@ -253,14 +330,24 @@ def read_people(
     filters: FilterSettings,
     *,
     also_used: Collection[str] = (),
+    null_values: Collection[str] = DEFAULT_NULL_VALUES,
+    unknown_manager: str = "refuse",
 ) -> Directory:
     """Normalise, filter and validate the rows of one export; every problem is reported.
 
     `also_used`: columns hrsync reads beyond `[source.fields]` and the filters (e.g.
     `template_columns(mapping.team_name)`), checked like them; names that are not columns
-    of the export are ignored.
+    of the export are ignored. `null_values`: cells that read as empty
+    (`source.null_values`). `unknown_manager`: "top" accepts a manager reference that
+    matches nobody as "no manager", collected in `Directory.unknown_managers`.
     """
     configured = {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
+    # How messages name a field: its column, or the setting and its template.
+    labels = {
+        key: f"source.fields.{key} {value!r}" if is_template(value) else value
+        for key, value in configured.items()
+    }
+    nulls = frozenset(value.strip() for value in null_values)
     report = _Report()
     row_filter, unknown = build_row_filter(filters, fields, columns)
     if _check_columns(export_name, columns, configured, unknown, report):
@@ -273,7 +360,11 @@ def read_people(
     present = set(columns)
     filtered_on = [rule.column for rule in (*row_filter.include, *row_filter.exclude)]
     used = tuple(
-        dict.fromkeys(c for c in (*configured.values(), *filtered_on, *also_used) if c in present)
+        dict.fromkeys(
+            c
+            for c in (*configured.values(), *pick.template_columns, *filtered_on, *also_used)
+            if c in present
+        )
     )
     # The picked fields are at hand for every row; other used columns cost a lookup each.
     extra = tuple(c for c in used if c not in pick.columns)
@@ -291,7 +382,7 @@ def read_people(
                 f"must have at most {width} values like the header (one more usually means a "
                 f"value holds an unquoted delimiter)",
             )
-        attributes = _trimmed(values)
+        attributes = _trimmed(values, nulls)
         picked = pick(attributes)
         text = join(picked)
         if extra:
@@ -315,19 +406,33 @@ def read_people(
         )
     elif not kept:
         _report_all_filtered(export_name, all_rows, filters, configured, report)
-    valid = _validate_rows(kept, configured, report)
+    valid = _validate_rows(kept, labels, report)
     kept_by_id = _Index(kept, _EMPLOYEE_ID)
     kept_by_email = _Index(kept, _EMAIL_OF)
     dropped = [row for row in all_rows if row.reason is not None]
     dropped_by_id = _first(dropped, _EMPLOYEE_ID)
     dropped_by_email = _first(dropped, _EMAIL_OF)
-    _report_duplicates(kept_by_id.repeated, configured["employee_id"], "employee id", report)
-    _report_duplicates(kept_by_email.repeated, configured["email"], "e-mail", report)
-    _resolve_managers(
-        kept, kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, configured, report
+    by_name = "manager_name" in configured
+    names = _Names(
+        _Index(kept if by_name else (), _NAME_KEY),
+        _first(dropped if by_name else (), _NAME_KEY),
     )
-    _link_dropped(dropped, kept_by_id, kept_by_email, dropped_by_id, dropped_by_email)
-    _report_cycles(kept, kept_by_id, configured, report)
+    _report_duplicates(kept_by_id.repeated, labels["employee_id"], "employee id", report)
+    _report_duplicates(kept_by_email.repeated, labels["email"], "e-mail", report)
+    absent = _resolve_managers(
+        kept,
+        kept_by_id,
+        kept_by_email,
+        dropped_by_id,
+        dropped_by_email,
+        names,
+        labels,
+        report,
+        top=unknown_manager == "top",
+    )
+    _report_unknown_managers(export_name, absent, report)
+    _link_dropped(dropped, kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, names)
+    _report_cycles(kept, kept_by_id, labels, report)
 
     in_org = _apply_root(
         export_name,
@@ -367,6 +472,7 @@ def read_people(
         problems=problems,
         warnings=warnings,
         rows_read=len(all_rows),
+        unknown_managers=tuple(absent),
     )
 
 
@@ -458,10 +564,19 @@ def _report_all_filtered(
     )
 
 
-def _trimmed(values: Mapping[str, str]) -> Mapping[str, str]:
+def _trimmed(values: Mapping[str, str], nulls: frozenset[str]) -> Mapping[str, str]:
     if isinstance(values, RowValues):
-        return values.stripped()
-    return {key: value.strip() for key, value in values.items() if key != EXTRA_VALUES}
+        row = values.stripped()
+        # Most rows hold no null word: one set test, and a copy only when they do.
+        if nulls and not nulls.isdisjoint(row.cells):
+            return RowValues(row.index, tuple("" if c in nulls else c for c in row.cells))
+        return row
+    out: dict[str, str] = {}
+    for key, value in values.items():
+        if key != EXTRA_VALUES:
+            value = value.strip()
+            out[key] = "" if value in nulls else value
+    return out
 
 
 def _check_columns(
@@ -473,25 +588,41 @@ def _check_columns(
 ) -> bool:
     """Report configured columns the export lacks (one problem) and unknown filter fields."""
     present = set(columns)
-    missing = [(key, column) for key, column in configured.items() if column not in present]
+    missing: list[tuple[str, str, str]] = []  # (key, column, the template naming it or "")
+    for key, value in configured.items():
+        if is_template(value):
+            # Its shape first (braces, filters); its columns below, with the others.
+            where = f"source.fields.{key}"
+            for problem in check_template(value, template_names(value), where=where):
+                report.fatal(-1, export_name, "template", value, problem)
+            missing.extend(
+                (key, name, value) for name in template_names(value) if name not in present
+            )
+        elif value not in present:
+            missing.append((key, value, ""))
     found = capped(columns, empty="(none)")
     if missing:
         details = []
-        for key, column in missing:
+        for key, column, template in missing:
             close = closest_name(column, [c for c in columns if c not in configured.values()])
             hint = f", did you mean {close!r}?" if close else ""
-            details.append(f"{column!r} (source.fields.{key}{hint})")
+            setting = f"source.fields.{key} {template!r}" if template else f"source.fields.{key}"
+            details.append(f"{column!r} ({setting}{hint})")
         report.fatal(
             -1,
             export_name,
-            capped(column for _, column in missing),
+            capped(column for _, column, _ in missing),
             found,
             f"must be {'a column' if len(missing) == 1 else 'columns'} of the export: "
             f"missing {capped(details, sep='; ')}; columns found",
         )
     for bad in unknown:
         hint = f"; did you mean {bad.suggestion!r}?" if bad.suggestion else ""
-        if bad.field in configured and configured[bad.field] not in present:
+        if (
+            bad.field in configured
+            and configured[bad.field] not in present
+            and not is_template(configured[bad.field])
+        ):
             continue  # already reported as a missing column
         report.fatal(
             -1,
@@ -601,40 +732,83 @@ def _describe(row: _Row) -> str:
     return f"{who} ({row.employee_id})" if row.employee_id and who != row.employee_id else who
 
 
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """Rows by `name_key` of their name, for `source.fields.manager_name` (empty when unset)."""
+
+    kept: _Index
+    dropped: Mapping[str, _Row]
+
+
+def _name_key_of(row: _Row) -> str:
+    return name_key(row.name)
+
+
+_NAME_KEY: Callable[[_Row], str] = _name_key_of
+
+
 def _resolve_managers(
     kept: Sequence[_Row],
     kept_by_id: _Index,
     kept_by_email: _Index,
     dropped_by_id: Mapping[str, _Row],
     dropped_by_email: Mapping[str, _Row],
+    names: _Names,
     columns: Mapping[str, str],
     report: _Report,
-) -> None:
+    *,
+    top: bool,
+) -> list[UnknownManager]:
+    """Each kept row's manager; with `top`, references matching nobody are returned
+    (grouped by value) instead of reported."""
     id_column = columns.get("manager_id", "")
     email_column = columns.get("manager_email", "")
+    name_column = columns.get("manager_name", "")
+    absent: dict[tuple[str, str], list[_Row]] = {}
     for row in kept:
-        # The id wins when both are given.
+        # The id wins when several are given, then the e-mail, then the name.
+        written: str
         if row.manager_id_ref:
-            ref, column, kept_by, dropped_by = (
-                row.manager_id_ref,
-                id_column,
-                kept_by_id,
-                dropped_by_id,
-            )
+            ref = written = row.manager_id_ref
+            column, kept_by, dropped_by = id_column, kept_by_id, dropped_by_id
+            what = "employee id"
         elif row.manager_email_ref:
-            ref, column = row.manager_email_ref, email_column
-            kept_by, dropped_by = kept_by_email, dropped_by_email
+            ref = written = row.manager_email_ref
+            column, kept_by, dropped_by = email_column, kept_by_email, dropped_by_email
+            what = "e-mail"
+        elif row.manager_name_ref:
+            written, ref = row.manager_name_ref, name_key(row.manager_name_ref)
+            column, kept_by, dropped_by = name_column, names.kept, names.dropped
+            what = "name"
         else:
             continue
         chosen = kept_by.first.get(ref) or dropped_by.get(ref)
         if chosen is None:
-            what = "employee id" if row.manager_id_ref else "e-mail"
+            if top:
+                absent.setdefault((column, written), []).append(row)
+                continue
             report.fatal(
                 row.position,
                 row.location,
                 column,
-                ref,
-                f"must be the {what} of a person in the export, but it matches nobody",
+                written,
+                f"must be the {what} of a person in the export, but it matches nobody"
+                + ' (source.unknown_manager = "top" makes such people top of the org)',
+            )
+            continue
+        if what == "name" and ref in kept_by.repeated:
+            # Ids and e-mails held twice are fatal anyway; a name held twice is fine until
+            # someone's manager is given by it alone.
+            same = sorted(kept_by.repeated[ref], key=lambda o: _natural(o.location))
+            report.fatal(
+                row.position,
+                row.location,
+                column,
+                written,
+                f"must name one person, but it matches {len(same)}: "
+                f"{capped((f'{_describe(o)} at {o.location}' for o in same), sep='; ')}; "
+                "give the manager by id or e-mail too (source.fields.manager_id or "
+                "manager_email), which wins over the name",
             )
             continue
         row.up = chosen
@@ -644,17 +818,19 @@ def _resolve_managers(
                 row.position,
                 row.location,
                 column,
-                ref,
+                written,
                 f"names {_describe(chosen)} at {chosen.location}, who is excluded by "
                 f"{chosen.reason}; {_describe(row)} is kept without a manager",
             )
             continue
-        if ref == (row.employee_id if row.manager_id_ref else row.email):
+        if chosen is row or ref == (
+            row.employee_id if row.manager_id_ref else row.email if row.manager_email_ref else None
+        ):
             report.fatal(
                 row.position,
                 row.location,
                 column,
-                ref,
+                written,
                 "must name someone else: a person cannot be their own manager",
             )
             row.up = None
@@ -672,6 +848,26 @@ def _resolve_managers(
                 f"names {_describe(by_email)}, but {id_column} names "
                 f"{_describe(chosen)}; the employee id wins",
             )
+    return [
+        UnknownManager(column, value, len(rows), rows[0].location)
+        for (column, value), rows in absent.items()
+    ]
+
+
+def _report_unknown_managers(
+    export_name: str, absent: Sequence[UnknownManager], report: _Report
+) -> None:
+    """One warning per manager absent from the export: the people naming them are top."""
+    for unknown in absent:
+        people = "person naming it is" if unknown.reports == 1 else "people naming it are"
+        report.warn(
+            -1,
+            export_name,
+            unknown.field,
+            unknown.value,
+            f"matches nobody in the export; {unknown.reports} {people} top of the org "
+            f'(first at {unknown.first}; source.unknown_manager = "top")',
+        )
 
 
 def _lookup(ref: str, kept: _Index, dropped: Mapping[str, _Row]) -> _Row | None:
@@ -686,11 +882,14 @@ def _link_dropped(
     kept_by_email: _Index,
     dropped_by_id: Mapping[str, _Row],
     dropped_by_email: Mapping[str, _Row],
+    names: _Names,
 ) -> None:
     """Reporting lines through filtered-out rows, so filter.root still sees the whole org."""
     for row in dropped:
-        up = _lookup(row.manager_id_ref, kept_by_id, dropped_by_id) or _lookup(
-            row.manager_email_ref, kept_by_email, dropped_by_email
+        up = (
+            _lookup(row.manager_id_ref, kept_by_id, dropped_by_id)
+            or _lookup(row.manager_email_ref, kept_by_email, dropped_by_email)
+            or _lookup(name_key(row.manager_name_ref), names.kept, names.dropped)
         )
         row.up = up if up is not row else None
 
@@ -710,7 +909,9 @@ def _report_cycles(
         for row in kept
         if row.manager and not row.ambiguous and row.employee_id and row.employee_id not in repeated
     }
-    column = columns.get("manager_id") or columns.get("manager_email", "")
+    column = (
+        columns.get("manager_id") or columns.get("manager_email") or columns.get("manager_name", "")
+    )
     for cycle in forest(manager_of).cycles:
         # From the smallest id, so a cycle reads the same whatever the order of the rows.
         first = cycle.index(min(cycle))

@@ -15,6 +15,7 @@ from typing import Literal
 
 from hrsync.secret import Secret
 
+DEFAULT_NULL_VALUES: tuple[str, ...] = ("NULL", "null", "None", "N/A", "n/a", "#N/A", "-")
 
 @dataclass(frozen=True)
 class DxSettings:
@@ -27,7 +28,8 @@ class DxSettings:
 
 @dataclass(frozen=True)
 class FieldSettings:
-    """HR column names (CSV header or JSON dotted path) for each Person field.
+    """HR column names (CSV header or JSON dotted path) for each Person field, or a
+    template over columns (a value holding ``{...}``, see hrsync.core.templates).
 
     An empty string means the export has no such column.
     """
@@ -37,8 +39,13 @@ class FieldSettings:
     name: str = "name"
     manager_id: str = "manager_id"
     manager_email: str = ""
-    department: str = "department"
-    status: str = "status"
+    # The manager's display name, matched by `people.name_key` (case, spaces, dots, and
+    # the `Last, First` order do not matter).
+    manager_name: str = ""
+    # Optional, as documented: a default naming a column most exports lack made them
+    # required in practice.
+    department: str = ""
+    status: str = ""
     # Department strategy: parent unit column and unit lead column (employee id or e-mail).
     department_parent: str = ""
     department_lead: str = ""
@@ -93,6 +100,11 @@ class SourceSettings:
     pagination: PaginationSettings = field(default_factory=PaginationSettings)
     oauth2: OAuth2Settings = field(default_factory=OAuth2Settings)
     fields: FieldSettings = field(default_factory=FieldSettings)
+    # A cell equal to one of these (after trimming) is empty: how exports write "no value".
+    null_values: tuple[str, ...] = DEFAULT_NULL_VALUES
+    # "top": a person whose manager is not in the export (or filtered out) is top of the
+    # org, with a warning per unknown manager; "refuse": such a reference is an error.
+    unknown_manager: Literal["refuse", "top"] = "refuse"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Templates over HR columns: ``{Column}`` placeholders with ``|filter`` chains (pure).
 
-The one template engine of hrsync: `mapping.team_name` and the `[attributes]` table
-use it (and `[source.fields]` later). A template is str.format-style text: literal
+The one template engine of hrsync: `[source.fields]`, `mapping.team_name` and the
+`[attributes]` table use it. A setting value is a template when it holds a brace
+(`is_template`); else it is a plain column name. A template is str.format-style text: literal
 text, ``{{``/``}}`` for literal braces, and named placeholders ``{Name}`` or
 ``{Name|filter|filter}``; no positional placeholders, format specs or conversions.
 Filters apply left to right to the placeholder's value:
@@ -108,6 +109,61 @@ class Template:
                     value = FILTERS[name](value)
                 out.append(value)
         return " ".join("".join(out).split())
+
+    def on_cells(self, index: Mapping[str, int]) -> Callable[[Sequence[str]], str]:
+        """A renderer over rows as cells in `index`'s order, compiled once per index.
+
+        A name `index` lacks reads position ``len(index)``: the caller appends one blank
+        cell when `missing(index)` is not empty. Per row this costs one tuple index and
+        the filters per placeholder, no lookup by name.
+        """
+        blank = len(index)
+        parts = tuple(
+            (
+                literal,
+                None if p is None else index.get(p.name, blank),
+                tuple(FILTERS[f] for f in p.filters) if p is not None else (),
+            )
+            for literal, p in self._parts
+        )
+        if len(parts) == 1 and parts[0][0] == "" and parts[0][1] is not None:
+            # One bare placeholder, the common `{EMAIL|lower}`: no joining at all.
+            _, only, funcs = parts[0]
+            assert only is not None
+
+            def single(cells: Sequence[str]) -> str:
+                value = cells[only]
+                for func in funcs:
+                    value = func(value)
+                return " ".join(value.split())
+
+            return single
+
+        def render(cells: Sequence[str]) -> str:
+            out: list[str] = []
+            for literal, position, funcs in parts:
+                out.append(literal)
+                if position is not None:
+                    value = cells[position]
+                    for func in funcs:
+                        value = func(value)
+                    out.append(value)
+            text = "".join(out)
+            # Most rendered values hold single spaces only; split-join only when needed.
+            if "  " in text or text != text.strip() or not text.isprintable():
+                return " ".join(text.split())
+            return text
+
+        return render
+
+    def missing(self, columns: Collection[str]) -> tuple[str, ...]:
+        """The names this template reads that are not among `columns`, in order."""
+        return tuple(name for name in self.names if name not in columns)
+
+
+def is_template(text: str) -> bool:
+    """A setting value with braces is a template; one without is a plain column name."""
+    return "{" in text or "}" in text
 
 
 def template_names(text: str) -> tuple[str, ...]:

@@ -89,6 +89,8 @@ def read_export(settings: Settings) -> Export:
                 *template_columns(settings.mapping.team_name),
                 *used_columns(settings.attributes),
             ),
+            null_values=src.null_values,
+            unknown_manager=src.unknown_manager,
         )
     except SourceUnavailable:
         raise

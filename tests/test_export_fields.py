@@ -1,0 +1,366 @@
+"""Exports by configuration alone (issue 11): templates in [source.fields], null values,
+manager by display name, unknown managers as top, optional department/status (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hrsync.core.filters import closest_name
+from hrsync.core.people import Directory, name_key, read_people
+from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
+from hrsync.core.templates import FILTERS, Template
+from hrsync.sources.rows import RowValues, SourceRow
+
+COLUMNS = ("ID", "First_Name", "Last_Name", "EMAIL", "Manager", "Boss ID", "State")
+
+
+def rows(data: Sequence[Sequence[str]], columns: Sequence[str] = COLUMNS) -> list[SourceRow]:
+    index = {c: i for i, c in enumerate(columns)}
+    return [
+        SourceRow(f"hr.csv line {n + 2}", RowValues(index, tuple(cells)))
+        for n, cells in enumerate(data)
+    ]
+
+
+def read(
+    data: Sequence[Sequence[str]],
+    fields: FieldSettings,
+    *,
+    columns: Sequence[str] = COLUMNS,
+    unknown_manager: str = "refuse",
+    null_values: Sequence[str] = DEFAULT_NULL_VALUES,
+    as_dicts: bool = False,
+) -> Directory:
+    source = rows(data, columns)
+    if as_dicts:
+        source = [SourceRow(r.location, dict(r.values)) for r in source]
+    return read_people(
+        "hr.csv",
+        columns,
+        source,
+        fields,
+        FilterSettings(),
+        null_values=null_values,
+        unknown_manager=unknown_manager,
+    )
+
+
+SPLIT = FieldSettings(
+    employee_id="ID",
+    name="{First_Name} {Last_Name}",
+    email="{First_Name|ascii|lower}.{Last_Name|ascii|nospace|lower}@example.com",
+    manager_id="Boss ID",
+)
+
+# ---------------------------------------------------------------- templates
+
+
+@pytest.mark.parametrize(
+    ("template", "values", "expected"),
+    [
+        ("{First_Name} {Last_Name}", {"First_Name": "Ada", "Last_Name": "Okafor"}, "Ada Okafor"),
+        ("{First_Name} {Last_Name}", {"First_Name": "", "Last_Name": "Okafor"}, "Okafor"),
+        ("{EMAIL|lower}@example.com", {"EMAIL": "SKING"}, "sking@example.com"),
+        (
+            "{F|ascii|lower}.{L|ascii|nospace|lower}@x.org",
+            {"F": "Zoë", "L": "Van Der Berg"},
+            "zoe.vanderberg@x.org",
+        ),
+        ("{N|first}", {"N": "  Mary  Ann "}, "Mary"),
+        ("{N|last}", {"N": "Mary Ann Smith"}, "Smith"),
+        ("{N|initial}{L|lower}", {"N": "brandon", "L": "LeBlanc"}, "bleblanc"),
+        ("{N|initial|upper}", {"N": ""}, ""),
+        ("{N|upper|strip}", {"N": " tomás "}, "TOMÁS"),
+        ("{N | lower}", {"N": "ABC"}, "abc"),
+        ("{{literal}} {N}", {"N": "x"}, "{literal} x"),
+        (
+            "{Mgr First|ascii|lower}.{Mgr Last|ascii|lower}@example.com",
+            {"Mgr First": "José", "Mgr Last": "Núñez"},
+            "jose.nunez@example.com",
+        ),
+    ],
+)
+def test_templates_render_the_same_by_name_and_over_cells(
+    template: str, values: dict[str, str], expected: str
+) -> None:
+    compiled = Template(template)
+    assert compiled.render(lambda name: values.get(name, "")) == expected
+    index = {name: i for i, name in enumerate(values)}
+    assert compiled.on_cells(index)(tuple(values.values())) == expected
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("lower", "ÀB", "àb"),
+    ("upper", "àb", "ÀB"),
+    ("strip", "  a b ", "a b"),
+    ("ascii", "Zoë Ångström ß", "Zoe Angstrom "),
+    ("nospace", " a b\tc ", "abc"),
+    ("first", "a b c", "a"),
+    ("last", "a b c", "c"),
+    ("first", "", ""),
+    ("initial", "zoe", "z"),
+])  # fmt: skip
+def test_each_filter(name: str, value: str, expected: str) -> None:
+    assert FILTERS[name](value) == expected
+
+
+cell_text = st.text(alphabet="aZé ß\t.-,", max_size=8)
+
+
+@given(st.lists(cell_text, min_size=3, max_size=3), st.sampled_from(list(FILTERS)))
+def test_a_compiled_template_equals_the_one_rendered_by_name(
+    cells: list[str], filter_name: str
+) -> None:
+    template = Template(f"{{A|{filter_name}}} x{{B}}.{{C|{filter_name}|lower}}")
+    values = dict(zip("ABC", cells, strict=True))
+    index = {"A": 0, "B": 1, "C": 2}
+    assert template.on_cells(index)(tuple(cells)) == template.render(values.__getitem__)
+
+
+def test_split_names_build_the_name_and_the_email() -> None:
+    directory = read(
+        [
+            ("1", "Zoë", "Van Der Berg", "", "", "", ""),
+            ("2", "Ann", "Lee", "", "", "1", ""),
+        ],
+        SPLIT,
+    )
+    assert directory.ok, [str(p) for p in directory.problems]
+    assert [(p.name, p.email, p.manager_id) for p in directory.people] == [
+        ("Zoë Van Der Berg", "zoe.vanderberg@example.com", None),
+        ("Ann Lee", "ann.lee@example.com", "1"),
+    ]
+
+
+def test_templates_work_on_json_records_too() -> None:
+    directory = read([("1", "Zoë", "Lee", "", "", "", "")], SPLIT, as_dicts=True)
+    assert [p.email for p in directory.people] == ["zoe.lee@example.com"]
+
+
+def test_a_mailbox_only_column_becomes_an_address() -> None:
+    fields = FieldSettings(
+        employee_id="ID", name="{First_Name} {Last_Name}", email="{EMAIL|lower}@example.com",
+        manager_id="Boss ID",
+    )  # fmt: skip
+    directory = read([("1", "Steven", "King", "SKING", "", "", "")], fields)
+    assert [p.email for p in directory.people] == ["sking@example.com"]
+
+
+def test_a_template_naming_a_missing_column_is_an_error_naming_it() -> None:
+    fields = FieldSettings(
+        employee_id="ID", name="{First_Name} {Last_Name}", email="{Mail|lower}@example.com",
+        manager_id="Boss ID",
+    )  # fmt: skip
+    directory = read([("1", "A", "B", "", "", "", "")], fields)
+    (problem,) = directory.problems
+    text = str(problem)
+    assert "'Mail'" in text
+    assert "source.fields.email '{Mail|lower}@example.com'" in text
+    assert directory.people == ()
+
+
+def test_a_template_with_an_unknown_filter_is_an_error() -> None:
+    fields = FieldSettings(employee_id="ID", name="{First_Name|lowr}", email="EMAIL")
+    directory = read([("1", "A", "B", "a@example.com", "", "", "")], fields)
+    assert any("'lowr'" in str(p) and "did you mean lower" in str(p) for p in directory.problems)
+
+
+def test_an_invalid_derived_email_names_the_template_and_the_row() -> None:
+    fields = FieldSettings(
+        employee_id="ID",
+        name="{First_Name}",
+        email="{First_Name|lower}.{Last_Name|lower}@example.com",
+        manager_id="Boss ID",
+    )
+    directory = read([("1", "Ann", "van der Berg", "", "", "", "")], fields)
+    (problem,) = directory.problems
+    text = str(problem)
+    assert text.startswith("hr.csv line 2: source.fields.email '{First_Name|lower}.")
+    assert "ann.van der berg@example.com" in text
+
+
+# ---------------------------------------------------------------- null values
+
+
+@pytest.mark.parametrize("word", ["NULL", "null", "None", "N/A", "n/a", "#N/A", "-", " NULL "])
+def test_a_null_word_is_no_manager(word: str) -> None:
+    directory = read([("1", "A", "B", "", "", word, ""), ("2", "C", "D", "", "", "1", "")], SPLIT)
+    assert directory.ok, [str(p) for p in directory.problems]
+    assert [p.manager_id for p in directory.people] == [None, "1"]
+
+
+def test_null_values_are_configurable_and_can_name_a_pseudo_manager() -> None:
+    data = [("1", "A", "B", "", "", "Board of Directors", ""), ("2", "C", "D", "", "", "1", "")]
+    assert not read(data, SPLIT).ok
+    directory = read(data, SPLIT, null_values=["Board of Directors"])
+    assert directory.ok
+    assert [p.manager_id for p in directory.people] == [None, "1"]
+
+
+def test_with_no_null_values_a_dash_is_a_value() -> None:
+    directory = read([("1", "A", "B", "", "", "-", "")], SPLIT, null_values=())
+    assert not directory.ok
+    assert "'-'" in str(directory.problems[0])
+
+
+# ---------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Brandon R. LeBlanc", "LeBlanc, Brandon  R"),
+        ("brandon r leblanc", "  BRANDON   R. LEBLANC "),
+        ("Mary-Ann O'Neil", "O'Neil, Mary-Ann"),
+        ("Ada Okafor", "Okafor,Ada"),
+        ("Jean de la Tour", "de la Tour, Jean"),
+    ],
+)
+def test_name_keys_match(a: str, b: str) -> None:
+    assert name_key(a) == name_key(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("Ada Okafor", "Okafor Ada"), ("Ann Lee", "Anne Lee"), ("Zoë Lee", "Zoe Lee")],
+)
+def test_name_keys_differ(a: str, b: str) -> None:
+    assert name_key(a) != name_key(b)
+
+
+@given(st.text(alphabet="abcAB .,'-\t", max_size=20))
+def test_name_key_is_idempotent_without_commas(value: str) -> None:
+    key = name_key(value)
+    assert "," not in key
+    assert name_key(key) == key
+    assert key == key.strip() and "  " not in key
+
+
+BY_NAME = FieldSettings(
+    employee_id="ID", name="{First_Name} {Last_Name}", email="EMAIL", manager_id="",
+    manager_name="Manager",
+)  # fmt: skip
+
+
+def test_manager_by_display_name_in_another_form() -> None:
+    directory = read(
+        [
+            ("1", "Brandon R.", "LeBlanc", "b@example.com", "", "", ""),
+            ("2", "Ann", "Lee", "a@example.com", "LeBlanc, Brandon  R", "", ""),
+        ],
+        BY_NAME,
+    )
+    assert directory.ok, [str(p) for p in directory.problems]
+    assert [p.manager_id for p in directory.people] == [None, "1"]
+
+
+def test_a_manager_name_held_by_two_people_names_both_lines() -> None:
+    data = [
+        ("1", "Ann", "Lee", "a1@example.com", "", "", ""),
+        ("2", "ann", "lee", "a2@example.com", "", "", ""),
+        ("3", "Bo", "Ek", "b@example.com", "Lee, Ann", "", ""),
+    ]
+    directory = read(data, BY_NAME)
+    (problem,) = directory.problems
+    text = str(problem)
+    assert text.startswith("hr.csv line 4: Manager must name one person, but it matches 2")
+    assert "hr.csv line 2" in text and "hr.csv line 3" in text
+
+
+def test_two_people_with_one_name_are_fine_when_the_id_is_given_too() -> None:
+    data = [
+        ("1", "Ann", "Lee", "a1@example.com", "", "", ""),
+        ("2", "ann", "lee", "a2@example.com", "", "", ""),
+        ("3", "Bo", "Ek", "b@example.com", "Lee, Ann", "2", ""),
+    ]
+    fields = FieldSettings(
+        employee_id="ID", name="{First_Name} {Last_Name}", email="EMAIL", manager_id="Boss ID",
+        manager_name="Manager",
+    )  # fmt: skip
+    directory = read(data, fields)
+    assert directory.ok, [str(p) for p in directory.problems]
+    assert [p.manager_id for p in directory.people] == [None, None, "2"]
+
+
+# ---------------------------------------------------------------- unknown managers
+
+
+UNKNOWN = [
+    ("1", "A", "B", "", "", "", ""),
+    ("2", "C", "D", "", "", "99", ""),
+    ("3", "E", "F", "", "", "99", ""),
+    ("4", "G", "H", "", "", "77", ""),
+    ("5", "I", "J", "", "", "2", ""),
+]
+
+
+def test_an_unknown_manager_is_refused_by_default_and_says_how_to_proceed() -> None:
+    directory = read(UNKNOWN, SPLIT)
+    assert len(directory.problems) == 3
+    assert 'source.unknown_manager = "top"' in str(directory.problems[0])
+
+
+def test_unknown_manager_top_makes_them_top_with_one_warning_per_value() -> None:
+    directory = read(UNKNOWN, SPLIT, unknown_manager="top")
+    assert directory.ok
+    assert [p.manager_id for p in directory.people] == [None, None, None, None, "2"]
+    assert [(u.value, u.reports, u.first) for u in directory.unknown_managers] == [
+        ("99", 2, "hr.csv line 3"),
+        ("77", 1, "hr.csv line 5"),
+    ]
+    warnings = [str(w) for w in directory.warnings]
+    assert len(warnings) == 2
+    (ninety_nine,) = [w for w in warnings if "'99'" in w]
+    assert "Boss ID matches nobody in the export; 2 people naming it are top" in ninety_nine
+
+
+# ---------------------------------------------------------------- optional fields
+
+
+def test_department_and_status_are_unset_by_default() -> None:
+    assert FieldSettings().department == ""
+    assert FieldSettings().status == ""
+
+
+def test_an_export_without_department_or_status_reads_with_the_defaults() -> None:
+    columns = ("employee_id", "email", "name", "manager_id")
+    directory = read(
+        [("1", "a@example.com", "A", ""), ("2", "b@example.com", "B", "1")],
+        FieldSettings(),
+        columns=columns,
+    )
+    assert directory.ok
+    assert [p.status for p in directory.people] == [None, None]
+
+
+def test_a_configured_department_that_is_missing_stays_an_error_without_a_far_hint() -> None:
+    columns = ("employee_id", "email", "name", "manager_id", "Dept_State")
+    directory = read(
+        [("1", "a@example.com", "A", "", "CA")],
+        FieldSettings(department="department"),
+        columns=columns,
+    )
+    (problem,) = directory.problems
+    assert "'department' (source.fields.department)" in str(problem)
+    assert "did you mean" not in str(problem)
+
+
+@pytest.mark.parametrize(
+    ("name", "candidates", "expected"),
+    [
+        ("department", ["Dept_State", "State"], None),
+        ("departmnet", ["department", "State"], "department"),
+        ("Work Email", ["work_email", "Name"], "work_email"),
+        ("email", ["Mail", "Name"], "Mail"),
+        ("status", ["State", "Stats"], "Stats"),
+        ("status", ["State", "Station"], None),
+    ],
+)
+def test_did_you_mean_only_when_close(
+    name: str, candidates: list[str], expected: str | None
+) -> None:
+    assert closest_name(name, candidates) == expected
