@@ -189,3 +189,24 @@ def test_help_loads_no_settings_database_or_logging_libraries() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
     )
     assert result.stderr.strip() == "[]", result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_import_nothing_heavy(flag: str) -> None:
+    # `--help` within 5x a bare `python -c pass` (benchmarks/bench_cli.py): the parser
+    # alone, no structlog, SQLAlchemy, Alembic, httpx or the settings loader.
+    script = (
+        "import sys\n"
+        "from hrsync.cli import main\n"
+        "try:\n"
+        f"    main([{flag!r}])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('sqlalchemy', 'alembic', 'structlog', 'httpx', 'apscheduler',"
+        " 'hrsync.config', 'hrsync.logs', 'hrsync.sync')\n"
+        "print('HEAVY', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert "HEAVY []" in child.stderr, child.stderr
