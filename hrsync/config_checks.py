@@ -14,7 +14,7 @@ import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
-from hrsync.core.settings import Settings, SourceSettings
+from hrsync.core.settings import NOTIFY_EVENTS, Settings, SourceSettings
 from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.store.url import check_database_url
 
@@ -126,6 +126,32 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
     database_problem = check_database_url(s.state.database_url)
     if database_problem is not None:
         p.append(database_problem)
+    p.extend(_monitoring_checks(s))
+    return p
+
+
+def _monitoring_checks(s: Settings) -> list[str]:
+    """[daemon] listen and [notify]: the endpoints' address and the webhook's keys."""
+    p: list[str] = []
+    listen = s.daemon.listen
+    if listen:
+        host, sep, port = listen.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            p.append(
+                'daemon.listen must be "HOST:PORT" such as "0.0.0.0:9464" (empty: off), '
+                f"got {listen!r}"
+            )
+    notify = s.notify
+    if notify.webhook_url_env and not _ENV_NAME.match(notify.webhook_url_env):
+        p.append(
+            "notify.webhook_url_env must be the NAME of an environment variable holding the "
+            f"webhook URL, such as HRSYNC_WEBHOOK_URL, got {notify.webhook_url_env!r}"
+        )
+    unknown = [event for event in notify.on if event not in NOTIFY_EVENTS]
+    if unknown:
+        p.append(f"notify.on must list events among {', '.join(NOTIFY_EVENTS)}, got {unknown!r}")
+    if notify.repeat_s <= 0:
+        p.append(f"notify.repeat_s must be greater than 0, got {notify.repeat_s:g}")
     return p
 
 

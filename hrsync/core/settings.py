@@ -17,6 +17,7 @@ from hrsync.secret import Secret
 
 DEFAULT_NULL_VALUES: tuple[str, ...] = ("NULL", "null", "None", "N/A", "n/a", "#N/A", "-")
 
+
 @dataclass(frozen=True)
 class DxSettings:
     base_url: str = ""
@@ -167,6 +168,27 @@ class SyncSettings:
 
 
 @dataclass(frozen=True)
+class DaemonSettings:
+    # "HOST:PORT" for /healthz, /readyz and /metrics; empty: no HTTP server.
+    listen: str = ""
+
+
+NOTIFY_EVENTS = ("refused", "rejected", "quarantined", "unverified", "recovered")
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """`[notify]`: a webhook POSTed when a person is needed (the daemon only)."""
+
+    # The NAME of the environment variable holding the URL: the URL is a secret.
+    webhook_url_env: str = ""
+    format: Literal["json", "slack"] = "json"
+    on: tuple[str, ...] = NOTIFY_EVENTS
+    # The same attention state, with the same plan, is sent again after this long.
+    repeat_s: float = 86400.0
+
+
+@dataclass(frozen=True)
 class StateSettings:
     database_url: str = "sqlite:///hrsync.db"
 
@@ -190,5 +212,7 @@ class Settings:
     sync: SyncSettings = field(default_factory=SyncSettings)
     state: StateSettings = field(default_factory=StateSettings)
     log: LogSettings = field(default_factory=LogSettings)
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    notify: NotifySettings = field(default_factory=NotifySettings)
     token: Secret | None = None
     config_path: Path | None = None

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 import structlog
@@ -24,6 +24,7 @@ from hrsync.dx import parse
 from hrsync.dx.errors import (
     TOO_MANY_REQUESTS,
     DxBadResponse,
+    DxDeferred,
     DxError,
     DxOutcomeUnknown,
     DxRejected,
@@ -79,6 +80,30 @@ class _Retry:
     rate_limited: bool = False
 
 
+class DxObserver(Protocol):
+    """Told of every call and retry (the daemon's metrics); must not raise or block."""
+
+    def dx_request(self, method: str, outcome: str) -> None: ...
+
+    def dx_retry(self, method: str) -> None: ...
+
+
+def call_outcome(exc: DxError | None) -> str:
+    """A call's outcome as a metric label: ok, or the kind of error (a short, fixed set)."""
+    if exc is None:
+        return "ok"
+    for kind, name in (
+        (DxOutcomeUnknown, "unknown"),
+        (DxUnavailable, "unavailable"),
+        (DxBadResponse, "bad_response"),
+        (DxRejected, "rejected"),
+        (DxDeferred, "deferred"),
+    ):
+        if isinstance(exc, kind):
+            return name
+    return "error"
+
+
 class DxClient:
     """Calls the DX Web API methods hrsync needs. Use as a context manager or call close()."""
 
@@ -93,8 +118,10 @@ class DxClient:
         clock: Callable[[], datetime] | None = None,
         sleep: Callable[[float], None] | None = None,
         transport: httpx.BaseTransport | None = None,
+        observer: DxObserver | None = None,
     ) -> None:
         self.base_url = _checked_base_url(base_url)
+        self._observer = observer
         self._token = token
         self._retry = retry if retry is not None else RetryPolicy()
         self._clock = clock
@@ -118,7 +145,7 @@ class DxClient:
         )
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> DxClient:
+    def from_settings(cls, settings: Settings, *, observer: DxObserver | None = None) -> DxClient:
         """The client a run or `hrsync check` uses: URL, token, timeout and rate from config."""
         if settings.token is None:
             raise ValueError("the DX token is missing (it is checked when the config loads)")
@@ -127,6 +154,7 @@ class DxClient:
             settings.token,
             timeout_s=settings.dx.timeout_s,
             max_requests_per_minute=settings.dx.max_requests_per_minute,
+            observer=observer,
         )
 
     def __repr__(self) -> str:
@@ -229,10 +257,15 @@ class DxClient:
         idempotent: bool = True,
     ) -> dict[str, Any]:
         try:
-            return self._call_with_retries(method, http_method, params, payload, idempotent)
+            body = self._call_with_retries(method, http_method, params, payload, idempotent)
         except DxError as exc:
             scrub(exc, self._token)
+            if self._observer is not None:
+                self._observer.dx_request(method, call_outcome(exc))
             raise
+        if self._observer is not None:
+            self._observer.dx_request(method, call_outcome(None))
+        return body
 
     def _call_with_retries(
         self,
@@ -290,6 +323,8 @@ class DxClient:
                 delay_s=round(delay, 3),
                 reason=outcome.reason,
             )
+            if self._observer is not None:
+                self._observer.dx_retry(method)
             self._sleep(delay)
 
     def _attempt(

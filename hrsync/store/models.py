@@ -50,6 +50,8 @@ class Run(Base):
     plan_digest: Mapped[str | None] = mapped_column(String(64))
     people_count: Mapped[int | None] = mapped_column(Integer)
     dry_run: Mapped[int] = mapped_column(Integer, default=0)
+    # The command a person runs to resolve this run's outcome (a refusal's approval).
+    action: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (Index("ix_runs_started_at", "started_at"),)
 
@@ -144,3 +146,16 @@ class AttributeFailure(Base):
     failed_at: Mapped[datetime] = mapped_column(UTCDateTime())
     # sha256 of the desired values that failed (hrsync.core.attributes.values_digest).
     values_digest: Mapped[str] = mapped_column(String(64))
+
+
+class NotifyState(Base):
+    """The daemon's last notification sent: one POST per change of state survives restarts."""
+
+    __tablename__ = "notify_state"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    state: Mapped[str] = mapped_column(String(20))
+    # Which plan (or reason) the state was about: a new one notifies again.
+    digest: Mapped[str] = mapped_column(String(64))
+    notified_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    run_id: Mapped[str | None] = mapped_column(String(40))

@@ -51,6 +51,7 @@ class RunRecord:
     reason: str | None
     people_count: int | None
     dry_run: bool
+    action: str | None = None  # the command that resolves this outcome, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,14 @@ class HeartbeatRecord:
     quarantined_since: datetime | None
     consecutive_failures: int
     detail: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyRecord:
+    state: str
+    digest: str
+    notified_at: datetime
+    run_id: str | None
 
 
 def member_digest(members: Sequence[str] | frozenset[str]) -> str:
@@ -161,6 +170,7 @@ class Store:
         reason: str | None,
         plan_digest: str | None = None,
         people_count: int | None = None,
+        action: str | None = None,
     ) -> None:
         with self._write() as s:
             run = s.get(models.Run, run_id)
@@ -169,6 +179,7 @@ class Store:
             run.finished_at, run.outcome, run.exit_code = now, outcome, exit_code
             run.counts_json = json.dumps(dict(counts), sort_keys=True)
             run.reason, run.plan_digest, run.people_count = reason, plan_digest, people_count
+            run.action = action
 
     def recent_runs(self, limit: int = 20, *, operational_only: bool = False) -> list[RunRecord]:
         """Newest first. `operational_only` leaves out dry runs and previews, which say
@@ -480,6 +491,50 @@ class Store:
                 json.loads(row.detail or "{}"),
             )
 
+    # ------------------------------------------------------ notifications
+
+    def notify_state(self, name: str = "webhook") -> NotifyRecord | None:
+        with self._sessions() as s:
+            row = s.get(models.NotifyState, name)
+            if row is None:
+                return None
+            return NotifyRecord(row.state, row.digest, row.notified_at, row.run_id)
+
+    def save_notify_state(self, record: NotifyRecord, name: str = "webhook") -> None:
+        values = {
+            "state": record.state,
+            "digest": record.digest,
+            "notified_at": record.notified_at,
+            "run_id": record.run_id,
+        }
+        with self._write() as s:
+            s.execute(upsert(self.engine, models.NotifyState, {"name": name}, values))
+
+    def last_run_by_outcome(self) -> dict[str, RunRecord]:
+        """The newest finished operational run of each outcome (for the metrics at start)."""
+        latest: dict[str, RunRecord] = {}
+        with self._sessions() as s:
+            query = (
+                select(models.Run)
+                .where(models.Run.dry_run == 0, models.Run.outcome.is_not(None))
+                .order_by(models.Run.started_at.desc())
+                .limit(500)
+            )
+            for row in s.scalars(query).all():
+                record = _run_record(row)
+                if record.outcome is not None:
+                    latest.setdefault(record.outcome, record)
+        return latest
+
+    def active_team_count(self) -> int:
+        """Teams hrsync keeps in DX now (identities not retired)."""
+        with self._sessions() as s:
+            return len(
+                s.scalars(
+                    select(models.TeamIdentity.id).where(models.TeamIdentity.retired_at.is_(None))
+                ).all()
+            )
+
 
 def _run_record(r: models.Run) -> RunRecord:
     return RunRecord(
@@ -493,6 +548,7 @@ def _run_record(r: models.Run) -> RunRecord:
         reason=r.reason,
         people_count=r.people_count,
         dry_run=bool(r.dry_run),
+        action=r.action,
     )
 
 

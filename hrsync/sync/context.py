@@ -74,6 +74,7 @@ class SyncResult:
     unplaced: tuple[Unplaced, ...] = ()
     # The desired teams with their reference_ids, once planned (`plan --format tree|json`).
     rows: tuple[TeamRow, ...] = ()
+    action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
 
     @property
     def exit_code(self) -> int:
@@ -178,6 +179,7 @@ def end(
     reason: str | None = None,
     resume_at: datetime | None = None,
     preview_url: str | None = None,
+    action: str | None = None,
 ) -> NoReturn:
     """End the run here with `outcome`; `report` defaults to the plan's."""
     plan = planned.plan if planned is not None else None
@@ -194,5 +196,6 @@ def end(
             people_count=planned.people_count if planned is not None else None,
             unplaced=planned.unplaced if planned is not None else (),
             rows=tuple(planned.assignment.teams) if planned is not None else (),
+            action=action,
         )
     )

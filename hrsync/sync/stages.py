@@ -313,6 +313,7 @@ def gate_plan(run: Run, planned: Planned) -> None:
             planned,
             report=planned.report + "\n" + text,
             reason=refusal.reason,
+            action=approval_command(refusal, config_path),
         )
     if run.request.dry_run:
         end(run, Outcome.PLANNED, planned)

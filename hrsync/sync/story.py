@@ -22,7 +22,7 @@ from datetime import timedelta
 from hrsync import logs
 from hrsync.config import Settings
 from hrsync.core.plan import COUNT_KEYS
-from hrsync.dx.client import DxClient
+from hrsync.dx.client import DxClient, DxObserver
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync.attributes import COUNT_KEYS as ATTRIBUTE_COUNT_KEYS
@@ -54,8 +54,10 @@ def run_sync(
     clock: Clock = utcnow,
     stop: threading.Event | None = None,
     pacing: Pacing = DEFAULT_PACING,
+    observer: DxObserver | None = None,
 ) -> SyncResult:
-    """One run: take the lease, record it, do it, record and log how it ended."""
+    """One run: take the lease, record it, do it, record and log how it ended.
+    `observer` (the daemon's metrics) is told of every DX call."""
     run_id = logs.new_run_id()
     holder = f"{socket.gethostname()}:{os.getpid()}:{run_id}"
     started = time.monotonic()
@@ -78,7 +80,8 @@ def run_sync(
             else:
                 log.info("sync.started", dry_run=request.dry_run, preview=request.preview)
                 try:
-                    with contextlib.closing(DxClient.from_settings(settings)) as client:
+                    client = DxClient.from_settings(settings, observer=observer)
+                    with contextlib.closing(client):
                         result = _story(
                             Run(
                                 settings,
@@ -143,6 +146,7 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         reason=result.reason,
         plan_digest=result.plan.payload_digest if result.plan else None,
         people_count=result.people_count,
+        action=result.action,
     )
     if not request.operational:
         return  # the daemon's deferral is not a dry run's business

@@ -1,0 +1,153 @@
+"""When the daemon tells a person, and what it says: one message per change of state.
+
+A run that needs a person (refused, rejected, quarantined, unverified) notifies once; the
+same state about the same plan stays quiet until `repeat_s` has passed or the plan
+changes. A later success after a notified attention state says `recovered`. What was
+last sent is kept by the shell (the state store), so a restart does not repeat it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hrsync.core.listing import LIMIT, capped
+
+ATTENTION = ("refused", "rejected", "quarantined", "unverified")
+SUCCESS = ("applied", "in_sync")
+RECOVERED = "recovered"
+OK = "ok"
+NOTIFY_ON_ALL = (*ATTENTION, RECOVERED)
+
+_WHAT = {
+    "refused": "hrsync refused to sync: nothing was sent to DX",
+    "rejected": "DX rejected hrsync's request: nothing was applied",
+    "quarantined": "hrsync is quarantined after failing runs in a row: scheduled runs back off",
+    "unverified": "hrsync sent the hierarchy but could not confirm DX applied it",
+    RECOVERED: "hrsync recovered: the last run succeeded",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """How a run left the daemon, as the notifier sees it."""
+
+    state: str  # an ATTENTION state, OK, or "" (neither: deferred, a failure before quarantine)
+    digest: str  # what the state is about: the plan's digest, else the reason's
+    run_id: str
+    outcome: str
+    reason: str | None = None
+    archives: tuple[str, ...] = ()  # names of the teams the plan would archive
+    action: str | None = None  # the command that resolves it
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The last notification delivered."""
+
+    state: str
+    digest: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A notification to send now, and what to remember once it is delivered."""
+
+    event: str  # an ATTENTION state or RECOVERED
+    observation: Observation
+
+    @property
+    def remember(self) -> str:
+        return OK if self.event == RECOVERED else self.event
+
+
+def observe(
+    run_id: str,
+    outcome: str,
+    *,
+    quarantined: bool,
+    plan_digest: str | None = None,
+    reason: str | None = None,
+    archives: Sequence[str] = (),
+    action: str | None = None,
+) -> Observation:
+    """The state a finished run leaves (`quarantined`: the daemon's streak reached it)."""
+    if quarantined and outcome == "failed":
+        state = "quarantined"
+    elif outcome in ATTENTION:
+        state = outcome
+    elif outcome in SUCCESS:
+        state = OK
+    else:
+        state = ""
+    about = plan_digest or hashlib.sha256((reason or "").encode()).hexdigest()
+    return Observation(
+        state=state,
+        digest=about,
+        run_id=run_id,
+        outcome=outcome,
+        reason=reason,
+        archives=tuple(archives),
+        action=action,
+    )
+
+
+def decide(
+    last: Sent | None,
+    seen: Observation,
+    now: datetime,
+    *,
+    on: Sequence[str],
+    repeat_s: float,
+) -> Notice | None:
+    """Whether `seen` is news worth a message, given the last one delivered."""
+    if seen.state in ATTENTION:
+        if seen.state not in on:
+            return None
+        repeat = (
+            last is None
+            or last.state != seen.state
+            or last.digest != seen.digest
+            or now - last.at >= timedelta(seconds=repeat_s)
+        )
+        return Notice(seen.state, seen) if repeat else None
+    if seen.state == OK and last is not None and last.state in ATTENTION and RECOVERED in on:
+        return Notice(RECOVERED, seen)
+    return None
+
+
+def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[str, Any]:
+    """The webhook's JSON body: `json` (fields for a program) or `slack` (text for people)."""
+    seen = notice.observation
+    what = _WHAT[notice.event]
+    lines = [what + "."]
+    if seen.reason and notice.event != RECOVERED:
+        lines.append(f"Reason: {seen.reason}")
+    if seen.archives and notice.event != RECOVERED:
+        lines.append(
+            f"Teams that would be archived ({len(seen.archives)}): "
+            + capped(seen.archives, limit=LIMIT)
+        )
+    if seen.action and notice.event != RECOVERED:
+        lines.append(f"To approve it once: {seen.action}")
+    lines.append(f"Run {seen.run_id} ({seen.outcome})" + (f" on {host}" if host else ""))
+    text = "\n".join(lines)
+    if fmt == "slack":
+        return {"text": text}
+    return {
+        "event": notice.event,
+        "summary": what,
+        "outcome": seen.outcome,
+        "run_id": seen.run_id,
+        "reason": seen.reason,
+        "would_archive": list(seen.archives[:LIMIT]),
+        "would_archive_count": len(seen.archives),
+        "action": seen.action,
+        "host": host or None,
+        "at": now.astimezone(UTC).isoformat(),
+        "text": text,
+    }
