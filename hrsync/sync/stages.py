@@ -23,6 +23,7 @@ from hrsync.core.mapping import MappingError, TeamMap, build_teams
 from hrsync.core.people import Directory, read_people, template_columns
 from hrsync.core.plan import LeadChange, MembershipChange, Rename, awaited_refs, make_plan
 from hrsync.core.plan import payload_size as plan_payload_size
+from hrsync.core.problems import grouped_lines
 from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
 from hrsync.logcap import capped, debug_enabled
@@ -99,7 +100,8 @@ def read_export(settings: Settings) -> Export:
     if not directory.ok:
         raise InputRefused(
             "export",
-            [str(p) for p in directory.problems],
+            # One line per kind: a wrong column is one problem with a count, not 404.
+            grouped_lines(directory.problems),
             source=export.name,
             directory=directory,
         )
@@ -114,7 +116,7 @@ def map_teams(settings: Settings, export: Export) -> TeamMap:
     except MappingError as exc:
         raise InputRefused("template", exc.problems, source=export.source) from None
     if team_map.problems:
-        raise InputRefused("mapping", [str(p) for p in team_map.problems], source=export.source)
+        raise InputRefused("mapping", grouped_lines(team_map.problems), source=export.source)
     return team_map
 
 

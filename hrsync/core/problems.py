@@ -1,0 +1,75 @@
+"""Problems of one kind told once (pure).
+
+One wrong column makes every row fail the same way: 404 problems that say the same thing
+are one problem with a count. A kind is the column and what was expected of it; a group
+says how many rows, which values (the first 20 distinct, then how many more) and where
+the first one is. A kind seen once reads exactly as the problem itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hrsync.core.listing import LIMIT, capped
+from hrsync.core.people import Problem
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemGroup:
+    field: str
+    expected: str
+    fatal: bool
+    count: int  # rows with this problem
+    first: Problem  # the first of them, in the order given (export order)
+    values: tuple[str, ...]  # the first LIMIT distinct values, in order of appearance
+    distinct: int  # how many distinct values in all
+
+    def __str__(self) -> str:
+        if self.count == 1:
+            return str(self.first)
+        kind = "" if self.fatal else "warning: "
+        values = capped((repr(v) for v in self.values), total=self.distinct)
+        got = f"got {values}" if self.distinct > 1 else f"got {self.values[0]!r} each time"
+        return (
+            f"{kind}{self.count} rows: {self.field} {self.expected}, {got}; "
+            f"first at {self.first.location}"
+        )
+
+
+def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
+    """`problems` grouped by kind (column, what was expected, fatal or not), the groups
+    in the order their first problem came."""
+    firsts: dict[tuple[str, str, bool], Problem] = {}
+    counts: dict[tuple[str, str, bool], int] = {}
+    values: dict[tuple[str, str, bool], dict[str, None]] = {}
+    distinct: dict[tuple[str, str, bool], set[str]] = {}
+    for problem in problems:
+        key = (problem.field, problem.expected, problem.fatal)
+        if key not in firsts:
+            firsts[key] = problem
+            counts[key] = 0
+            values[key] = {}
+            distinct[key] = set()
+        counts[key] += 1
+        distinct[key].add(problem.value)
+        shown = values[key]
+        if len(shown) < LIMIT:
+            shown.setdefault(problem.value, None)
+    return tuple(
+        ProblemGroup(
+            field=key[0],
+            expected=key[1],
+            fatal=key[2],
+            count=counts[key],
+            first=first,
+            values=tuple(values[key]),
+            distinct=len(distinct[key]),
+        )
+        for key, first in firsts.items()
+    )
+
+
+def grouped_lines(problems: Iterable[Problem]) -> list[str]:
+    """One line per kind of problem, for a report and its log."""
+    return [str(group) for group in group_problems(problems)]

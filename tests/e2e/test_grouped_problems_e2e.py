@@ -1,0 +1,42 @@
+"""Problems of one kind are told once, in the report and in the log (issue 11): a wrong
+manager column made 404 problems printed twice, 812 lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import Workspace, read_rows
+
+pytestmark = pytest.mark.slow
+
+
+def _wrong_manager_ids(workspace: Workspace) -> int:
+    rows = read_rows("sample-org.csv")
+    for r in rows:
+        if r["Manager ID"]:
+            r["Manager ID"] = "X" + r["Manager ID"]
+    workspace.write_export(rows)
+    return sum(1 for r in rows if r["Manager ID"] and r["Status"] == "Active")
+
+
+def test_a_wrong_manager_column_is_one_grouped_problem(workspace: Workspace) -> None:
+    wrong = _wrong_manager_ids(workspace)
+    run = workspace.hrsync("plan")
+    assert run.code == 4, run.stdout + run.stderr
+    lines = [line for line in run.stdout.splitlines() if "Manager ID must be" in line]
+    assert len(lines) == 1, run.stdout
+    assert f"{wrong} rows: Manager ID must be the employee id of a person" in lines[0]
+    assert "got 'XE001', 'XE002'" in lines[0] and "; first at " in lines[0]
+    problems = run.named("export.problem")
+    assert len(problems) == 1
+    assert problems[0]["detail"] == lines[0].strip().removeprefix("- ")
+    assert not workspace.process_requests()
+
+
+def test_check_shows_the_grouped_problem(workspace: Workspace) -> None:
+    wrong = _wrong_manager_ids(workspace)
+    run = workspace.hrsync("check")
+    assert run.code == 1
+    assert "[FAIL] export:" in run.stdout
+    assert f"{wrong} rows: Manager ID must be" in run.stdout
+    assert run.stdout.count("Manager ID must be") == 1
