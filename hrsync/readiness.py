@@ -16,7 +16,7 @@ from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.mapping import LeadWithoutReports, Unplaced
-from hrsync.core.people import Person, export_columns
+from hrsync.core.people import Person, UnknownManager, export_columns
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.sources.base import SourceError
@@ -98,6 +98,8 @@ def _export(settings: Settings) -> list[Check]:
             f"kept, {directory.excluded} excluded by filters, {len(directory.warnings)} warnings",
         )
     ]
+    if directory.unknown_managers:
+        checks.append(_unknown_managers(directory.unknown_managers))
     if settings.attributes.active:
         checks.append(_attributes(settings, directory.people))
     try:
@@ -116,6 +118,49 @@ def _export(settings: Settings) -> list[Check]:
     if team_map.leads_without_reports:
         checks.append(_weak_leads(team_map.leads_without_reports))
     return checks
+
+
+def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
+    # Not a failure (a contractor without a manager is normal), never silence either.
+    lines = "".join(f"\n       - {person}" for person in unplaced[:LIMIT])
+    if len(unplaced) > LIMIT:
+        lines += f"\n       and {len(unplaced) - LIMIT} more"
+    return Check(
+        "people in no team",
+        True,
+        f"{len(unplaced)} kept from the export, neither lead nor member of a team:{lines}",
+        warning=True,
+        fix="give them a manager (or reports) in HR, or filter them out if intended",
+    )
+
+
+def _weak_leads(weak: Sequence[LeadWithoutReports]) -> Check:
+    lines = "".join(f"\n       - {lead}" for lead in weak[:LIMIT])
+    if len(weak) > LIMIT:
+        lines += f"\n       and {len(weak) - LIMIT} more"
+    return Check(
+        "department leads",
+        True,
+        f"{len(weak)} units led by someone without reports:{lines}",
+        warning=True,
+        fix="set source.fields.department_lead to name each unit's lead",
+    )
+
+
+def _unknown_managers(unknown: Sequence[UnknownManager]) -> Check:
+    # Accepted by source.unknown_manager = "top", but never silently: who, and how many.
+    people = sum(u.reports for u in unknown)
+    shown = capped(
+        f"{u.field} {u.value!r} ({u.reports} from {u.first})"
+        for u in sorted(unknown, key=lambda u: (-u.reports, u.value))
+    )
+    return Check(
+        "managers",
+        True,
+        f"{len(unknown)} managers not in the export; the {people} people naming them are top "
+        f'of the org (source.unknown_manager = "top"): {shown}',
+        warning=True,
+    )
 
 
 def _unplaced(unplaced: Sequence[Unplaced]) -> Check:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hrsync.core.guards import Deferral, Refusal
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.people import UnknownManager
 from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import (
     Archive,
@@ -298,3 +299,28 @@ def render_unplaced(unplaced: Sequence[Unplaced]) -> str:
     if count > LIMIT:
         lines.append(f"  and {count - LIMIT} more")
     return "\n".join(lines) + "\n"
+
+
+def render_unknown_managers(unknown: Sequence[UnknownManager]) -> str:
+    """The section of `plan` and `check` for managers absent from the export
+    (`source.unknown_manager = "top"`): each, with how many people report to it."""
+    if not unknown:
+        return ""
+    people = sum(u.reports for u in unknown)
+    lines = [
+        f'Managers not in the export ({len(unknown)}; source.unknown_manager = "top"): '
+        f"{_people(people)} reporting to them {'is' if people == 1 else 'are'} top of the org:"
+    ]
+    shown = sorted(unknown, key=lambda u: (-u.reports, u.value))
+    lines.extend(
+        f"  ? {u.field} {u.value!r}: {_people(u.reports)} (first at {u.first})"
+        for u in shown[:LIMIT]
+    )
+    if len(shown) > LIMIT:
+        lines.append(f"  and {len(shown) - LIMIT} more")
+    return "\n".join(lines) + "\n"
+
+
+
+def _people(count: int) -> str:
+    return f"{count} {'person' if count == 1 else 'people'}"

@@ -35,6 +35,7 @@ from hrsync.render import (
     render_deferral,
     render_plan,
     render_refusal,
+    render_unknown_managers,
     render_unplaced,
 )
 from hrsync.sources.base import SourceError, SourceUnavailable
@@ -255,7 +256,11 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         dx_teams=tuple(dx_teams),
         snapshots=tuple(snapshots),
         plan=plan,
-        report=render_plan(plan) + render_unplaced(mapped.team_map.unplaced),
+        report=(
+            render_plan(plan)
+            + render_unknown_managers(mapped.directory.unknown_managers)
+            + render_unplaced(mapped.team_map.unplaced)
+        ),
         unplaced=mapped.team_map.unplaced,
     )
 
