@@ -163,33 +163,6 @@ def _unknown_managers(unknown: Sequence[UnknownManager]) -> Check:
     )
 
 
-def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
-    # Not a failure (a contractor without a manager is normal), never silence either.
-    lines = "".join(f"\n       - {person}" for person in unplaced[:LIMIT])
-    if len(unplaced) > LIMIT:
-        lines += f"\n       and {len(unplaced) - LIMIT} more"
-    return Check(
-        "people in no team",
-        True,
-        f"{len(unplaced)} kept from the export, neither lead nor member of a team:{lines}",
-        warning=True,
-        fix="give them a manager (or reports) in HR, or filter them out if intended",
-    )
-
-
-def _weak_leads(weak: Sequence[LeadWithoutReports]) -> Check:
-    lines = "".join(f"\n       - {lead}" for lead in weak[:LIMIT])
-    if len(weak) > LIMIT:
-        lines += f"\n       and {len(weak) - LIMIT} more"
-    return Check(
-        "department leads",
-        True,
-        f"{len(weak)} units led by someone without reports:{lines}",
-        warning=True,
-        fix="set source.fields.department_lead to name each unit's lead",
-    )
-
-
 def _attributes(settings: Settings, people: tuple[Person, ...]) -> Check:
     sources = compile_sources(settings.attributes.entries)
     problems = column_problems(sources, export_columns(people))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from hrsync.core.guards import Deferral, Refusal
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.people import UnknownManager
 from hrsync.core.mapping import Unplaced
+from hrsync.core.people import UnknownManager
 from hrsync.core.plan import (
     Archive,
     Change,
@@ -319,7 +319,6 @@ def render_unknown_managers(unknown: Sequence[UnknownManager]) -> str:
     if len(shown) > LIMIT:
         lines.append(f"  and {len(shown) - LIMIT} more")
     return "\n".join(lines) + "\n"
-
 
 
 def _people(count: int) -> str:
