@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("check", help="readiness report: config, export, token, scopes, snapshots")
     sub.add_parser("healthcheck", help="exit 0 when the daemon's heartbeat is fresh")
+    status = sub.add_parser(
+        "status", help="the daemon, last runs, what needs a person, the next run (store only)"
+    )
+    status.add_argument("--format", choices=("text", "json"), default="text")
 
     simulator = sub.add_parser("simulator", help="serve the bundled fake DX API")
     simulator.add_argument("--scenario", type=Path, metavar="FILE", help="scenario JSON")
@@ -156,6 +160,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from hrsync.commands.healthcheck import healthcheck
 
             return healthcheck(args)
+        case "status":
+            from hrsync.commands.status import status
+
+            return status(args)
         case "simulator":
             from hrsync.commands.simulator import simulator
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobSubmissionEvent
 from apscheduler.executors.base import BaseExecutor, run_job
@@ -53,6 +54,9 @@ from hrsync.schedule import (
 from hrsync.store.lease import LeaseState
 from hrsync.store.repo import RunRecord, Store
 from hrsync.sync import SyncRequest, SyncResult, utcnow
+
+if TYPE_CHECKING:
+    from hrsync.monitor import Monitor
 
 log = get_logger(__name__)
 
@@ -139,8 +143,12 @@ class Daemon:
         store: Store,
         run_sync: RunSync,
         clock: Clock = utcnow,
+        on_finished: Callable[[SyncResult, float, bool], None] | None = None,
     ) -> None:
         self.settings = settings
+        # The monitor (metrics, webhook): told of each run with its duration and quarantine.
+        self._on_finished = on_finished
+        self._beat_ok_at: datetime | None = None
         self.sync = settings.sync
         self.store = store
         self.clock = clock
@@ -297,6 +305,7 @@ class Daemon:
                 return None
             self._idle.clear()
             self._safe_beat("running")
+            started = time.monotonic()
             try:
                 result = self._run_sync(SyncRequest(trigger=trigger))
             except Exception as exc:
@@ -306,6 +315,7 @@ class Daemon:
                 self._update_quarantine(None)
                 return None
             self._after_run(result)
+            self._tell_monitor(result, time.monotonic() - started)
             if result.outcome is Outcome.DEFERRED:
                 # Turned away by the lease between our look and the run's own: stand by.
                 self._stands_by(trigger)
@@ -354,6 +364,14 @@ class Daemon:
                 ),
             )
         self._update_quarantine(result)
+
+    def _tell_monitor(self, result: SyncResult, duration_s: float) -> None:
+        if self._on_finished is None:
+            return
+        try:
+            self._on_finished(result, duration_s, self._quarantine is not None)
+        except Exception as exc:  # metrics or a webhook never take the daemon down
+            log.warning("daemon.monitor_failed", error=str(exc), exc_info=True)
 
     def _update_quarantine(self, result: SyncResult | None) -> None:
         """Re-read the failure streak; log entering (on a failed run) and leaving quarantine."""
@@ -550,6 +568,7 @@ class Daemon:
                 "timezone": self.sync.timezone,
             },
         )
+        self._beat_ok_at = self.clock()
 
     def _periodic_beat(self) -> None:
         # Once stopping, `stop` writes the last beats itself; a late periodic one must
@@ -593,6 +612,17 @@ class Daemon:
     def quarantine(self) -> Quarantine | None:
         return self._quarantine
 
+    # What the monitor's /healthz and /readyz ask (hrsync.monitor.DaemonView).
+
+    def scheduler_alive(self) -> bool:
+        return self.scheduler.running and not self.stopping.is_set()
+
+    def last_beat_at(self) -> datetime | None:
+        return self._beat_ok_at
+
+    def quarantined(self) -> bool:
+        return self._quarantine is not None
+
 
 def run(
     settings: Settings,
@@ -602,6 +632,7 @@ def run(
     run_sync: RunSync,
     clock: Clock = utcnow,
     stop_event: threading.Event | None = None,
+    monitor: Monitor | None = None,
 ) -> int:
     """`hrsync run`: schedule syncs until SIGTERM/SIGINT (or `stop_event`); returns 0.
 
@@ -611,14 +642,26 @@ def run(
     """
     stop = stop_event if stop_event is not None else threading.Event()
     restore = _install_signal_handlers(stop)
-    daemon = Daemon(settings, store=store, run_sync=run_sync, clock=clock)
+    daemon = Daemon(
+        settings,
+        store=store,
+        run_sync=run_sync,
+        clock=clock,
+        on_finished=(
+            (lambda r, s, q: monitor.run_finished(r, s, quarantined=q)) if monitor else None
+        ),
+    )
     try:
         daemon.start(now=now)
+        if monitor is not None:
+            monitor.start(daemon)
         # Short waits keep the main thread responsive to signals on every platform.
         while not stop.wait(1.0):
             pass
     finally:
         daemon.stop()
+        if monitor is not None:
+            monitor.stop()
         restore()
     return EXIT_OK
 

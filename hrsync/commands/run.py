@@ -11,7 +11,8 @@ import threading
 
 from hrsync import daemon
 from hrsync.commands.startup import load_for, open_store
-from hrsync.sync import SyncRequest, SyncResult, run_sync
+from hrsync.monitor import Monitor
+from hrsync.sync import SyncRequest, SyncResult, run_sync, utcnow
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,10 +20,19 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(settings)
     stop = threading.Event()
 
+    monitor = Monitor(settings, store, utcnow)
+
     def one_run(request: SyncRequest) -> SyncResult:
-        return run_sync(settings, request, store=store, stop=stop)
+        return run_sync(settings, request, store=store, stop=stop, observer=monitor.metrics)
 
     try:
-        return daemon.run(settings, now=args.now, store=store, run_sync=one_run, stop_event=stop)
+        return daemon.run(
+            settings,
+            now=args.now,
+            store=store,
+            run_sync=one_run,
+            stop_event=stop,
+            monitor=monitor,
+        )
     finally:
         store.close()

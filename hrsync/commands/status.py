@@ -1,0 +1,160 @@
+"""`hrsync status`: one screen for a person, from the state store only (nothing is sent).
+
+Heartbeat, last run and last success, what needs attention and the command that resolves
+it, the pending deferral, the next scheduled run. `--format json` prints the same as one
+JSON document. The log goes to stderr (startup's reporting commands), never stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from hrsync.commands.startup import load_local, open_store
+from hrsync.config import Settings
+from hrsync.core.notify import ATTENTION, SUCCESS
+from hrsync.outcome import EXIT_OK
+from hrsync.render import hrsync_command
+from hrsync.schedule import next_cron_fire
+from hrsync.store.repo import RunRecord, Store
+
+Clock = Callable[[], datetime]
+SCHEMA = 1
+
+
+def status(args: argparse.Namespace) -> int:
+    settings = load_local(args)
+    store = open_store(settings)
+    try:
+        document = gather(settings, store, datetime.now(UTC))
+    finally:
+        store.close()
+    if args.format == "json":
+        print(json.dumps(document, indent=2, sort_keys=True))
+    else:
+        print(render(document))
+    return EXIT_OK
+
+
+def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
+    beat = store.heartbeat()
+    runs = [r for r in store.recent_runs(50, operational_only=True) if r.outcome]
+    last = runs[0] if runs else None
+    success = next((r for r in runs if r.outcome in SUCCESS), None)
+    pending = store.pending_deferral()
+    config = settings.config_path
+    attention: list[dict[str, str | None]] = []
+    if beat is not None and beat.quarantined_since is not None:
+        attention.append(
+            {
+                "reason": "quarantined",
+                "detail": f"{beat.consecutive_failures} failed runs in a row since "
+                f"{_iso(beat.quarantined_since)}; scheduled runs back off",
+                "command": hrsync_command(config, "history"),
+            }
+        )
+    decisive = next((r for r in runs if r.outcome in ATTENTION or r.outcome in SUCCESS), None)
+    if decisive is not None and decisive.outcome in ATTENTION:
+        attention.append(
+            {
+                "reason": decisive.outcome,
+                "detail": decisive.reason,
+                "command": decisive.action or _resolve(decisive.outcome, config),
+            }
+        )
+    return {
+        "schema": SCHEMA,
+        "now": _iso(now),
+        "heartbeat": None
+        if beat is None
+        else {
+            "state": beat.state,
+            "at": _iso(beat.beat_at),
+            "age_s": round((now - beat.beat_at).total_seconds(), 1),
+            "host": beat.host,
+            "pid": beat.pid,
+        },
+        "last_run": _run(last),
+        "last_success": _run(success),
+        "attention": attention,
+        "deferral": None
+        if pending is None
+        else {"reason": pending.reason, "until": _iso(pending.resume_at)},
+        "next_scheduled_run": _iso(
+            next_cron_fire(settings.sync.schedule, settings.sync.timezone, now)
+        ),
+        "schedule": settings.sync.schedule,
+        "timezone": settings.sync.timezone,
+    }
+
+
+def _resolve(outcome: str | None, config: Any) -> str:
+    # A refusal's own approval command is stored with its run; these are for the others.
+    if outcome == "unverified":
+        return hrsync_command(config, "sync")  # verifies the submission before anything new
+    if outcome == "rejected":
+        return hrsync_command(config, "check")
+    return hrsync_command(config, "plan")
+
+
+def _run(run: RunRecord | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    counts = {k: v for k, v in run.counts.items() if v}
+    return {
+        "id": run.id,
+        "trigger": run.trigger,
+        "outcome": run.outcome,
+        "started_at": _iso(run.started_at),
+        "finished_at": _iso(run.finished_at) if run.finished_at else None,
+        "counts": counts,
+        "people": run.people_count,
+        "reason": run.reason,
+    }
+
+
+def render(doc: dict[str, Any]) -> str:
+    lines: list[str] = []
+    beat = doc["heartbeat"]
+    if beat is None:
+        lines.append("Daemon:      no heartbeat: `hrsync run` has not started on this store")
+    else:
+        lines.append(
+            f"Daemon:      {beat['state']}, heartbeat {beat['age_s']:.0f}s ago "
+            f"({beat['at']}, pid {beat['pid']} on {beat['host']})"
+        )
+    for label, key in (("Last run", "last_run"), ("Last success", "last_success")):
+        run = doc[key]
+        if run is None:
+            lines.append(f"{label + ':':<13}none")
+            continue
+        counts = " ".join(f"{k}={v}" for k, v in run["counts"].items()) or "no changes"
+        people = f", {run['people']} people" if run["people"] is not None else ""
+        lines.append(
+            f"{label + ':':<13}{run['outcome']} at {run['finished_at'] or run['started_at']} "
+            f"({counts}{people})"
+        )
+    if doc["attention"]:
+        for item in doc["attention"]:
+            lines.append(f"ATTENTION:   {item['reason']}: {item['detail'] or ''}".rstrip())
+            lines.append(f"  resolve:   {item['command']}")
+    else:
+        lines.append("Attention:   nothing needs a person")
+    deferral = doc["deferral"]
+    lines.append(
+        f"Deferred:    until {deferral['until']}: {deferral['reason']}"
+        if deferral
+        else "Deferred:    no"
+    )
+    lines.append(
+        f"Next run:    {doc['next_scheduled_run']} (schedule {doc['schedule']!r} "
+        f"in {doc['timezone']})"
+    )
+    return "\n".join(lines)
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,102 @@
+"""The daemon's webhook: one POST per change of state (decided by hrsync.core.notify).
+
+The URL comes from the environment variable `notify.webhook_url_env` names; it is a
+secret (Slack and Teams URLs carry their credential), registered with hrsync.logs so it
+never shows in a log line. A failed POST is logged and not remembered, so the next run's
+notification carries the news again; it never fails or holds up a run for long.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from datetime import datetime
+
+import httpx
+
+from hrsync import logs
+from hrsync.core.notify import Notice, Observation, Sent, decide, message
+from hrsync.core.settings import NotifySettings
+from hrsync.store.repo import NotifyRecord, Store
+
+log = logs.get_logger(__name__)
+
+TIMEOUT_S = 5.0
+
+
+class Notifier:
+    def __init__(
+        self,
+        settings: NotifySettings,
+        store: Store,
+        *,
+        environ: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        env = os.environ if environ is None else environ
+        self._url = env.get(settings.webhook_url_env, "").strip() or None
+        self._transport = transport
+        if self._url is not None:
+            logs.register_secret(self._url)
+
+    @classmethod
+    def configured(cls, settings: NotifySettings, store: Store) -> Notifier | None:
+        """None when no webhook is set; a named but empty variable is said once, loudly."""
+        if not settings.webhook_url_env:
+            return None
+        notifier = cls(settings, store)
+        if notifier._url is None:
+            log.error(
+                "notify.no_url",
+                variable=settings.webhook_url_env,
+                detail="notify.webhook_url_env names an environment variable that is empty "
+                "or unset: no notification will be sent",
+            )
+            return None
+        return notifier
+
+    def after_run(self, seen: Observation, now: datetime) -> Notice | None:
+        """Send what `seen` calls for; the notice delivered, or None."""
+        last = self.store.notify_state()
+        notice = decide(
+            Sent(last.state, last.digest, last.notified_at) if last else None,
+            seen,
+            now,
+            on=self.settings.on,
+            repeat_s=self.settings.repeat_s,
+        )
+        if notice is None:
+            return None
+        body = message(notice, self.settings.format, now=now, host=socket.gethostname())
+        if not self._post(body, notice):
+            return None
+        self.store.save_notify_state(NotifyRecord(notice.remember, seen.digest, now, seen.run_id))
+        log.info("notify.sent", notify_event=notice.event, run_id=seen.run_id)
+        return notice
+
+    def _post(self, body: Mapping[str, object], notice: Notice) -> bool:
+        assert self._url is not None
+        try:
+            with httpx.Client(timeout=TIMEOUT_S, transport=self._transport) as client:
+                response = client.post(self._url, json=dict(body))
+        except httpx.HTTPError as exc:
+            # httpx names the URL in its messages: say only what kind of failure it was.
+            log.warning(
+                "notify.failed",
+                notify_event=notice.event,
+                error=type(exc).__name__,
+                detail="the webhook could not be reached; retried after the next run",
+            )
+            return False
+        if response.status_code >= 300:
+            log.warning(
+                "notify.failed",
+                notify_event=notice.event,
+                status=response.status_code,
+                detail="the webhook refused the message; retried after the next run",
+            )
+            return False
+        return True
