@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("check", help="readiness report: config, export, token, scopes, snapshots")
     sub.add_parser("healthcheck", help="exit 0 when the daemon's heartbeat is fresh")
+    explain = sub.add_parser(
+        "explain", help="why a person is, or is not, in a team (reads the export and DX)"
+    )
+    explain.add_argument("person", metavar="PERSON", help="employee id or e-mail")
     status = sub.add_parser(
         "status", help="the daemon, last runs, what needs a person, the next run (store only)"
     )
@@ -160,6 +164,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from hrsync.commands.healthcheck import healthcheck
 
             return healthcheck(args)
+        case "explain":
+            from hrsync.commands.explain import explain_command
+
+            return explain_command(args)
         case "status":
             from hrsync.commands.status import status
 

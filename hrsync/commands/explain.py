@@ -1,0 +1,76 @@
+"""`explain PERSON`: why a person is, or is not, in a team. Reads the export and DX's
+teams through the run's own read, map and assign stages; sends nothing, writes nothing
+but the store's migrations."""
+
+from __future__ import annotations
+
+import argparse
+
+from hrsync.commands.startup import load_for, open_store
+from hrsync.core.explain import Sent, explain, find_person, suggestions
+from hrsync.core.identity import assign
+from hrsync.core.listing import capped
+from hrsync.dx.client import DxClient
+from hrsync.outcome import EXIT_FAILED, EXIT_OK
+from hrsync.sources.base import SourceError
+from hrsync.sync.stages import InputRefused, map_teams, read_export
+
+
+def explain_command(args: argparse.Namespace) -> int:
+    settings = load_for(args)
+    query: str = args.person
+    try:
+        export = read_export(settings)
+    except SourceError as exc:
+        print(f"hrsync: the export cannot be read: {exc}")
+        return EXIT_FAILED
+    except InputRefused as exc:
+        print(f"hrsync: the export cannot be synced ({exc.source or 'source'}):")
+        print("\n".join(f"  - {p}" for p in exc.problems[:20]))
+        return EXIT_FAILED
+    people = export.directory.people
+    person = find_person(people, query)
+    if person is None:
+        close = suggestions(people, query)
+        hint = f"; did you mean {capped(repr(c) for c in close)}?" if close else ""
+        print(
+            f"no person with employee id or e-mail {query!r} in {export.source} "
+            f"(among the {len(people)} people kept after filters){hint}"
+        )
+        return EXIT_FAILED
+    try:
+        team_map = map_teams(settings, export)
+    except InputRefused as exc:
+        print(f"hrsync: the teams cannot be made from {export.source}:")
+        print("\n".join(f"  - {p}" for p in exc.problems[:20]))
+        return EXIT_FAILED
+    store = open_store(settings)
+    try:
+        with DxClient.from_settings(settings) as client:
+            dx_teams = client.teams()
+        # The assign stage's own function: the reference_ids a sync would send.
+        assignment = assign(team_map.teams, store.load_identities(), dx_teams)
+        sent: dict[str, Sent] = {}
+        for submission in store.submissions_after(None):  # oldest first: the last wins
+            for row in submission.plan.rows:
+                sent[row.reference_id] = Sent(
+                    submission.run_id,
+                    submission.sent_at or submission.created_at,
+                    submission.status.value,
+                )
+    finally:
+        store.close()
+    print(
+        explain(
+            person,
+            people,
+            team_map,
+            settings.source.fields,
+            rows=assignment.teams,
+            dx_teams=dx_teams,
+            sent=sent,
+            strategy=settings.mapping.strategy,
+        ),
+        end="",
+    )
+    return EXIT_OK

@@ -1,0 +1,56 @@
+"""Tests for hrsync/core/explain.py: finding the person, deriving fields, the chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from hrsync.core.explain import derive_fields, find_person, manager_chain, suggestions
+from hrsync.core.settings import FieldSettings
+from tests.strategies import make_person
+
+PEOPLE = [
+    make_person("E1", "Ada Root", None, "X"),
+    make_person("E2", "Ben Mid", "E1", "X"),
+    make_person("E3", "Chen Low", "E2", "X", email="Chen.Low@example.com"),
+    make_person("E4", "Dana Away", "E9", "X"),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [("E3", "E3"), (" E3 ", "E3"), ("chen.low@EXAMPLE.com", "E3"), ("e3", None), ("E5", None)],
+)
+def test_find_person_by_id_or_email(query: str, found: str | None) -> None:
+    person = find_person(PEOPLE, query)
+    assert (person.employee_id if person else None) == found
+
+
+def test_suggestions_are_close_ids_and_emails() -> None:
+    assert "E2" in suggestions(PEOPLE, "E22")
+    assert suggestions(PEOPLE, "zzzzzz") == []
+
+
+@pytest.mark.parametrize(
+    ("who", "chain"), [("E3", ["E2", "E1"]), ("E1", []), ("E4", [])]
+)  # fmt: skip
+def test_manager_chain_up_to_the_top(who: str, chain: list[str]) -> None:
+    person = find_person(PEOPLE, who)
+    assert person is not None
+    assert [p.employee_id for p in manager_chain(person, PEOPLE)] == chain
+
+
+def test_derived_fields_show_column_or_template_and_value() -> None:
+    person = make_person(
+        "E7", "Zoë Brandt", None, None, extra={"First": "Zoë", "Last": "Van Brandt"}
+    )
+    settings = FieldSettings(
+        employee_id="Employee ID",
+        email="{First|ascii|lower}.{Last|nospace|lower}@example.com",
+        name="{First} {Last}",
+        manager_id="",
+    )
+    derived = {d.field: d for d in derive_fields(person, settings)}
+    assert set(derived) == {"employee_id", "email", "name"}
+    assert derived["email"].template and derived["email"].value == "zoe.vanbrandt@example.com"
+    assert derived["name"].value == "Zoë Van Brandt"
+    assert not derived["employee_id"].template and derived["employee_id"].value == "E7"
