@@ -272,8 +272,7 @@ class _Picker:
             out = list(picked)
             for position, render in self._renderers:
                 out[position] = render(cells)
-            a, b, c, d, e, f, g, h = out
-            return a, b, c, d, e, f, g, h
+            return tuple(out)  # type: ignore[return-value]  # eight fields, as picked
         values = [
             record.get(column, "") if column and column != _TEMPLATED else ""
             for column in self.columns

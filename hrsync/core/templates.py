@@ -34,15 +34,33 @@ from dataclasses import dataclass
 
 from hrsync.core.listing import capped
 
+# The filters run once per row and placeholder (100,000s of times): each takes the
+# cheapest path for the common case (ASCII text, a split at one end only).
+
 
 def _ascii(value: str) -> str:
+    if value.isascii():
+        return value
     decomposed = unicodedata.normalize("NFKD", value)
     return decomposed.encode("ascii", "ignore").decode("ascii")
 
 
-def _word(value: str, index: int) -> str:
-    words = value.split()
-    return words[index] if words else ""
+def _first(value: str) -> str:
+    words = value.split(None, 1)
+    return words[0] if words else ""
+
+
+def _last(value: str) -> str:
+    words = value.rsplit(None, 1)
+    return words[-1] if words else ""
+
+
+def _nospace(value: str) -> str:
+    return "".join(value.split())
+
+
+def _initial(value: str) -> str:
+    return _first(value)[:1]
 
 
 FILTERS: Mapping[str, Callable[[str], str]] = {
@@ -50,11 +68,26 @@ FILTERS: Mapping[str, Callable[[str], str]] = {
     "upper": str.upper,
     "strip": str.strip,
     "ascii": _ascii,
-    "nospace": lambda value: "".join(value.split()),
-    "first": lambda value: _word(value, 0),
-    "last": lambda value: _word(value, -1),
-    "initial": lambda value: _word(value, 0)[:1],
+    "nospace": _nospace,
+    "first": _first,
+    "last": _last,
+    "initial": _initial,
 }
+
+
+def _chain(funcs: Sequence[Callable[[str], str]]) -> Callable[[str], str]:
+    """One callable for a placeholder's filters, left to right."""
+    if not funcs:
+        return str  # a cell is already a str: this returns it as is
+    if len(funcs) == 1:
+        return funcs[0]
+
+    def chained(value: str) -> str:
+        for func in funcs:
+            value = func(value)
+        return value
+
+    return chained
 
 
 class TemplateError(ValueError):
@@ -115,40 +148,22 @@ class Template:
 
         A name `index` lacks reads position ``len(index)``: the caller appends one blank
         cell when `missing(index)` is not empty. Per row this costs one tuple index and
-        the filters per placeholder, no lookup by name.
+        one filter chain per placeholder and one str.format, no lookup by name.
         """
         blank = len(index)
-        parts = tuple(
-            (
-                literal,
-                None if p is None else index.get(p.name, blank),
-                tuple(FILTERS[f] for f in p.filters) if p is not None else (),
-            )
+        # The literal text with "{}" for each placeholder, braces doubled back.
+        pattern = "".join(
+            literal.replace("{", "{{").replace("}", "}}") + ("" if p is None else "{}")
             for literal, p in self._parts
         )
-        if len(parts) == 1 and parts[0][0] == "" and parts[0][1] is not None:
-            # One bare placeholder, the common `{EMAIL|lower}`: no joining at all.
-            _, only, funcs = parts[0]
-            assert only is not None
-
-            def single(cells: Sequence[str]) -> str:
-                value = cells[only]
-                for func in funcs:
-                    value = func(value)
-                return " ".join(value.split())
-
-            return single
+        chains = tuple(
+            (index.get(p.name, blank), _chain(tuple(FILTERS[f] for f in p.filters)))
+            for p in self.placeholders
+        )
+        fill = pattern.format
 
         def render(cells: Sequence[str]) -> str:
-            out: list[str] = []
-            for literal, position, funcs in parts:
-                out.append(literal)
-                if position is not None:
-                    value = cells[position]
-                    for func in funcs:
-                        value = func(value)
-                    out.append(value)
-            text = "".join(out)
+            text = fill(*[chain(cells[position]) for position, chain in chains])
             # Most rendered values hold single spaces only; split-join only when needed.
             if "  " in text or text != text.strip() or not text.isprintable():
                 return " ".join(text.split())
