@@ -68,7 +68,11 @@ RUN --mount=type=bind,from=build,source=/dist,target=/dist python -m venv "$VENV
 
 ENV PATH=/opt/hrsync/bin:$PATH \
     HRSYNC_CONFIG=/config/hrsync.toml \
-    HRSYNC_STATE__DATABASE_URL=sqlite:////data/hrsync.db
+    HRSYNC_STATE__DATABASE_URL=sqlite:////data/hrsync.db \
+    HRSYNC_DAEMON__LISTEN=0.0.0.0:9464
+
+# /healthz, /readyz and /metrics of `hrsync run` (daemon.listen).
+EXPOSE 9464
 
 VOLUME /data
 WORKDIR /data

@@ -1,0 +1,281 @@
+"""The daemon's metrics, endpoints, webhook sender and `status`, in process: a real SQLite
+store, a real HTTP listener and a real local webhook receiver (no mocks of our modules)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hrsync.core.notify import observe
+from hrsync.core.settings import NotifySettings, Settings, SyncSettings
+from hrsync.daemon_http import Endpoints
+from hrsync.metrics import Metrics
+from hrsync.notifier import Notifier
+from hrsync.outcome import Outcome
+from hrsync.store.repo import Store
+from hrsync.sync import SyncResult
+
+NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = Store.open(f"sqlite:///{tmp_path / 'state.db'}")
+    yield s
+    s.close()
+
+
+def sample(text: str, name: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def record(store: Store, run_id: str, outcome: str, at: datetime, **extra: Any) -> None:
+    store.start_run(run_id, "schedule", at, dry_run=False)
+    store.finish_run(
+        run_id,
+        at + timedelta(seconds=5),
+        outcome=outcome,
+        exit_code=0,
+        counts={},
+        reason=None,
+        **extra,
+    )
+
+
+# ------------------------------------------------------------------ metrics
+
+
+def test_each_metrics_has_its_own_registry() -> None:
+    a, b = Metrics(), Metrics()
+    a.dx_request("teams.list", "ok")
+    assert (
+        sample(
+            a.exposition().decode(), 'hrsync_dx_requests_total{method="teams.list",outcome="ok"}'
+        )
+        == 1
+    )
+    assert (
+        sample(
+            b.exposition().decode(), 'hrsync_dx_requests_total{method="teams.list",outcome="ok"}'
+        )
+        is None
+    )
+
+
+def test_a_refusal_raises_attention_and_a_success_clears_it() -> None:
+    m = Metrics()
+    m.run_finished(
+        SyncResult("r1", Outcome.REFUSED, reason="too many archives"),
+        ended_at=NOW,
+        duration_s=2.0,
+        quarantined=False,
+        deferred_until=None,
+    )
+    text = m.exposition().decode()
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, 'hrsync_runs_total{outcome="refused"}') == 1
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == NOW.timestamp()
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == 0
+    # a deferral in between says nothing about the refusal: it stays
+    until = NOW + timedelta(hours=1)
+    m.run_finished(
+        SyncResult("r2", Outcome.DEFERRED),
+        ended_at=NOW,
+        duration_s=1.0,
+        quarantined=False,
+        deferred_until=until,
+    )
+    text = m.exposition().decode()
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, "hrsync_deferred_until_timestamp_seconds") == until.timestamp()
+    m.run_finished(
+        SyncResult("r3", Outcome.APPLIED, people_count=40),
+        ended_at=NOW,
+        duration_s=1.0,
+        quarantined=False,
+        deferred_until=None,
+    )
+    text = m.exposition().decode()
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
+    assert sample(text, "hrsync_deferred_until_timestamp_seconds") == 0
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
+    assert sample(text, "hrsync_people") == 40
+    assert sample(text, "hrsync_run_duration_seconds_count") == 3
+
+
+def test_a_restarted_daemon_seeds_its_gauges_from_the_store(store: Store) -> None:
+    record(store, "a1", "applied", NOW - timedelta(days=1), people_count=12)
+    record(store, "r1", "refused", NOW)
+    resume = NOW + timedelta(hours=3)
+    store.add_deferral("r1", "snapshot", resume, NOW)
+    m = Metrics()
+    m.seed(store, quarantined=False)
+    text = m.exposition().decode()
+    ended = NOW - timedelta(days=1) + timedelta(seconds=5)
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == ended.timestamp()
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="applied"}') == ended.timestamp()
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, "hrsync_deferred_until_timestamp_seconds") == resume.timestamp()
+    assert sample(text, "hrsync_people") == 12
+
+
+def test_every_metric_is_documented_and_the_alert_rules_name_real_ones() -> None:
+    names = {
+        m.name + ("_total" if m.type == "counter" else "") for m in Metrics().registry.collect()
+    }
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in names:
+        assert f"`{name}" in readme, f"{name} is not documented in README.md"
+    alerts = (ROOT / "config" / "prometheus-alerts.yml").read_text(encoding="utf-8")
+    used = set(re.findall(r"hrsync_[a-z_]+", alerts))
+    assert used and used <= names
+
+
+# ---------------------------------------------------------------- endpoints
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_endpoints_answer_each_probe_and_503_with_the_reason() -> None:
+    healthy = [True]
+    m = Metrics()
+    server = Endpoints(
+        "127.0.0.1:0",
+        health=lambda: (healthy[0], "ok" if healthy[0] else "stale"),
+        ready=lambda: (False, "not ready: quarantined"),
+        metrics=m.exposition,
+    )
+    server.start()
+    try:
+        base = f"http://{server.address}"
+        assert get(base + "/healthz") == (200, "ok\n")
+        assert get(base + "/readyz") == (503, "not ready: quarantined\n")
+        healthy[0] = False
+        assert get(base + "/healthz")[0] == 503
+        status, text = get(base + "/metrics")
+        assert status == 200 and "hrsync_runs_total" in text
+        assert get(base + "/nothing")[0] == 404
+    finally:
+        server.stop()
+
+
+# ----------------------------------------------------------------- webhook
+
+
+@contextmanager
+def receiver(status: int = 200) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    got: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook/s3cret-path", got
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def refused(run_id: str, digest: str = "d1") -> Any:
+    return observe(run_id, "refused", quarantined=False, plan_digest=digest, reason="r")
+
+
+def test_a_refusal_three_times_notifies_once_then_recovered(store: Store) -> None:
+    with receiver() as (url, got):
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        for i in range(3):
+            notifier.after_run(refused(f"r{i}"), NOW + timedelta(minutes=i))
+        assert [n["event"] for n in got] == ["refused"]
+        # a new notifier (a restarted daemon) remembers through the store
+        again = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        again.after_run(refused("r9"), NOW + timedelta(hours=1))
+        assert len(got) == 1
+        again.after_run(refused("r10", "d2"), NOW + timedelta(hours=2))  # another plan
+        again.after_run(observe("a1", "applied", quarantined=False), NOW + timedelta(hours=3))
+        assert [n["event"] for n in got] == ["refused", "refused", "recovered"]
+        assert got[0]["text"].startswith("hrsync refused to sync")
+
+
+def test_a_failed_post_is_logged_without_the_url_and_retried_next_run(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hrsync import logs
+
+    logs.configure("json", "info", None)
+    with receiver(status=500) as (url, got):
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        assert notifier.after_run(refused("r1"), NOW) is None
+        assert len(got) == 1  # posted, and answered 500
+        assert store.notify_state() is None  # not remembered: the next run tries again
+    with receiver() as (url2, got2):
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url2})
+        assert notifier.after_run(refused("r2"), NOW) is not None
+        assert len(got2) == 1
+    unreachable = Notifier(
+        NotifySettings(webhook_url_env="HOOK"),
+        store,
+        environ={"HOOK": "http://127.0.0.1:9/hook/s3cret-path"},
+    )
+    assert unreachable.after_run(refused("r3", "d3"), NOW) is None
+    out = capsys.readouterr()
+    assert "notify.failed" in out.out + out.err
+    assert "s3cret-path" not in out.out + out.err
+
+
+def test_no_url_in_the_named_variable_is_said_and_nothing_is_sent(store: Store) -> None:
+    assert Notifier.configured(NotifySettings(), store) is None
+    settings = Settings(notify=NotifySettings(webhook_url_env="HRSYNC_TEST_UNSET_HOOK"))
+    assert Notifier.configured(settings.notify, store) is None
+
+
+# ------------------------------------------------------------------ status
+
+
+def test_status_names_attention_the_approval_and_the_next_run(store: Store) -> None:
+    from hrsync.commands.status import gather, render
+
+    settings = Settings(sync=SyncSettings(schedule="0 6 * * *"), config_path=Path("/etc/h.toml"))
+    record(store, "a1", "applied", NOW - timedelta(days=1), people_count=12)
+    record(store, "r1", "refused", NOW, action="hrsync --config /etc/h.toml sync --allow-archive 3")
+    doc = gather(settings, store, NOW + timedelta(minutes=1))
+    assert doc["last_run"]["outcome"] == "refused"
+    assert doc["last_success"]["outcome"] == "applied"
+    (item,) = doc["attention"]
+    assert item["reason"] == "refused"
+    assert item["command"] == "hrsync --config /etc/h.toml sync --allow-archive 3"
+    assert doc["next_scheduled_run"] == "2026-11-23T06:00:00+00:00"
+    assert doc["heartbeat"] is None and doc["deferral"] is None
+    text = render(doc)
+    assert "ATTENTION:   refused" in text and "--allow-archive 3" in text
+    record(store, "a2", "in_sync", NOW + timedelta(hours=1))
+    assert gather(settings, store, NOW + timedelta(hours=2))["attention"] == []
