@@ -364,3 +364,35 @@ def test_did_you_mean_only_when_close(
     name: str, candidates: list[str], expected: str | None
 ) -> None:
     assert closest_name(name, candidates) == expected
+
+
+def test_the_manager_email_from_split_manager_columns() -> None:
+    columns = ("ID", "First", "Last", "Mgr First", "Mgr Last")
+    fields = FieldSettings(
+        employee_id="ID",
+        name="{First} {Last}",
+        email="{First|ascii|lower}.{Last|ascii|lower}@example.com",
+        manager_id="",
+        manager_email="{Mgr First|ascii|lower}.{Mgr Last|ascii|lower}@example.com",
+    )
+    directory = read(
+        [("1", "José", "Núñez", "", ""), ("2", "Ann", "Lee", "JOSÉ", "Núñez")],
+        fields,
+        columns=columns,
+    )
+    assert directory.ok, [str(p) for p in directory.problems]
+    assert [p.manager_id for p in directory.people] == [None, "1"]
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [({"A": "", "B": ""}, ""), ({"A": "x", "B": ""}, "x.@example.com"), ({}, "")],
+)
+def test_a_field_template_over_empty_cells_is_empty(values: dict[str, str], expected: str) -> None:
+    # Without this the top person's manager_email would read ".@example.com".
+    template = Template("{A|lower}.{B|lower}@example.com")
+    assert template.render(lambda n: values.get(n, ""), blank_if_empty=True) == expected
+    index = {"A": 0, "B": 1}
+    cells = (values.get("A", ""), values.get("B", ""))
+    assert template.on_cells(index, blank_if_empty=True)(cells) == expected
+    assert template.render(lambda n: values.get(n, "")).endswith("@example.com")

@@ -278,7 +278,9 @@ class _Picker:
             for column in self.columns
         ]
         for position, template in self.templates:
-            values[position] = template.render(lambda name: record.get(name, ""))
+            values[position] = template.render(
+                lambda name: record.get(name, ""), blank_if_empty=True
+            )
         a, b, c, d, e, f, g, h = values
         return a, b, c, d, e, f, g, h
 
@@ -288,7 +290,8 @@ class _Picker:
         positions = [index.get(column, blank) if column else blank for column in self.columns]
         self._index = index
         self._renderers = tuple(
-            (position, template.on_cells(index)) for position, template in self.templates
+            (position, template.on_cells(index, blank_if_empty=True))
+            for position, template in self.templates
         )
         self._pad = blank in positions or any(t.missing(index) for _, t in self.templates)
         self._getter = operator.itemgetter(*positions)

@@ -132,8 +132,11 @@ class Template:
         """Every name the template reads, once each, in order of first use."""
         return tuple(dict.fromkeys(p.name for p in self.placeholders))
 
-    def render(self, value_of: Callable[[str], str]) -> str:
+    def render(self, value_of: Callable[[str], str], *, blank_if_empty: bool = False) -> str:
+        """The text with each placeholder filled; with `blank_if_empty`, "" when every
+        placeholder is empty (see `on_cells`)."""
         out: list[str] = []
+        filled = False
         for literal, placeholder in self._parts:
             out.append(literal)
             if placeholder is not None:
@@ -141,14 +144,23 @@ class Template:
                 for name in placeholder.filters:
                     value = FILTERS[name](value)
                 out.append(value)
+                filled = filled or bool(value)
+        if blank_if_empty and not filled:
+            return ""
         return " ".join("".join(out).split())
 
-    def on_cells(self, index: Mapping[str, int]) -> Callable[[Sequence[str]], str]:
+    def on_cells(
+        self, index: Mapping[str, int], *, blank_if_empty: bool = False
+    ) -> Callable[[Sequence[str]], str]:
         """A renderer over rows as cells in `index`'s order, compiled once per index.
 
         A name `index` lacks reads position ``len(index)``: the caller appends one blank
         cell when `missing(index)` is not empty. Per row this costs one tuple index and
         one filter chain per placeholder and one str.format, no lookup by name.
+
+        `blank_if_empty`: "" when every placeholder is empty. A field of a person built
+        from columns is absent when its columns are: the top person's
+        ``{Mgr First}.{Mgr Last}@example.com`` is no manager, not ``.@example.com``.
         """
         blank = len(index)
         # The literal text with "{}" for each placeholder, braces doubled back.
@@ -163,7 +175,10 @@ class Template:
         fill = pattern.format
 
         def render(cells: Sequence[str]) -> str:
-            text = fill(*[chain(cells[position]) for position, chain in chains])
+            values = [chain(cells[position]) for position, chain in chains]
+            if blank_if_empty and not any(values):
+                return ""
+            text = fill(*values)
             # Most rendered values hold single spaces only; split-join only when needed.
             if "  " in text or text != text.strip() or not text.isprintable():
                 return " ".join(text.split())
