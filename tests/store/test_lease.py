@@ -21,7 +21,8 @@ import pytest
 from sqlalchemy import create_engine, event, text
 
 from hrsync.store.engine import session_factory
-from hrsync.store.lease import LeaseState, RowLease, advisory_key, process_started
+from hrsync.store.lease import LeaseState, advisory_key
+from hrsync.store.lease_row import RowLease, process_started
 from hrsync.store.repo import Store
 
 NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)

@@ -1,0 +1,120 @@
+"""The team identities table: which reference_id each HR team has, kept across runs
+(hrsync.core.identity decides; this keeps its answer)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from hrsync.core.identity import KnownIdentity
+from hrsync.store import models
+from hrsync.store.sessions import StoreSessions
+
+
+def member_digest(members: Sequence[str] | frozenset[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()
+
+
+class IdentityQueries(StoreSessions):
+    def load_identities(self) -> list[KnownIdentity]:
+        with self._sessions() as s:
+            rows = s.scalars(select(models.TeamIdentity).order_by(models.TeamIdentity.id)).all()
+            return [
+                KnownIdentity(
+                    key=r.hr_key,
+                    reference_id=r.reference_id,
+                    name=r.name,
+                    parent_key=r.parent_key,
+                    lead_email=r.lead_email,
+                    members=frozenset(json.loads(r.members_json)),
+                    retired=r.retired_at is not None,
+                )
+                for r in rows
+            ]
+
+    def save_identities(self, identities: Sequence[KnownIdentity], now: datetime) -> None:
+        """Upsert by reference_id in one transaction; rows are never deleted.
+
+        Only rows whose content changed are written (a steady-state run of a large org
+        would otherwise rewrite thousands of rows); `last_seen` of every active identity
+        moves to `now` in one statement.
+        """
+        ti = models.TeamIdentity
+        with self._write() as s:
+            existing = {
+                row.reference_id: row
+                for row in s.execute(
+                    select(
+                        ti.id,
+                        ti.reference_id,
+                        ti.hr_key,
+                        ti.name,
+                        ti.parent_key,
+                        ti.lead_email,
+                        ti.member_digest,
+                        ti.retired_at,
+                    )
+                )
+            }
+            changes: list[dict[str, Any]] = []
+            inserts: list[dict[str, Any]] = []
+            parked: list[dict[str, Any]] = []
+            for ident in {i.reference_id: i for i in identities}.values():
+                values = {
+                    "hr_key": ident.key,
+                    "name": ident.name,
+                    "parent_key": ident.parent_key,
+                    "lead_email": ident.lead_email,
+                    "member_digest": member_digest(ident.members),
+                }
+                old = existing.get(ident.reference_id)
+                if old is None:
+                    inserts.append(
+                        {
+                            **values,
+                            "reference_id": ident.reference_id,
+                            "members_json": json.dumps(sorted(ident.members)),
+                            "first_seen": now,
+                            "last_seen": now,
+                            "retired_at": now if ident.retired else None,
+                        }
+                    )
+                    continue
+                retired_at = (old.retired_at or now) if ident.retired else None
+                unchanged = all(getattr(old, k) == v for k, v in values.items())
+                if unchanged and (old.retired_at is None) == (retired_at is None):
+                    continue
+                if old.hr_key != ident.key:
+                    # Keys move between rows (continuity re-keys a team): park them
+                    # first so the unique constraint on hr_key holds at every statement.
+                    parked.append({"id": old.id, "hr_key": f"~moving~{old.id}"})
+                changes.append(
+                    {
+                        **values,
+                        "id": old.id,
+                        "members_json": json.dumps(sorted(ident.members)),
+                        "retired_at": retired_at,
+                    }
+                )
+            # ORM bulk statements: UPDATE by primary key and INSERT, one executemany each.
+            if parked:
+                s.execute(update(ti), parked)
+            if changes:
+                s.execute(update(ti), changes)
+            if inserts:
+                s.execute(insert(ti), inserts)
+            s.execute(update(ti).where(ti.retired_at.is_(None)).values(last_seen=now))
+
+    def active_team_count(self) -> int:
+        """Teams hrsync keeps in DX now (identities not retired)."""
+        with self._sessions() as s:
+            return len(
+                s.scalars(
+                    select(models.TeamIdentity.id).where(models.TeamIdentity.retired_at.is_(None))
+                ).all()
+            )

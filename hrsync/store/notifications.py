@@ -1,0 +1,38 @@
+"""The notify_state table: the daemon's last notification sent, so one POST per change
+of state survives restarts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from hrsync.store import models
+from hrsync.store.sessions import StoreSessions
+from hrsync.store.upsert import upsert
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyRecord:
+    state: str
+    digest: str
+    notified_at: datetime
+    run_id: str | None
+
+
+class NotificationQueries(StoreSessions):
+    def notify_state(self, name: str = "webhook") -> NotifyRecord | None:
+        with self._sessions() as s:
+            row = s.get(models.NotifyState, name)
+            if row is None:
+                return None
+            return NotifyRecord(row.state, row.digest, row.notified_at, row.run_id)
+
+    def save_notify_state(self, record: NotifyRecord, name: str = "webhook") -> None:
+        values = {
+            "state": record.state,
+            "digest": record.digest,
+            "notified_at": record.notified_at,
+            "run_id": record.run_id,
+        }
+        with self._write() as s:
+            s.execute(upsert(self.engine, models.NotifyState, {"name": name}, values))
