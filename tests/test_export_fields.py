@@ -396,3 +396,14 @@ def test_a_field_template_over_empty_cells_is_empty(values: dict[str, str], expe
     cells = (values.get("A", ""), values.get("B", ""))
     assert template.on_cells(index, blank_if_empty=True)(cells) == expected
     assert template.render(lambda n: values.get(n, "")).endswith("@example.com")
+
+
+def test_an_unset_status_beside_a_status_column_is_a_warning_not_silence() -> None:
+    columns = ("employee_id", "email", "name", "manager_id", "Employment_Status")
+    directory = read(
+        [("1", "a@example.com", "A", "", "Terminated")], FieldSettings(), columns=columns
+    )
+    assert directory.ok and len(directory.people) == 1
+    (warning,) = [str(w) for w in directory.warnings]
+    assert "source.fields.status is not set" in warning
+    assert 'source.fields.status = "Employment_Status"' in warning

@@ -7,7 +7,11 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
 
 `read_people` turns an export's rows into a `Directory`, in this order:
 
-1. Columns: every column named in `[source.fields]` (non-empty) must be in the export,
+0. Fields: a `[source.fields]` value with braces is a template over the row's columns
+   (hrsync.core.templates), rendered once per row; empty when all its placeholders are.
+   A cell equal to one of `source.null_values` is empty, in every column.
+1. Columns: every column named in `[source.fields]` (non-empty; a template's every
+   column) must be in the export,
    and every include/exclude field must be a logical field or a column; otherwise one
    whole-file problem lists what is missing, the closest columns and the columns found,
    and no row is read.
@@ -21,7 +25,11 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
    person who is their own manager; reporting cycles, printed as a chain of ids. An empty
    name is a warning (the e-mail stands in). A manager who is in the export but filtered
    out is a warning: the report is kept with no manager. When both manager columns are
-   set, the id wins and a disagreeing e-mail is a warning.
+   set, the id wins and a disagreeing e-mail is a warning. `manager_name` (used when neither
+   id nor e-mail is given) matches by `name_key`; a name two kept people share is fatal
+   for the row naming it. With `unknown_manager = "top"` a reference matching nobody
+   makes the person top of the org: one warning per distinct value, and
+   `Directory.unknown_managers`.
 5. `filter.root`: the root and everyone below them, following reporting lines also
    through filtered-out managers (a manager who left does not cut their team out of the
    org). The root's own manager is cut. Problems elsewhere in the export stay fatal: a
@@ -355,6 +363,7 @@ def read_people(
     if _check_columns(export_name, columns, configured, unknown, report):
         problems, _ = report.sorted(lambda _: True)
         return Directory((), 0, {}, problems, ())
+    _warn_unused_status(export_name, columns, configured, filters, report)
 
     all_rows: list[_Row] = []
     width = len(columns)
@@ -635,6 +644,33 @@ def _check_columns(
             f"(columns: {found})",
         )
     return bool(report.problems)
+
+
+def _warn_unused_status(
+    export_name: str,
+    columns: Sequence[str],
+    configured: Mapping[str, str],
+    filters: FilterSettings,
+    report: _Report,
+) -> None:
+    """`status` is unset by default now: an export with a status column whose config names
+    none keeps its terminated rows, so say so rather than sync them silently."""
+    if "status" in configured or not filters.active_status:
+        return
+    found = [c for c in columns if c.casefold().replace("_", " ").strip() in _STATUS_NAMES]
+    if found:
+        report.warn(
+            -1,
+            export_name,
+            "source.fields.status",
+            "",
+            f"is not set, so filter.active_status {list(filters.active_status)!r} is not "
+            f"applied although the export has {capped(repr(c) for c in found)}: every row is "
+            f'kept, whatever its status; set e.g. source.fields.status = "{found[0]}"',
+        )
+
+
+_STATUS_NAMES = frozenset({"status", "employment status", "worker status", "employee status"})
 
 
 def _validate_rows(kept: Sequence[_Row], columns: Mapping[str, str], report: _Report) -> list[_Row]:
