@@ -1,1 +1,1 @@
-"""The SQLite state store: identities, runs, submissions, deferrals, lease, heartbeat."""
+"""The state store (SQLite or PostgreSQL): the Store (repo.py) over one module per table."""
