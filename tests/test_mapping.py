@@ -737,3 +737,10 @@ def test_a_person_whose_manager_was_filtered_out_is_told_so() -> None:
         "their manager 'E9' (manager_id) is not among the people kept (filtered out) "
         "and nobody reports to them"
     )
+
+
+def test_a_manager_given_by_name_and_filtered_out_is_named() -> None:
+    fields = FieldSettings(manager_id="", manager_name="Boss Name")
+    people = [P("E1", "A", None, "X", extra={"Boss Name": "Ada Gone"})]
+    (unplaced,) = build_teams(people, MANAGER, fields).unplaced
+    assert unplaced.reason.startswith("their manager 'Ada Gone' (Boss Name) is not among")

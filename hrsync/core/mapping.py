@@ -312,7 +312,7 @@ def _why(
     if manager is None:
         # The reader drops a manager who was filtered out (with a warning); the row still
         # names them, and that is the answer to "why is this person in no team?".
-        for column in (fields.manager_id, fields.manager_email):
+        for column in (fields.manager_id, fields.manager_email, fields.manager_name):
             written = person.attributes.get(column) if column else None
             if written:
                 return (

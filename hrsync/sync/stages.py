@@ -18,12 +18,11 @@ from hrsync.config import Settings
 from hrsync.core.attributes import used_columns
 from hrsync.core.guards import Defer, Refuse, gate
 from hrsync.core.identity import assign
-from hrsync.core.listing import LIMIT
 from hrsync.core.mapping import MappingError, TeamMap, build_teams
 from hrsync.core.people import Directory, read_people, template_columns
 from hrsync.core.plan import LeadChange, MembershipChange, Rename, awaited_refs, make_plan
 from hrsync.core.plan import payload_size as plan_payload_size
-from hrsync.core.problems import grouped_lines
+from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
 from hrsync.logcap import capped, debug_enabled
@@ -154,41 +153,42 @@ def read_and_map(run: Run) -> Mapped:
 
 
 def _log_warnings(directory: Directory) -> None:
+    # Warnings of one kind are one event with a count, as problems are.
     with capped(log, "export.warning", see="hrsync check") as warnings:
-        for warning in directory.warnings:
-            warnings.emit(lambda w: {"detail": str(w)}, warning, "warning")
+        for group in group_problems(directory.warnings):
+            warnings.emit(lambda g: {"detail": str(g)}, group, "warning")
 
 
 def _log_unplaced(team_map: TeamMap) -> None:
-    # One warning per person up to the list cap, then one summary: nobody leaves DX
-    # unseen, and an export of 50,000 people without managers is not 50,000 lines.
+    # The total always, at warning, then one event per person through the log's cap (a
+    # 50,000-person export without managers is not 50,000 lines): nobody leaves unseen.
     unplaced = team_map.unplaced
-    for person in unplaced[:LIMIT]:
-        log.warning(
-            "mapping.person_in_no_team",
-            person=person.employee_id,
-            name=person.name,
-            location=person.location,
-            reason=person.reason,
-        )
-    if len(unplaced) > LIMIT:
-        log.warning(
-            "mapping.people_in_no_team",
-            total=len(unplaced),
-            logged=LIMIT,
-            see="hrsync plan",
-        )
-    weak = team_map.leads_without_reports
-    for lead in weak[:LIMIT]:
-        log.warning(
-            "mapping.lead_without_reports",
-            unit=lead.unit,
-            person=lead.employee_id,
-            location=lead.location,
-            detail=str(lead),
-        )
-    if len(weak) > LIMIT:
-        log.warning("mapping.leads_without_reports", total=len(weak), logged=LIMIT)
+    if unplaced:
+        log.warning("mapping.people_in_no_team", total=len(unplaced), see="hrsync plan")
+    with capped(log, "mapping.person_in_no_team", see="hrsync plan") as people:
+        for person in unplaced:
+            people.emit(
+                lambda p: {
+                    "person": p.employee_id,
+                    "name": p.name,
+                    "location": p.location,
+                    "reason": p.reason,
+                },
+                person,
+                "warning",
+            )
+    with capped(log, "mapping.lead_without_reports", see="hrsync check") as leads:
+        for lead in team_map.leads_without_reports:
+            leads.emit(
+                lambda w: {
+                    "unit": w.unit,
+                    "person": w.employee_id,
+                    "location": w.location,
+                    "detail": str(w),
+                },
+                lead,
+                "warning",
+            )
 
 
 def _refuse_input(run: Run, problems: Sequence[str]) -> None:

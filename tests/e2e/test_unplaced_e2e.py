@@ -52,6 +52,8 @@ def test_plan_and_the_log_name_people_in_no_team(workspace: Workspace) -> None:
         ("E901", "warning"),
     ]
     assert warnings[0]["reason"] == "no manager and nobody reports to them"
+    (total,) = run.named("mapping.people_in_no_team")
+    assert total["total"] == 2 and total["level"] == "warning"
 
 
 def test_a_sample_export_with_everyone_placed_has_no_section(workspace: Workspace) -> None:
