@@ -407,3 +407,15 @@ def test_an_unset_status_beside_a_status_column_is_a_warning_not_silence() -> No
     (warning,) = [str(w) for w in directory.warnings]
     assert "source.fields.status is not set" in warning
     assert 'source.fields.status = "Employment_Status"' in warning
+
+
+@pytest.mark.parametrize("count", range(7))
+def test_filter_chains_of_any_length_apply_left_to_right(count: int) -> None:
+    names = ["strip", "ascii", "upper", "nospace", "lower", "first", "initial"][:count]
+    template = Template("{N" + "".join(f"|{n}" for n in names) + "}@x")
+    expected = " Zoë  Ann "
+    for name in names:
+        expected = FILTERS[name](expected)
+    expected = " ".join(f"{expected}@x".split())
+    assert template.on_cells({"N": 0})((" Zoë  Ann ",)) == expected
+    assert template.render(lambda _: " Zoë  Ann ") == expected

@@ -81,13 +81,18 @@ def _chain(funcs: Sequence[Callable[[str], str]]) -> Callable[[str], str]:
         return str  # a cell is already a str: this returns it as is
     if len(funcs) == 1:
         return funcs[0]
-
-    def chained(value: str) -> str:
-        for func in funcs:
-            value = func(value)
-        return value
-
-    return chained
+    # Nested calls in one frame: a loop over the filters cost twice as much per row.
+    if len(funcs) == 2:
+        f1, f2 = funcs
+        return lambda value: f2(f1(value))
+    if len(funcs) == 3:
+        f1, f2, f3 = funcs
+        return lambda value: f3(f2(f1(value)))
+    if len(funcs) == 4:
+        f1, f2, f3, f4 = funcs
+        return lambda value: f4(f3(f2(f1(value))))
+    head, rest = _chain(funcs[:4]), _chain(funcs[4:])
+    return lambda value: rest(head(value))
 
 
 class TemplateError(ValueError):
