@@ -4,14 +4,16 @@ manager by display name, unknown managers as top, optional department/status (pu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hrsync.config import ConfigError, load_settings
 from hrsync.core.filters import closest_name
 from hrsync.core.people import Directory, name_key, read_people
-from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
+from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings, Settings
 from hrsync.core.templates import FILTERS, Template
 from hrsync.sources.rows import RowValues, SourceRow
 
@@ -419,3 +421,48 @@ def test_filter_chains_of_any_length_apply_left_to_right(count: int) -> None:
     expected = " ".join(f"{expected}@x".split())
     assert template.on_cells({"N": 0})((" Zoë  Ann ",)) == expected
     assert template.render(lambda _: " Zoë  Ann ") == expected
+
+
+# ---------------------------------------------------------------- config
+
+
+def load(tmp_path: Path, extra: str) -> Settings:
+    path = tmp_path / "hrsync.toml"
+    path.write_text(
+        '[dx]\nbase_url = "https://api.getdx.com"\n[source]\npath = "people.csv"\n' + extra
+    )
+    return load_settings(path, {"HRSYNC_DX_TOKEN": "tok-1234567890"})
+
+
+def test_the_config_takes_templates_null_values_and_unknown_manager(tmp_path: Path) -> None:
+    settings = load(
+        tmp_path,
+        'null_values = ["Board of Directors"]\nunknown_manager = "top"\n'
+        '[source.fields]\nemail = "{EMAIL|lower}@example.com"\nmanager_id = ""\n'
+        'manager_name = "Supervisor"\n',
+    )
+    assert settings.source.null_values == ("Board of Directors",)
+    assert settings.source.unknown_manager == "top"
+    assert settings.source.fields.email == "{EMAIL|lower}@example.com"
+    assert settings.source.path == tmp_path / "people.csv"  # beside the config file
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ('email = "{EMAIL|lowr}@example.com"', "did you mean lower?"),
+        ('email = "{EMAIL@example.com"', "source.fields.email '{EMAIL@example.com' is not a valid"),
+        ('department_lead = "{Lead}"', "source.fields.department_lead '{Lead}' must name a column"),
+        ('manager_id = ""', "manager_id, manager_email or manager_name must name a column"),
+    ],
+)
+def test_the_config_refuses_bad_field_templates(tmp_path: Path, fields: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, f"[source.fields]\n{fields}\n")
+    assert expected in str(caught.value)
+
+
+def test_unknown_manager_takes_only_refuse_or_top(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, 'unknown_manager = "ignore"\n')
+    assert "source.unknown_manager must be one of 'refuse', 'top'" in str(caught.value)
