@@ -56,7 +56,7 @@ class Monitor:
                 self.settings.daemon.listen,
                 health=self.health,
                 ready=self.ready,
-                metrics=self.metrics.exposition,
+                metrics=self._scrape,
             )
             self._endpoints.start()
 
@@ -67,6 +67,13 @@ class Monitor:
     @property
     def address(self) -> str | None:
         return self._endpoints.address if self._endpoints else None
+
+    def _scrape(self) -> bytes:
+        # The quarantine also ends outside the daemon's runs (a `hrsync sync` by hand ends
+        # the streak): take the daemon's latest view at every scrape.
+        if self._daemon is not None:
+            self.metrics.quarantine_changed(self._daemon.quarantined())
+        return self.metrics.exposition()
 
     # ----------------------------------------------------------- probes
 

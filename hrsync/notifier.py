@@ -22,7 +22,9 @@ from hrsync.store.repo import NotifyRecord, Store
 
 log = logs.get_logger(__name__)
 
-TIMEOUT_S = 5.0
+# Per phase (connect, send, answer): a webhook that hangs holds the daemon's run thread at
+# most about 7 s, once per change of state.
+TIMEOUT = httpx.Timeout(connect=2.0, write=2.0, read=3.0, pool=1.0)
 
 
 class Notifier:
@@ -80,7 +82,7 @@ class Notifier:
     def _post(self, body: Mapping[str, object], notice: Notice) -> bool:
         assert self._url is not None
         try:
-            with httpx.Client(timeout=TIMEOUT_S, transport=self._transport) as client:
+            with httpx.Client(timeout=TIMEOUT, transport=self._transport) as client:
                 response = client.post(self._url, json=dict(body))
         except httpx.HTTPError as exc:
             # httpx names the URL in its messages: say only what kind of failure it was.
