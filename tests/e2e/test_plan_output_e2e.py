@@ -119,9 +119,15 @@ def test_out_file_dry_run_json_and_history_json(workspace: Workspace) -> None:
     assert document(dry.stdout)["outcome"] == "planned"
     assert len(workspace.process_requests()) == 0
 
+    # A text dry run: the report owns stdout, the log is on stderr.
+    text = workspace.hrsync("sync", "--dry-run")
+    assert text.code == 0 and "Plan: " in text.stdout
+    assert not [line for line in text.stdout.splitlines() if line.lstrip().startswith("{")]
+    assert '"sync.finished"' in text.stderr
+
     history = workspace.hrsync("history", "--format", "json")
     doc = json.loads(history.stdout)
-    assert doc["schema"] == "hrsync.history/1" and len(doc["runs"]) == 2
+    assert doc["schema"] == "hrsync.history/1" and len(doc["runs"]) == 3
     assert all(r["dry_run"] and r["outcome"] == "planned" for r in doc["runs"])
     assert doc["runs"][0]["started_at"].endswith("+00:00")
 
