@@ -41,7 +41,10 @@ def human_summary(result: SyncResult, config_path: Path | str | None = None) -> 
         case Outcome.DEFERRED:
             when = result.resume_at.isoformat(timespec="minutes") if result.resume_at else "later"
             head = f"Deferred, nothing sent: {what} ({teams}).{reason}"
-            nxt = f"hrsync tries again at {when}; nothing to do unless it keeps deferring."
+            nxt = (
+                f"The daemon tries again at {when} (or run `hrsync{config} sync` after it); "
+                "nothing to do unless it keeps deferring."
+            )
         case Outcome.REFUSED:
             head = f"Refused, nothing sent: {what} ({teams}).{reason}"
             nxt = (
