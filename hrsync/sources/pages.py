@@ -25,7 +25,13 @@ from hrsync.sources.base import Export, Payload, SourceError
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.http_fetch import HttpSession
 from hrsync.sources.json_reader import find_records, parse_json, records_export
-from hrsync.sources.pagination import first_request, next_page_marker, next_request
+from hrsync.sources.pagination import (
+    PageRequest,
+    first_request,
+    next_page_marker,
+    next_request,
+    short_first_page_probe,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -109,9 +115,11 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
             _refuse_marker(settings, shown, document, fetched.link)
             break
         following = next_request(settings, request, document, fetched.link, len(page_records))
-        del document, page_records
+        del document
         if following is None:
+            _check_short_first_page(settings, session, request, len(page_records))
             break
+        del page_records
         if number >= paging.max_pages:
             raise SourceError(
                 f"{shown} still had a next page after {number:,} pages, the limit set by "
@@ -138,6 +146,31 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
         "source.fetched", url=shown, pages=number, bytes=session.received, records=len(records)
     )
     return records_export(shown, records, locate, pages=number)
+
+
+def _check_short_first_page(
+    settings: SourceSettings, session: HttpSession, request: PageRequest, records: int
+) -> None:
+    probe = short_first_page_probe(settings, request, records)
+    if probe is None:
+        return
+    fetched = session.page(probe, 2)
+    shown = session.shown
+    try:
+        fetched.payload.name = f"{shown} page 2"
+        document = parse_json(fetched.payload, settings.encoding)
+    finally:
+        fetched.payload.release()
+    more, _ = find_records(f"{shown} page 2", document, settings.records_path, allow_empty=True)
+    if more:
+        paging = settings.pagination
+        raise SourceError(
+            f"{shown} answered {records} records on its first page although "
+            f"source.pagination.page_size is {paging.page_size}, and more people after them: "
+            f"the API caps its pages below page_size, so a short page does not mean the last "
+            f"one (nothing was read as the whole org). Set source.pagination.page_size = "
+            f"{records} (the API's page size)"
+        )
 
 
 def _refuse_marker(settings: SourceSettings, shown: str, document: Any, link: str) -> None:

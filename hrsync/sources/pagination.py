@@ -106,6 +106,27 @@ def next_request(
     return None
 
 
+def short_first_page_probe(
+    source: SourceSettings, current: PageRequest, records: int
+) -> PageRequest | None:
+    """For offset style: the request that tells a small org from an API capping its pages.
+
+    A short first page ends the list only if the API honoured ``page_size``; an API that
+    silently caps the limit below it answers a short first page too, and stopping there
+    would read one page as the whole org. So a short, non-empty first page is followed by
+    one request at the next offset, which must come back empty (None: nothing to probe).
+    """
+    paging = source.pagination
+    if paging.style != "offset" or current.offset != 0 or not 0 < records < paging.page_size:
+        return None
+    return _with_params(
+        current,
+        source.method,
+        {paging.offset_param: records, paging.limit_param: paging.page_size},
+        offset=records,
+    )
+
+
 def next_page_marker(paging: PaginationSettings, document: Any, link: str) -> tuple[str, str]:
     """For style "none": what in an answer points to a next page, and the style to use.
 

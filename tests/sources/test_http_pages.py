@@ -158,7 +158,10 @@ def test_offset_stops_on_a_short_page(total: int, pages: int) -> None:
         assert len(list(export.rows())) == total
     assert export.pages == pages  # 40 people: the fifth page is empty, and ends it
     offsets = [r.query["offset"] for r in server.requests if r.path.endswith("employees")]
-    assert offsets == [str(10 * i) for i in range(pages)]
+    # A short first page is confirmed by one request at the next offset (an API capping
+    # its pages below page_size would answer more people there).
+    probe = [str(total)] if total < 10 else []
+    assert offsets == [str(10 * i) for i in range(pages)] + probe
 
 
 def test_offset_refuses_an_api_that_ignores_the_limit() -> None:
