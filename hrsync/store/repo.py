@@ -19,7 +19,7 @@ from hrsync.store.identities import IdentityQueries, member_digest
 from hrsync.store.lease import Leases, LeaseState
 from hrsync.store.lease_postgres import AdvisoryLease
 from hrsync.store.lease_row import RowLease
-from hrsync.store.migrate import upgrade
+from hrsync.store.migrate import ensure_current
 from hrsync.store.notifications import NotificationQueries, NotifyRecord
 from hrsync.store.runs import ACCEPTED_OUTCOMES, RunQueries, RunRecord
 from hrsync.store.submissions import SubmissionQueries, SubmissionRecord
@@ -54,7 +54,7 @@ class Store(
     def open(cls, database_url: str, *, migrate: bool = True) -> Store:
         engine = make_engine(database_url)
         if migrate:
-            upgrade(engine)
+            ensure_current(engine)
         return cls(engine)
 
     def close(self) -> None:

@@ -16,8 +16,9 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
 from hrsync.store.engine import make_engine
-from hrsync.store.migrate import current_revision, head_revision, upgrade
+from hrsync.store.migrate import HEAD_REVISION, current_revision, head_revision, upgrade
 from hrsync.store.models import Base
+from hrsync.store.repo import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,6 +47,70 @@ def test_models_and_migrations_agree(database_url: str) -> None:
     assert diff == [], f"models differ from migrations/versions: {diff}"
     assert current_revision(engine) == head_revision(engine)
     engine.dispose()
+
+
+def test_head_revision_constant_is_alembics_head(tmp_path: Path) -> None:
+    # A new migration without bumping HEAD_REVISION would let every start skip it.
+    engine = make_engine(f"sqlite:///{tmp_path / 'h.db'}")
+    try:
+        assert head_revision(engine) == HEAD_REVISION, (
+            f"migrations/versions' head is {head_revision(engine)}: set HEAD_REVISION in "
+            "hrsync/store/migrate.py to it"
+        )
+    finally:
+        engine.dispose()
+
+
+OPEN_AND_LIST_MODULES = (
+    "import sys\n"
+    "from hrsync.store.repo import Store\n"
+    "store = Store.open(sys.argv[1])\n"
+    "store.close()\n"
+    "print('alembic' in sys.modules)\n"
+)
+
+
+def _open_in_child(database_url: str) -> bool:
+    """Whether a fresh process that opens the store imported alembic to do it."""
+    proc = subprocess.run(
+        [sys.executable, "-c", OPEN_AND_LIST_MODULES, database_url],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip() == "True"
+
+
+def test_a_current_store_opens_without_alembic(database_url: str) -> None:
+    # Alembic's import and script scan were a third of a 50k `hrsync plan` (issue 12).
+    Store.open(database_url).close()
+    assert _open_in_child(database_url) is False
+
+
+def test_an_old_store_is_upgraded_on_open(database_url: str) -> None:
+    from alembic import command
+
+    from hrsync.store.migrate import alembic_config
+
+    engine = make_engine(database_url)
+    try:
+        command.upgrade(alembic_config(engine), "0003")
+        assert current_revision(engine) == "0003"
+        assert _open_in_child(database_url) is True
+        assert current_revision(engine) == HEAD_REVISION
+        assert "notify_state" in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+
+
+def test_a_new_store_is_created_on_open(database_url: str) -> None:
+    assert _open_in_child(database_url) is True
+    engine = make_engine(database_url)
+    try:
+        assert current_revision(engine) == HEAD_REVISION
+    finally:
+        engine.dispose()
 
 
 def test_cli_db_upgrade_twice(database_url: str, tmp_path: Path) -> None:
