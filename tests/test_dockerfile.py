@@ -376,6 +376,6 @@ def test_the_marked_build_command_makes_a_wheel_with_migrations_and_config(
     subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, check=True, capture_output=True)
     (wheel,) = wheel_dir.glob("hrsync-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "hrsync/daemon.py" in names
+    assert "hrsync/daemon/__init__.py" in names
     assert "hrsync/_migrations/env.py" in names
     assert "hrsync/_config/hrsync.example.toml" in names

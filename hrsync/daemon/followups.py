@@ -1,0 +1,113 @@
+"""What the daemon schedules after a run: the resume of a deferral, the retry after an
+unverified run, and the loud reminder that a refused sync waits for a person.
+
+The run itself recorded its deferral (or resolved the older ones) in the store: the
+daemon only turns it into the one-off `resume` job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from apscheduler.job import Job
+from sqlalchemy.exc import SQLAlchemyError
+
+from hrsync.config import Settings
+from hrsync.daemon.scheduler import RESUME_JOB, Jobs, iso
+from hrsync.logs import get_logger
+from hrsync.outcome import Outcome
+from hrsync.render import hrsync_command
+from hrsync.store.repo import Store
+from hrsync.sync import SyncResult
+
+log = get_logger(__name__)
+
+# After an unverified run DX may still be importing, or our request was lost: look again
+# soon (the retry verifies the submission before planning anything new), backing off.
+UNVERIFIED_RETRY_FIRST = timedelta(minutes=2)
+UNVERIFIED_RETRY_MAX = timedelta(hours=1)
+
+
+def unverified_retry_delay(streak: int) -> timedelta:
+    """Delay before the retry after the `streak`-th unverified run in a row: 2, 4, 8 … min,
+    at most an hour."""
+    doubled = UNVERIFIED_RETRY_FIRST * (1 << min(max(streak - 1, 0), 10))
+    return min(doubled, UNVERIFIED_RETRY_MAX)
+
+
+class Followups:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: Store,
+        clock: Callable[[], datetime],
+        jobs: Jobs,
+        execute: Callable[[str], object],
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.jobs = jobs
+        self._execute = execute
+
+    def after_run(self, result: SyncResult) -> None:
+        if result.outcome is Outcome.DEFERRED and result.resume_at is not None:
+            self.register_resume(result.resume_at, reason=result.reason, run_id=result.run_id)
+        if result.outcome is Outcome.UNVERIFIED:
+            self._retry_unverified(result)
+        if result.outcome is Outcome.REFUSED:
+            # Every run is refused the same way until the export or the guard changes.
+            approve = hrsync_command(self.settings.config_path, "sync", "--allow-archive", "N")
+            log.warning(
+                "sync.refused_pending",
+                run_id=result.run_id,
+                reason=result.reason,
+                action=(
+                    "nothing is sent until a person acts: fix the export, or approve once "
+                    f"with the command the refusal printed (`{approve}` or `--allow-shrink`)"
+                ),
+            )
+
+    def register_resume(
+        self, resume_at: datetime, *, reason: str | None = None, run_id: str | None = None
+    ) -> Job:
+        """(Re)place the one-off resume job at `resume_at`, or now if that has passed."""
+        run_at = max(resume_at, self.clock())
+        job = self.jobs.one_off(self._resumed, RESUME_JOB, "sync at the end of a deferral", run_at)
+        log.info(
+            "daemon.resume_registered",
+            resume_at=iso(resume_at),
+            run_at=iso(run_at),
+            reason=reason,
+            deferred_run_id=run_id,
+        )
+        return job
+
+    def _resumed(self) -> None:
+        self._execute("resume")
+
+    def _retry_unverified(self, result: SyncResult) -> None:
+        try:
+            streak = 0
+            for run in self.store.recent_runs(20, operational_only=True):
+                if run.outcome == Outcome.UNVERIFIED.value:
+                    streak += 1
+                elif run.outcome is not None:
+                    break
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+            streak = 1
+        retry_at = self.clock() + unverified_retry_delay(max(streak, 1))
+        scheduled = self.jobs.next_run_time()
+        if scheduled is not None and scheduled <= retry_at:
+            return  # the schedule fires first: that run verifies it
+        log.warning(
+            "daemon.retry_scheduled",
+            run_id=result.run_id,
+            retry_at=iso(retry_at),
+            unverified_in_a_row=streak,
+            reason=result.reason,
+        )
+        self.register_resume(retry_at, reason="retry after an unverified run", run_id=result.run_id)
