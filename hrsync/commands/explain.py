@@ -7,12 +7,21 @@ from __future__ import annotations
 import argparse
 
 from hrsync.commands.startup import load_for, open_store
-from hrsync.core.explain import Sent, explain, find_person, suggestions
+from hrsync.core.explain import (
+    Sent,
+    explain,
+    explain_excluded,
+    find_excluded,
+    find_person,
+    suggestions,
+)
+from hrsync.core.filters import build_row_filter
 from hrsync.core.identity import assign
 from hrsync.core.listing import capped
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
+from hrsync.sources.open import open_export
 from hrsync.sync.stages import InputRefused, map_teams, read_export
 
 
@@ -31,6 +40,13 @@ def explain_command(args: argparse.Namespace) -> int:
     people = export.directory.people
     person = find_person(people, query)
     if person is None:
+        # The export was read and kept nobody of that id; a filtered row may still hold it.
+        raw = open_export(settings.source)
+        row_filter, _ = build_row_filter(settings.filter, settings.source.fields, raw.columns)
+        excluded = find_excluded(raw.rows(), settings.source.fields, row_filter, query)
+        if excluded is not None:
+            print(explain_excluded(query, excluded), end="")
+            return EXIT_OK
         close = suggestions(people, query)
         hint = f"; did you mean {capped(repr(c) for c in close)}?" if close else ""
         print(

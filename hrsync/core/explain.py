@@ -10,10 +10,11 @@ are in no team. Nothing here reads a file, DX or the store: those answers come i
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 
+from hrsync.core.filters import STATUS_REASON, RowFilter
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped
 from hrsync.core.mapping import DesiredTeam, TeamMap, Unplaced
@@ -22,6 +23,7 @@ from hrsync.core.settings import FieldSettings
 from hrsync.core.templates import Template, is_template
 from hrsync.core.text import quoted
 from hrsync.dx.models import DxTeam
+from hrsync.sources.rows import SourceRow
 
 # A chain longer than this is cut (the mapping already refused any cycle).
 _CHAIN_LIMIT = 50
@@ -58,6 +60,74 @@ def suggestions(people: Sequence[Person], query: str, limit: int = 5) -> list[st
     """Employee ids and e-mails close to `query`, closest first."""
     candidates = [p.employee_id for p in people] + [p.email for p in people]
     return difflib.get_close_matches(query.strip(), candidates, n=limit, cutoff=0.6)
+
+
+@dataclass(frozen=True, slots=True)
+class Excluded:
+    """A row of the export that holds the person asked about but that the filters drop."""
+
+    location: str  # `people.csv line 41`
+    setting: str  # the filter that drops it: `filter.active_status`, `filter.exclude.x`
+    column: str  # the column that filter read
+    value: str  # what the row holds there
+
+
+def find_excluded(
+    rows: Iterable[SourceRow], fields: FieldSettings, row_filter: RowFilter, query: str
+) -> Excluded | None:
+    """The row a filter drops whose employee id (exact) or e-mail (any case) is `query`.
+
+    `find_person` sees only the people kept; without this, a person the filters leave out
+    (a leaver, an excluded department) was answered "no person with that id", as if the
+    export did not hold them.
+    """
+    wanted = query.strip()
+    folded = wanted.casefold()
+    if not wanted:
+        return None
+    sources = [(getattr(fields, name), name == "email") for name in ("employee_id", "email")]
+    readers = [
+        (Template(source) if is_template(source) else source, fold)
+        for source, fold in sources
+        if isinstance(source, str) and source
+    ]
+    for row in rows:
+        values = row.values
+        for reader, fold in readers:
+            value = (
+                reader.render(_cells(values))
+                if isinstance(reader, Template)
+                else values.get(reader, "")
+            ).strip()
+            if value == wanted or (fold and value.casefold() == folded):
+                setting = row_filter.reason(values)
+                if setting is None:
+                    return None  # kept by the filters: not left out, so not explained here
+                column = _filter_column(row_filter, setting)
+                return Excluded(row.location, setting, column, values.get(column, ""))
+    return None
+
+
+def _cells(values: Mapping[str, str]) -> Callable[[str], str]:
+    return lambda name: values.get(name, "")
+
+
+def _filter_column(row_filter: RowFilter, setting: str) -> str:
+    if setting == STATUS_REASON:
+        return row_filter.status_column or ""
+    for rule in (*row_filter.include, *row_filter.exclude):
+        if rule.setting == setting:
+            return rule.column
+    return ""
+
+
+def explain_excluded(query: str, excluded: Excluded) -> str:
+    """The answer for a person the filters leave out."""
+    held = f" ({excluded.column} {excluded.value!r})" if excluded.column else ""
+    return (
+        f"{query.strip()} is at {excluded.location}, but left out by {excluded.setting}{held}: "
+        f"a person the filters leave out is in no team and is not sent to DX\n"
+    )
 
 
 def derive_fields(person: Person, settings: FieldSettings) -> tuple[Derived, ...]:
