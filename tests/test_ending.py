@@ -16,6 +16,7 @@ PLAN = Plan(
     drift=(),
     payload_digest="x",
     desired_count=12,
+    payload_bytes=100,
 )
 
 

@@ -477,3 +477,25 @@ def test_teams_left_out_of_the_export_are_exactly_the_archives(
     assert {a.reference_id for a in plan.archives} == {r.reference_id for r in rows} & dropped
     assert plan.counts["create"] == 0
     assert plan.counts["archive"] + len(kept) == len(rows)
+
+
+@given(forests())
+def test_the_plan_carries_the_payload_size_the_5mb_guard_needs(rows: list[TeamRow]) -> None:
+    # Encoded once with the digest (issue 12: the 50k plan encoded every team twice).
+    assert make_plan(rows, [], {}).payload_bytes == payload_size(rows)
+
+
+@given(forests(), st.randoms(use_true_random=False))
+def test_a_team_equals_its_last_submission_whatever_the_member_order(
+    rows: list[TeamRow], rnd: random.Random
+) -> None:
+    # DX's order of contributors carries no meaning; any field that differs is a change.
+    last = {}
+    for r in rows:
+        members = list(r.contributors)
+        rnd.shuffle(members)
+        last[r.reference_id] = dataclasses.replace(r, contributors=tuple(members))
+    assert not make_plan(rows, mirror(rows), last).has_changes
+    for r in rows:
+        changed = dataclasses.replace(r, contributors=(*r.contributors, "new@x.com"))
+        assert make_plan(rows, mirror(rows), {**last, r.reference_id: changed}).has_changes

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from hrsync.core.compare import DxTeams, compare, index_dx
 from hrsync.core.identity import TeamRow
@@ -148,6 +148,9 @@ class Plan:
     drift: tuple[Drift, ...]
     payload_digest: str
     desired_count: int
+    # Bytes of the `teams` value as compact UTF-8 JSON (`payload_size`), for the 5 MB
+    # guard: counted from the same encoding as the digest, not a second one.
+    payload_bytes: int
 
     @property
     def counts(self) -> dict[str, int]:
@@ -173,14 +176,18 @@ class Plan:
 # ---------------------------------------------------------------- payload identity
 
 
+def _canonical_team(row: TeamRow) -> dict[str, Any]:
+    payload = row.to_payload()
+    payload["contributors"] = sorted(payload["contributors"])
+    return payload
+
+
 def canonical_payload(rows: Iterable[TeamRow]) -> bytes:
     """The desired rows as compact JSON in a canonical order (teams by reference_id,
-    contributors sorted): equal payloads give equal bytes whatever order they came in."""
-    teams = []
-    for row in sorted(rows, key=lambda r: r.reference_id):
-        payload = row.to_payload()
-        payload["contributors"] = sorted(payload["contributors"])
-        teams.append(payload)
+    contributors sorted): equal payloads give equal bytes whatever order they came in.
+
+    Its length is `payload_size`: reordering keys and list items changes no byte count."""
+    teams = [_canonical_team(row) for row in sorted(rows, key=lambda r: r.reference_id)]
     return json.dumps(teams, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -247,11 +254,13 @@ def make_plan(
     archives += [_archive(t, note="another DX team has the same reference_id") for t in dx.shadowed]
     archives.sort(key=lambda a: (a.name.casefold(), a.dx_id))
     changes.extend(archives)
+    encoded = canonical_payload(desired)
     return Plan(
         changes=tuple(changes),
         drift=tuple(drift),
-        payload_digest=payload_digest(desired),
+        payload_digest=hashlib.sha256(encoded).hexdigest(),
         desired_count=len(desired),
+        payload_bytes=len(encoded),
     )
 
 
@@ -317,7 +326,8 @@ def _team_changes(
 
 
 def _same_payload(a: TeamRow, b: TeamRow) -> bool:
-    return canonical_payload([a]) == canonical_payload([b])
+    # The dicts, not their JSON: two encodings per team were a visible part of a plan.
+    return _canonical_team(a) == _canonical_team(b)
 
 
 def _drift(row: TeamRow, team: DxTeam | None, dx: DxTeams) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from hrsync import logs
-from hrsync.core.plan import Plan, SeenTeam
+from hrsync.core.plan import Plan, SeenTeam, payload_size
 from hrsync.core.verify import check_convergence, match_audit
 from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
 from hrsync.dx.models import DxTeam
@@ -286,6 +286,7 @@ def plan_of(record: SubmissionRecord) -> Plan:
         drift=(),
         payload_digest=record.payload_digest,
         desired_count=len(record.plan.rows),
+        payload_bytes=payload_size(record.plan.rows),
     )
 
 

@@ -21,7 +21,6 @@ from hrsync.core.identity import assign
 from hrsync.core.mapping import MappingError, TeamMap, build_teams
 from hrsync.core.people import Directory, read_people, template_columns
 from hrsync.core.plan import LeadChange, MembershipChange, Rename, awaited_refs, make_plan
-from hrsync.core.plan import payload_size as plan_payload_size
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
@@ -285,7 +284,7 @@ def gate_plan(run: Run, planned: Planned) -> None:
         people_count=planned.people_count,
         last_accepted_people=run.store.last_accepted_people_count(),
         current_team_count=len(planned.dx_teams),
-        payload_bytes=plan_payload_size(list(planned.assignment.teams)),
+        payload_bytes=plan.payload_bytes,
         allow_archive=run.request.allow_archive,
         allow_shrink=run.request.allow_shrink,
     )
