@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import Workspace
+from tests.e2e.conftest import Workspace, read_rows
 
 pytestmark = pytest.mark.slow
 
@@ -21,3 +21,35 @@ def test_explain_a_person_left_out_by_the_status_filter_says_so(workspace: Works
         assert "line 41" in run.stdout
         assert "filter.active_status" in run.stdout and "'Terminated'" in run.stdout
         assert "in no team" in run.stdout
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a non-empty export that maps to zero teams (every person in no team) is "
+    "in_sync, exit 0, on a first run; the fix belongs in sync/stages.map_teams (S2 is "
+    "splitting that module): refuse it as InputRefused('mapping', ...) naming the manager "
+    "column",
+)
+@pytest.mark.parametrize("manager", ["blank", "mailbox"])
+def test_an_export_that_maps_to_no_team_is_refused(workspace: Workspace, manager: str) -> None:
+    # The manager column emptied, or holding mailboxes that match nobody under
+    # source.unknown_manager = "top": 37 people, all "top of the org", not one team. The
+    # run said in_sync with exit 0 (the people were only logged as in no team), so a new
+    # install, or its daemon, reported success every day while DX got nothing.
+    rows = read_rows("sample-org.csv")
+    by_id = {r["Employee ID"]: r["Work Email"] for r in rows}
+    for row in rows:
+        if manager == "blank":
+            row["Manager ID"] = ""
+        elif row["Manager ID"]:
+            row["Manager ID"] = by_id[row["Manager ID"]].split("@")[0].upper()
+    workspace.write_export(rows)
+    if manager == "mailbox":
+        text = workspace.config.read_text()
+        workspace.config.write_text(
+            text.replace("[source.fields]", 'unknown_manager = "top"\n\n[source.fields]', 1)
+        )
+    run = workspace.hrsync("sync")
+    assert run.finished["outcome"] == "refused", run.finished
+    assert run.code == 4
+    assert not workspace.process_requests()
