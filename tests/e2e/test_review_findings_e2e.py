@@ -53,3 +53,26 @@ def test_an_export_that_maps_to_no_team_is_refused(workspace: Workspace, manager
     assert run.finished["outcome"] == "refused", run.finished
     assert run.code == 4
     assert not workspace.process_requests()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: core/mapping._why (issue 11's area, I11a) says an absent manager is "
+    "'not among the people kept (filtered out)' when source.unknown_manager = 'top' "
+    "dropped them for being absent from the export",
+)
+def test_a_manager_absent_under_unknown_manager_top_is_not_called_filtered_out(
+    workspace: Workspace,
+) -> None:
+    rows = read_rows("sample-org.csv")
+    leaf = next(r for r in rows if r["Employee ID"] == "E101")
+    leaf["Manager ID"] = "E999"  # nobody in the export, and no filter dropped them
+    workspace.write_export(rows)
+    text = workspace.config.read_text()
+    workspace.config.write_text(
+        text.replace("[source.fields]", 'unknown_manager = "top"\n\n[source.fields]', 1)
+    )
+    run = workspace.hrsync("plan")
+    line = next(ln for ln in run.stdout.splitlines() if "(E101," in ln)
+    assert "'E999'" in line
+    assert "filtered out" not in line, line
