@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -25,6 +26,9 @@ log = logs.get_logger(__name__)
 # Per phase (connect, send, answer): a webhook that hangs holds the daemon's run thread at
 # most about 7 s, once per change of state.
 TIMEOUT = httpx.Timeout(connect=2.0, write=2.0, read=3.0, pool=1.0)
+# httpx's read timeout restarts with every byte, so a receiver answering a byte at a time
+# held the run thread as long as it liked; the POST as a whole gets this long.
+DEADLINE_S = 7.0
 
 
 class Notifier:
@@ -35,8 +39,10 @@ class Notifier:
         *,
         environ: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
+        deadline_s: float = DEADLINE_S,
     ) -> None:
         self.settings = settings
+        self._deadline_s = deadline_s
         self.store = store
         env = os.environ if environ is None else environ
         self._url = env.get(settings.webhook_url_env, "").strip() or None
@@ -82,8 +88,16 @@ class Notifier:
     def _post(self, body: Mapping[str, object], notice: Notice) -> bool:
         assert self._url is not None
         try:
-            with httpx.Client(timeout=TIMEOUT, transport=self._transport) as client:
-                response = client.post(self._url, json=dict(body))
+            response = self._post_within_deadline(self._url, body)
+        except TimeoutError:
+            log.warning(
+                "notify.failed",
+                notify_event=notice.event,
+                error="deadline",
+                detail=f"the webhook did not answer within the {self._deadline_s:g} s deadline; "
+                "retried after the next run",
+            )
+            return False
         except httpx.HTTPError as exc:
             # httpx names the URL in its messages: say only what kind of failure it was.
             log.warning(
@@ -102,3 +116,30 @@ class Notifier:
             )
             return False
         return True
+
+    def _post_within_deadline(self, url: str, body: Mapping[str, object]) -> httpx.Response:
+        """The POST's answer; TimeoutError when it is not complete by the deadline.
+
+        The POST runs in a thread of its own, so the run thread waits only until the
+        deadline; a POST still going then is left to end on its own timeouts (closing the
+        client closes its connection), holding nothing of the daemon's.
+        """
+        done: list[httpx.Response | BaseException] = []
+        client = httpx.Client(timeout=TIMEOUT, transport=self._transport)
+
+        def post() -> None:
+            try:
+                done.append(client.post(url, json=dict(body)))
+            except BaseException as exc:  # handed to the run thread below
+                done.append(exc)
+
+        worker = threading.Thread(target=post, name="hrsync-webhook", daemon=True)
+        worker.start()
+        worker.join(self._deadline_s)
+        client.close()
+        if not done:
+            raise TimeoutError
+        result = done[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
