@@ -115,6 +115,8 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
             _refuse_marker(settings, shown, document, fetched.link)
             break
         following = next_request(settings, request, document, fetched.link, len(page_records))
+        if following is None and paging.style != "offset":
+            _refuse_unread_marker(settings, page_name, document, fetched.link)
         del document
         if following is None:
             _check_short_first_page(settings, session, request, len(page_records))
@@ -170,6 +172,27 @@ def _check_short_first_page(
             f"the API caps its pages below page_size, so a short page does not mean the last "
             f"one (nothing was read as the whole org). Set source.pagination.page_size = "
             f"{records} (the API's page size)"
+        )
+
+
+def _refuse_unread_marker(settings: SourceSettings, page: str, document: Any, link: str) -> None:
+    """The configured style found no next page, but the answer points to one anyway.
+
+    A mistyped next_cursor_path (or the wrong style) reads as "no more pages": the first
+    page would be taken for the whole org.
+    """
+    marker, setting = next_page_marker(settings.pagination, document, link)
+    if marker:
+        paging = settings.pagination
+        told = f"style {paging.style!r}" + (
+            f" with next_cursor_path {paging.next_cursor_path!r}"
+            if paging.style == "cursor"
+            else ""
+        )
+        raise SourceError(
+            f"{page} points to a next page ({marker}), but source.pagination {told} finds "
+            f"none there: stopping here would leave out everyone on the later pages. Set "
+            f"source.pagination.{setting}"
         )
 
 

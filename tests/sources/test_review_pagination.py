@@ -9,7 +9,7 @@ import pytest
 from hrsync.core.settings import OAuth2Settings, PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
 from hrsync.sources.open import open_export
-from tests.fakes import serve
+from tests.fakes import Request, Response, serve
 from tests.fakes.hr_apis import PersonioApi, sample_people
 
 
@@ -48,3 +48,44 @@ def test_offset_a_small_org_on_one_short_page_is_read_whole(total: int) -> None:
         rows: list[Any] = list(export.rows())
     assert len(rows) == total
     assert export.pages == 1
+
+
+def google_users(request: Request, base: str) -> Response:
+    start = int(request.query.get("pageToken") or 0)
+    body: dict[str, Any] = {"users": [{"id": str(i)} for i in range(start, min(start + 4, 10))]}
+    if start + 4 < 10:
+        body["nextPageToken"] = str(start + 4)
+    return Response.of_json(body)
+
+
+@pytest.mark.parametrize("path", ["next_page_token", "meta.nextPageToken"])
+def test_cursor_refuses_a_next_page_marker_it_was_not_told_to_read(path: str) -> None:
+    # next_cursor_path mistyped (or the API's shape misread): the cursor was "missing", so
+    # the first page ended the list and 4 of 10 people were read as the whole org, while
+    # the body said nextPageToken plainly.
+    with serve(google_users) as server:
+        settings = SourceSettings(
+            url=f"{server.base_url}/users",
+            records_path="users",
+            pagination=PaginationSettings(
+                style="cursor", next_cursor_path=path, cursor_param="pageToken"
+            ),
+        )
+        with pytest.raises(SourceError) as caught:
+            open_export(settings, environ={})
+    message = str(caught.value)
+    assert "'nextPageToken' in the body" in message
+    assert "source.pagination" in message and path in message
+
+
+def test_cursor_read_right_reads_every_page() -> None:
+    with serve(google_users) as server:
+        settings = SourceSettings(
+            url=f"{server.base_url}/users",
+            records_path="users",
+            pagination=PaginationSettings(
+                style="cursor", next_cursor_path="nextPageToken", cursor_param="pageToken"
+            ),
+        )
+        export = open_export(settings, environ={})
+        assert [r.values["id"] for r in export.rows()] == [str(i) for i in range(10)]
