@@ -123,6 +123,23 @@ def test_a_compiled_template_equals_the_one_rendered_by_name(
     assert template.on_cells(index)(tuple(cells)) == template.render(values.__getitem__)
 
 
+@given(
+    st.lists(cell_text, min_size=3, max_size=3),
+    st.sampled_from(["{A|last}", "{A|first} {B|last}", "{A}.{B|nospace|lower}@x {C|initial}"]),
+    st.booleans(),
+)
+def test_the_compiled_renderer_for_one_two_or_more_placeholders_equals_render(
+    cells: list[str], text: str, blank_if_empty: bool
+) -> None:
+    # on_cells has its own renderer per number of placeholders (speed); all agree with render.
+    template = Template(text)
+    values = dict(zip("ABC", cells, strict=True))
+    compiled = template.on_cells({"A": 0, "B": 1, "C": 2}, blank_if_empty=blank_if_empty)
+    assert compiled(tuple(cells)) == template.render(
+        values.__getitem__, blank_if_empty=blank_if_empty
+    )
+
+
 def test_split_names_build_the_name_and_the_email() -> None:
     directory = read(
         [

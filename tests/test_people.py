@@ -513,6 +513,12 @@ def test_normalisation_is_idempotent(value: str) -> None:
     assert normalise_name(value) == normalise_name(value).strip()
 
 
+@given(st.text(alphabet=" \t\u00a0\u2003\u2028\x1c\x85ab.", max_size=12))
+def test_normalise_name_collapses_every_kind_of_whitespace(value: str) -> None:
+    # Its fast path keeps a value as it is; the result is the same as always splitting.
+    assert normalise_name(value) == " ".join(value.split())
+
+
 @given(text_values.filter(lambda v: "\n" not in v), text_values.filter(lambda v: "\n" not in v))
 def test_read_people_normalises_names_and_departments_with_normalise_name(
     name: str, department: str

@@ -125,7 +125,11 @@ _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 def normalise_name(value: str) -> str:
     """Trimmed, with every run of whitespace (tabs, no-break spaces, ...) one space."""
-    return " ".join(value.split())
+    # Most names are already so: every whitespace but the plain space is unprintable, so
+    # three C tests spare building a list and a new string per person.
+    if "  " in value or not value.isprintable() or value != value.strip():
+        return " ".join(value.split())
+    return value
 
 
 _PUNCTUATION = re.compile(r"[^\w\s,]")
@@ -308,6 +312,15 @@ class _Picker:
 _BLANK = ("",)
 
 
+def _cells_at(positions: Sequence[int | None]) -> Callable[[tuple[str, ...]], list[str]]:
+    """The cells at `positions` of a row ("" for None: a column the rows lack)."""
+
+    def cells_at(cells: tuple[str, ...]) -> list[str]:
+        return [cells[p] if p is not None else "" for p in positions]
+
+    return cells_at
+
+
 class _Report:
     """Collects problems and warnings with the export position they belong to."""
 
@@ -382,6 +395,8 @@ def read_people(
     control = _CONTROL.search
     join = " ".join
     reason_of = row_filter.reason
+    extra_index: Mapping[str, int] | None = None
+    extra_of: Callable[[tuple[str, ...]], list[str]] = _cells_at([])
     for position, source in enumerate(rows):
         values = source.values
         if type(values) is not RowValues and EXTRA_VALUES in values:
@@ -397,7 +412,14 @@ def read_people(
         picked = pick(attributes)
         text = join(picked)
         if extra:
-            text = join([text, *[attributes.get(column, "") for column in extra]])
+            if type(attributes) is RowValues:
+                # Positions found once per column index, not by name in every row.
+                if attributes.index is not extra_index:
+                    extra_index = attributes.index
+                    extra_of = _cells_at([extra_index.get(c) for c in extra])
+                text = join([text, *extra_of(attributes.cells)])
+            else:
+                text = join([text, *[attributes.get(column, "") for column in extra]])
         # isprintable is false for every control character (and for a few harmless ones,
         # such as a no-break space): the cheap test first, the exact one after.
         if len(text) > MAX_FIELD_CHARS or (not text.isprintable() and control(text)):

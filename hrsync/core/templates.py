@@ -179,15 +179,41 @@ class Template:
         )
         fill = pattern.format
 
-        def render(cells: Sequence[str]) -> str:
-            values = [chain(cells[position]) for position, chain in chains]
-            if blank_if_empty and not any(values):
-                return ""
-            text = fill(*values)
+        def tidy(text: str) -> str:
             # Most rendered values hold single spaces only; split-join only when needed.
             if "  " in text or text != text.strip() or not text.isprintable():
                 return " ".join(text.split())
             return text
+
+        # One or two placeholders (the usual name and e-mail templates) without the list
+        # and any(): per row that was a third of the renderer's time.
+        if len(chains) == 1:
+            ((p1, f1),) = chains
+
+            def render_one(cells: Sequence[str]) -> str:
+                a = f1(cells[p1])
+                if blank_if_empty and not a:
+                    return ""
+                return tidy(fill(a))
+
+            return render_one
+        if len(chains) == 2:
+            (p1, f1), (p2, f2) = chains
+
+            def render_two(cells: Sequence[str]) -> str:
+                a = f1(cells[p1])
+                b = f2(cells[p2])
+                if blank_if_empty and not (a or b):
+                    return ""
+                return tidy(fill(a, b))
+
+            return render_two
+
+        def render(cells: Sequence[str]) -> str:
+            values = [chain(cells[position]) for position, chain in chains]
+            if blank_if_empty and not any(values):
+                return ""
+            return tidy(fill(*values))
 
         return render
 

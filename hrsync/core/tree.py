@@ -43,6 +43,8 @@ def forest(parents: Mapping[K, K | None], order: Iterable[K] | None = None) -> F
     walk_of: dict[K, int] = {}  # node -> the walk that reached it first
     cycles: list[tuple[K, ...]] = []
     for walk, start in enumerate(parents if order is None else order):
+        if start in walk_of:
+            continue  # reached by an earlier walk, which settled it (depth or no depth)
         chain: list[K] = []
         node: K | None = start
         while node is not None and node in parents and node not in walk_of:
