@@ -91,3 +91,24 @@ def test_a_repeated_block_of_rows_is_told_in_a_few_lines(workspace: Workspace) -
     assert run.code == 4
     told = [ln for ln in run.stdout.splitlines() if "must be unique" in ln]
     assert 0 < len(told) <= 4, f"{len(told)} lines"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: plan --format json on a refused export carries only the first problem "
+    "and '(and N more)' in `reason`; the document has no list of problems (SyncResult "
+    "holds none; sync/stages._refuse_input, being split by S2, would set it)",
+)
+def test_plan_json_on_a_bad_export_lists_every_problem(workspace: Workspace) -> None:
+    import json
+
+    rows = read_rows("sample-org.csv")
+    rows[4]["Work Email"] = "not-an-email"
+    rows[5]["Manager ID"] = "E9999"
+    workspace.write_export(rows)
+    run = workspace.hrsync("plan", "--format", "json")
+    assert run.code == 4
+    document = json.loads(run.stdout)
+    text = json.dumps(document)
+    assert "not-an-email" in text
+    assert "E9999" in text, document["reason"]
