@@ -283,13 +283,16 @@ def _unplaced(
     for team in teams:
         placed.update(team.contributors)
         placed.add(team.lead_email)
+    left_out = [p for p in people if p.email not in placed]
+    if not left_out:
+        return ()
+    # Only to say why someone is left out: not built when nobody is.
     managers = {p.manager_id for p in people if p.manager_id not in (None, p.employee_id)}
     out = [
         Unplaced(
             p.employee_id, p.name, p.email, p.location, _why(p, by_id, managers, strategy, fields)
         )
-        for p in people
-        if p.email not in placed
+        for p in left_out
     ]
     out.sort(key=lambda u: _natural(u.location))
     return tuple(out)
