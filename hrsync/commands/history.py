@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC
 
-from hrsync.commands.output import write_output
+from hrsync.commands.output import unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
-from hrsync.outcome import EXIT_OK
+from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.store.repo import RunRecord
 
 
 def history(args: argparse.Namespace) -> int:
+    if (problem := unwritable_output(args.out)) is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     store = open_store(load_local(args))
     try:
         runs = store.recent_runs(args.limit)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hrsync.commands.output import write_output
+from hrsync.commands.output import unwritable_output, write_output
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config import Settings
-from hrsync.outcome import EXIT_FAILED, Outcome
+from hrsync.outcome import EXIT_FAILED, EXIT_USAGE, Outcome
 from hrsync.sync import SyncRequest, SyncResult, run_sync
 from hrsync.sync.pause import collector_paused
 
 
 def sync(args: argparse.Namespace) -> int:
+    if (problem := unwritable_output(args.out)) is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     request = SyncRequest(
         trigger="manual",
         dry_run=args.dry_run,
@@ -60,6 +63,9 @@ def plan(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    if (problem := unwritable_output(args.out)) is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_USAGE
     result = _run_once(load_for(args), SyncRequest(dry_run=True))
     if args.format == "json":
         from hrsync.plan_doc import dumps, plan_document

@@ -112,3 +112,18 @@ def test_plan_json_on_a_bad_export_lists_every_problem(workspace: Workspace) -> 
     text = json.dumps(document)
     assert "not-an-email" in text
     assert "E9999" in text, document["reason"]
+
+
+@pytest.mark.parametrize("where", ["missing-folder/plan.json", "."])
+def test_sync_with_an_unwritable_out_is_refused_before_anything_is_sent(
+    workspace: Workspace, where: str
+) -> None:
+    # The run applied the org to DX, then died writing --out: "hrsync: FileNotFoundError"
+    # with exit 1, so a script read "failed" for a sync that had changed DX.
+    out = workspace.root / where
+    run = workspace.hrsync("sync", "--format", "json", "--out", str(out))
+    assert run.code == 2, run.stdout + run.stderr
+    assert "--out" in run.stderr and str(out) in run.stderr
+    assert "Error" not in run.stderr  # no exception name: a sentence
+    assert not workspace.process_requests()
+    assert not workspace.sim.dx.requests  # nothing was even read
