@@ -88,6 +88,26 @@ def test_a_current_store_opens_without_alembic(database_url: str) -> None:
     assert _open_in_child(database_url) is False
 
 
+def test_an_sqlite_store_loads_no_postgresql_dialect(tmp_path: Path) -> None:
+    # SQLAlchemy's PostgreSQL dialects (asyncpg, pg8000, ...) were ~20 ms of every start.
+    script = (
+        "import sys\n"
+        "from datetime import UTC, datetime\n"
+        "from hrsync.store.repo import Store\n"
+        "store = Store.open(sys.argv[1])\n"
+        "store.beat(datetime.now(UTC), state='idle')\n"  # an upsert
+        "store.close()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy.dialects.postgresql')))\n"
+    )
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    Store.open(url).close()  # created here: Alembic's own import brings the dialect in
+    proc = subprocess.run(
+        [sys.executable, "-c", script, url], capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_an_old_store_is_upgraded_on_open(database_url: str) -> None:
     from alembic import command
 
