@@ -23,7 +23,7 @@ import structlog
 from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError
 from hrsync.sources.csv_reader import open_csv
-from hrsync.sources.http_fetch import HttpSession
+from hrsync.sources.http_fetch import HttpSession, safe_url
 from hrsync.sources.json_reader import find_records, parse_json, records_export
 from hrsync.sources.pagination import (
     PageRequest,
@@ -128,6 +128,7 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
                 f"source.pagination.max_pages; raise it if the export really has more pages "
                 f"(nothing was read as the whole org)"
             )
+        _refuse_other_origin(settings, number, following.url)
         if following.key() in seen:
             raise SourceError(
                 f"{shown} page {number} points back to a page already read: the API loops "
@@ -172,6 +173,31 @@ def _check_short_first_page(
             f"the API caps its pages below page_size, so a short page does not mean the last "
             f"one (nothing was read as the whole org). Set source.pagination.page_size = "
             f"{records} (the API's page size)"
+        )
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def _refuse_other_origin(settings: SourceSettings, number: int, url: str) -> None:
+    """A next page must be where source.url is: every page is sent the source's
+    credentials (source.headers, OAuth2, basic), so a next link to another scheme, host or
+    port, written by the API, would hand them to whoever answers there."""
+    origin = _origin(url)
+    # Not http(s) at all: the fetch refuses it with its own message.
+    if origin[0] in ("http", "https") and origin != _origin(settings.url or ""):
+        shown = safe_url(settings.url or "")
+        raise SourceError(
+            f"{shown} page {number} points to its next page at {safe_url(url)}, which is not "
+            f"where source.url is (another scheme, host or port): refused rather than send "
+            f"the source's credentials there"
         )
 
 

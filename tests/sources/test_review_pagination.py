@@ -89,3 +89,28 @@ def test_cursor_read_right_reads_every_page() -> None:
         )
         export = open_export(settings, environ={})
         assert [r.values["id"] for r in export.rows()] == [str(i) for i in range(10)]
+
+
+def test_a_next_page_on_another_origin_is_refused_before_credentials_go_there() -> None:
+    # A next link (odata, Link header) is the API's to write: one naming another host or
+    # port was fetched with source.headers (and OAuth2 or basic credentials), handing them
+    # to whoever answers there.
+    with serve(lambda request, base: Response.of_json({"value": [{"id": "9"}]})) as other:
+
+        def first(request: Request, base: str) -> Response:
+            link = f"{other.base_url}/steal"
+            return Response.of_json({"value": [{"id": "1"}], "@odata.nextLink": link})
+
+        with serve(first) as server:
+            settings = SourceSettings(
+                url=f"{server.base_url}/users",
+                records_path="value",
+                headers={"Authorization": "HR_AUTH"},
+                pagination=PaginationSettings(style="odata"),
+            )
+            with pytest.raises(SourceError) as caught:
+                open_export(settings, environ={"HR_AUTH": "Bearer hr-s3cret"})
+        assert not other.requests
+    message = str(caught.value)
+    assert "source.url" in message and other.base_url in message
+    assert "hr-s3cret" not in message
