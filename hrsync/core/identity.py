@@ -484,6 +484,8 @@ def _by_hashed_ref(
     claimed: set[str],
     taken_refs: set[str],
 ) -> DxTeam | None:
+    if not by_hashed:  # no DX team holds a derived id (e.g. a first run): spare the hash
+        return None
     candidates = (candidate for _, candidate in by_hashed.get(derived_reference_id(team.key), ()))
     return _first_free(candidates, claimed, taken_refs)
 

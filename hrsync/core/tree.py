@@ -60,8 +60,8 @@ def forest(parents: Mapping[K, K | None], order: Iterable[K] | None = None) -> F
             continue
         else:
             continue  # ran into an earlier walk that ended on a cycle: no depths here
-        for offset, member in enumerate(reversed(chain), start=1):
-            depths[member] = base + offset
+        # The chain's top is one below `base`, its start the deepest.
+        depths.update(zip(reversed(chain), range(base + 1, base + 1 + len(chain)), strict=True))
     return Forest(depths, tuple(cycles))
 
 
