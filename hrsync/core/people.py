@@ -312,15 +312,6 @@ class _Picker:
 _BLANK = ("",)
 
 
-def _cells_at(positions: Sequence[int | None]) -> Callable[[tuple[str, ...]], list[str]]:
-    """The cells at `positions` of a row ("" for None: a column the rows lack)."""
-
-    def cells_at(cells: tuple[str, ...]) -> list[str]:
-        return [cells[p] if p is not None else "" for p in positions]
-
-    return cells_at
-
-
 class _Report:
     """Collects problems and warnings with the export position they belong to."""
 
@@ -395,8 +386,6 @@ def read_people(
     control = _CONTROL.search
     join = " ".join
     reason_of = row_filter.reason
-    extra_index: Mapping[str, int] | None = None
-    extra_of: Callable[[tuple[str, ...]], list[str]] = _cells_at([])
     for position, source in enumerate(rows):
         values = source.values
         if type(values) is not RowValues and EXTRA_VALUES in values:
@@ -410,20 +399,16 @@ def read_people(
             )
         attributes = _trimmed(values, nulls)
         picked = pick(attributes)
-        text = join(picked)
-        if extra:
-            if type(attributes) is RowValues:
-                # Positions found once per column index, not by name in every row.
-                if attributes.index is not extra_index:
-                    extra_index = attributes.index
-                    extra_of = _cells_at([extra_index.get(c) for c in extra])
-                text = join([text, *extra_of(attributes.cells)])
-            else:
-                text = join([text, *[attributes.get(column, "") for column in extra]])
-        # isprintable is false for every control character (and for a few harmless ones,
-        # such as a no-break space): the cheap test first, the exact one after.
-        if len(text) > MAX_FIELD_CHARS or (not text.isprintable() and control(text)):
-            _report_unusable(position, source.location, attributes, used, report)
+        # Every used value is a cell of the row (a template's too: only its cells are
+        # checked), so a row whose cells are all short and printable needs no check by column:
+        # one join per row instead of one per field. isprintable is false for every control
+        # character (and for a few harmless ones, such as a tab or a no-break space): the
+        # cheap test first, the exact one after.
+        whole = join(attributes.cells) if type(attributes) is RowValues else None
+        if whole is None or len(whole) > MAX_FIELD_CHARS or not whole.isprintable():
+            text = join([*picked, *[attributes.get(column, "") for column in extra]])
+            if len(text) > MAX_FIELD_CHARS or (not text.isprintable() and control(text)):
+                _report_unusable(position, source.location, attributes, used, report)
         reason = reason_of(attributes, picked[6])
         all_rows.append(_Row(position, source.location, attributes, picked, reason))
 
