@@ -17,22 +17,26 @@ file, so a slow machine slows both.
   DX (the simulator), against a child that only runs csv.DictReader over the same file;
   target within 5x. Also the first sync's log lines at info (target: a few hundred).
 
-Measured here (2026-11-22, 50,000 people, best of 1 after a warm-up run):
+Measured here (2026-11-22 18:00 UTC, 50,000 people, best of 3 after a warm-up run, on a
+shared 2-CPU machine under load; the floor is the steady figure):
 
-    healthcheck (sqlite heartbeat):   47.8 ms CPU (python -c pass: 10.5 ms)   ok
-    healthcheck (GET /healthz):       48.3 ms CPU                             ok
-    hrsync --help   :   73.1 ms wall, python -c pass 28.4 ms = 2.6x           ok
-    hrsync --version:   86.1 ms wall, python -c pass 28.4 ms = 3.0x           ok
-    hrsync plan, 50000 people, empty DX: 1.58 s; floor 0.10 s = 16.4x         MISSED
-    first sync, 50000 people: 162 log lines at info                           ok
+    healthcheck (sqlite heartbeat):   43.5 ms CPU (python -c pass: 9.5 ms)    ok
+    healthcheck (GET /healthz):       45.0 ms CPU                             ok
+    hrsync --help   :   27.5 ms wall, python -c pass 9.4 ms = 2.9x            ok
+    hrsync --version:   28.4 ms wall, python -c pass 9.4 ms = 3.0x            ok
+    hrsync plan, 50000 people, empty DX: 1.06 s; floor 0.09 s = 11.7x         MISSED
+        (--format json 1.14 s; at 17:39: 1.65 s = 17.8x, json 1.81 s; the gain is the
+        start-up work here and issue 11's read speed-ups that landed meanwhile)
+    first sync, 50000 people: 163 log lines at info                           ok
 
-The plan is still past 5x. Of its ~1.65 s, the run itself (`sync.finished` duration_s)
-is ~0.98 s: reading and validating 50,000 people, mapping, assigning, planning, and
-encoding every team's payload for the size check. The other ~0.7 s is start-up before the
-run: importing SQLAlchemy, Alembic, httpx and structlog (~0.45 s with `-X importtime`),
-then opening the store and checking its migrations. Logging is no longer a visible part
-of it (the issue measured most of 8.9 s there). 5x (~0.5 s here) needs the start-up cut
-first: a plan that opens the store without Alembic when the schema is current.
+The plan is still past 5x (~0.45 s). Its split, in CPU seconds of the process (best of 5,
+timed inside it): imports ~0.31 (SQLAlchemy alone ~0.2; httpx, structlog, hrsync's own
+modules), store open 0.002 (was ~0.08: Alembic's import and script scan, now only when
+`alembic_version` is not HEAD_REVISION), the run ~0.77, of which reading and validating
+the 50,000 people is ~0.45, mapping ~0.11, assigning and planning ~0.15. Garbage
+collection is out of it (a dry run keeps the collector off; the libraries' objects are
+frozen after import), as is a second encoding of the payload for the 5 MB check. What is
+left is the read (hrsync/core/people.py) and SQLAlchemy's import.
 """
 
 from __future__ import annotations
