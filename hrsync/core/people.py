@@ -49,7 +49,6 @@ Messages cap every list they hold (`hrsync.core.listing.capped`).
 
 from __future__ import annotations
 
-import itertools
 import operator
 import re
 import unicodedata
@@ -64,7 +63,7 @@ from hrsync.core.filters import (
     build_row_filter,
     closest_name,
 )
-from hrsync.core.listing import LIMIT, capped
+from hrsync.core.listing import capped
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import Template, check_template, is_template, template_names
 from hrsync.core.tree import forest
@@ -752,18 +751,17 @@ def _report_duplicates(
     groups: Mapping[str, list[_Row]], column: str, what: str, report: _Report
 ) -> None:
     for value, rows in groups.items():
-        # Sorted once per group; each row's message shows only the first others (one id
-        # held by 10,000 rows must not cost 10,000 lists of 10,000).
-        everywhere = sorted(rows, key=lambda o: _natural(o.location))
-        for row in rows:
-            others = (o.location for o in everywhere if o is not row)
-            shown = capped(itertools.islice(others, LIMIT), total=len(rows) - 1)
+        # Every row after the first is told once, pointing back at the first; the words
+        # are the same for all of them, so a repeated block of rows (an API serving a
+        # page twice) groups into one line per column instead of one line per pair.
+        first, *later = sorted(rows, key=lambda o: _natural(o.location))
+        for row in later:
             report.fatal(
                 row.position,
-                row.location,
+                f"{row.location} (first at {first.location})",
                 column,
                 value,
-                f"must be unique, but the same {what} is also at {shown}",
+                f"must be unique, but the same {what} is on an earlier row",
             )
 
 

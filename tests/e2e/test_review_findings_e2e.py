@@ -78,12 +78,6 @@ def test_a_manager_absent_under_unknown_manager_top_is_not_called_filtered_out(
     assert "filtered out" not in line, line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: core/people._report_duplicates (issue 11's area, I11a) puts the other "
-    "rows' lines into `expected`, so core/problems cannot group duplicates: a repeated "
-    "block of 30 rows (an HR API serving a page twice) is 120 lines, each pair told twice",
-)
 def test_a_repeated_block_of_rows_is_told_in_a_few_lines(workspace: Workspace) -> None:
     rows = read_rows("sample-org.csv")
     workspace.write_export(rows + rows[:30])
