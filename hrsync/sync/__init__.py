@@ -3,13 +3,15 @@
     story.py     run_sync: the stages in order, the lease, the run's record, sync.finished
     context.py   the run's context, the products stages hand on, RunEnded (the one way
                  a stage ends a run), SyncRequest and SyncResult
-    stages.py    read → map (shared with `hrsync check`), assign → plan, gate, preview,
-                 submit
+    stages.py    assign → plan, gate; every stage importable from here
+    reading.py   read → map (shared with `hrsync check` and `explain`)
+    submit.py    preview, or submit: the submission recorded, then `process`
     confirm.py   after submit: polling teams.list, resends, the audit trail, and the
                  recovery of a submission an earlier run left unfinished
     outcomes.py  DX's errors as the run's outcomes
     pause.py     the garbage-collector pause around read → map → assign
     attributes.py  the attribute step after the hierarchy (users.attributes.update)
+    attribute_calls.py  its calls, one per person, each answer stored as it comes
 
 Each step's thinking lives in a pure module of hrsync.core; this package only moves
 data between them, DX and the store, and decides the run's outcome.

@@ -16,13 +16,12 @@ writes each answer to the store as it comes, and decides the step's outcome:
     failed    DX unreachable after the client's retries, the lease lost, or SIGTERM
               before the last call; everything confirmed so far is kept
 
-SIGTERM (the run's stop event) is honoured between calls.
+SIGTERM (the run's stop event) is honoured between calls (attribute_calls.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -31,29 +30,24 @@ from hrsync import logs
 from hrsync.core.attributes import (
     AttributeOutcome,
     AttributePlan,
-    Failure,
-    Progress,
     column_problems,
     compile_sources,
     desired_values,
     guard,
     plan_attributes,
-    read_result,
     shown_value,
 )
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, export_columns
 from hrsync.core.text import plural
-from hrsync.dx.errors import DxAuthError, DxError, DxRejected
-from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
 from hrsync.outcome import Outcome
 from hrsync.render import hrsync_command
 from hrsync.store.attributes import AttributeStore
+from hrsync.sync.attribute_calls import send
 from hrsync.sync.context import Mapped, Run, SyncResult
 
 log = logs.get_logger("hrsync.sync")
 
-SCOPE = "users:write"
 OVERRIDE_FLAG = "--allow-attribute-changes"
 COUNT_KEYS = ("attributes_updated", "attributes_unchanged", "attributes_failed")
 # The hierarchy outcomes after which `with_hierarchy_only` lets attributes through.
@@ -185,119 +179,17 @@ def sync_attributes(
         return AttributeResult(
             outcome, unchanged=plan.unchanged, failed=held, plan=plan, report=report
         )
-    return _send(run, store, plan, report, progress_to)
-
-
-def _send(
-    run: Run, store: AttributeStore, plan: AttributePlan, report: str, progress_to: TextIO | None
-) -> AttributeResult:
-    total = len(plan.changes)
-    started = run.clock()
-    progress = Progress(total, started)
-    bar = _Bar(progress_to if progress_to is not None else sys.stderr, total)
-    updated = 0
-    failures: dict[str, str] = {}
-    log.info("attributes.sending", people=total, values=plan.values_to_send)
-
-    def result(outcome: AttributeOutcome, reason: str | None = None) -> AttributeResult:
-        bar.close()
-        return AttributeResult(
-            outcome,
-            updated=updated,
-            unchanged=plan.unchanged,
-            failed=len(failures) + len(plan.held),
-            reason=reason,
-            plan=plan,
-            report=report,
-            failures=failures,
-        )
-
-    for done, change in enumerate(plan.changes):
-        if run.stopping():
-            reason = (
-                f"stopped (SIGTERM) after {done} of {plural(total, 'call')}; what DX "
-                "confirmed is kept and the next run sends the rest"
-            )
-            log.warning("attributes.stopped", sent=done, remaining=total - done)
-            return result(AttributeOutcome.FAILED, reason)
-        try:
-            user = run.client.update_user_attributes(change.email, change.values)
-        except DxAuthError as exc:
-            reason = (
-                f"attributes rejected: DX refused {USER_ATTRIBUTES_UPDATE} ({_dx_words(exc)}); "
-                f"the token must be valid and carry the {SCOPE} scope: add it to the API key"
-            )
-            log.error("attributes.rejected", error=exc.error, message=exc.message, scope=SCOPE)
-            return result(AttributeOutcome.REJECTED, reason)
-        except DxRejected as exc:
-            # About this person (an e-mail DX does not know, a value it will not take).
-            _failed(run, store, change.email, change.digest, _dx_words(exc), failures)
-        except DxError as exc:
-            log.error("attributes.failed_step", error=str(exc), sent=done, remaining=total - done)
-            return result(
-                AttributeOutcome.FAILED,
-                f"attributes: DX could not be reached after {done} of {plural(total, 'call')} "
-                f"({exc}); what DX confirmed is kept and the next run sends the rest",
-            )
-        else:
-            answer = read_result(change.values, user)
-            if answer.ok:
-                store.record(change.email, answer.confirmed, run.clock())
-                updated += 1
-            else:
-                store.record(
-                    change.email,
-                    answer.confirmed,
-                    run.clock(),
-                    failure=Failure("; ".join(answer.problems), run.clock(), change.digest),
-                )
-                _log_failed(change.email, "; ".join(answer.problems), failures)
-        bar.update(done + 1)
-        now = run.clock()
-        if progress.due(done + 1, now):
-            elapsed = (now - started).total_seconds()
-            log.info(
-                "attributes.progress",
-                sent=done + 1,
-                total=total,
-                percent=round(100 * (done + 1) / total),
-                updated=updated,
-                failed=len(failures),
-                elapsed_s=round(elapsed, 1),
-            )
-            # A first run of 10,000 people outlasts the lease's TTL: renew it as we go.
-            if not run.renew_lease():
-                return result(
-                    AttributeOutcome.FAILED,
-                    f"attributes: the lease was lost after {done + 1} of "
-                    f"{plural(total, 'call')}; the next run sends the rest",
-                )
-    log.info("attributes.sent", people=total, updated=updated, failed=len(failures))
-    return result(AttributeOutcome.APPLIED)
-
-
-def _failed(
-    run: Run, store: AttributeStore, email: str, digest: str, error: str, failures: dict[str, str]
-) -> None:
-    store.record(email, {}, run.clock(), failure=Failure(error, run.clock(), digest))
-    _log_failed(email, error, failures)
-
-
-def _log_failed(email: str, error: str, failures: dict[str, str]) -> None:
-    failures[email] = error
-    log.warning(
-        "attributes.failed",
-        person=email,
-        error=error,
-        detail="retried when this person's values change, or after a day",
+    sent = send(run, store, plan, progress_to)
+    return AttributeResult(
+        sent.outcome,
+        updated=sent.updated,
+        unchanged=plan.unchanged,
+        failed=len(sent.failures) + len(plan.held),
+        reason=sent.reason,
+        plan=plan,
+        report=report,
+        failures=sent.failures,
     )
-
-
-def _dx_words(exc: DxRejected) -> str:
-    parts = [exc.error or "error"]
-    if exc.message:
-        parts.append(exc.message)
-    return ": ".join(parts)
 
 
 def _log_plan(plan: AttributePlan) -> None:
@@ -368,38 +260,3 @@ def _people(count: int) -> str:
 
 def _before(value: str | None) -> str:
     return "" if value is None else f"{shown_value(value)} "
-
-
-class _Bar:
-    """A one-line progress bar, on a terminal only (the log has the progress events)."""
-
-    WIDTH = 30
-
-    def __init__(self, out: TextIO, total: int) -> None:
-        self._out = out
-        self._total = total
-        self._on = total > 1 and _isatty(out)
-        self._shown = -1
-
-    def update(self, done: int) -> None:
-        if not self._on:
-            return
-        filled = done * self.WIDTH // self._total
-        if filled == self._shown and done != self._total:
-            return
-        self._shown = filled
-        bar = "#" * filled + "." * (self.WIDTH - filled)
-        self._out.write(f"\rattributes [{bar}] {done}/{self._total}")
-        self._out.flush()
-
-    def close(self) -> None:
-        if self._on and self._shown >= 0:
-            self._out.write("\n")
-            self._out.flush()
-
-
-def _isatty(out: TextIO) -> bool:
-    try:
-        return out.isatty()
-    except (AttributeError, ValueError):
-        return False

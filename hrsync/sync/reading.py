@@ -1,0 +1,182 @@
+"""The run's first stages: read the export → map the people to teams.
+
+`read_export` and `map_teams` are also `hrsync check`'s (and `explain`'s): they raise
+`InputRefused` or `SourceUnavailable` and log nothing, so each caller reports in its own
+words. The run's wrapper, `read_and_map`, logs and ends the run through `context.end`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from hrsync import logs
+from hrsync.config import Settings
+from hrsync.core.attributes import used_columns
+from hrsync.core.mapping import MappingError, TeamMap, build_teams
+from hrsync.core.people import Directory, read_people, template_columns
+from hrsync.core.problems import group_problems, grouped_lines
+from hrsync.logcap import capped
+from hrsync.outcome import Outcome
+from hrsync.sources.base import SourceError, SourceUnavailable
+from hrsync.sources.open import open_export
+from hrsync.sync.context import Mapped, Run, end
+
+log = logs.get_logger("hrsync.sync")
+
+
+class InputRefused(Exception):
+    """The export, or the teams made from it, cannot be synced; nothing is sent.
+
+    `stage`: "source" (the export cannot be read), "export" (rows with problems),
+    "template" (the mapping settings do not fit the export), "mapping" (the teams).
+    """
+
+    def __init__(
+        self,
+        stage: Literal["source", "export", "template", "mapping"],
+        problems: Sequence[str],
+        *,
+        source: str = "",
+        directory: Directory | None = None,
+    ) -> None:
+        super().__init__(problems[0] if problems else "unknown problem")
+        self.stage = stage
+        self.problems = tuple(problems)
+        self.source = source
+        self.directory = directory  # the people read, when the export itself was fine
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    source: str
+    directory: Directory
+    pages: int = 1  # HTTP pages read (1 for a file)
+
+
+def read_export(settings: Settings) -> Export:
+    """read: the export as people, or InputRefused / SourceUnavailable (retry later)."""
+    src = settings.source
+    try:
+        export = open_export(src)
+        directory = read_people(
+            export.name,
+            export.columns,
+            export.rows(),
+            src.fields,
+            settings.filter,
+            also_used=(
+                *template_columns(settings.mapping.team_name),
+                *used_columns(settings.attributes),
+            ),
+            null_values=src.null_values,
+            unknown_manager=src.unknown_manager,
+        )
+    except SourceUnavailable:
+        raise
+    except SourceError as exc:
+        raise InputRefused("source", [str(exc)]) from None
+    if not directory.ok:
+        raise InputRefused(
+            "export",
+            # One line per kind: a wrong column is one problem with a count, not 404.
+            grouped_lines(directory.problems),
+            source=export.name,
+            directory=directory,
+        )
+    return Export(export.name, directory, export.pages)
+
+
+def map_teams(settings: Settings, export: Export) -> TeamMap:
+    """map: the desired teams of the people read, or InputRefused."""
+    people = export.directory.people
+    try:
+        team_map = build_teams(people, settings.mapping, settings.source.fields)
+    except MappingError as exc:
+        raise InputRefused("template", exc.problems, source=export.source) from None
+    if team_map.problems:
+        raise InputRefused("mapping", grouped_lines(team_map.problems), source=export.source)
+    return team_map
+
+
+def read_and_map(run: Run) -> Mapped:
+    """read → map, logged; a refused or unavailable export ends the run."""
+    try:
+        export = read_export(run.settings)
+    except SourceUnavailable as exc:
+        # Not the export's fault: a failed run, retried on the next schedule.
+        log.error("export.unavailable", detail=str(exc))
+        end(run, Outcome.FAILED, reason=str(exc))
+    except InputRefused as exc:
+        if exc.directory is not None:
+            _log_warnings(exc.directory)
+        _refuse_input(run, exc.problems)
+    directory = export.directory
+    _log_warnings(directory)
+    log.info(
+        "export.read",
+        source=export.source,
+        pages=export.pages,
+        people=len(directory.people),
+        excluded=directory.excluded,
+    )
+    try:
+        team_map = map_teams(run.settings, export)
+    except InputRefused as exc:
+        _refuse_input(run, exc.problems)
+    with capped(log, "mapping.note") as notes:
+        for note in team_map.notes:
+            notes.emit(lambda note: {"detail": note}, note)
+    _log_unplaced(team_map)
+    return Mapped(export.source, directory, team_map)
+
+
+def _log_warnings(directory: Directory) -> None:
+    # Warnings of one kind are one event with a count, as problems are.
+    with capped(log, "export.warning", see="hrsync check") as warnings:
+        for group in group_problems(directory.warnings):
+            warnings.emit(lambda g: {"detail": str(g)}, group, "warning")
+
+
+def _log_unplaced(team_map: TeamMap) -> None:
+    # The total always, at warning, then one event per person through the log's cap (a
+    # 50,000-person export without managers is not 50,000 lines): nobody leaves unseen.
+    unplaced = team_map.unplaced
+    if unplaced:
+        log.warning("mapping.people_in_no_team", total=len(unplaced), see="hrsync plan")
+    with capped(log, "mapping.person_in_no_team", see="hrsync plan") as people:
+        for person in unplaced:
+            people.emit(
+                lambda p: {
+                    "person": p.employee_id,
+                    "name": p.name,
+                    "location": p.location,
+                    "reason": p.reason,
+                },
+                person,
+                "warning",
+            )
+    with capped(log, "mapping.lead_without_reports", see="hrsync check") as leads:
+        for lead in team_map.leads_without_reports:
+            leads.emit(
+                lambda w: {
+                    "unit": w.unit,
+                    "person": w.employee_id,
+                    "location": w.location,
+                    "detail": str(w),
+                },
+                lead,
+                "warning",
+            )
+
+
+def _refuse_input(run: Run, problems: Sequence[str]) -> None:
+    for problem in problems:
+        log.error("export.problem", detail=problem)
+    first = problems[0] if problems else "unknown problem"
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    report = "The export has problems; nothing was sent:\n" + "\n".join(
+        f"  - {p}" for p in problems
+    )
+    end(run, Outcome.REFUSED, reason=f"export invalid: {first}{more}", report=report)

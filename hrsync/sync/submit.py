@@ -1,0 +1,99 @@
+"""The stage that talks to DX's import: `preview` (sync --preview) or `submit` (`process`,
+recorded in the store first; what follows DX's answer is in confirm.py).
+"""
+
+from __future__ import annotations
+
+from hrsync import logs
+from hrsync.core.plan import LeadChange, Rename, awaited_refs
+from hrsync.core.verify import awaiting_since
+from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
+from hrsync.outcome import Outcome
+from hrsync.store.submission import SubmissionStatus, SubmittedPlan
+from hrsync.sync.context import Planned, Run, Submitted, end
+from hrsync.sync.outcomes import end_deferred_by_dx, end_rejected
+
+log = logs.get_logger("hrsync.sync")
+
+
+def preview(run: Run, planned: Planned) -> None:
+    """`sync --preview`: DX's preview call instead of `process`; always ends the run."""
+    try:
+        accepted = run.client.preview(planned.payload())
+    except DxDeferred as exc:
+        end_deferred_by_dx(run, exc, planned)
+    except DxRejected as exc:
+        end_rejected(run, exc, planned)
+    except DxError as exc:
+        end(run, Outcome.FAILED, planned, reason=str(exc))
+    url = accepted.preview_url
+    log.info("sync.preview", preview_url=url, import_id=accepted.import_id)
+    end(
+        run,
+        Outcome.PLANNED,
+        planned,
+        report=planned.report + f"\nPreview: {url}\n",
+        preview_url=url,
+    )
+
+
+def submit(run: Run, planned: Planned) -> Submitted:
+    """submit: record the submission, then `process`; DX's answer decides what follows."""
+    store, now = run.store, run.clock()
+    record = _submitted_plan(run, planned)
+    # Before the call: evidence of what is about to be sent, with the identities to keep
+    # once DX may have it (not before: a rejected or deferred request must not retire
+    # teams DX still has).
+    sid = store.record_submission(run.run_id, record, people_count=planned.people_count, now=now)
+    email = run.settings.sync.notify_email
+    payload = planned.payload()
+    log.info("sync.submitting", teams=len(payload), notify_email=email)
+    # "sent": from here on DX may have it, so a restart waits for it, not resends.
+    store.mark_submission(sid, SubmissionStatus.SENT, run.clock())
+    try:
+        accepted = run.client.process(payload, email=email)
+    except DxOutcomeUnknown as exc:
+        store.mark_submission(sid, SubmissionStatus.OUTCOME_UNKNOWN, run.clock(), detail=str(exc))
+        store.save_identities(planned.assignment.identities, run.clock())
+        log.warning("sync.outcome_unknown", detail=str(exc))
+        return Submitted(planned, sid, record, now, ambiguous=True)
+    except DxDeferred as exc:
+        store.mark_submission(sid, SubmissionStatus.DEFERRED, run.clock(), detail=str(exc))
+        end_deferred_by_dx(run, exc, planned)
+    except DxRejected as exc:
+        store.mark_submission(sid, SubmissionStatus.REJECTED, run.clock(), detail=str(exc))
+        end_rejected(run, exc, planned)
+    except DxError as exc:
+        store.mark_submission(sid, SubmissionStatus.FAILED, run.clock(), detail=str(exc))
+        end(run, Outcome.FAILED, planned, reason=str(exc))
+    store.mark_submission(sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id)
+    store.save_identities(planned.assignment.identities, run.clock())
+    log.info("sync.accepted", import_id=accepted.import_id)
+    return Submitted(planned, sid, record, now, ambiguous=False)
+
+
+def _submitted_plan(run: Run, planned: Planned) -> SubmittedPlan:
+    plan, rows = planned.plan, planned.assignment.teams
+    last = run.store.last_verified_submission()
+    # Submissions since the last verified one may still be applied by DX any moment.
+    earlier = [
+        (sub.plan.payload_rows(), sub.plan.awaiting_change)
+        for sub in run.store.submissions_after(last.id if last else None)
+    ]
+    awaiting = awaiting_since(
+        awaited_refs(plan),
+        {r.reference_id: r.to_payload() for r in rows},
+        planned.dx_teams,
+        earlier,
+    )
+    return SubmittedPlan(
+        rows=tuple(rows),
+        archived_refs=tuple(a.reference_id for a in plan.archives if a.reference_id),
+        archived_dx_ids=tuple(a.dx_id for a in plan.archives),
+        awaiting_change=awaiting,
+        identities=tuple(planned.assignment.identities),
+        renames=tuple(c for c in plan.changes if isinstance(c, Rename)),
+        lead_changes=tuple(c for c in plan.changes if isinstance(c, LeadChange)),
+        counts=plan.counts,
+        digest=plan.payload_digest,
+    )
