@@ -50,6 +50,7 @@ def plan_document(result: SyncResult) -> dict[str, Any]:
         "outcome": result.outcome.value,
         "exit_code": result.exit_code,
         "reason": result.reason,
+        "problems": list(result.problems),
         "people": result.people_count,
         "teams": None if plan is None else plan.desired_count,
         "counts": {key: (plan.counts if plan else {}).get(key, 0) for key in COUNT_KEYS},

@@ -218,7 +218,11 @@ class _Draft:
 
 
 def build_teams(
-    people: Sequence[Person], settings: MappingSettings, fields: FieldSettings
+    people: Sequence[Person],
+    settings: MappingSettings,
+    fields: FieldSettings,
+    *,
+    absent_managers: Collection[str] = (),
 ) -> TeamMap:
     """The desired teams for `people` (already filtered and validated)."""
     if not people:
@@ -265,7 +269,7 @@ def build_teams(
         teams=teams,
         notes=tuple(notes),
         problems=tuple(problems),
-        unplaced=_unplaced(people, by_id, teams, settings.strategy, fields),
+        unplaced=_unplaced(people, by_id, teams, settings.strategy, fields, absent_managers),
         leads_without_reports=tuple(weak_leads),
     )
 
@@ -276,6 +280,7 @@ def _unplaced(
     teams: Sequence[DesiredTeam],
     strategy: str,
     fields: FieldSettings,
+    absent_managers: Collection[str],
 ) -> tuple[Unplaced, ...]:
     """Everyone the teams leave out, found from the finished teams (so whatever left
     them out, a strategy, a fold or a unit dropped for a problem, they are listed)."""
@@ -290,7 +295,11 @@ def _unplaced(
     managers = {p.manager_id for p in people if p.manager_id not in (None, p.employee_id)}
     out = [
         Unplaced(
-            p.employee_id, p.name, p.email, p.location, _why(p, by_id, managers, strategy, fields)
+            p.employee_id,
+            p.name,
+            p.email,
+            p.location,
+            _why(p, by_id, managers, strategy, fields, absent_managers),
         )
         for p in left_out
     ]
@@ -304,6 +313,7 @@ def _why(
     managers: Collection[str | None],
     strategy: str,
     fields: FieldSettings,
+    absent_managers: Collection[str] = (),
 ) -> str:
     if strategy == "department":
         if not _clean(person.department):
@@ -317,6 +327,11 @@ def _why(
         # names them, and that is the answer to "why is this person in no team?".
         for column in (fields.manager_id, fields.manager_email, fields.manager_name):
             written = person.attributes.get(column) if column else None
+            if written and written.strip() in absent_managers:
+                return (
+                    f"their manager {written!r} ({column}) is not in the export "
+                    '(source.unknown_manager = "top") and nobody reports to them'
+                )
             if written:
                 return (
                     f"their manager {written!r} ({column}) is not among the people kept "

@@ -9,7 +9,7 @@ carries the decided `SyncResult`. Nothing else ends a run early.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NoReturn
@@ -75,6 +75,7 @@ class SyncResult:
     # The desired teams with their reference_ids, once planned (`plan --format tree|json`).
     rows: tuple[TeamRow, ...] = ()
     action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
+    problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
 
     @property
     def exit_code(self) -> int:
@@ -180,6 +181,7 @@ def end(
     resume_at: datetime | None = None,
     preview_url: str | None = None,
     action: str | None = None,
+    problems: Sequence[str] = (),
 ) -> NoReturn:
     """End the run here with `outcome`; `report` defaults to the plan's."""
     plan = planned.plan if planned is not None else None
@@ -197,5 +199,6 @@ def end(
             unplaced=planned.unplaced if planned is not None else (),
             rows=tuple(planned.assignment.teams) if planned is not None else (),
             action=action,
+            problems=tuple(problems),
         )
     )

@@ -91,12 +91,29 @@ def read_export(settings: Settings) -> Export:
 def map_teams(settings: Settings, export: Export) -> TeamMap:
     """map: the desired teams of the people read, or InputRefused."""
     people = export.directory.people
+    absent = frozenset(u.value.strip() for u in export.directory.unknown_managers)
     try:
-        team_map = build_teams(people, settings.mapping, settings.source.fields)
+        team_map = build_teams(
+            people, settings.mapping, settings.source.fields, absent_managers=absent
+        )
     except MappingError as exc:
         raise InputRefused("template", exc.problems, source=export.source) from None
     if team_map.problems:
         raise InputRefused("mapping", grouped_lines(team_map.problems), source=export.source)
+    if people and not team_map.teams:
+        # process replaces the whole hierarchy: an empty one would archive every team in
+        # DX, and on a first run it would look like "in sync" while DX gets nothing.
+        first = team_map.unplaced[0] if team_map.unplaced else None
+        why = f"; e.g. {first.name} ({first.location}): {first.reason}" if first else ""
+        raise InputRefused(
+            "mapping",
+            [
+                f"{export.source}: {len(people)} people but not one team could be made "
+                f"(mapping.strategy = {settings.mapping.strategy!r}: check the manager "
+                f"or department columns in [source.fields]){why}"
+            ],
+            source=export.source,
+        )
     return team_map
 
 
@@ -179,4 +196,10 @@ def _refuse_input(run: Run, problems: Sequence[str]) -> None:
     report = "The export has problems; nothing was sent:\n" + "\n".join(
         f"  - {p}" for p in problems
     )
-    end(run, Outcome.REFUSED, reason=f"export invalid: {first}{more}", report=report)
+    end(
+        run,
+        Outcome.REFUSED,
+        reason=f"export invalid: {first}{more}",
+        report=report,
+        problems=problems,
+    )

@@ -23,13 +23,6 @@ def test_explain_a_person_left_out_by_the_status_filter_says_so(workspace: Works
         assert "in no team" in run.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a non-empty export that maps to zero teams (every person in no team) is "
-    "in_sync, exit 0, on a first run; the fix belongs in sync/stages.map_teams (S2 is "
-    "splitting that module): refuse it as InputRefused('mapping', ...) naming the manager "
-    "column",
-)
 @pytest.mark.parametrize("manager", ["blank", "mailbox"])
 def test_an_export_that_maps_to_no_team_is_refused(workspace: Workspace, manager: str) -> None:
     # The manager column emptied, or holding mailboxes that match nobody under
@@ -55,12 +48,6 @@ def test_an_export_that_maps_to_no_team_is_refused(workspace: Workspace, manager
     assert not workspace.process_requests()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: core/mapping._why (issue 11's area, I11a) says an absent manager is "
-    "'not among the people kept (filtered out)' when source.unknown_manager = 'top' "
-    "dropped them for being absent from the export",
-)
 def test_a_manager_absent_under_unknown_manager_top_is_not_called_filtered_out(
     workspace: Workspace,
 ) -> None:
@@ -87,12 +74,6 @@ def test_a_repeated_block_of_rows_is_told_in_a_few_lines(workspace: Workspace) -
     assert 0 < len(told) <= 4, f"{len(told)} lines"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: plan --format json on a refused export carries only the first problem "
-    "and '(and N more)' in `reason`; the document has no list of problems (SyncResult "
-    "holds none; sync/stages._refuse_input, being split by S2, would set it)",
-)
 def test_plan_json_on_a_bad_export_lists_every_problem(workspace: Workspace) -> None:
     import json
 
