@@ -12,10 +12,18 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from hrsync import logs
-from hrsync.core.attributes import AttributeOutcome, AttributePlan, Failure, Progress, read_result
+from hrsync.core.attributes import (
+    AttributeOutcome,
+    AttributePlan,
+    Failure,
+    PersonChange,
+    Progress,
+    read_result,
+)
 from hrsync.core.text import plural
 from hrsync.dx.errors import DxAuthError, DxError, DxRejected
 from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
+from hrsync.logcap import Capped
 from hrsync.store.attributes import AttributeStore
 from hrsync.sync.context import Run
 
@@ -42,10 +50,13 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
     bar = _Bar(progress_to if progress_to is not None else sys.stderr, total)
     updated = 0
     failures: dict[str, str] = {}
+    # One event per person who failed, up to the log's cap per kind, then one summary.
+    failed_log = Capped(log, "attributes.failed", see="hrsync history")
     log.info("attributes.sending", people=total, values=plan.values_to_send)
 
     def result(outcome: AttributeOutcome, reason: str | None = None) -> Sent:
         bar.close()
+        failed_log.close()
         return Sent(outcome, updated, failures, reason)
 
     for done, change in enumerate(plan.changes):
@@ -67,7 +78,7 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
             return result(AttributeOutcome.REJECTED, reason)
         except DxRejected as exc:
             # About this person (an e-mail DX does not know, a value it will not take).
-            _failed(run, store, change.email, change.digest, _dx_words(exc), failures)
+            _failed(run, store, change, _dx_words(exc), failures, failed_log)
         except DxError as exc:
             log.error("attributes.failed_step", error=str(exc), sent=done, remaining=total - done)
             return result(
@@ -87,7 +98,7 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
                     run.clock(),
                     failure=Failure("; ".join(answer.problems), run.clock(), change.digest),
                 )
-                _log_failed(change.email, "; ".join(answer.problems), failures)
+                _log_failed(change.email, "; ".join(answer.problems), failures, failed_log)
         bar.update(done + 1)
         now = run.clock()
         if progress.due(done + 1, now):
@@ -113,19 +124,27 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
 
 
 def _failed(
-    run: Run, store: AttributeStore, email: str, digest: str, error: str, failures: dict[str, str]
+    run: Run,
+    store: AttributeStore,
+    change: PersonChange,
+    error: str,
+    failures: dict[str, str],
+    failed_log: Capped,
 ) -> None:
-    store.record(email, {}, run.clock(), failure=Failure(error, run.clock(), digest))
-    _log_failed(email, error, failures)
+    store.record(change.email, {}, run.clock(), failure=Failure(error, run.clock(), change.digest))
+    _log_failed(change.email, error, failures, failed_log)
 
 
-def _log_failed(email: str, error: str, failures: dict[str, str]) -> None:
+def _log_failed(email: str, error: str, failures: dict[str, str], failed_log: Capped) -> None:
     failures[email] = error
-    log.warning(
-        "attributes.failed",
-        person=email,
-        error=error,
-        detail="retried when this person's values change, or after a day",
+    failed_log.emit(
+        lambda failed: {
+            "person": failed[0],
+            "error": failed[1],
+            "detail": "retried when this person's values change, or after a day",
+        },
+        (email, error),
+        "warning",
     )
 
 
