@@ -235,3 +235,12 @@ def _lookup(encoding: str, name: str) -> codecs.CodecInfo:
 def _display(encoding: str) -> str:
     name = codecs.lookup(encoding or "utf-8-sig").name
     return "UTF-8" if name in ("utf-8", "utf-8-sig") else name
+
+
+def redact(text: str, hidden: list[str]) -> str:
+    """`text` with each of `hidden` (credentials, a URL carrying them) masked, longest first
+    so a secret inside another is not half-masked; empty values are skipped."""
+    for secret in sorted(hidden, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
+    return text

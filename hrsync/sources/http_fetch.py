@@ -33,7 +33,7 @@ import structlog
 
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, next_delay, parse_retry_after
-from hrsync.sources.base import Payload, SourceError, SourceUnavailable, too_large
+from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
 from hrsync.sources.oauth2 import TokenSource
 from hrsync.sources.pagination import PageRequest, first_request
 
@@ -236,7 +236,7 @@ class HttpSession:
             hidden = [*secrets, *_userinfo(url)]
             if url != shown:
                 hidden.append(url)
-            detail = _redact(str(exc), hidden) or type(exc).__name__
+            detail = redact(str(exc), hidden) or type(exc).__name__
             raise _Transient(f"could not fetch {where}: {detail}") from None
         except BaseException:
             spool.close()
@@ -330,10 +330,3 @@ def _userinfo(url: str) -> list[str]:
         return [part for part in (parts.username, parts.password) if part]
     except ValueError:
         return []
-
-
-def _redact(text: str, secrets: list[str]) -> str:
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "***")
-    return text

@@ -16,7 +16,7 @@ import httpx
 import structlog
 
 from hrsync.core.settings import OAuth2Settings
-from hrsync.sources.base import SourceError, SourceUnavailable
+from hrsync.sources.base import SourceError, SourceUnavailable, redact
 
 log = structlog.get_logger(__name__)
 
@@ -87,7 +87,7 @@ class TokenSource:
                 f"{self._timeout_s:g} s (source.timeout_s)"
             ) from None
         except httpx.HTTPError as exc:
-            detail = _redact(str(exc), self.secrets) or type(exc).__name__
+            detail = redact(str(exc), self.secrets) or type(exc).__name__
             raise SourceUnavailable(
                 f"could not reach the OAuth2 token endpoint {self.shown}: {detail}"
             ) from None
@@ -145,9 +145,3 @@ def _lifetime(value: object) -> float:
     except (TypeError, ValueError):
         return UNSTATED_LIFETIME_S
     return seconds if seconds > 0 else UNSTATED_LIFETIME_S
-
-
-def _redact(text: str, secrets: list[str]) -> str:
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
