@@ -19,6 +19,7 @@ from hrsync.core.mapping import (
     MappingError,
     TeamMap,
     build_teams,
+    no_team_problem,
     validate_template,
 )
 from hrsync.core.people import Person
@@ -744,3 +745,17 @@ def test_a_manager_given_by_name_and_filtered_out_is_named() -> None:
     people = [P("E1", "A", None, "X", extra={"Boss Name": "Ada Gone"})]
     (unplaced,) = build_teams(people, MANAGER, fields).unplaced
     assert unplaced.reason.startswith("their manager 'Ada Gone' (Boss Name) is not among")
+
+
+def test_people_who_make_not_one_team_are_a_problem_naming_file_and_one_person() -> None:
+    # Nobody has a report: every person is "top of the org", and process would archive
+    # every team in DX (on a first run it would say "in sync" while DX got nothing).
+    people = [make_person(f"E{i}", f"Person {i}", None, None) for i in range(3)]
+    team_map = build_teams(people, MappingSettings(), FieldSettings())
+    assert team_map.teams == ()
+    problem = no_team_problem("people.csv", len(people), team_map, "manager")
+    assert problem is not None
+    assert problem.startswith("people.csv: 3 people but not one team")
+    assert "mapping.strategy = 'manager'" in problem
+    assert team_map.unplaced[0].reason in problem
+    assert no_team_problem("people.csv", 0, TeamMap(teams=()), "manager") is None

@@ -274,6 +274,23 @@ def build_teams(
     )
 
 
+def no_team_problem(source: str, people: int, team_map: TeamMap, strategy: str) -> str | None:
+    """Why people who make not one team cannot be synced, or None when there are teams.
+
+    `process` replaces the whole hierarchy: an empty one would archive every team in DX,
+    and on a first run it would look like "in sync" while DX got nothing.
+    """
+    if people == 0 or team_map.teams:
+        return None
+    first = team_map.unplaced[0] if team_map.unplaced else None
+    why = f"; e.g. {first.name} ({first.location}): {first.reason}" if first else ""
+    return (
+        f"{source}: {people} people but not one team could be made "
+        f"(mapping.strategy = {strategy!r}: check the manager or department columns in "
+        f"[source.fields]){why}"
+    )
+
+
 def _unplaced(
     people: Sequence[Person],
     by_id: Mapping[str, Person],

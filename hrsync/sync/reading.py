@@ -14,7 +14,7 @@ from typing import Literal
 from hrsync import logs
 from hrsync.config import Settings
 from hrsync.core.attributes import used_columns
-from hrsync.core.mapping import MappingError, TeamMap, build_teams
+from hrsync.core.mapping import MappingError, TeamMap, build_teams, no_team_problem
 from hrsync.core.people import Directory, read_people, template_columns
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.logcap import capped
@@ -100,20 +100,9 @@ def map_teams(settings: Settings, export: Export) -> TeamMap:
         raise InputRefused("template", exc.problems, source=export.source) from None
     if team_map.problems:
         raise InputRefused("mapping", grouped_lines(team_map.problems), source=export.source)
-    if people and not team_map.teams:
-        # process replaces the whole hierarchy: an empty one would archive every team in
-        # DX, and on a first run it would look like "in sync" while DX gets nothing.
-        first = team_map.unplaced[0] if team_map.unplaced else None
-        why = f"; e.g. {first.name} ({first.location}): {first.reason}" if first else ""
-        raise InputRefused(
-            "mapping",
-            [
-                f"{export.source}: {len(people)} people but not one team could be made "
-                f"(mapping.strategy = {settings.mapping.strategy!r}: check the manager "
-                f"or department columns in [source.fields]){why}"
-            ],
-            source=export.source,
-        )
+    empty = no_team_problem(export.source, len(people), team_map, settings.mapping.strategy)
+    if empty is not None:
+        raise InputRefused("mapping", [empty], source=export.source)
     return team_map
 
 
