@@ -36,15 +36,18 @@ from typing import Any
 
 from hrsync import logs
 from hrsync.commands.demo import CONFIG as DEMO_CONFIG
+from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
 from hrsync.simulator.core import SimulatedDx
 from hrsync.simulator.scenario import scenario_from_dict
 from hrsync.simulator.server import start_simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_sync import (
+    TOKEN,
+    scenario_for,
+)
 from generator import generate_org
 
-TOKEN = "bench-token"
-UPDATE = "users.attributes.update"
 OFFICES = ("Berlin", "Lisbon", "Toronto", "Nairobi", "Singapore", "Austin", "Sao Paulo")
 ATTRIBUTES = '\n[attributes]\n"Location" = "{Office}"\n"Level" = "{Title|first}"\n'
 OVERRIDES = {
@@ -53,30 +56,6 @@ OVERRIDES = {
     "HRSYNC_DX__MAX_REQUESTS_PER_MINUTE": "100000000",  # the limiter lifted
     "HRSYNC_LOG__FORMAT": "json",
 }
-
-
-def scenario_for(rows: list[dict[str, str]]) -> dict[str, object]:
-    users = {
-        r["Work Email"].strip().lower(): " ".join(r["Full Name"].split())
-        for r in rows
-        if r["Status"].strip() != "Terminated"
-    }
-    return {
-        "account_name": "Bench Corp",
-        "app_url": "https://app.dx.example",
-        "users": [{"name": n, "email": e} for e, n in users.items()],
-        "tokens": [
-            {
-                "value": TOKEN,
-                "kind": "account_web_api_token",
-                "scopes": ["snapshots:read", "snapshots:admin", "users:write"],
-            }
-        ],
-        "teams": [],
-        "snapshots": [],
-        "import_delay_s": 0.5,
-        "rate_limit_per_minute": None,
-    }
 
 
 class HandlerClock:
@@ -140,7 +119,10 @@ def main(argv: list[str]) -> int:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
-        scenario = scenario_from_dict(scenario_for(rows), source="<bench>")
+        scenario = scenario_from_dict(
+            scenario_for(rows, ("snapshots:read", "snapshots:admin", "users:write")),
+            source="<bench>",
+        )
         with start_simulator(scenario) as sim:
             handler = HandlerClock(sim.dx)
             config = workdir / "hrsync.toml"
@@ -148,11 +130,11 @@ def main(argv: list[str]) -> int:
             text = DEMO_CONFIG.format(base_url=sim.base_url, export=export, db=db)
             config.write_text(text + ATTRIBUTES)
             hierarchy = timed_sync(config, HRSYNC_ATTRIBUTES__ENABLED="false")
-            sim_before = handler.seconds.get(UPDATE, 0.0)
+            sim_before = handler.seconds.get(USER_ATTRIBUTES_UPDATE, 0.0)
             first = timed_sync(config)
-            sim_update = handler.seconds.get(UPDATE, 0.0) - sim_before
+            sim_update = handler.seconds.get(USER_ATTRIBUTES_UPDATE, 0.0) - sim_before
             again = timed_sync(config)
-            calls = sum(1 for r in sim.dx.requests if r.method_name == UPDATE)
+            calls = sum(1 for r in sim.dx.requests if r.method_name == USER_ATTRIBUTES_UPDATE)
     counts = first[2].get("counts", {})
     people = counts.get("attributes_updated", 0)
     if calls != people or again[2].get("counts", {}).get("attributes_unchanged") != people:

@@ -42,7 +42,9 @@ OVERRIDES = {
 }
 
 
-def scenario_for(rows: list[dict[str, str]]) -> dict[str, object]:
+def scenario_for(
+    rows: list[dict[str, str]], scopes: tuple[str, ...] = ("snapshots:read", "snapshots:admin")
+) -> dict[str, object]:
     users = {
         r["Work Email"].strip().lower(): " ".join(r["Full Name"].split())
         for r in rows
@@ -56,7 +58,7 @@ def scenario_for(rows: list[dict[str, str]]) -> dict[str, object]:
             {
                 "value": TOKEN,
                 "kind": "account_web_api_token",
-                "scopes": ["snapshots:read", "snapshots:admin"],
+                "scopes": list(scopes),
             }
         ],
         "teams": [],
