@@ -35,7 +35,7 @@ from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
 from hrsync.sources.oauth2 import TokenSource
-from hrsync.sources.pagination import PageRequest, first_request
+from hrsync.sources.pagination import PageRequest
 
 log = structlog.get_logger(__name__)
 
@@ -254,23 +254,6 @@ class HttpSession:
             f"source.max_bytes for all pages together ({self.received:,} bytes in the pages "
             f"before); raise it if the export really is this large"
         )
-
-
-def fetch(
-    settings: SourceSettings,
-    environ: Mapping[str, str],
-    http: httpx.Client | None = None,
-) -> Fetched:
-    """One request for the whole export (no pagination)."""
-    session = HttpSession(settings, environ, http)
-    try:
-        fetched = session.page(first_request(settings), 1)
-    finally:
-        session.close()
-    log.info(
-        "source.fetched", url=session.shown, bytes=fetched.size, content_type=fetched.content_type
-    )
-    return fetched
 
 
 def _credentials(
