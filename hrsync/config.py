@@ -35,7 +35,7 @@ from hrsync.core.settings import (
     StateSettings,
     SyncSettings,
 )
-from hrsync.core.templates import check_template, template_names
+from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.secret import Secret
 from hrsync.store.url import anchor_sqlite
 
@@ -249,7 +249,7 @@ def _build_attributes(raw: Any, prefix: str, problems: list[str], base: Path) ->
                 f"got {value!r}"
             )
             continue
-        if "{" in value or "}" in value:
+        if is_template(value):
             # The export's columns are checked when it is read; here only the template's shape.
             problems.extend(
                 check_template(value, template_names(value), where=f"{where} {value!r}")
