@@ -17,7 +17,15 @@ from datetime import datetime
 import httpx
 
 from hrsync import logs
-from hrsync.core.notify import Notice, Observation, Sent, decide, message
+from hrsync.core.notify import (
+    OK,
+    Notice,
+    Observation,
+    Sent,
+    decide,
+    message,
+    recovered_quietly,
+)
 from hrsync.core.settings import NotifySettings
 from hrsync.store.repo import NotifyRecord, Store
 
@@ -69,14 +77,11 @@ class Notifier:
     def after_run(self, seen: Observation, now: datetime) -> Notice | None:
         """Send what `seen` calls for; the notice delivered, or None."""
         last = self.store.notify_state()
-        notice = decide(
-            Sent(last.state, last.digest, last.notified_at) if last else None,
-            seen,
-            now,
-            on=self.settings.on,
-            repeat_s=self.settings.repeat_s,
-        )
+        sent = Sent(last.state, last.digest, last.notified_at) if last else None
+        notice = decide(sent, seen, now, on=self.settings.on, repeat_s=self.settings.repeat_s)
         if notice is None:
+            if recovered_quietly(sent, seen):
+                self.store.save_notify_state(NotifyRecord(OK, seen.digest, now, seen.run_id))
             return None
         body = message(notice, self.settings.format, now=now, host=socket.gethostname())
         if not self._post(body, notice):

@@ -120,6 +120,12 @@ def decide(
     return None
 
 
+def recovered_quietly(last: Sent | None, seen: Observation) -> bool:
+    """A success after a notified attention state with no `recovered` message (left out of
+    `notify.on`): what was sent is forgotten all the same, so the state's return is news."""
+    return seen.state == OK and last is not None and last.state in ATTENTION
+
+
 def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[str, Any]:
     """The webhook's JSON body: `json` (fields for a program) or `slack` (text for people)."""
     seen = notice.observation
