@@ -362,3 +362,44 @@ def test_a_lost_answer_left_by_a_crash_is_looked_at_briefly_then_sent_again(
         assert _members(sim, "Developer Experience") == 4
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("sim", [0.1], indirect=True)
+def test_a_lead_change_dx_gives_no_timestamp_for_is_applied_only_with_a_warning(
+    settings: Settings, sim: RunningSimulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without DX's last_changed_at, a new lead cannot be awaited: the run may say
+    # "applied" before DX did anything, and it must say so where someone hears it.
+    from structlog.testing import capture_logs
+
+    from hrsync.dx.client import DxClient
+
+    store = Store.open(settings.state.database_url)
+    try:
+        assert run_sync(settings, SyncRequest(), store=store).outcome is Outcome.APPLIED
+        rows = _sample_rows()
+        for row in rows:
+            if row["Employee ID"] == "E026":
+                row["Status"] = "Terminated"
+            elif row["Manager ID"] == "E026":
+                row["Manager ID"] = "E123"
+        for row in rows:
+            if row["Employee ID"] == "E123":
+                row["Manager ID"] = "E012"
+        assert settings.source.path is not None
+        _write_rows(settings.source.path, rows)
+        teams = DxClient.teams
+        monkeypatch.setattr(
+            DxClient,
+            "teams",
+            lambda self: [dataclasses.replace(t, last_changed_at=None) for t in teams(self)],
+        )
+        with capture_logs() as logs:
+            result = run_sync(settings, SyncRequest(), store=store)
+        assert result.outcome is Outcome.APPLIED
+        assert result.counts["lead_change"] == 1
+        (blind,) = [e for e in logs if e["event"] == "verify.no_evidence"]
+        assert blind["log_level"] == "warning"
+        assert "Machine Learning" in blind["teams"]
+    finally:
+        store.close()

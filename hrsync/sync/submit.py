@@ -80,12 +80,20 @@ def _submitted_plan(run: Run, planned: Planned) -> SubmittedPlan:
         (sub.plan.payload_rows(), sub.plan.awaiting_change)
         for sub in run.store.submissions_after(last.id if last else None)
     ]
+    refs = awaited_refs(plan)
     awaiting = awaiting_since(
-        awaited_refs(plan),
-        {r.reference_id: r.to_payload() for r in rows},
-        planned.dx_teams,
-        earlier,
+        refs, {r.reference_id: r.to_payload() for r in rows}, planned.dx_teams, earlier
     )
+    if blind := [ref for ref in refs if ref not in awaiting]:
+        # teams.list shows neither a lead's e-mail nor members: without DX's
+        # last_changed_at, "applied" for these teams rests on no evidence.
+        names = {r.reference_id: r.name for r in rows}
+        log.warning(
+            "verify.no_evidence",
+            teams=[names.get(ref, ref) for ref in blind],
+            detail="DX gives no last_changed_at for these teams: their new lead or members "
+            "cannot be verified; the run may end applied before DX applied them",
+        )
     return SubmittedPlan(
         rows=tuple(rows),
         archived_refs=tuple(a.reference_id for a in plan.archives if a.reference_id),
