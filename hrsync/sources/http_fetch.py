@@ -125,6 +125,22 @@ class HttpSession:
         except BaseException:
             self.close()
             raise
+        if self.headers or self.auth is not None or self.tokens is not None:
+            self.client.event_hooks["response"].append(self._refuse_redirect_elsewhere)
+
+    def _refuse_redirect_elsewhere(self, response: httpx.Response) -> None:
+        """httpx drops only `Authorization` on a redirect to another origin: headers from
+        source.headers (an `X-API-Key`, say) would follow to whoever answers there. A source
+        with credentials is only ever redirected within its own origin."""
+        location = response.headers.get("location")
+        if not response.is_redirect or not location:
+            return
+        target = str(response.request.url.join(location))
+        if origin(target) != origin(str(response.request.url)):
+            raise SourceError(
+                f"{self.shown} redirected to another origin ({safe_url(target)}); its "
+                "credentials are not sent there: set source.url to the final address"
+            )
 
     def close(self) -> None:
         if self._own_client:
@@ -313,3 +329,14 @@ def _userinfo(url: str) -> list[str]:
         return [part for part in (parts.username, parts.password) if part]
     except ValueError:
         return []
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of `url` (the default port when none is written)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port

@@ -23,7 +23,7 @@ import structlog
 from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError
 from hrsync.sources.csv_reader import open_csv
-from hrsync.sources.http_fetch import HttpSession, safe_url
+from hrsync.sources.http_fetch import HttpSession, origin, safe_url
 from hrsync.sources.json_reader import find_records, parse_json, records_export
 from hrsync.sources.pagination import (
     PageRequest,
@@ -176,23 +176,13 @@ def _check_short_first_page(
         )
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(scheme)
-    except ValueError:
-        port = -1
-    return scheme, (parts.hostname or "").lower(), port
-
-
 def _refuse_other_origin(settings: SourceSettings, number: int, url: str) -> None:
     """A next page must be where source.url is: every page is sent the source's
     credentials (source.headers, OAuth2, basic), so a next link to another scheme, host or
     port, written by the API, would hand them to whoever answers there."""
-    origin = _origin(url)
+    there = origin(url)
     # Not http(s) at all: the fetch refuses it with its own message.
-    if origin[0] in ("http", "https") and origin != _origin(settings.url or ""):
+    if there[0] in ("http", "https") and there != origin(settings.url or ""):
         shown = safe_url(settings.url or "")
         raise SourceError(
             f"{shown} page {number} points to its next page at {safe_url(url)}, which is not "

@@ -546,3 +546,34 @@ def test_a_paging_style_over_a_csv_answer_is_refused() -> None:
             SourceError, match=r"answered CSV, but source.pagination.style 'offset'"
         ):
             open_export(settings, environ={})
+
+
+def test_a_redirect_to_another_origin_is_refused_before_the_headers_go_there() -> None:
+    # httpx drops only Authorization on a cross-origin redirect: an X-API-Key from
+    # source.headers followed a 302 to whatever host the HR server named.
+    def elsewhere(request: Request, base: str) -> Response:
+        return Response.of_json({"value": [{"id": "1"}]})
+
+    with serve(elsewhere) as other:
+
+        def redirecting(request: Request, base: str) -> Response:
+            if request.path == "/same":
+                return Response(302, headers={"Location": f"{base}/final"})
+            if request.path == "/final":
+                return Response.of_json({"value": [{"id": "1"}]})
+            return Response(302, headers={"Location": f"{other.base_url}/steal"})
+
+        with serve(redirecting) as server:
+            env = {"HR_KEY": "s3cret-api-key"}
+            away = SourceSettings(
+                url=f"{server.base_url}/start",
+                records_path="value",
+                headers={"X-API-Key": "HR_KEY"},
+            )
+            with pytest.raises(SourceError, match="redirected to another origin") as caught:
+                open_export(away, environ=env)
+            assert "s3cret-api-key" not in str(caught.value)
+            assert other.requests == []  # nothing, and no key, reached the other host
+            # A redirect within the source's own origin is still followed.
+            same = dataclasses.replace(away, url=f"{server.base_url}/same")
+            assert ids(open_export(same, environ=env)) == ["1"]
