@@ -120,11 +120,17 @@ def _export(settings: Settings) -> list[Check]:
     return checks
 
 
+def _bullets(items: Sequence[object]) -> str:
+    """The first LIMIT items as indented bullet lines, then how many more."""
+    lines = "".join(f"\n       - {item}" for item in items[:LIMIT])
+    if len(items) > LIMIT:
+        lines += f"\n       and {len(items) - LIMIT} more"
+    return lines
+
+
 def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
     # Not a failure (a contractor without a manager is normal), never silence either.
-    lines = "".join(f"\n       - {person}" for person in unplaced[:LIMIT])
-    if len(unplaced) > LIMIT:
-        lines += f"\n       and {len(unplaced) - LIMIT} more"
+    lines = _bullets(unplaced)
     return Check(
         "people in no team",
         True,
@@ -135,9 +141,7 @@ def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
 
 
 def _weak_leads(weak: Sequence[LeadWithoutReports]) -> Check:
-    lines = "".join(f"\n       - {lead}" for lead in weak[:LIMIT])
-    if len(weak) > LIMIT:
-        lines += f"\n       and {len(weak) - LIMIT} more"
+    lines = _bullets(weak)
     return Check(
         "department leads",
         True,
