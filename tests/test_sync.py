@@ -403,3 +403,29 @@ def test_a_lead_change_dx_gives_no_timestamp_for_is_applied_only_with_a_warning(
         assert "Machine Learning" in blind["teams"]
     finally:
         store.close()
+
+
+def test_a_lost_lease_while_verifying_an_ambiguous_submission_sends_it_no_more(
+    settings: Settings, sim: RunningSimulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another sync holds the lease now and may be submitting: resending ours over it
+    # would be two writers at once.
+    from hrsync.simulator.faults import Fault
+
+    sim.dx.add_fault(Fault(method="orgfiles.teamHierarchy.process", kind="503", count=1))
+    renew = Store.renew_lease
+
+    def lost_once_sent(self: Store, *args: Any, **kwargs: Any) -> bool:
+        return renew(self, *args, **kwargs) and process_calls(sim) == 0
+
+    monkeypatch.setattr(Store, "renew_lease", lost_once_sent)
+    store = Store.open(settings.state.database_url)
+    try:
+        result = run_sync(
+            _settings_with(settings, verify_timeout_s=2.0), SyncRequest(), store=store
+        )
+        assert process_calls(sim) == 1
+        assert result.outcome is Outcome.UNVERIFIED
+        assert result.reason is not None and "lease" in result.reason
+    finally:
+        store.close()

@@ -247,6 +247,9 @@ def confirm(
                 ambiguous = False
                 continue
             return Confirmation(None, resends)
+        if not run.renew_lease():
+            # Another sync holds the lease and may be submitting: ours is sent no more.
+            return Confirmation(None, resends, "the lease was lost: not sent again")
         resends += 1
         reason = "DX's answer was lost and DX shows none of the submission"
         log.warning("sync.resent", attempt=resends, max_resends=max_resends, reason=reason)
