@@ -100,3 +100,19 @@ def test_a_preview_and_a_dry_run_send_no_attributes(tmp_path: Path, sim: Running
     assert preview.attributes is not None
     assert preview.attributes.outcome is AttributeOutcome.SKIPPED
     assert calls(sim) == 0
+
+
+def test_no_attribute_is_sent_once_another_sync_holds_the_lease(
+    tmp_path: Path, sim: RunningSimulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = settings_for(tmp_path, sim)
+    monkeypatch.setattr(Store, "renew_lease", lambda self, *args, **kwargs: False)
+    store = Store.open(settings.state.database_url)
+    try:
+        result = run_sync(settings, SyncRequest(), store=store)
+    finally:
+        store.close()
+    assert result.attributes is not None
+    assert result.attributes.outcome is AttributeOutcome.FAILED
+    assert "lease" in (result.attributes.reason or "")
+    assert calls(sim) == 0

@@ -59,6 +59,12 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
         failed_log.close()
         return Sent(outcome, updated, failures, reason)
 
+    # The hierarchy step may have ended because another sync took the lease.
+    if not run.renew_lease():
+        return result(
+            AttributeOutcome.FAILED,
+            "attributes: another sync holds the lease; nothing sent, the next run sends it",
+        )
     for done, change in enumerate(plan.changes):
         if run.stopping():
             reason = (
