@@ -116,3 +116,24 @@ def test_no_attribute_is_sent_once_another_sync_holds_the_lease(
     assert result.attributes.outcome is AttributeOutcome.FAILED
     assert "lease" in (result.attributes.reason or "")
     assert calls(sim) == 0
+
+
+def test_a_step_dx_refuses_for_every_person_is_failed_not_applied(
+    tmp_path: Path, sim: RunningSimulator
+) -> None:
+    # Nobody in the export is a DX user (or DX takes the attribute from nobody): that is a
+    # setting to fix, not 37 people's problems behind an "applied" step.
+    settings = settings_for(tmp_path, sim)
+    export = settings.source.path
+    assert export is not None
+    export.write_text(export.read_text(encoding="utf-8").replace("@", ".gone@"), "utf-8")
+    store = Store.open(settings.state.database_url)
+    try:
+        result = run_sync(settings, SyncRequest(), store=store)
+    finally:
+        store.close()
+    assert result.attributes is not None
+    assert calls(sim) > 0
+    assert result.attributes.outcome is AttributeOutcome.FAILED
+    assert "refused every one" in (result.attributes.reason or "")
+    assert result.exit_code == 1

@@ -2,7 +2,8 @@
 
 Each answer is written to the store as it comes, so a run that stops (SIGTERM, between
 calls), loses DX or its lease keeps everything DX confirmed; the next run sends the rest.
-A person DX refuses is counted and logged (`attributes.failed`), never more than that.
+A person DX refuses is counted and logged (`attributes.failed`), never more than that,
+unless DX refuses every person sent: then the step fails with one reason.
 """
 
 from __future__ import annotations
@@ -126,6 +127,15 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
                     f"{plural(total, 'call')}; the next run sends the rest",
                 )
     log.info("attributes.sent", people=total, updated=updated, failed=len(failures))
+    if total and not updated and len(failures) == total:
+        # Not one person's problem: an attribute name or value DX takes from nobody is a
+        # setting to fix, and an "applied" step would hide it behind per-person warnings.
+        first = next(iter(failures.values()))
+        return result(
+            AttributeOutcome.FAILED,
+            f"attributes: DX refused every one of the {total} people sent "
+            f"(e.g. {first}); check the [attributes] names and values",
+        )
     return result(AttributeOutcome.APPLIED)
 
 
