@@ -40,26 +40,43 @@ def forest(parents: Mapping[K, K | None], order: Iterable[K] | None = None) -> F
     when a listed node's chain passes through it.
     """
     depths: dict[K, int] = {}
-    walk_of: dict[K, int] = {}  # node -> the walk that reached it first
+    stuck: set[K] = set()  # settled without a depth: on a cycle, or their chain runs into one
     cycles: list[tuple[K, ...]] = []
-    for walk, start in enumerate(parents if order is None else order):
-        if start in walk_of:
-            continue  # reached by an earlier walk, which settled it (depth or no depth)
-        chain: list[K] = []
-        node: K | None = start
-        while node is not None and node in parents and node not in walk_of:
-            walk_of[node] = walk
+    for start in parents if order is None else order:
+        if start in depths or start in stuck or start not in parents:
+            continue  # settled by an earlier walk, or no node at all
+        # Most walks are one link long (the parent is settled already): no chain for them,
+        # which is most of the time at 100k people.
+        parent = parents[start]
+        if parent is None or parent not in parents:
+            depths[start] = 0
+            continue
+        if parent in depths:
+            depths[start] = depths[parent] + 1
+            continue
+        chain: list[K] = [start]
+        on_chain: dict[K, int] = {start: 0}  # node -> its index in `chain`
+        node: K | None = parent
+        while True:
+            if node is None or node not in parents:
+                base = -1
+                break
+            if node in depths:
+                base = depths[node]
+                break
+            if node in stuck:
+                base = None  # ran into an earlier walk that ended on a cycle
+                break
+            if node in on_chain:
+                cycles.append(tuple(chain[on_chain[node] :]))
+                base = None
+                break
+            on_chain[node] = len(chain)
             chain.append(node)
             node = parents[node]
-        if node is None or node not in parents:
-            base = -1
-        elif node in depths:
-            base = depths[node]
-        elif walk_of[node] == walk:
-            cycles.append(tuple(chain[chain.index(node) :]))
+        if base is None:
+            stuck.update(chain)
             continue
-        else:
-            continue  # ran into an earlier walk that ended on a cycle: no depths here
         # The chain's top is one below `base`, its start the deepest.
         depths.update(zip(reversed(chain), range(base + 1, base + 1 + len(chain)), strict=True))
     return Forest(depths, tuple(cycles))
