@@ -57,6 +57,7 @@ def forest(parents: Mapping[K, K | None], order: Iterable[K] | None = None) -> F
         chain: list[K] = [start]
         on_chain: dict[K, int] = {start: 0}  # node -> its index in `chain`
         node: K | None = parent
+        base: int | None  # the depth above the chain's top; None when it has none
         while True:
             if node is None or node not in parents:
                 base = -1
