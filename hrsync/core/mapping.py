@@ -68,13 +68,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hrsync.core.listing import capped
 from hrsync.core.people import Person, Problem, export_columns, normalise_name
 from hrsync.core.settings import FieldSettings, MappingSettings
-from hrsync.core.templates import Template, check_template
+from hrsync.core.templates import Template, TemplateError, check_template
 from hrsync.core.tree import ancestors, forest
 
 MANAGER_PREFIX = "manager:"
@@ -168,53 +168,97 @@ def validate_template(template: str, columns: Collection[str]) -> list[str]:
     )
 
 
-class _Template:
-    def __init__(self, template: str) -> None:
-        self._template = Template(template)
+class _Drafts:
+    """The teams while they are being built, folded and named before they are frozen: one
+    dict per field, keyed by team key (cheaper than an object per team at 15k teams, and
+    `parent` is the mapping `forest` walks)."""
 
-    def render(self, builtins: dict[str, str], person: Person) -> str:
-        values = person.attributes
+    __slots__ = ("contributors", "department", "department_path", "lead", "name", "parent")
 
-        def value_of(name: str) -> str:
-            value = builtins.get(name)
-            return values.get(name, "") if value is None else value
+    def __init__(self) -> None:
+        self.parent: dict[str, str | None] = {}
+        self.lead: dict[str, Person] = {}
+        # E-mails: a list may name one twice (a set once folding merges teams).
+        self.contributors: dict[str, Collection[str]] = {}
+        self.department: dict[str, str] = {}  # {department} of the team name
+        self.department_path: dict[str, str] = {}  # {department_path}
+        self.name: dict[str, str] = {}
 
-        return self._template.render(value_of)
-
-
-def _lead_values(lead: Person) -> dict[str, str]:
-    words = lead.name.split()
-    return {
-        "lead_name": lead.name,
-        "lead_first_name": words[0] if words else "",
-        "lead_last_name": words[-1] if words else "",
-        "lead_email": lead.email,
-        "lead_employee_id": lead.employee_id,
-    }
-
-
-# ---------------------------------------------------------------- building
-
-
-class _Draft:
-    """A team while it is being built; folded and named before it is frozen."""
-
-    __slots__ = ("builtins", "contributors", "key", "lead", "name", "parent_key")
-
-    def __init__(
+    def add(
         self,
         key: str,
         lead: Person,
-        parent_key: str | None,
-        contributors: set[str],
-        builtins: dict[str, str],
+        parent: str | None,
+        contributors: Collection[str],
+        department: str,
+        department_path: str,
     ) -> None:
-        self.key = key
-        self.lead = lead
-        self.parent_key = parent_key
-        self.contributors = contributors
-        self.builtins = builtins
-        self.name = ""
+        self.parent[key] = parent
+        self.lead[key] = lead
+        self.contributors[key] = contributors
+        self.department[key] = department
+        self.department_path[key] = department_path
+
+    def remove(self, key: str) -> None:
+        for field in (self.parent, self.lead, self.contributors, self.department):
+            del field[key]
+        del self.department_path[key]
+
+
+def _template_columns(template: str, people: Sequence[Person]) -> Collection[str]:
+    """The export's columns as far as validating `template` needs them: a template of
+    built-ins only never reads a column, and listing them visits every person."""
+    try:
+        names = Template(template).names
+    except TemplateError:
+        return ()  # refused for its syntax, whatever the columns
+    if all(name in BUILTIN_PLACEHOLDERS for name in names):
+        return ()
+    return export_columns(people)
+
+
+def _first_word(text: str) -> str:
+    words = text.split()
+    return words[0] if words else ""
+
+
+def _last_word(text: str) -> str:
+    words = text.split()
+    return words[-1] if words else ""
+
+
+# Each built-in placeholder's value for the team of a key; a built-in wins over a column
+# of its name.
+_BUILTINS: Mapping[str, Callable[[_Drafts, str], str]] = {
+    "lead_name": lambda d, key: d.lead[key].name,
+    "lead_first_name": lambda d, key: _first_word(d.lead[key].name),
+    "lead_last_name": lambda d, key: _last_word(d.lead[key].name),
+    "lead_email": lambda d, key: d.lead[key].email,
+    "lead_employee_id": lambda d, key: d.lead[key].employee_id,
+    "department": lambda d, key: d.department[key],
+    "department_path": lambda d, key: d.department_path[key],
+}
+
+
+def _column_value(column: str) -> Callable[[_Drafts, str], str]:
+    return lambda d, key: d.lead[key].attributes.get(column, "")
+
+
+class _Template:
+    """`mapping.team_name`, rendered per team from only the values it reads."""
+
+    def __init__(self, template: str) -> None:
+        self._template = Template(template)
+        self._values = tuple(
+            (name, _BUILTINS.get(name) or _column_value(name)) for name in self._template.names
+        )
+
+    def render(self, drafts: _Drafts, key: str) -> str:
+        values = {name: value(drafts, key) for name, value in self._values}
+        return self._template.render(values.__getitem__)
+
+
+# ---------------------------------------------------------------- building
 
 
 def build_teams(
@@ -227,19 +271,14 @@ def build_teams(
     """The desired teams for `people` (already filtered and validated)."""
     if not people:
         return TeamMap(teams=())
-    template_problems = validate_template(settings.team_name, export_columns(people))
+    template_problems = validate_template(
+        settings.team_name, _template_columns(settings.team_name, people)
+    )
     if template_problems:
         raise MappingError(template_problems)
-    by_id: dict[str, Person] = {}
-    duplicates: list[str] = []
-    for person in people:
-        if person.employee_id in by_id:
-            duplicates.append(
-                f"employee id {person.employee_id!r} appears twice ({person.location})"
-            )
-        by_id[person.employee_id] = person
-    if duplicates:
-        raise MappingError(duplicates)
+    by_id = {person.employee_id: person for person in people}
+    if len(by_id) < len(people):
+        raise MappingError(_duplicate_ids(people))
 
     notes: list[str] = []
     problems: list[Problem] = []
@@ -248,30 +287,51 @@ def build_teams(
         drafts = _department_drafts(people, by_id, settings, fields, notes, problems, weak_leads)
     else:
         drafts = _manager_drafts(people, by_id, notes)
-    depth = _team_depths(drafts)
     if settings.min_team_size > 0:
-        _fold_small(drafts, depth, settings.min_team_size, notes)
-        depth = _team_depths(drafts)
-    _name_teams(drafts, depth, _Template(settings.team_name), notes)
-    ordered = sorted(drafts.values(), key=lambda d: (depth[d.key], d.key))
+        _fold_small(drafts, _team_depths(drafts), settings.min_team_size, notes)
+    # Parents before children: by depth, then key (`keys` is sorted, and a stable sort
+    # by depth keeps that within a depth: two sorts in C, no key tuple per team).
+    keys, depth = _team_depths(drafts)
+    keys.sort(key=depth.__getitem__)
+    _name_teams(drafts, keys, _Template(settings.team_name), notes)
+    name, lead, parent, contributors = (
+        drafts.name,
+        drafts.lead,
+        drafts.parent,
+        drafts.contributors,
+    )
     teams = tuple(
-        DesiredTeam(
-            key=d.key,
-            name=d.name,
-            lead_email=d.lead.email,
-            lead_employee_id=d.lead.employee_id,
-            parent_key=d.parent_key,
-            contributors=tuple(sorted(d.contributors)),
-        )
-        for d in ordered
+        [
+            DesiredTeam(
+                key,
+                name[key],
+                lead[key].email,
+                lead[key].employee_id,
+                parent[key],
+                tuple(sorted(set(contributors[key]))),
+            )
+            for key in keys
+        ]
     )
     return TeamMap(
         teams=teams,
         notes=tuple(notes),
         problems=tuple(problems),
-        unplaced=_unplaced(people, by_id, teams, settings.strategy, fields, absent_managers),
+        unplaced=_unplaced(people, by_id, drafts, settings.strategy, fields, absent_managers),
         leads_without_reports=tuple(weak_leads),
     )
+
+
+def _duplicate_ids(people: Sequence[Person]) -> list[str]:
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    for person in people:
+        if person.employee_id in seen:
+            duplicates.append(
+                f"employee id {person.employee_id!r} appears twice ({person.location})"
+            )
+        seen.add(person.employee_id)
+    return duplicates
 
 
 def no_team_problem(source: str, people: int, team_map: TeamMap, strategy: str) -> str | None:
@@ -294,17 +354,19 @@ def no_team_problem(source: str, people: int, team_map: TeamMap, strategy: str) 
 def _unplaced(
     people: Sequence[Person],
     by_id: Mapping[str, Person],
-    teams: Sequence[DesiredTeam],
+    drafts: _Drafts,
     strategy: str,
     fields: FieldSettings,
     absent_managers: Collection[str],
 ) -> tuple[Unplaced, ...]:
     """Everyone the teams leave out, found from the finished teams (so whatever left
     them out, a strategy, a fold or a unit dropped for a problem, they are listed)."""
-    placed: set[str] = set()
-    for team in teams:
-        placed.update(team.contributors)
-        placed.add(team.lead_email)
+    placed: set[str] = set().union(*drafts.contributors.values())
+    placed.update([lead.email for lead in drafts.lead.values()])
+    # Teams are made of these people only, so as many placed e-mails as people means
+    # nobody is left out (the usual case), without a look-up per person.
+    if len(placed) == len(people):
+        return ()
     left_out = [p for p in people if p.email not in placed]
     if not left_out:
         return ()
@@ -375,39 +437,49 @@ def _natural(location: str) -> tuple[tuple[int, str, int], ...]:
 
 def _manager_drafts(
     people: Sequence[Person], by_id: dict[str, Person], notes: list[str]
-) -> dict[str, _Draft]:
-    reports: dict[str, set[str]] = defaultdict(set)
-    missing: dict[str, int] = defaultdict(int)
-    tops: list[Person] = []  # no manager in the export: a lead of a root team, or a loner
-    for person in people:
-        manager = person.manager_id
+) -> _Drafts:
+    # Reports grouped by the manager they name, from two lists read in export order: one
+    # pass that only appends, and no person visited again in another order (at 100k
+    # people, going back to each person per team cost more than the grouping).
+    managers = [person.manager_id for person in people]
+    by_manager: dict[str | None, list[str]] = defaultdict(list)
+    for manager, email in zip(managers, [person.email for person in people], strict=True):
+        by_manager[manager].append(email)
+    reports: dict[str, list[str]] = {}
+    missing: list[tuple[str, int]] = []
+    for manager, emails in by_manager.items():
         if manager is None:
-            tops.append(person)
-        elif manager == person.employee_id:
             continue
-        elif manager not in by_id:
-            missing[manager] += 1
-            tops.append(person)
-        else:
-            reports[manager].add(person.email)
-    for manager, count in sorted(missing.items()):
+        lead = by_id.get(manager)
+        if lead is None:
+            missing.append((manager, len(emails)))
+        elif lead.manager_id != manager:
+            reports[manager] = emails
+        elif len(emails) > 1:
+            # Someone naming themselves as manager joins no team of their own.
+            emails.remove(lead.email)
+            reports[manager] = emails
+    for manager, count in sorted(missing):
         notes.append(
             f"{count} {'person reports' if count == 1 else 'people report'} to {manager!r}, "
             "who is not in the filtered export: treated as top of the org"
         )
-    drafts: dict[str, _Draft] = {}
+    drafts = _Drafts()
     for lead_id, emails in reports.items():
         lead = by_id[lead_id]
         parent = lead.manager_id
         parent_key = None
         if parent is not None and parent in reports and parent != lead_id:
             parent_key = MANAGER_PREFIX + parent
-        builtins = _lead_values(lead)
-        builtins["department"] = builtins["department_path"] = lead.department or ""
-        drafts[MANAGER_PREFIX + lead_id] = _Draft(
-            MANAGER_PREFIX + lead_id, lead, parent_key, emails, builtins
-        )
-    loners = sum(1 for p in tops if p.employee_id not in reports)
+        department = lead.department or ""
+        drafts.add(MANAGER_PREFIX + lead_id, lead, parent_key, emails, department, department)
+    # No manager in the export: a lead of a root team, or a loner.
+    absent = {manager for manager, _ in missing}
+    loners = sum(
+        1
+        for person, manager in zip(people, managers, strict=True)
+        if (manager is None or manager in absent) and person.employee_id not in reports
+    )
     if loners:
         notes.append(
             f"{loners} {'person has' if loners == 1 else 'people have'} neither a manager "
@@ -416,13 +488,18 @@ def _manager_drafts(
     return drafts
 
 
-def _team_depths(drafts: dict[str, _Draft]) -> Mapping[str, int]:
-    return _depths_or_refuse({key: draft.parent_key for key, draft in drafts.items()})
+def _team_depths(drafts: _Drafts) -> tuple[list[str], Mapping[str, int]]:
+    """The keys sorted, and each team's depth."""
+    keys = sorted(drafts.parent)
+    return keys, _depths_or_refuse(drafts.parent, keys)
 
 
-def _depths_or_refuse(parents: Mapping[str, str | None]) -> Mapping[str, int]:
-    """Depths in a chain of managers (or their teams); a cycle is refused, naming it."""
-    tree = forest(parents, sorted(parents))
+def _depths_or_refuse(
+    parents: Mapping[str, str | None], order: Sequence[str] | None = None
+) -> Mapping[str, int]:
+    """Depths in a chain of managers (or their teams); a cycle is refused, naming it.
+    `order`: the nodes sorted, when the caller has them (the walk needs that order)."""
+    tree = forest(parents, sorted(parents) if order is None else order)
     if tree.cycles:
         cycle = tree.cycles[0]
         raise MappingError([f"manager cycle: {' -> '.join([*cycle, cycle[0]])}"])
@@ -430,72 +507,87 @@ def _depths_or_refuse(parents: Mapping[str, str | None]) -> Mapping[str, int]:
 
 
 def _fold_small(
-    drafts: dict[str, _Draft], depth: Mapping[str, int], minimum: int, notes: list[str]
+    drafts: _Drafts,
+    sorted_depths: tuple[list[str], Mapping[str, int]],
+    minimum: int,
+    notes: list[str],
 ) -> None:
+    keys, depth = sorted_depths
+    parent_of = drafts.parent
+    members = {key: set(emails) for key, emails in drafts.contributors.items()}
     children: dict[str, list[str]] = defaultdict(list)
-    for draft in drafts.values():
-        if draft.parent_key is not None:
-            children[draft.parent_key].append(draft.key)
-    placed: set[str] = set()
-    for draft in drafts.values():
-        placed.update(draft.contributors)
-    for key in sorted(drafts, key=lambda k: (-depth[k], k)):
-        team = drafts[key]
-        size = len(team.contributors)
+    for key, parent_key in parent_of.items():
+        if parent_key is not None:
+            children[parent_key].append(key)
+    placed: set[str] = set().union(*members.values())
+    # Deepest first, then by key: `keys` is sorted, the sort by depth stable.
+    for key in sorted(keys, key=lambda k: -depth[k]):
+        size = len(members[key])
         if size >= minimum:
             continue
-        if team.parent_key is None:
+        parent_key = parent_of[key]
+        if parent_key is None:
             notes.append(
                 f"kept root team {key} with {size} contributor(s), below min_team_size "
                 f"{minimum}: a root team is never folded"
             )
             continue
-        parent = drafts[team.parent_key]
-        parent.contributors |= team.contributors
-        if team.lead.email not in placed:
-            parent.contributors.add(team.lead.email)
-            placed.add(team.lead.email)
+        merged = members[parent_key]
+        merged |= members.pop(key)
+        lead_email = drafts.lead[key].email
+        if lead_email not in placed:
+            merged.add(lead_email)
+            placed.add(lead_email)
         moved = children.pop(key, [])
         for child in moved:
-            drafts[child].parent_key = parent.key
-        children[parent.key] = [c for c in children[parent.key] if c != key] + moved
-        del drafts[key]
+            parent_of[child] = parent_key
+        children[parent_key] = [c for c in children[parent_key] if c != key] + moved
+        drafts.remove(key)
         notes.append(
             f"folded {key} ({size} contributor(s), below min_team_size {minimum}) into "
-            f"{parent.key}; {len(moved)} sub-team(s) re-attached to {parent.key}"
+            f"{parent_key}; {len(moved)} sub-team(s) re-attached to {parent_key}"
         )
+    drafts.contributors = {key: emails for key, emails in members.items()}
 
 
-def _name_teams(
-    drafts: dict[str, _Draft], depth: Mapping[str, int], template: _Template, notes: list[str]
-) -> None:
-    groups: dict[str, list[_Draft]] = defaultdict(list)
-    for key in sorted(drafts):
-        draft = drafts[key]
-        name = template.render(draft.builtins, draft.lead)
+def _name_teams(drafts: _Drafts, keys: list[str], template: _Template, notes: list[str]) -> None:
+    """Each team's name, made unique; `keys`: every team, by depth and then key."""
+    names = drafts.name
+    render = template.render
+    blank: list[str] = []
+    for key in keys:
+        name = render(drafts, key)
         if not name:
-            name = f"{draft.lead.name}'s team"
-            notes.append(f"team {key}: the name template rendered empty; named it {name!r}")
-        draft.name = name
-        groups[name.casefold()].append(draft)
-    taken = set(groups)
-    for folded in sorted(groups):
-        # Highest in the hierarchy first, so a suffixed team is never the parent of the
-        # plain one ("Sales (2)" above "Sales"); keys break ties for determinism.
-        group = sorted(groups[folded], key=lambda d: (depth[d.key], d.key))
-        if len(group) < 2:
-            continue
-        base = group[0].name
+            name = f"{drafts.lead[key].name}'s team"
+            blank.append(key)
+        names[key] = name
+    for key in sorted(blank):
+        notes.append(f"team {key}: the name template rendered empty; named it {names[key]!r}")
+    folded_names = [names[key].casefold() for key in keys]
+    taken = set(folded_names)
+    if len(taken) == len(keys):
+        return  # every name is unique already: nothing to suffix
+    groups: dict[str, list[str]] = defaultdict(list)
+    for folded, key in zip(folded_names, keys, strict=True):
+        groups[folded].append(key)
+    for folded in sorted(folded for folded, group in groups.items() if len(group) > 1):
+        # Highest in the hierarchy first (the order of `keys`), so a suffixed team is
+        # never the parent of the plain one ("Sales (2)" above "Sales"); keys break ties
+        # for determinism.
+        first, *others = groups[folded]
+        base = names[first]
         renamed: list[str] = []
         suffix = 2
-        for draft in group[1:]:
-            while f"{draft.name} ({suffix})".casefold() in taken:
+        for key in others:
+            name = names[key]
+            while f"{name} ({suffix})".casefold() in taken:
                 suffix += 1
-            draft.name = f"{draft.name} ({suffix})"
-            taken.add(draft.name.casefold())
-            renamed.append(f"{draft.key} -> {draft.name!r}")
+            name = f"{name} ({suffix})"
+            names[key] = name
+            taken.add(name.casefold())
+            renamed.append(f"{key} -> {name!r}")
         notes.append(
-            f"{len(group)} teams are named {base!r}: {group[0].key} keeps it, {capped(renamed)}"
+            f"{len(others) + 1} teams are named {base!r}: {first} keeps it, {capped(renamed)}"
         )
 
 
@@ -527,7 +619,7 @@ def _department_drafts(
     notes: list[str],
     problems: list[Problem],
     weak_leads: list[LeadWithoutReports],
-) -> dict[str, _Draft]:
+) -> _Drafts:
     units = _build_units(people, settings.department_separator, fields, notes, problems)
     seniority = _seniority(people)
     has_reports = {p.manager_id for p in people if p.manager_id != p.employee_id}
@@ -564,20 +656,17 @@ def _department_drafts(
                     LeadWithoutReports(unit_id, lead.employee_id, lead.name, lead.location)
                 )
         leads[unit_id] = lead
-    drafts: dict[str, _Draft] = {}
+    drafts = _Drafts()
     for unit_id, lead in leads.items():
         unit = units[unit_id]
         parent = next((a for a in ancestors(parents, unit_id) if a in leads), None)
-        builtins = _lead_values(lead)
-        builtins["department"] = unit.label
-        builtins["department_path"] = unit_id
-        key = DEPARTMENT_PREFIX + unit_id
-        drafts[key] = _Draft(
-            key,
+        drafts.add(
+            DEPARTMENT_PREFIX + unit_id,
             lead,
             None if parent is None else DEPARTMENT_PREFIX + parent,
             {p.email for p in unit.members},
-            builtins,
+            unit.label,
+            unit_id,
         )
     return drafts
 
