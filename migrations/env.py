@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import Engine
 
 from hrsync.store.engine import make_engine
-from hrsync.store.models import Base
+from hrsync.store.models import metadata
 
 config = context.config
 engine = config.attributes.get("engine")
@@ -23,7 +23,7 @@ assert isinstance(engine, Engine)
 with engine.connect() as connection:
     context.configure(
         connection=connection,
-        target_metadata=Base.metadata,
+        target_metadata=metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
     )

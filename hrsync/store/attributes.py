@@ -10,36 +10,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select, update
 
 from hrsync.core.attributes import Failure
 from hrsync.store import models
-from hrsync.store.engine import session_factory
 from hrsync.store.repo import Store
+from hrsync.store.sessions import StoreSessions
 
 
-class AttributeStore:
+class AttributeStore(StoreSessions):
     def __init__(self, store: Store) -> None:
-        self._sessions = session_factory(store.engine)
+        super().__init__(store.engine)
 
     def confirmed(self) -> dict[str, dict[str, str]]:
         """Per e-mail, the value DX last confirmed for each attribute."""
+        values = models.attribute_values
         out: dict[str, dict[str, str]] = {}
-        with self._sessions() as s:
-            rows = s.execute(
-                select(
-                    models.AttributeValue.email,
-                    models.AttributeValue.name,
-                    models.AttributeValue.value,
-                )
-            )
+        with self._read() as s:
+            rows = s.execute(select(values.c.email, values.c.name, values.c.value))
             for email, name, value in rows:
                 out.setdefault(email, {})[name] = value
         return out
 
     def failures(self) -> dict[str, Failure]:
-        with self._sessions() as s:
-            rows = s.scalars(select(models.AttributeFailure))
+        with self._read() as s:
+            rows = s.execute(select(models.attribute_failures))
             return {r.email: Failure(r.error, r.failed_at, r.values_digest) for r in rows}
 
     def record(
@@ -51,46 +46,43 @@ class AttributeStore:
         failure: Failure | None = None,
     ) -> None:
         """One person's answer: the values DX confirmed, and their failure or its end."""
-        with self._sessions() as s, s.begin():
+        values, failures = models.attribute_values, models.attribute_failures
+        with self._write() as s:
             if confirmed:
-                existing = {
-                    row.name: row
-                    for row in s.scalars(
-                        select(models.AttributeValue).where(
-                            models.AttributeValue.email == email,
-                            models.AttributeValue.name.in_(list(confirmed)),
+                stored_names = set(
+                    s.scalars(
+                        select(values.c.name).where(
+                            values.c.email == email, values.c.name.in_(list(confirmed))
                         )
                     )
-                }
+                )
                 for name, value in confirmed.items():
-                    row = existing.get(name)
-                    if row is None:
-                        s.add(
-                            models.AttributeValue(
+                    if name in stored_names:
+                        s.execute(
+                            update(values)
+                            .where(values.c.email == email, values.c.name == name)
+                            .values(value=value, confirmed_at=now)
+                        )
+                    else:
+                        s.execute(
+                            insert(values).values(
                                 email=email, name=name, value=value, confirmed_at=now
                             )
                         )
-                    else:
-                        row.value, row.confirmed_at = value, now
-            stored = s.get(models.AttributeFailure, email)
             if failure is None:
-                if stored is not None:
-                    s.delete(stored)
-            elif stored is None:
-                s.add(
-                    models.AttributeFailure(
-                        email=email,
-                        error=failure.error,
-                        failed_at=failure.failed_at,
-                        values_digest=failure.digest,
-                    )
-                )
-            else:
-                stored.error, stored.failed_at = failure.error, failure.failed_at
-                stored.values_digest = failure.digest
+                s.execute(delete(failures).where(failures.c.email == email))
+                return
+            failed = {
+                "error": failure.error,
+                "failed_at": failure.failed_at,
+                "values_digest": failure.digest,
+            }
+            updated = s.execute(update(failures).where(failures.c.email == email).values(failed))
+            if updated.rowcount == 0:
+                s.execute(insert(failures).values(email=email, **failed))
 
     def forget(self) -> None:
         """Drop every confirmed value and failure: the next run sends everyone again."""
-        with self._sessions() as s, s.begin():
-            s.execute(delete(models.AttributeValue))
-            s.execute(delete(models.AttributeFailure))
+        with self._write() as s:
+            s.execute(delete(models.attribute_values))
+            s.execute(delete(models.attribute_failures))

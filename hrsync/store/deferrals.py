@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
 from hrsync.store import models
 from hrsync.store.sessions import StoreSessions
@@ -24,23 +24,25 @@ class DeferralQueries(StoreSessions):
     def add_deferral(
         self, run_id: str | None, reason: str, resume_at: datetime, now: datetime
     ) -> None:
+        deferrals = models.deferrals
         with self._write() as s:
             # Only the newest deferral matters: a new one supersedes the older ones.
             s.execute(
-                update(models.Deferral)
-                .where(models.Deferral.resolved_at.is_(None))
-                .values(resolved_at=now)
+                update(deferrals).where(deferrals.c.resolved_at.is_(None)).values(resolved_at=now)
             )
-            s.add(
-                models.Deferral(run_id=run_id, reason=reason, resume_at=resume_at, created_at=now)
+            s.execute(
+                insert(deferrals).values(
+                    run_id=run_id, reason=reason, resume_at=resume_at, created_at=now
+                )
             )
 
     def pending_deferral(self) -> DeferralRecord | None:
-        with self._sessions() as s:
-            row = s.scalars(
-                select(models.Deferral)
-                .where(models.Deferral.resolved_at.is_(None))
-                .order_by(models.Deferral.id.desc())
+        deferrals = models.deferrals
+        with self._read() as s:
+            row = s.execute(
+                select(deferrals)
+                .where(deferrals.c.resolved_at.is_(None))
+                .order_by(deferrals.c.id.desc())
                 .limit(1)
             ).first()
             if row is None:
@@ -48,9 +50,8 @@ class DeferralQueries(StoreSessions):
             return DeferralRecord(row.id, row.run_id, row.reason, row.resume_at, row.created_at)
 
     def resolve_deferrals(self, now: datetime) -> None:
+        deferrals = models.deferrals
         with self._write() as s:
             s.execute(
-                update(models.Deferral)
-                .where(models.Deferral.resolved_at.is_(None))
-                .values(resolved_at=now)
+                update(deferrals).where(deferrals.c.resolved_at.is_(None)).values(resolved_at=now)
             )

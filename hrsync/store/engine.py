@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.orm import Session, sessionmaker
 
 from hrsync.store.url import parse_database_url
 
@@ -44,7 +43,3 @@ def make_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
-
-
-def session_factory(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(engine, expire_on_commit=False)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
+
 from hrsync.store import models
 from hrsync.store.lease import this_host
 from hrsync.store.sessions import StoreSessions
@@ -49,11 +51,12 @@ class HeartbeatQueries(StoreSessions):
         }
         with self._write() as s:
             # An upsert: two replicas starting together both find no row to update.
-            s.execute(upsert(self.engine, models.Heartbeat, {"name": name}, values))
+            s.execute(upsert(self.engine, models.heartbeats, {"name": name}, values))
 
     def heartbeat(self, name: str = "daemon") -> HeartbeatRecord | None:
-        with self._sessions() as s:
-            row = s.get(models.Heartbeat, name)
+        heartbeats = models.heartbeats
+        with self._read() as s:
+            row = s.execute(select(heartbeats).where(heartbeats.c.name == name)).first()
             if row is None:
                 return None
             return HeartbeatRecord(

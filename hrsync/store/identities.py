@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Update, bindparam, insert, select, update
 
 from hrsync.core.identity import KnownIdentity
 from hrsync.store import models
@@ -22,8 +22,19 @@ def member_digest(members: Sequence[str] | frozenset[str]) -> str:
 
 class IdentityQueries(StoreSessions):
     def load_identities(self) -> list[KnownIdentity]:
-        with self._sessions() as s:
-            rows = s.scalars(select(models.TeamIdentity).order_by(models.TeamIdentity.id)).all()
+        ti = models.team_identities
+        with self._read() as s:
+            rows = s.execute(
+                select(
+                    ti.c.hr_key,
+                    ti.c.reference_id,
+                    ti.c.name,
+                    ti.c.parent_key,
+                    ti.c.lead_email,
+                    ti.c.members_json,
+                    ti.c.retired_at,
+                ).order_by(ti.c.id)
+            )
             return [
                 KnownIdentity(
                     key=r.hr_key,
@@ -44,20 +55,20 @@ class IdentityQueries(StoreSessions):
         would otherwise rewrite thousands of rows); `last_seen` of every active identity
         moves to `now` in one statement.
         """
-        ti = models.TeamIdentity
+        ti = models.team_identities
         with self._write() as s:
             existing = {
                 row.reference_id: row
                 for row in s.execute(
                     select(
-                        ti.id,
-                        ti.reference_id,
-                        ti.hr_key,
-                        ti.name,
-                        ti.parent_key,
-                        ti.lead_email,
-                        ti.member_digest,
-                        ti.retired_at,
+                        ti.c.id,
+                        ti.c.reference_id,
+                        ti.c.hr_key,
+                        ti.c.name,
+                        ti.c.parent_key,
+                        ti.c.lead_email,
+                        ti.c.member_digest,
+                        ti.c.retired_at,
                     )
                 )
             }
@@ -92,29 +103,38 @@ class IdentityQueries(StoreSessions):
                 if old.hr_key != ident.key:
                     # Keys move between rows (continuity re-keys a team): park them
                     # first so the unique constraint on hr_key holds at every statement.
-                    parked.append({"id": old.id, "hr_key": f"~moving~{old.id}"})
+                    parked.append({"row_id": old.id, "hr_key": f"~moving~{old.id}"})
                 changes.append(
                     {
                         **values,
-                        "id": old.id,
+                        "row_id": old.id,
                         "members_json": json.dumps(sorted(ident.members)),
                         "retired_at": retired_at,
                     }
                 )
-            # ORM bulk statements: UPDATE by primary key and INSERT, one executemany each.
+            # UPDATE by primary key and INSERT, one executemany each.
             if parked:
-                s.execute(update(ti), parked)
+                s.execute(_by_row_id(("hr_key",)), parked)
             if changes:
-                s.execute(update(ti), changes)
+                s.execute(_by_row_id((*values, "members_json", "retired_at")), changes)
             if inserts:
                 s.execute(insert(ti), inserts)
-            s.execute(update(ti).where(ti.retired_at.is_(None)).values(last_seen=now))
+            s.execute(update(ti).where(ti.c.retired_at.is_(None)).values(last_seen=now))
 
     def active_team_count(self) -> int:
         """Teams hrsync keeps in DX now (identities not retired)."""
-        with self._sessions() as s:
-            return len(
-                s.scalars(
-                    select(models.TeamIdentity.id).where(models.TeamIdentity.retired_at.is_(None))
-                ).all()
-            )
+        ti = models.team_identities
+        with self._read() as s:
+            return len(s.scalars(select(ti.c.id).where(ti.c.retired_at.is_(None))).all())
+
+
+def _by_row_id(columns: Sequence[str]) -> Update:
+    """UPDATE one row by its id (`row_id` in each parameter set) to the values of
+    `columns` (each parameter set names them), for an executemany."""
+    ti = models.team_identities
+    # The WHERE's parameter may not share a column's name: SET claims those.
+    return (
+        update(ti)
+        .where(ti.c.id == bindparam("row_id"))
+        .values({name: bindparam(name) for name in columns})
+    )

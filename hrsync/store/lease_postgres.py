@@ -13,11 +13,9 @@ from datetime import datetime
 
 from sqlalchemy import Connection, Engine, func, select, text
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
 
-from hrsync.store import models
 from hrsync.store.lease import LeaseState, advisory_key
-from hrsync.store.lease_row import RowLease, state_of
+from hrsync.store.lease_row import RowLease, lease_row, state_of
 
 # How fast the PostgreSQL server gives up on a holder whose machine vanished without
 # closing its socket: idle + interval * count seconds (about 25 s), instead of the
@@ -39,8 +37,8 @@ class _Held:
 class AdvisoryLease(RowLease):
     """PostgreSQL: the lock is `pg_try_advisory_lock` on a dedicated session."""
 
-    def __init__(self, engine: Engine, sessions: sessionmaker[Session]) -> None:
-        super().__init__(engine, sessions)
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
         self._held: dict[str, _Held] = {}
 
     def acquire(self, holder: str, now: datetime, ttl_s: float, name: str) -> LeaseState:
@@ -108,11 +106,11 @@ class AdvisoryLease(RowLease):
         """Who holds the lock, as the lock itself says: the holder's session carries its
         name (application_name), set before it took the lock, so a holder is named even
         before its row is written, and a dead holder's leftover row is not believed."""
-        with self._sessions() as s:
+        with self._read() as s:
             row = s.execute(_LOCK_HOLDERS, _key_params(name)).first()
             if row is None:
                 return None
-            lease = s.get(models.Lease, name)
+            lease = lease_row(s, name)
         pid, session_name = int(row[0]), str(row[1] or "")
         if lease is not None and _same_holder(lease.holder, session_name):
             return state_of(lease, acquired=False)
@@ -129,7 +127,7 @@ class AdvisoryLease(RowLease):
     def _lock_connection(self, holder: str) -> Connection:
         # Autocommit: the session holds the lock, not a transaction; a transaction left
         # open for a whole run would also hold back vacuum.
-        conn = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
         settings = {**KEEPALIVE_SETTINGS, "application_name": _session_name(holder)}
         try:
             for setting, value in settings.items():

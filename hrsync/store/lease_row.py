@@ -5,34 +5,28 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, delete, update
+from sqlalchemy import Connection, Engine, Row, delete, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
 
 from hrsync.store import models
 from hrsync.store.lease import LeaseState, this_host
+from hrsync.store.sessions import StoreSessions
 from hrsync.store.upsert import insert_or_nothing, upsert
 
+_LEASES = models.leases
 
-class RowLease:
+
+class RowLease(StoreSessions):
     """The lease as a row with a TTL (SQLite, and the information row on PostgreSQL)."""
 
-    def __init__(self, engine: Engine, sessions: sessionmaker[Session]) -> None:
-        self._engine = engine
-        self._sessions = sessions
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
         self._mutex = threading.Lock()
         self._mine: set[tuple[str, str]] = set()  # (name, holder) taken by this Store
-
-    @contextmanager
-    def _write(self) -> Iterator[Session]:
-        with self._sessions() as session, session.begin():
-            yield session
 
     # ------------------------------------------------------------- public
 
@@ -55,8 +49,8 @@ class RowLease:
 
     def current(self, now: datetime, name: str) -> LeaseState | None:
         """Who holds the lease now (None when nobody does), without taking it."""
-        with self._sessions() as s:
-            lease = s.get(models.Lease, name)
+        with self._read() as s:
+            lease = lease_row(s, name)
             if lease is None or lease_is_stale(lease, now):
                 return None
             with self._mutex:
@@ -85,13 +79,13 @@ class RowLease:
         try:
             with self._write() as s:
                 if force:
-                    s.execute(upsert(self._engine, models.Lease, {"name": name}, values))
+                    s.execute(upsert(self.engine, _LEASES, {"name": name}, values))
                     return taken
-                lease = s.get(models.Lease, name)
+                lease = lease_row(s, name)
                 if lease is None:
                     # Two acquirers may both find no row: the insert decides between them.
                     inserted = s.execute(
-                        insert_or_nothing(self._engine, models.Lease, {"name": name}, values)
+                        insert_or_nothing(self.engine, _LEASES, {"name": name}, values)
                     )
                     won = _rowcount(inserted) == 1
                 elif lease.holder != holder and not lease_is_stale(lease, now):
@@ -100,14 +94,13 @@ class RowLease:
                     # Compare-and-swap on the row we judged: a rival that replaced it
                     # in the meantime keeps it.
                     replaced = s.execute(
-                        update(models.Lease)
+                        update(_LEASES)
                         .where(
-                            models.Lease.name == name,
-                            models.Lease.holder == lease.holder,
-                            models.Lease.acquired_at == lease.acquired_at,
+                            _LEASES.c.name == name,
+                            _LEASES.c.holder == lease.holder,
+                            _LEASES.c.acquired_at == lease.acquired_at,
                         )
                         .values(**values)
-                        .execution_options(synchronize_session=False)
                     )
                     won = _rowcount(replaced) == 1
                 if won:
@@ -117,8 +110,8 @@ class RowLease:
         return self._turned_away(now, name)
 
     def _turned_away(self, now: datetime, name: str) -> LeaseState:
-        with self._sessions() as s:
-            lease = s.get(models.Lease, name)
+        with self._read() as s:
+            lease = lease_row(s, name)
             if lease is not None:
                 return state_of(lease, acquired=False)
         # The winner has not written its row yet, or already deleted it.
@@ -127,20 +120,23 @@ class RowLease:
     def _renew_row(self, holder: str, now: datetime, ttl_s: float, name: str) -> bool:
         with self._write() as s:
             result = s.execute(
-                update(models.Lease)
-                .where(models.Lease.name == name, models.Lease.holder == holder)
+                update(_LEASES)
+                .where(_LEASES.c.name == name, _LEASES.c.holder == holder)
                 .values(expires_at=now + timedelta(seconds=ttl_s))
             )
             return _rowcount(result) > 0
 
     def _delete_row(self, holder: str, name: str) -> None:
         with self._write() as s:
-            s.execute(
-                delete(models.Lease).where(models.Lease.name == name, models.Lease.holder == holder)
-            )
+            s.execute(delete(_LEASES).where(_LEASES.c.name == name, _LEASES.c.holder == holder))
 
 
-def state_of(lease: models.Lease, *, acquired: bool) -> LeaseState:
+def lease_row(connection: Connection, name: str) -> Row[Any] | None:
+    """The lease row called `name`, None when there is none."""
+    return connection.execute(select(_LEASES).where(_LEASES.c.name == name)).first()
+
+
+def state_of(lease: Row[Any], *, acquired: bool) -> LeaseState:
     return LeaseState(
         acquired, lease.holder, lease.host, lease.pid, lease.acquired_at, lease.expires_at
     )
@@ -150,7 +146,7 @@ def _rowcount(result: Any) -> int:
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-def lease_is_stale(lease: models.Lease, now: datetime) -> bool:
+def lease_is_stale(lease: Row[Any], now: datetime) -> bool:
     """Whether a row lease may be taken over.
 
     On this machine (same host name and pid namespace) we can see the holder: it is
@@ -158,16 +154,17 @@ def lease_is_stale(lease: models.Lease, now: datetime) -> bool:
     (a restarted container gives hrsync the same pid every time), whatever the TTL
     says, so a slow but live run is never overtaken. Elsewhere only the TTL can tell.
     """
-    recorded = lease.pid_started or ""
-    visible = lease.host == this_host() and recorded.rpartition("@")[0] == _pid_namespace()
+    recorded: str | None = lease.pid_started
+    expired = bool(lease.expires_at <= now)
+    visible = lease.host == this_host() and (recorded or "").rpartition("@")[0] == _pid_namespace()
     if not visible:
-        return lease.expires_at <= now
+        return expired
     if not _pid_alive(lease.pid):
         return True
     started_now = process_started(lease.pid)
-    if None in (started_now, lease.pid_started):
-        return lease.expires_at <= now  # no /proc: fall back to the TTL
-    return started_now != lease.pid_started
+    if started_now is None or recorded is None:
+        return expired  # no /proc: fall back to the TTL
+    return started_now != recorded
 
 
 def process_started(pid: int) -> str | None:

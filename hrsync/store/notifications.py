@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy import select
+
 from hrsync.store import models
 from hrsync.store.sessions import StoreSessions
 from hrsync.store.upsert import upsert
@@ -21,8 +23,9 @@ class NotifyRecord:
 
 class NotificationQueries(StoreSessions):
     def notify_state(self, name: str = "webhook") -> NotifyRecord | None:
-        with self._sessions() as s:
-            row = s.get(models.NotifyState, name)
+        notify_state = models.notify_state
+        with self._read() as s:
+            row = s.execute(select(notify_state).where(notify_state.c.name == name)).first()
             if row is None:
                 return None
             return NotifyRecord(row.state, row.digest, row.notified_at, row.run_id)
@@ -35,4 +38,4 @@ class NotificationQueries(StoreSessions):
             "run_id": record.run_id,
         }
         with self._write() as s:
-            s.execute(upsert(self.engine, models.NotifyState, {"name": name}, values))
+            s.execute(upsert(self.engine, models.notify_state, {"name": name}, values))

@@ -48,7 +48,7 @@ class Store(
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)
         lease = AdvisoryLease if engine.dialect.name == "postgresql" else RowLease
-        self._leases: Leases = lease(engine, self._sessions)
+        self._leases: Leases = lease(engine)
 
     @classmethod
     def open(cls, database_url: str, *, migrate: bool = True) -> Store:

@@ -7,8 +7,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, insert, select, update
 
 from hrsync.store import models
 from hrsync.store.sessions import StoreSessions
@@ -35,7 +36,11 @@ class RunRecord:
 class RunQueries(StoreSessions):
     def start_run(self, run_id: str, trigger: str, now: datetime, *, dry_run: bool) -> None:
         with self._write() as s:
-            s.add(models.Run(id=run_id, trigger=trigger, started_at=now, dry_run=int(dry_run)))
+            s.execute(
+                insert(models.runs).values(
+                    id=run_id, trigger=trigger, started_at=now, dry_run=int(dry_run)
+                )
+            )
 
     def finish_run(
         self,
@@ -51,43 +56,54 @@ class RunQueries(StoreSessions):
         action: str | None = None,
     ) -> None:
         with self._write() as s:
-            run = s.get(models.Run, run_id)
-            if run is None:
+            finished = s.execute(
+                update(models.runs)
+                .where(models.runs.c.id == run_id)
+                .values(
+                    finished_at=now,
+                    outcome=outcome,
+                    exit_code=exit_code,
+                    counts_json=json.dumps(dict(counts), sort_keys=True),
+                    reason=reason,
+                    plan_digest=plan_digest,
+                    people_count=people_count,
+                    action=action,
+                )
+            )
+            if finished.rowcount == 0:
                 raise KeyError(f"run {run_id} was never started")
-            run.finished_at, run.outcome, run.exit_code = now, outcome, exit_code
-            run.counts_json = json.dumps(dict(counts), sort_keys=True)
-            run.reason, run.plan_digest, run.people_count = reason, plan_digest, people_count
-            run.action = action
 
     def recent_runs(self, limit: int = 20, *, operational_only: bool = False) -> list[RunRecord]:
         """Newest first. `operational_only` leaves out dry runs and previews, which say
         nothing about whether syncing works."""
-        query = select(models.Run).order_by(models.Run.started_at.desc()).limit(limit)
+        runs = models.runs
+        query = select(runs).order_by(runs.c.started_at.desc()).limit(limit)
         if operational_only:
-            query = query.where(models.Run.dry_run == 0)
-        with self._sessions() as s:
-            return [_run_record(r) for r in s.scalars(query).all()]
+            query = query.where(runs.c.dry_run == 0)
+        with self._read() as s:
+            return [_run_record(r) for r in s.execute(query)]
 
     def last_accepted_people_count(self) -> int | None:
         """People in the last export DX accepted (for the shrink guard): the newer of the
         last in-sync or applied run and the last verified submission (which may have
         been verified by a later run, after its own run gave up waiting)."""
-        with self._sessions() as s:
+        runs, submissions = models.runs, models.submissions
+        with self._read() as s:
             run = s.execute(
-                select(models.Run.people_count, models.Run.started_at)
+                select(runs.c.people_count, runs.c.started_at)
                 .where(
-                    models.Run.outcome.in_(ACCEPTED_OUTCOMES),
-                    models.Run.dry_run == 0,
-                    models.Run.people_count.is_not(None),
+                    runs.c.outcome.in_(ACCEPTED_OUTCOMES),
+                    runs.c.dry_run == 0,
+                    runs.c.people_count.is_not(None),
                 )
-                .order_by(models.Run.started_at.desc())
+                .order_by(runs.c.started_at.desc())
                 .limit(1)
             ).first()
             sub = s.execute(
-                select(models.Submission.people_count, models.Run.started_at)
-                .join(models.Run, models.Run.id == models.Submission.run_id)
-                .where(models.Submission.status == SubmissionStatus.VERIFIED)
-                .order_by(models.Run.started_at.desc())
+                select(submissions.c.people_count, runs.c.started_at)
+                .join(runs, runs.c.id == submissions.c.run_id)
+                .where(submissions.c.status == SubmissionStatus.VERIFIED)
+                .order_by(runs.c.started_at.desc())
                 .limit(1)
             ).first()
         candidates = [c for c in (run, sub) if c is not None]
@@ -110,21 +126,22 @@ class RunQueries(StoreSessions):
     def last_run_by_outcome(self) -> dict[str, RunRecord]:
         """The newest finished operational run of each outcome (for the metrics at start)."""
         latest: dict[str, RunRecord] = {}
-        with self._sessions() as s:
+        runs = models.runs
+        with self._read() as s:
             query = (
-                select(models.Run)
-                .where(models.Run.dry_run == 0, models.Run.outcome.is_not(None))
-                .order_by(models.Run.started_at.desc())
+                select(runs)
+                .where(runs.c.dry_run == 0, runs.c.outcome.is_not(None))
+                .order_by(runs.c.started_at.desc())
                 .limit(500)
             )
-            for row in s.scalars(query).all():
+            for row in s.execute(query):
                 record = _run_record(row)
                 if record.outcome is not None:
                     latest.setdefault(record.outcome, record)
         return latest
 
 
-def _run_record(r: models.Run) -> RunRecord:
+def _run_record(r: Row[Any]) -> RunRecord:
     return RunRecord(
         id=r.id,
         trigger=r.trigger,

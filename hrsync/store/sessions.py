@@ -1,4 +1,4 @@
-"""What every part of the Store shares: the engine and its sessions.
+"""What every part of the Store shares: the engine and its transactions.
 
 Every public query commits or rolls back before it returns, so a SIGKILL between two
 calls leaves the store consistent: either a step is recorded whole or not at all.
@@ -9,10 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session
-
-from hrsync.store.engine import session_factory
+from sqlalchemy import Connection, Engine
 
 
 class StoreSessions:
@@ -20,9 +17,15 @@ class StoreSessions:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._sessions = session_factory(engine)
 
     @contextmanager
-    def _write(self) -> Iterator[Session]:
-        with self._sessions() as session, session.begin():
-            yield session
+    def _write(self) -> Iterator[Connection]:
+        """One transaction: committed when the block ends, rolled back when it raises."""
+        with self.engine.begin() as connection:
+            yield connection
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        """A connection for reads; what it began is rolled back when the block ends."""
+        with self.engine.connect() as connection:
+            yield connection

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, Row, insert, select, update
 
 from hrsync.core.plan import SeenTeam
 from hrsync.dx.methods import PROCESS
@@ -58,19 +58,22 @@ class SubmissionQueries(StoreSessions):
         """Record a submission as pending, before the call; returns its id."""
         payload = [r.to_payload() for r in plan.rows]
         with self._write() as s:
-            row = models.Submission(
-                run_id=run_id,
-                method=method,
-                payload_digest=plan.digest,
-                payload_json=json.dumps(payload, separators=(",", ":")),
-                plan_json=plan.to_json(),
-                people_count=people_count,
-                status=SubmissionStatus.PENDING.value,
-                created_at=now,
+            inserted = s.execute(
+                insert(models.submissions).values(
+                    run_id=run_id,
+                    method=method,
+                    payload_digest=plan.digest,
+                    payload_json=json.dumps(payload, separators=(",", ":")),
+                    plan_json=plan.to_json(),
+                    people_count=people_count,
+                    status=SubmissionStatus.PENDING.value,
+                    created_at=now,
+                )
             )
-            s.add(row)
-            s.flush()
-            return row.id
+            (submission_id,) = inserted.inserted_primary_key_rows[0] or (None,)
+            if not isinstance(submission_id, int):
+                raise RuntimeError(f"the database gave no id for the submission: {submission_id!r}")
+            return submission_id
 
     def mark_submission(
         self,
@@ -82,29 +85,30 @@ class SubmissionQueries(StoreSessions):
         detail: str | None = None,
         dx_seen: Mapping[str, SeenTeam] | None = None,
     ) -> None:
+        values: dict[str, Any] = {"status": status.value}
+        if dx_seen is not None:
+            values["dx_seen_json"] = seen_to_json(dx_seen)
+        if status is SubmissionStatus.SENT:
+            values["sent_at"] = now
+        elif status is SubmissionStatus.ACCEPTED:
+            values["accepted_at"] = now
+        elif status is SubmissionStatus.VERIFIED:
+            values["verified_at"] = now
+        if import_id is not None:
+            values["import_id"] = import_id
+        if detail is not None:
+            values["detail"] = detail
+        sub = models.submissions
         with self._write() as s:
-            row = s.get(models.Submission, submission_id)
-            if row is None:
+            marked = s.execute(update(sub).where(sub.c.id == submission_id).values(values))
+            if marked.rowcount == 0:
                 raise KeyError(f"submission {submission_id} does not exist")
-            row.status = status.value
-            if dx_seen is not None:
-                row.dx_seen_json = seen_to_json(dx_seen)
-            if status is SubmissionStatus.SENT:
-                row.sent_at = now
-            elif status is SubmissionStatus.ACCEPTED:
-                row.accepted_at = now
-            elif status is SubmissionStatus.VERIFIED:
-                row.verified_at = now
-            if import_id is not None:
-                row.import_id = import_id
-            if detail is not None:
-                row.detail = detail
 
     def unfinished_submission(self) -> SubmissionRecord | None:
-        return self._latest_submission(models.Submission.status.in_(_values(UNFINISHED)))
+        return self._latest_submission(models.submissions.c.status.in_(_values(UNFINISHED)))
 
     def last_verified_submission(self) -> SubmissionRecord | None:
-        return self._latest_submission(models.Submission.status == SubmissionStatus.VERIFIED)
+        return self._latest_submission(models.submissions.c.status == SubmissionStatus.VERIFIED)
 
     def submissions_after(
         self, after_id: int | None, *, since: datetime | None = None
@@ -112,28 +116,29 @@ class SubmissionQueries(StoreSessions):
         """`process` submissions with an id above `after_id` (all when None) that may
         have reached DX (not rejected, deferred or failed before sending), oldest first;
         with `since`, only those created at or after it."""
-        sub = models.Submission
+        sub = models.submissions
         query = (
             select(sub)
             .where(
-                sub.method == PROCESS,
-                sub.status.not_in(_values(NEVER_REACHED_DX)),
+                sub.c.method == PROCESS,
+                sub.c.status.not_in(_values(NEVER_REACHED_DX)),
             )
-            .order_by(sub.id)
+            .order_by(sub.c.id)
         )
         if after_id is not None:
-            query = query.where(sub.id > after_id)
+            query = query.where(sub.c.id > after_id)
         if since is not None:
-            query = query.where(sub.created_at >= since)
-        with self._sessions() as s:
-            return [_submission_record(r) for r in s.scalars(query).all()]
+            query = query.where(sub.c.created_at >= since)
+        with self._read() as s:
+            return [_submission_record(r) for r in s.execute(query)]
 
-    def _latest_submission(self, condition: Any) -> SubmissionRecord | None:
-        with self._sessions() as s:
-            row = s.scalars(
-                select(models.Submission)
-                .where(condition, models.Submission.method == PROCESS)
-                .order_by(models.Submission.id.desc())
+    def _latest_submission(self, condition: ColumnElement[bool]) -> SubmissionRecord | None:
+        sub = models.submissions
+        with self._read() as s:
+            row = s.execute(
+                select(sub)
+                .where(condition, sub.c.method == PROCESS)
+                .order_by(sub.c.id.desc())
                 .limit(1)
             ).first()
             return None if row is None else _submission_record(row)
@@ -143,7 +148,7 @@ def _values(statuses: frozenset[SubmissionStatus]) -> list[str]:
     return sorted(s.value for s in statuses)
 
 
-def _submission_record(r: models.Submission) -> SubmissionRecord:
+def _submission_record(r: Row[Any]) -> SubmissionRecord:
     return SubmissionRecord(
         id=r.id,
         run_id=r.run_id,

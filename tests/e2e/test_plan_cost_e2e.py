@@ -39,13 +39,13 @@ code = main(sys.argv[1:])
 # collection's walk.
 frozen = gc.get_freeze_count() > 0
 # What a plan has no use for: migrations, the daemon's scheduler and metrics, the fake DX,
-# the other database's dialect.
+# the other database's dialect, SQLAlchemy's ORM (the store is Core).
 unneeded = sorted(
     name
     for name in sys.modules
     if name.split(".")[0] in ("alembic", "prometheus_client", "psycopg")
     or name.startswith(("apscheduler.schedulers", "hrsync.simulator", "hrsync.daemon"))
-    or name.startswith("sqlalchemy.dialects.postgresql")
+    or name.startswith(("sqlalchemy.dialects.postgresql", "sqlalchemy.orm"))
 )
 sys.stderr.write(json.dumps({"probe": seen, "unneeded": unneeded, "frozen": frozen}) + "\\n")
 sys.exit(code)

@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, event, text
 
-from hrsync.store.engine import session_factory
 from hrsync.store.lease import LeaseState, advisory_key
 from hrsync.store.lease_row import RowLease, process_started
 from hrsync.store.repo import Store
@@ -137,7 +136,7 @@ def test_concurrent_acquires_never_raise_and_one_wins(database_url: str, store: 
 
 def test_an_insert_conflict_on_the_row_means_not_acquired(store: Store) -> None:
     # The race itself: both acquirers read "no row", the rival's insert lands first.
-    rows = RowLease(store.engine, session_factory(store.engine))
+    rows = RowLease(store.engine)
     rival_row = (
         "INSERT INTO leases (name, holder, host, pid, pid_started, acquired_at, expires_at) "
         "VALUES ('sync', 'rival-run', 'rival-host', 4242, NULL, :at, :until)"

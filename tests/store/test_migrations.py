@@ -17,7 +17,7 @@ from sqlalchemy import inspect
 
 from hrsync.store.engine import make_engine
 from hrsync.store.migrate import HEAD_REVISION, current_revision, head_revision, upgrade
-from hrsync.store.models import Base
+from hrsync.store.models import metadata
 from hrsync.store.repo import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def test_models_and_migrations_agree(database_url: str) -> None:
     upgrade(engine)
     with engine.connect() as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
-        diff = compare_metadata(context, Base.metadata)
+        diff = compare_metadata(context, metadata)
     assert diff == [], f"models differ from migrations/versions: {diff}"
     assert current_revision(engine) == head_revision(engine)
     engine.dispose()
