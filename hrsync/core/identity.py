@@ -65,6 +65,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -170,8 +171,7 @@ def assign(
     known: Sequence[KnownIdentity],
     dx_teams: Sequence[DxTeam],
 ) -> Assignment:
-    ordered = _ordered(desired)
-    by_key = {team.key: team for team in ordered}
+    ordered, by_key = _ordered(desired)
     known_by_key, known_refs = _index_known(known)
     chosen: dict[str, IdentityDecision] = {}
     taken_refs: set[str] = set()
@@ -180,10 +180,14 @@ def assign(
         chosen[team.key] = IdentityDecision(team.key, ref, how, detail)
         taken_refs.add(ref)
 
-    for team in ordered:
-        old = known_by_key.get(team.key)
-        if old is not None:
-            take(team, old.reference_id, "known", _known_detail(old, team))
+    if known_by_key:
+        for team in ordered:
+            old = known_by_key.get(team.key)
+            if old is not None:
+                ref = old.reference_id
+                detail = _known_detail(old, team) if old.retired or old.name != team.name else ""
+                chosen[team.key] = IdentityDecision(team.key, ref, "known", detail)
+                taken_refs.add(ref)
 
     orphans = {
         i.key: i for i in known if not i.retired and i.key not in by_key
@@ -191,9 +195,10 @@ def assign(
     _continue_by_members(ordered, chosen, orphans, take)
     _continue_by_lead(ordered, chosen, orphans, known_by_key, take)
 
-    _adopt_and_create(ordered, chosen, known_refs, dx_teams, take, taken_refs)
+    if len(chosen) < len(ordered):  # the steady state has every team known
+        _adopt_and_create(ordered, chosen, known_refs, dx_teams, take, taken_refs)
 
-    rows = _rows(ordered, chosen)
+    rows = _rows(ordered, by_key, chosen)
     identities = _identities(ordered, known, chosen)
     unreferenced = tuple(
         sorted((t for t in dx_teams if not t.reference_id), key=lambda t: (t.name, t.id))
@@ -201,7 +206,7 @@ def assign(
     return Assignment(
         teams=rows,
         identities=identities,
-        decisions=tuple(chosen[team.key] for team in ordered),
+        decisions=tuple([chosen[team.key] for team in ordered]),
         unreferenced_dx=unreferenced,
     )
 
@@ -209,23 +214,31 @@ def assign(
 # ---------------------------------------------------------------- inputs
 
 
-def _ordered(desired: Sequence[DesiredTeam]) -> list[DesiredTeam]:
-    by_key: dict[str, DesiredTeam] = {}
-    for team in desired:
-        if team.key in by_key:
-            raise ValueError(f"desired team key {team.key!r} appears twice")
-        by_key[team.key] = team
-    for team in desired:
-        if team.parent_key is not None and team.parent_key not in by_key:
+def _ordered(
+    desired: Sequence[DesiredTeam],
+) -> tuple[list[DesiredTeam], dict[str, DesiredTeam]]:
+    """The teams parents first (by depth, then key), and the teams by key."""
+    by_key = {team.key: team for team in desired}
+    if len(by_key) < len(desired):
+        seen: set[str] = set()
+        for team in desired:
+            if team.key in seen:
+                raise ValueError(f"desired team key {team.key!r} appears twice")
+            seen.add(team.key)
+    parents = {key: team.parent_key for key, team in by_key.items()}
+    for key, parent in parents.items():
+        if parent is not None and parent not in parents:
             raise ValueError(
-                f"desired team {team.key!r} names parent {team.parent_key!r}, "
-                "which is not a desired team"
+                f"desired team {key!r} names parent {parent!r}, which is not a desired team"
             )
-    tree = forest({team.key: team.parent_key for team in desired})
+    tree = forest(parents)
     if tree.cycles:
         cycle = tree.cycles[0]
         raise ValueError(f"desired teams form a cycle: {capped([*cycle, cycle[0]], sep=' -> ')}")
-    return sorted(desired, key=lambda t: (tree.depths[t.key], t.key))
+    # By key, then a stable sort by depth: two sorts in C, no key tuple per team.
+    keys = sorted(parents)
+    keys.sort(key=tree.depths.__getitem__)
+    return [by_key[key] for key in keys], by_key
 
 
 def _index_known(known: Sequence[KnownIdentity]) -> tuple[dict[str, KnownIdentity], set[str]]:
@@ -406,6 +419,9 @@ def _adopt_and_create(
     for team in ordered:
         if team.key in chosen:
             continue
+        if not open_teams:  # nothing in DX to adopt (a first run): a new team
+            take(team, fresh(team.key), "new", _NEW)
+            continue
         adopted = _by_hashed_ref(team, by_hashed, claimed, taken_refs) or _by_derived_ref(
             team, by_derived, claimed, taken_refs
         )
@@ -445,8 +461,10 @@ def _adopt_and_create(
                     "not carry over",
                 )
             continue
-        ref = fresh(team.key)
-        take(team, ref, "new", "no known identity or DX team matches: a new team")
+        take(team, fresh(team.key), "new", _NEW)
+
+
+_NEW = "no known identity or DX team matches: a new team"
 
 
 def _free(candidate: DxTeam, claimed: set[str], taken_refs: set[str]) -> bool:
@@ -469,7 +487,11 @@ class _Taken:
         self._sets = sets
 
     def __contains__(self, ref: object) -> bool:
-        return any(ref in s for s in self._sets)
+        # A loop, not any() over a generator: asked once per new team, 15k times at 100k.
+        for refs in self._sets:  # noqa: SIM110
+            if ref in refs:
+                return True
+        return False
 
     def __iter__(self) -> Iterator[str]:
         return itertools.chain.from_iterable(self._sets)
@@ -528,23 +550,37 @@ def _by_name_and_parent(
 # ---------------------------------------------------------------- output
 
 
-def _rows(ordered: list[DesiredTeam], chosen: dict[str, IdentityDecision]) -> tuple[TeamRow, ...]:
-    by_key = {team.key: team for team in ordered}
+def _rows(
+    ordered: list[DesiredTeam],
+    by_key: dict[str, DesiredTeam],
+    chosen: dict[str, IdentityDecision],
+) -> tuple[TeamRow, ...]:
     rows: list[TeamRow] = []
     for team in ordered:
-        parent = by_key[team.parent_key] if team.parent_key is not None else None
+        parent_key = team.parent_key
+        parent_ref = parent_name = None
+        if parent_key is not None:
+            parent_ref = chosen[parent_key].reference_id
+            parent_name = by_key[parent_key].name
         rows.append(
             TeamRow(
-                key=team.key,
-                reference_id=chosen[team.key].reference_id,
-                name=team.name,
-                lead_email=team.lead_email,
-                parent_reference_id=None if parent is None else chosen[parent.key].reference_id,
-                parent_name=None if parent is None else parent.name,
-                contributors=tuple(sorted(set(team.contributors))),
+                team.key,
+                chosen[team.key].reference_id,
+                team.name,
+                team.lead_email,
+                parent_ref,
+                parent_name,
+                _sorted_unique(team.contributors),
             )
         )
     return tuple(rows)
+
+
+def _sorted_unique(emails: tuple[str, ...]) -> tuple[str, ...]:
+    # build_teams hands them sorted and unique already: checked in C, not sorted again.
+    if all(map(operator.lt, emails, emails[1:])):
+        return emails
+    return tuple(sorted(set(emails)))
 
 
 def _identities(
@@ -554,12 +590,12 @@ def _identities(
 ) -> tuple[KnownIdentity, ...]:
     active = [
         KnownIdentity(
-            key=team.key,
-            reference_id=chosen[team.key].reference_id,
-            name=team.name,
-            parent_key=team.parent_key,
-            lead_email=team.lead_email,
-            members=frozenset(team.contributors),
+            team.key,
+            chosen[team.key].reference_id,
+            team.name,
+            team.parent_key,
+            team.lead_email,
+            frozenset(team.contributors),
         )
         for team in ordered
     ]
