@@ -136,7 +136,7 @@ def measure_pipeline(path: Path, store: Path | None, templates: bool = False) ->
     with collector_paused():
         export = open_export(SourceSettings(path=path, fields=fields))
         directory = read_people(
-            export.name, export.columns, export.rows(), fields, FilterSettings()
+            export.name, export.columns, export.table(), fields, FilterSettings()
         )
         validated = time.perf_counter()
         team_map = build_teams(directory.people, MappingSettings(), fields)
@@ -176,7 +176,7 @@ def prepare_store(path: Path, out: Path) -> dict[str, Any]:
     _quiet_logs()
     fields = _settings()
     export = open_export(SourceSettings(path=path, fields=fields))
-    directory = read_people(export.name, export.columns, export.rows(), fields, FilterSettings())
+    directory = read_people(export.name, export.columns, export.table(), fields, FilterSettings())
     first = assign(build_teams(directory.people, MappingSettings(), fields).teams, [], [])
     dx_id = {row.reference_id: f"dx{i}" for i, row in enumerate(first.teams)}
     saved: dict[str, list[dict[str, Any]]] = {

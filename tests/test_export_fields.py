@@ -14,7 +14,7 @@ from hrsync.config import ConfigError, load_settings
 from hrsync.core.filters import closest_name
 from hrsync.core.people import Directory, name_key, read_people
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings, Settings
-from hrsync.core.templates import FILTERS, Template
+from hrsync.core.templates import COLUMN_FILTERS, FILTERS, Template
 from hrsync.sources.rows import RowValues, SourceRow
 
 COLUMNS = ("ID", "First_Name", "Last_Name", "EMAIL", "Manager", "Boss ID", "State")
@@ -86,13 +86,13 @@ SPLIT = FieldSettings(
         ),
     ],
 )
-def test_templates_render_the_same_by_name_and_over_cells(
+def test_templates_render_the_same_by_name_and_over_columns(
     template: str, values: dict[str, str], expected: str
 ) -> None:
     compiled = Template(template)
     assert compiled.render(lambda name: values.get(name, "")) == expected
-    index = {name: i for i, name in enumerate(values)}
-    assert compiled.on_cells(index)(tuple(values.values())) == expected
+    # The same row three times over: every row of a column renders alike.
+    assert compiled.on_columns(lambda name: [values.get(name, "")] * 3, 3) == [expected] * 3
 
 
 @pytest.mark.parametrize(("name", "value", "expected"), [
@@ -108,35 +108,44 @@ def test_templates_render_the_same_by_name_and_over_cells(
 ])  # fmt: skip
 def test_each_filter(name: str, value: str, expected: str) -> None:
     assert FILTERS[name](value) == expected
+    assert COLUMN_FILTERS[name]([value, "", value]) == [expected, FILTERS[name](""), expected]
+
+
+@given(st.lists(st.text(alphabet="aZé ß\t\u00a0\u3000.-,|", max_size=8), max_size=6))
+def test_every_column_filter_equals_its_filter_value_by_value(values: list[str]) -> None:
+    for name, column_filter in COLUMN_FILTERS.items():
+        assert column_filter(values) == [FILTERS[name](v) for v in values], name
 
 
 cell_text = st.text(alphabet="aZé ß\t.-,", max_size=8)
 
 
-@given(st.lists(cell_text, min_size=3, max_size=3), st.sampled_from(list(FILTERS)))
-def test_a_compiled_template_equals_the_one_rendered_by_name(
-    cells: list[str], filter_name: str
-) -> None:
-    template = Template(f"{{A|{filter_name}}} x{{B}}.{{C|{filter_name}|lower}}")
-    values = dict(zip("ABC", cells, strict=True))
-    index = {"A": 0, "B": 1, "C": 2}
-    assert template.on_cells(index)(tuple(cells)) == template.render(values.__getitem__)
-
-
 @given(
-    st.lists(cell_text, min_size=3, max_size=3),
-    st.sampled_from(["{A|last}", "{A|first} {B|last}", "{A}.{B|nospace|lower}@x {C|initial}"]),
+    st.lists(st.lists(cell_text, min_size=3, max_size=3), max_size=5),
+    st.sampled_from(
+        [
+            "{A|last}",
+            "{A|first} {B|last}",
+            "{A}.{B|nospace|lower}@x {C|initial}",
+            "{A|ascii|upper} x{B}.{C|strip|lower}",
+            "no placeholder",
+        ]
+    ),
     st.booleans(),
 )
-def test_the_compiled_renderer_for_one_two_or_more_placeholders_equals_render(
-    cells: list[str], text: str, blank_if_empty: bool
+def test_a_template_over_columns_equals_it_rendered_row_by_row(
+    rows: list[list[str]], text: str, blank_if_empty: bool
 ) -> None:
-    # on_cells has its own renderer per number of placeholders (speed); all agree with render.
     template = Template(text)
-    values = dict(zip("ABC", cells, strict=True))
-    compiled = template.on_cells({"A": 0, "B": 1, "C": 2}, blank_if_empty=blank_if_empty)
-    assert compiled(tuple(cells)) == template.render(
-        values.__getitem__, blank_if_empty=blank_if_empty
+    columns = {name: [row[i] for row in rows] for i, name in enumerate("ABC")}
+    by_row = [
+        template.render(
+            dict(zip("ABC", row, strict=True)).__getitem__, blank_if_empty=blank_if_empty
+        )
+        for row in rows
+    ]
+    assert (
+        template.on_columns(columns.__getitem__, len(rows), blank_if_empty=blank_if_empty) == by_row
     )
 
 
@@ -411,9 +420,8 @@ def test_a_field_template_over_empty_cells_is_empty(values: dict[str, str], expe
     # Without this the top person's manager_email would read ".@example.com".
     template = Template("{A|lower}.{B|lower}@example.com")
     assert template.render(lambda n: values.get(n, ""), blank_if_empty=True) == expected
-    index = {"A": 0, "B": 1}
-    cells = (values.get("A", ""), values.get("B", ""))
-    assert template.on_cells(index, blank_if_empty=True)(cells) == expected
+    column = {name: [values.get(name, "")] for name in "AB"}
+    assert template.on_columns(column.__getitem__, 1, blank_if_empty=True) == [expected]
     assert template.render(lambda n: values.get(n, "")).endswith("@example.com")
 
 
@@ -436,7 +444,8 @@ def test_filter_chains_of_any_length_apply_left_to_right(count: int) -> None:
     for name in names:
         expected = FILTERS[name](expected)
     expected = " ".join(f"{expected}@x".split())
-    assert template.on_cells({"N": 0})((" Zoë  Ann ",)) == expected
+    assert template.on_columns(lambda _: [" Zoë  Ann "], 1) == [expected]
+    assert template.render(lambda _: " Zoë  Ann ") == expected
     assert template.render(lambda _: " Zoë  Ann ") == expected
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Iterable
@@ -497,7 +496,7 @@ def rename(people: list[Person], new_name: Callable[[str], str], unit: str) -> l
         return "/".join(f"{s} Renamed" if s == unit else s for s in value.split("/"))
 
     return [
-        dataclasses.replace(p, name=new_name(p.name), department=department(p.department))
+        p._replace(name=new_name(p.name), department=department(p.department))
         for p in people
     ]
 

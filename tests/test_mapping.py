@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import random
 from collections import Counter
@@ -624,7 +623,7 @@ def test_many_teams_sharing_a_name_are_noted_with_the_first_20_renames() -> None
 
 
 def at(person: Person, line: int) -> Person:
-    return dataclasses.replace(person, location=f"hr.csv line {line}")
+    return person._replace(location=f"hr.csv line {line}")
 
 
 def test_people_in_no_team_are_listed_with_why_in_export_order() -> None:

@@ -9,6 +9,7 @@ parts and non-ASCII addresses are refused.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _ATOM = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+"
 _LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
@@ -23,3 +24,8 @@ def normalise_email(value: str) -> str:
 def is_valid_email(value: str) -> bool:
     """True for a normalised address (see `normalise_email`) that follows the rule."""
     return _EMAIL.fullmatch(value) is not None
+
+
+def valid_emails(values: Iterable[str]) -> list[bool]:
+    """`is_valid_email` of each value, without a Python call per value."""
+    return [match is not None for match in map(_EMAIL.fullmatch, values)]

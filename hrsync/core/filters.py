@@ -18,8 +18,8 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
 
 from hrsync.core.settings import FieldSettings, FilterSettings
 
@@ -72,28 +72,42 @@ class RowFilter:
     active: frozenset[str]
     include: tuple[_Rule, ...]
     exclude: tuple[_Rule, ...]
-    # Raw status spellings already seen to be active: most rows skip the normalisation.
-    _kept_statuses: set[str] = field(default_factory=set, compare=False, repr=False)
 
-    def reason(self, values: Mapping[str, str], status: str | None = None) -> str | None:
-        """None when the row is kept, else the setting that excludes it.
+    def reason(self, values: Mapping[str, str]) -> str | None:
+        """None when the row is kept, else the setting that excludes it."""
+        return self.reasons(lambda column: [values.get(column, "")], 1)[0]
 
-        `status` may be passed when the caller already holds the row's status value.
+    def reasons(
+        self,
+        column: Callable[[str], Sequence[str]],
+        rows: int,
+        *,
+        status: Sequence[str] | None = None,
+    ) -> list[str | None]:
+        """`reason` for `rows` rows at once; `column(name)` gives a column's value on every
+        row. Each rule is decided once per distinct value, then looked up per row.
+
+        `status` may be passed when the caller already holds the status column.
         """
+        out: list[str | None] = [None] * rows
         if self.status_column is not None and self.active:
-            if status is None:
-                status = values.get(self.status_column, "")
-            if status not in self._kept_statuses:
-                if canonical(status) not in self.active:
-                    return STATUS_REASON
-                self._kept_statuses.add(status)
-        for rule in self.include:
-            if rule.pattern.match(canonical(values.get(rule.column, ""))) is None:
-                return rule.setting
-        for rule in self.exclude:
-            if rule.pattern.match(canonical(values.get(rule.column, ""))) is not None:
-                return rule.setting
-        return None
+            statuses = column(self.status_column) if status is None else status
+            inactive = {v for v in set(statuses) if canonical(v) not in self.active}
+            if inactive:
+                out = [STATUS_REASON if v in inactive else None for v in statuses]
+        for rule, excludes_on_match in (
+            *((rule, False) for rule in self.include),
+            *((rule, True) for rule in self.exclude),
+        ):
+            values = column(rule.column)
+            hit = {v for v in set(values) if (rule.pattern.match(canonical(v)) is not None)}
+            # An include rule drops the rows that miss it, an exclude rule those that hit it;
+            # the first rule to drop a row names it.
+            out = [
+                reason if reason is not None or (v in hit) != excludes_on_match else rule.setting
+                for reason, v in zip(out, values, strict=True)
+            ]
+        return out
 
 
 def build_row_filter(

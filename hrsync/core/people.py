@@ -49,13 +49,17 @@ Messages cap every list they hold (`hrsync.core.listing.capped`).
 
 from __future__ import annotations
 
-import operator
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
+from types import MappingProxyType
+from typing import NamedTuple, TypeVar, cast, overload
 
-from hrsync.core.emails import EMAIL_RULE, is_valid_email, normalise_email
+from hrsync.core.emails import EMAIL_RULE, normalise_email, valid_emails
 from hrsync.core.filters import (
     LOGICAL_FIELDS,
     STATUS_REASON,
@@ -66,12 +70,17 @@ from hrsync.core.filters import (
 from hrsync.core.listing import capped
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import Template, check_template, is_template, template_names
+from hrsync.core.text import collapse_whitespace, collapse_whitespace_each
 from hrsync.core.tree import forest
-from hrsync.sources.rows import EXTRA_VALUES, MAX_FIELD_CHARS, RowValues, SourceRow
+from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
+
+_T = TypeVar("_T")
 
 
-@dataclass(frozen=True, slots=True)
-class Person:
+class Person(NamedTuple):
+    """One validated, normalised person (a NamedTuple: a run builds one per person of the
+    export, 100,000s, and a tuple is built in C)."""
+
     employee_id: str
     email: str  # lower-cased, validated
     name: str  # trimmed, inner whitespace collapsed
@@ -80,7 +89,11 @@ class Person:
     status: str | None
     location: str  # where the row came from, for messages
     # Every column of the row by its HR name (normalised text), for templates and filters.
-    attributes: Mapping[str, str] = field(default_factory=dict)
+    attributes: Mapping[str, str] = MappingProxyType({})
+
+
+# A Person from its eight fields in order, built in C (Person._make is a Python call).
+_new_person = cast(Callable[[tuple[object, ...]], Person], partial(tuple.__new__, Person))
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +137,7 @@ _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 def normalise_name(value: str) -> str:
     """Trimmed, with every run of whitespace (tabs, no-break spaces, ...) one space."""
-    # Most names are already so: every whitespace but the plain space is unprintable, so
-    # three C tests spare building a list and a new string per person.
-    if "  " in value or not value.isprintable() or value != value.strip():
-        return " ".join(value.split())
-    return value
+    return collapse_whitespace(value)
 
 
 _PUNCTUATION = re.compile(r"[^\w\s,]")
@@ -184,55 +193,145 @@ class Directory:
         return not self.problems
 
 
-class _Row:
-    __slots__ = (
-        "ambiguous",
-        "attributes",
-        "department",
-        "email",
-        "employee_id",
-        "location",
-        "manager",
-        "manager_email_ref",
-        "manager_id_ref",
-        "manager_name_ref",
-        "name",
-        "position",
-        "reason",
-        "status",
-        "up",
-    )
+def _lower(values: Sequence[str]) -> Sequence[str]:
+    return values if not any(values) else list(map(str.lower, values))
+
+
+def read_value(cell: str, nulls: frozenset[str]) -> str:
+    """A cell as hrsync reads it: trimmed, and blank when it is a null word."""
+    value = cell.strip()
+    return "" if value in nulls else value
+
+
+class PersonValues(RowValues):
+    """A person's row as hrsync reads it: each value trimmed, a null word
+    (`source.null_values`) blank.
+
+    Done as a value is read, not to every cell up front: most columns of an export are
+    never read (a Workday report has dozens), and those hrsync reads are normalised once
+    each, as whole columns, by `read_people`.
+    """
+
+    __slots__ = ("nulls",)
+
+    def __init__(self, index: Mapping[str, int], cells: Sequence[str], nulls: frozenset[str]):
+        self.index = index
+        self.cells = cells
+        self.nulls = nulls
+
+    def __getitem__(self, key: str) -> str:
+        return read_value(self.cells[self.index[key]], self.nulls)
+
+    @overload
+    def get(self, key: str, /) -> str | None: ...
+    @overload
+    def get(self, key: str, /, default: str | _T) -> str | _T: ...
+    def get(self, key: str, /, default: object = None) -> object:
+        position = self.index.get(key)
+        return default if position is None else read_value(self.cells[position], self.nulls)
+
+
+def _normalise(values: list[str], nulls: frozenset[str]) -> bool:
+    """Trim every value of a column and blank its null words, in place; True when no value
+    holds a character that is not printable (a control character, a tab, a no-break space).
+
+    One test over the values joined, in C, instead of one per value; the exact pass only
+    when it fails. "|" is printable and no whitespace, so a value's leading or trailing
+    space shows beside it; a "|" in a value can only send the column down the exact pass.
+    """
+    whole = "|".join(values)
+    printable = whole.isprintable()
+    if not printable or " |" in whole or "| " in whole or whole != whole.strip():
+        for i in [i for i, v in enumerate(values) if v != v.strip()]:
+            values[i] = values[i].strip()
+    if nulls and not nulls.isdisjoint(values):
+        for i in [i for i, v in enumerate(values) if v in nulls]:
+            values[i] = ""
+    return printable
+
+
+class _Rows:
+    """The rows of the export as columns: one list per logical field, by row position.
+
+    A run reads 100,000 rows: each step below is a pass over a column (mostly in C), not a
+    Python object per row, and a column is read only when hrsync uses it. Positions are
+    the rows' order in the export; problems are sorted by them.
+    """
 
     def __init__(
-        self,
-        position: int,
-        location: str,
-        attributes: Mapping[str, str],
-        picked: _Picked,
-        reason: str | None,
+        self, table: RowTable, configured: Mapping[str, str], nulls: frozenset[str]
     ) -> None:
-        self.position = position
-        self.location = location
-        self.attributes = attributes
-        self.reason = reason  # None: kept; else the filter setting that drops it
-        employee_id, email, name, manager_id, manager_email, department, status, manager_name = (
-            picked
+        count = len(table.cells)
+        self.count = count
+        self.location = table.locations
+        self.index = table.index
+        self.rows = table.cells
+        self.nulls = nulls
+        # The reader vouches that no value is over the limit: no column needs measuring.
+        self.short = table.longest is not None and table.longest <= MAX_FIELD_CHARS
+        self._columns: dict[int, list[str]] = {}
+        self._printable: dict[int, bool] = {}
+        self._filtered: dict[tuple[str, ...], Sequence[str]] = {}  # templates' filtered columns
+        attributes: list[Mapping[str, str]] = list(
+            map(PersonValues, repeat(table.index), table.cells, repeat(nulls))
         )
-        self.employee_id = employee_id
-        self.email = email.lower()  # values arrive trimmed
-        self.name = normalise_name(name)
-        self.manager_id_ref = manager_id
-        self.manager_email_ref = manager_email.lower()
-        self.manager_name_ref = manager_name
-        self.department = department
-        self.status = status
-        self.manager: str | None = None  # the resolved manager's employee id
-        self.up: _Row | None = None  # the manager's row, kept or not (for filter.root)
-        self.ambiguous = False  # the manager reference matches several kept people
+        for i, own in table.partial.items():
+            # A record without some columns keeps just its own.
+            attributes[i] = {key: read_value(value, nulls) for key, value in own.items()}
+        self.attributes = attributes
+        self.blank: Sequence[str] = ("",) * count
+        picked = {key: self._field(configured.get(key, "")) for key in _PICKED}
+        self.picked = picked  # as rendered, before the e-mails and names are normalised
+        self.employee_id = picked["employee_id"]
+        self.email = _lower(picked["email"])
+        self.name = collapse_whitespace_each(picked["name"])
+        self.manager_id_ref = picked["manager_id"]
+        self.manager_email_ref = _lower(picked["manager_email"])
+        self.manager_name_ref = picked["manager_name"]
+        self.department = picked["department"]
+        self.status = picked["status"]
+        self.reason: list[str | None] = [None] * count  # None: kept; else the excluding setting
+        self.manager: list[str | None] = [None] * count  # the resolved manager's employee id
+        self.up: list[int | None] = [None] * count  # the manager's row, kept or not (filter.root)
+        self.ambiguous: set[int] = set()  # rows whose manager reference matches several
+
+    def column(self, name: str) -> Sequence[str]:
+        """A column's value on every row, read as `PersonValues` reads it ("" where the
+        export lacks the column). Read from the rows on first use."""
+        position = self.index.get(name)
+        if position is None:
+            return self.blank
+        values = self._columns.get(position)
+        if values is None:
+            values = list(map(itemgetter(position), self.rows))
+            self._printable[position] = _normalise(values, self.nulls)
+            self._columns[position] = values
+        return values
+
+    def printable(self, name: str) -> bool:
+        """Whether a column is known to hold no unprintable character."""
+        position = self.index.get(name)
+        if position is None:
+            return True
+        self.column(name)
+        return self._printable[position]
+
+    def _field(self, source: str) -> Sequence[str]:
+        if not source:
+            return self.blank
+        if is_template(source):
+            return Template(source).on_columns(
+                self.column, self.count, blank_if_empty=True, memo=self._filtered
+            )
+        return self.column(source)
+
+    def describe(self, i: int) -> str:
+        who = self.name[i] or self.email[i] or self.employee_id[i]
+        eid = self.employee_id[i]
+        return f"{who} ({eid})" if eid and who != eid else who
 
 
-# The logical fields a _Row picks from each record, in the order of `picked`.
-_Picked = tuple[str, str, str, str, str, str, str, str]
+# The logical fields taken from each row, and the settings that may name them.
 _PICKED = (
     "employee_id",
     "email",
@@ -243,72 +342,6 @@ _PICKED = (
     "status",
     "manager_name",
 )
-_TEMPLATED = "\x00template"  # stands in for a templated field's column: no column has it
-
-
-class _Picker:
-    """Takes the logical fields out of a record; fast for CSV rows sharing one column index.
-
-    A field configured as a template (``{First} {Last}``) is rendered from the row's cells
-    by a renderer compiled once per column index (hrsync.core.templates).
-    """
-
-    def __init__(self, configured: Mapping[str, str]) -> None:
-        self.columns = tuple(
-            _TEMPLATED if is_template(configured.get(key, "")) else configured.get(key, "")
-            for key in _PICKED
-        )
-        self.templates = tuple(
-            (i, Template(configured[key]))
-            for i, key in enumerate(_PICKED)
-            if is_template(configured.get(key, ""))
-        )
-        self._index: Mapping[str, int] | None = None
-        self._getter: Callable[[tuple[str, ...]], _Picked] = operator.itemgetter(0)
-        self._renderers: tuple[tuple[int, Callable[[Sequence[str]], str]], ...] = ()
-        self._pad = False
-
-    @property
-    def template_columns(self) -> tuple[str, ...]:
-        return tuple(name for _, template in self.templates for name in template.names)
-
-    def __call__(self, record: Mapping[str, str]) -> _Picked:
-        if isinstance(record, RowValues):
-            if record.index is not self._index:
-                self._prepare(record.index)
-            cells = record.cells + _BLANK if self._pad else record.cells
-            picked = self._getter(cells)
-            if not self._renderers:
-                return picked
-            out = list(picked)
-            for position, render in self._renderers:
-                out[position] = render(cells)
-            return tuple(out)  # type: ignore[return-value]  # eight fields, as picked
-        values = [
-            record.get(column, "") if column and column != _TEMPLATED else ""
-            for column in self.columns
-        ]
-        for position, template in self.templates:
-            values[position] = template.render(
-                lambda name: record.get(name, ""), blank_if_empty=True
-            )
-        a, b, c, d, e, f, g, h = values
-        return a, b, c, d, e, f, g, h
-
-    def _prepare(self, index: Mapping[str, int]) -> None:
-        # A field the export lacks reads the blank appended after the last column.
-        blank = len(index)
-        positions = [index.get(column, blank) if column else blank for column in self.columns]
-        self._index = index
-        self._renderers = tuple(
-            (position, template.on_cells(index, blank_if_empty=True))
-            for position, template in self.templates
-        )
-        self._pad = blank in positions or any(t.missing(index) for _, t in self.templates)
-        self._getter = operator.itemgetter(*positions)
-
-
-_BLANK = ("",)
 
 
 class _Report:
@@ -338,7 +371,7 @@ class _Report:
 def read_people(
     export_name: str,
     columns: Sequence[str],
-    rows: Iterable[SourceRow],
+    rows: Iterable[SourceRow] | RowTable,
     fields: FieldSettings,
     filters: FilterSettings,
     *,
@@ -348,9 +381,10 @@ def read_people(
 ) -> Directory:
     """Normalise, filter and validate the rows of one export; every problem is reported.
 
-    `also_used`: columns hrsync reads beyond `[source.fields]` and the filters (e.g.
-    `template_columns(mapping.team_name)`), checked like them; names that are not columns
-    of the export are ignored. `null_values`: cells that read as empty
+    `rows`: the export's rows, one by one or as one table (`Export.table()`, what a run
+    passes). `also_used`: columns hrsync reads beyond `[source.fields]` and the filters
+    (e.g. `template_columns(mapping.team_name)`), checked like them; names that are not
+    columns of the export are ignored. `null_values`: cells that read as empty
     (`source.null_values`). `unknown_manager`: "top" accepts a manager reference that
     matches nobody as "no manager", collected in `Directory.unknown_managers`.
     """
@@ -368,51 +402,33 @@ def read_people(
         return Directory((), 0, {}, problems, ())
     _warn_unused_status(export_name, columns, configured, filters, report)
 
-    all_rows: list[_Row] = []
-    width = len(columns)
-    pick = _Picker(configured)
+    table = rows if isinstance(rows, RowTable) else RowTable.of_rows(rows)
+    data = _Rows(table, configured, nulls)
     present = set(columns)
+    template_names_used = [
+        name
+        for value in configured.values()
+        if is_template(value)
+        for name in template_names(value)
+    ]
     filtered_on = [rule.column for rule in (*row_filter.include, *row_filter.exclude)]
     used = tuple(
         dict.fromkeys(
             c
-            for c in (*configured.values(), *pick.template_columns, *filtered_on, *also_used)
+            for c in (*configured.values(), *template_names_used, *filtered_on, *also_used)
             if c in present
         )
     )
-    # The picked fields are at hand for every row; other used columns cost a lookup each.
-    extra = tuple(c for c in used if c not in pick.columns)
-    control = _CONTROL.search
-    join = " ".join
-    reason_of = row_filter.reason
-    for position, source in enumerate(rows):
-        values = source.values
-        if type(values) is not RowValues and EXTRA_VALUES in values:
-            report.fatal(
-                position,
-                source.location,
-                "row",
-                values[EXTRA_VALUES],
-                f"must have at most {width} values like the header (one more usually means a "
-                f"value holds an unquoted delimiter)",
-            )
-        attributes = _trimmed(values, nulls)
-        picked = pick(attributes)
-        # Every used value is a cell of the row (a template's too: only its cells are
-        # checked), so a row whose cells are all short and printable needs no check by column:
-        # one join per row instead of one per field. isprintable is false for every control
-        # character (and for a few harmless ones, such as a tab or a no-break space): the
-        # cheap test first, the exact one after.
-        whole = join(attributes.cells) if type(attributes) is RowValues else None
-        if whole is None or len(whole) > MAX_FIELD_CHARS or not whole.isprintable():
-            text = join([*picked, *[attributes.get(column, "") for column in extra]])
-            if len(text) > MAX_FIELD_CHARS or (not text.isprintable() and control(text)):
-                _report_unusable(position, source.location, attributes, used, report)
-        reason = reason_of(attributes, picked[6])
-        all_rows.append(_Row(position, source.location, attributes, picked, reason))
+    _check_values(data, used, report)
+    data.reason = row_filter.reasons(data.column, data.count, status=data.status)
 
-    kept = [row for row in all_rows if row.reason is None]
-    if not all_rows:
+    everyone = range(data.count)
+    kept: Sequence[int] = everyone
+    dropped: list[int] = []
+    if data.reason.count(None) != data.count:
+        kept = [i for i in everyone if data.reason[i] is None]
+        dropped = [i for i in everyone if data.reason[i] is not None]
+    if not data.count:
         report.fatal(
             -1,
             export_name,
@@ -422,62 +438,43 @@ def read_people(
             "(an export with no people is never applied: it would archive every team)",
         )
     elif not kept:
-        _report_all_filtered(export_name, all_rows, filters, configured, report)
-    valid = _validate_rows(kept, labels, report)
-    kept_by_id = _Index(kept, _EMPLOYEE_ID)
-    kept_by_email = _Index(kept, _EMAIL_OF)
-    dropped = [row for row in all_rows if row.reason is not None]
-    dropped_by_id = _first(dropped, _EMPLOYEE_ID)
-    dropped_by_email = _first(dropped, _EMAIL_OF)
+        _report_all_filtered(export_name, data, filters, configured, report)
+    valid = _validate_rows(data, kept, labels, report)
+    kept_by_id = _Index(kept, data.employee_id)
+    kept_by_email = _Index(kept, data.email)
+    dropped_by_id = _first(data, dropped, data.employee_id)
+    dropped_by_email = _first(data, dropped, data.email)
     by_name = "manager_name" in configured
+    name_keys = list(map(name_key, data.name)) if by_name else data.blank
     names = _Names(
-        _Index(kept if by_name else (), _NAME_KEY),
-        _first(dropped if by_name else (), _NAME_KEY),
+        _Index(kept if by_name else (), name_keys),
+        _first(data, dropped if by_name else (), name_keys),
     )
-    _report_duplicates(kept_by_id.repeated, labels["employee_id"], "employee id", report)
-    _report_duplicates(kept_by_email.repeated, labels["email"], "e-mail", report)
-    absent = _resolve_managers(
-        kept,
-        kept_by_id,
-        kept_by_email,
-        dropped_by_id,
-        dropped_by_email,
-        names,
-        labels,
-        report,
-        top=unknown_manager == "top",
-    )
+    _report_duplicates(data, kept_by_id.repeated, labels["employee_id"], "employee id", report)
+    _report_duplicates(data, kept_by_email.repeated, labels["email"], "e-mail", report)
+    refs = _Refs(kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, names)
+    absent = _resolve_managers(data, kept, refs, labels, report, top=unknown_manager == "top")
     _report_unknown_managers(export_name, absent, report)
-    _link_dropped(dropped, kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, names)
-    _report_cycles(kept, kept_by_id, labels, report)
+    _link_dropped(data, dropped, refs)
+    _report_cycles(data, kept, kept_by_id, labels, report)
 
-    in_org = _apply_root(
-        export_name,
-        filters.root,
-        kept,
-        kept_by_id,
-        kept_by_email,
-        dropped,
-        dropped_by_id,
-        dropped_by_email,
-        report,
-    )
+    in_org = _apply_root(export_name, filters.root, data, kept, dropped, refs, report)
     reasons: dict[str, int] = {}
-    for row in dropped:
-        assert row.reason is not None
-        reasons[row.reason] = reasons.get(row.reason, 0) + 1
+    for i in dropped:
+        reason = data.reason[i]
+        assert reason is not None
+        reasons[reason] = reasons.get(reason, 0) + 1
     if in_org is not None:
-        outside = sum(1 for row in kept if row.position not in in_org)
+        outside = sum(1 for i in kept if i not in in_org)
         if outside:
             reasons[ROOT_REASON] = outside
-    kept_positions = {row.position for row in kept}
 
     def keeps(position: int) -> bool:
         if position < 0:
             return True  # about the whole export
-        return position in kept_positions and (in_org is None or position in in_org)
+        return data.reason[position] is None and (in_org is None or position in in_org)
 
-    people = _people(valid, kept_by_id, in_org)
+    people = _people(data, valid, kept_by_id, in_org)
     if not people and not report.problems:
         # Every path to an empty org above is its own problem; this one keeps it so.
         report.fatal(-1, export_name, "people", "0", "must number at least one")
@@ -488,7 +485,7 @@ def read_people(
         excluded_by_reason=reasons,
         problems=problems,
         warnings=warnings,
-        rows_read=len(all_rows),
+        rows_read=data.count,
         unknown_managers=tuple(absent),
     )
 
@@ -503,6 +500,24 @@ def template_columns(template: str) -> tuple[str, ...]:
     template that does not parse reads nothing (the mapping reports it).
     """
     return template_names(template)
+
+
+def _check_values(data: _Rows, used: Sequence[str], report: _Report) -> None:
+    """Every used value of every row, kept or filtered: no control character, no value over
+    `MAX_FIELD_CHARS`. A template's columns are used, so its rendered text needs no check."""
+    suspicious: set[int] = set()
+    for column in used:
+        values = data.column(column)
+        # A printable column has no control character; the length is one C pass.
+        unprintable = not data.printable(column) and not "".join(values).isprintable()
+        if unprintable or (not data.short and max(map(len, values), default=0) > MAX_FIELD_CHARS):
+            suspicious.update(
+                i
+                for i, value in enumerate(values)
+                if len(value) > MAX_FIELD_CHARS or _CONTROL.search(value)
+            )
+    for i in sorted(suspicious):
+        _report_unusable(i, data.location[i], data.attributes[i], used, report)
 
 
 _CONTROL_NAMES = {
@@ -548,52 +563,6 @@ def _report_unusable(
             f"must not contain control characters (only a tab is allowed): found "
             f"U+{ord(char):04X} ({name}) at character {at + 1}",
         )
-
-
-_EMPLOYEE_ID: Callable[[_Row], str] = operator.attrgetter("employee_id")
-_EMAIL_OF: Callable[[_Row], str] = operator.attrgetter("email")
-
-
-def _report_all_filtered(
-    export_name: str,
-    rows: Sequence[_Row],
-    filters: FilterSettings,
-    columns: Mapping[str, str],
-    report: _Report,
-) -> None:
-    counts: dict[str, int] = {}
-    for row in rows:
-        assert row.reason is not None
-        counts[row.reason] = counts.get(row.reason, 0) + 1
-    by_reason = capped(f"{count} by {reason}" for reason, count in sorted(counts.items()))
-    statuses = sorted({row.status for row in rows})
-    seen = ""
-    if STATUS_REASON in counts:
-        shown = capped(repr(s) for s in statuses)
-        seen = f"; the {columns.get('status', 'status')} values in the export are {shown}"
-    report.fatal(
-        -1,
-        export_name,
-        "filters",
-        capped(sorted(counts)),
-        f"must keep at least one of the {len(rows)} rows, but all were excluded "
-        f"({by_reason}){seen}; filter.active_status is {list(filters.active_status)!r}",
-    )
-
-
-def _trimmed(values: Mapping[str, str], nulls: frozenset[str]) -> Mapping[str, str]:
-    if isinstance(values, RowValues):
-        row = values.stripped()
-        # Most rows hold no null word: one set test, and a copy only when they do.
-        if nulls and not nulls.isdisjoint(row.cells):
-            return RowValues(row.index, tuple("" if c in nulls else c for c in row.cells))
-        return row
-    out: dict[str, str] = {}
-    for key, value in values.items():
-        if key != EXTRA_VALUES:
-            value = value.strip()
-            out[key] = "" if value in nulls else value
-    return out
 
 
 def _check_columns(
@@ -679,86 +648,108 @@ def _warn_unused_status(
 _STATUS_NAMES = frozenset({"status", "employment status", "worker status", "employee status"})
 
 
-def _validate_rows(kept: Sequence[_Row], columns: Mapping[str, str], report: _Report) -> list[_Row]:
+def _report_all_filtered(
+    export_name: str,
+    data: _Rows,
+    filters: FilterSettings,
+    columns: Mapping[str, str],
+    report: _Report,
+) -> None:
+    counts: dict[str, int] = {}
+    for reason in data.reason:
+        assert reason is not None
+        counts[reason] = counts.get(reason, 0) + 1
+    by_reason = capped(f"{count} by {reason}" for reason, count in sorted(counts.items()))
+    statuses = sorted(set(data.status))
+    seen = ""
+    if STATUS_REASON in counts:
+        shown = capped(repr(s) for s in statuses)
+        seen = f"; the {columns.get('status', 'status')} values in the export are {shown}"
+    report.fatal(
+        -1,
+        export_name,
+        "filters",
+        capped(sorted(counts)),
+        f"must keep at least one of the {data.count} rows, but all were excluded "
+        f"({by_reason}){seen}; filter.active_status is {list(filters.active_status)!r}",
+    )
+
+
+def _validate_rows(
+    data: _Rows, kept: Sequence[int], columns: Mapping[str, str], report: _Report
+) -> Sequence[int]:
     """Report row-level problems; return the rows good enough to become people."""
+    ids, emails, names = data.employee_id, data.email, data.name
+    valid_email = valid_emails(emails)
+    if all(_take(valid_email, kept)) and all(_take(ids, kept)) and all(_take(names, kept)):
+        return kept
+    faulty = [i for i in kept if not (ids[i] and names[i] and valid_email[i])]
     id_column, email_column, name_column = columns["employee_id"], columns["email"], columns["name"]
-    valid: list[_Row] = []
-    for row in kept:
-        if row.employee_id and row.name and is_valid_email(row.email):
-            valid.append(row)
-            continue
-        if not row.employee_id:
-            report.fatal(row.position, row.location, id_column, "", "must not be empty")
-        if not row.email:
+    for i in faulty:
+        location = data.location[i]
+        if not ids[i]:
+            report.fatal(i, location, id_column, "", "must not be empty")
+        if not emails[i]:
             report.fatal(
-                row.position,
-                row.location,
+                i,
+                location,
                 email_column,
                 "",
                 "must not be empty: every person synced to DX needs an e-mail address",
             )
-        elif not is_valid_email(row.email):
-            report.fatal(
-                row.position, row.location, email_column, row.email, f"must be {EMAIL_RULE}"
-            )
-        if not row.name:
+        elif not valid_email[i]:
+            report.fatal(i, location, email_column, emails[i], f"must be {EMAIL_RULE}")
+        if not names[i]:
             report.warn(
-                row.position,
-                row.location,
+                i,
+                location,
                 name_column,
                 "",
                 "should not be empty; the e-mail address stands in for the name",
             )
-        if row.employee_id and is_valid_email(row.email):
-            valid.append(row)
-    return valid
+    return [i for i in kept if ids[i] and valid_email[i]]
 
 
 class _Index:
     """Rows by a key: the first row for each key, and every row for keys held more than once."""
 
-    def __init__(self, rows: Iterable[_Row], key: Callable[[_Row], str]) -> None:
-        self.first: dict[str, _Row] = {}
-        self.repeated: dict[str, list[_Row]] = {}
-        for row in rows:
-            value = key(row)
-            if not value:
-                continue
-            held = self.first.setdefault(value, row)
-            if held is not row:
-                self.repeated.setdefault(value, [held]).append(row)
-
-    def count(self, key: str) -> int:
-        if key in self.repeated:
-            return len(self.repeated[key])
-        return 1 if key in self.first else 0
+    def __init__(self, rows: Sequence[int], keys: Sequence[str]) -> None:
+        held = _take(keys, rows)
+        # Built backwards, so that the first row of each key is the one that stays.
+        self.first: dict[str, int] = dict(zip(reversed(held), reversed(rows), strict=True))
+        self.first.pop("", None)
+        self.repeated: dict[str, list[int]] = {}
+        if len(self.first) + held.count("") != len(held):
+            for key, row in zip(held, rows, strict=True):
+                if key and self.first[key] != row:
+                    self.repeated.setdefault(key, [self.first[key]]).append(row)
 
 
-def _first(rows: Iterable[_Row], key: Callable[[_Row], str]) -> dict[str, _Row]:
+def _first(data: _Rows, rows: Iterable[int], keys: Sequence[str]) -> dict[str, int]:
     """One row per key; on a tie the earliest location, whatever the order of the rows."""
-    firsts: dict[str, _Row] = {}
+    firsts: dict[str, int] = {}
     for row in rows:
-        value = key(row)
-        if not value:
+        key = keys[row]
+        if not key:
             continue
-        held = firsts.get(value)
-        if held is None or _natural(row.location) < _natural(held.location):
-            firsts[value] = row
+        held = firsts.get(key)
+        if held is None or _natural(data.location[row]) < _natural(data.location[held]):
+            firsts[key] = row
     return firsts
 
 
 def _report_duplicates(
-    groups: Mapping[str, list[_Row]], column: str, what: str, report: _Report
+    data: _Rows, groups: Mapping[str, list[int]], column: str, what: str, report: _Report
 ) -> None:
     for value, rows in groups.items():
         # Every row after the first is told once, pointing back at the first; the words
         # are the same for all of them, so a repeated block of rows (an API serving a
         # page twice) groups into one line per column instead of one line per pair.
-        first, *later = sorted(rows, key=lambda o: _natural(o.location))
+        first, *later = sorted(rows, key=lambda i: _natural(data.location[i]))
         for row in later:
             report.fatal(
-                row.position,
-                f"{row.location} (first at {first.location})",
+                row,
+                f"{data.location[row]} (first at {data.location[first]})",
                 column,
                 value,
                 f"must be unique, but the same {what} is on an earlier row",
@@ -770,33 +761,68 @@ def _natural(text: str) -> list[tuple[int, str]]:
     return [(int(part), "") if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text)]
 
 
-def _describe(row: _Row) -> str:
-    who = row.name or row.email or row.employee_id
-    return f"{who} ({row.employee_id})" if row.employee_id and who != row.employee_id else who
-
-
 @dataclass(frozen=True, slots=True)
 class _Names:
     """Rows by `name_key` of their name, for `source.fields.manager_name` (empty when unset)."""
 
     kept: _Index
-    dropped: Mapping[str, _Row]
+    dropped: Mapping[str, int]
 
 
-def _name_key_of(row: _Row) -> str:
-    return name_key(row.name)
+@dataclass(frozen=True, slots=True)
+class _Refs:
+    """Where a manager reference may point: kept rows first, then filtered-out ones."""
+
+    kept_by_id: _Index
+    kept_by_email: _Index
+    dropped_by_id: Mapping[str, int]
+    dropped_by_email: Mapping[str, int]
+    names: _Names
+
+    def by_id(self, ref: str) -> int | None:
+        return _lookup(ref, self.kept_by_id, self.dropped_by_id)
+
+    def by_email(self, ref: str) -> int | None:
+        return _lookup(ref, self.kept_by_email, self.dropped_by_email)
+
+    def by_name(self, written: str) -> int | None:
+        return _lookup(name_key(written), self.names.kept, self.names.dropped)
 
 
-_NAME_KEY: Callable[[_Row], str] = _name_key_of
+def _lookup(ref: str, kept: _Index, dropped: Mapping[str, int]) -> int | None:
+    if not ref:
+        return None
+    found = kept.first.get(ref)
+    return dropped.get(ref) if found is None else found
+
+
+def _resolve_plain_ids(data: _Rows, kept: Sequence[int], kept_by_id: _Index) -> Sequence[int]:
+    """The common case in bulk: a manager given by an id alone (no e-mail beside it to
+    compare) that names one kept person other than the row itself. Returns the rows left
+    for the exact, row-by-row rules (`_resolve_managers`)."""
+    if kept_by_id.repeated or not any(data.manager_id_ref):
+        return kept  # an id held twice needs the exact rules for every row naming it
+    chosen = list(map(kept_by_id.first.get, _take(data.manager_id_ref, kept)))
+    email_refs = data.manager_email_ref
+    if any(email_refs):
+        left = [
+            r for r, c in zip(kept, chosen, strict=True) if c is None or c == r or email_refs[r]
+        ]
+    else:
+        left = [r for r, c in zip(kept, chosen, strict=True) if c is None or c == r]
+    ids, up, manager = data.employee_id, data.up, data.manager
+    for row, found in zip(kept, chosen, strict=True):
+        up[row] = found
+        manager[row] = None if found is None else ids[found] or None
+    for row in left:
+        up[row] = manager[row] = None
+    return left
 
 
 def _resolve_managers(
-    kept: Sequence[_Row],
-    kept_by_id: _Index,
-    kept_by_email: _Index,
-    dropped_by_id: Mapping[str, _Row],
-    dropped_by_email: Mapping[str, _Row],
-    names: _Names,
+    data: _Rows,
+    kept: Sequence[int],
+    refs: _Refs,
     columns: Mapping[str, str],
     report: _Report,
     *,
@@ -807,32 +833,41 @@ def _resolve_managers(
     id_column = columns.get("manager_id", "")
     email_column = columns.get("manager_email", "")
     name_column = columns.get("manager_name", "")
-    absent: dict[tuple[str, str], list[_Row]] = {}
-    for row in kept:
+    absent: dict[tuple[str, str], list[int]] = {}
+    ids, emails, reason = data.employee_id, data.email, data.reason
+    id_refs, email_refs, name_refs = (
+        data.manager_id_ref,
+        data.manager_email_ref,
+        data.manager_name_ref,
+    )
+    manager, up = data.manager, data.up
+    for row in _resolve_plain_ids(data, kept, refs.kept_by_id):
         # The id wins when several are given, then the e-mail, then the name.
         written: str
-        if row.manager_id_ref:
-            ref = written = row.manager_id_ref
-            column, kept_by, dropped_by = id_column, kept_by_id, dropped_by_id
-            what = "employee id"
-        elif row.manager_email_ref:
-            ref = written = row.manager_email_ref
-            column, kept_by, dropped_by = email_column, kept_by_email, dropped_by_email
-            what = "e-mail"
-        elif row.manager_name_ref:
-            written, ref = row.manager_name_ref, name_key(row.manager_name_ref)
-            column, kept_by, dropped_by = name_column, names.kept, names.dropped
-            what = "name"
+        if id_refs[row]:
+            ref = written = id_refs[row]
+            column, kept_by, dropped_by = id_column, refs.kept_by_id, refs.dropped_by_id
+            what, own = "employee id", ids[row]
+        elif email_refs[row]:
+            ref = written = email_refs[row]
+            column, kept_by, dropped_by = email_column, refs.kept_by_email, refs.dropped_by_email
+            what, own = "e-mail", emails[row]
+        elif name_refs[row]:
+            written, ref = name_refs[row], name_key(name_refs[row])
+            column, kept_by, dropped_by = name_column, refs.names.kept, refs.names.dropped
+            what, own = "name", None
         else:
             continue
-        chosen = kept_by.first.get(ref) or dropped_by.get(ref)
+        chosen = kept_by.first.get(ref)
+        if chosen is None:
+            chosen = dropped_by.get(ref)
         if chosen is None:
             if top:
                 absent.setdefault((column, written), []).append(row)
                 continue
             report.fatal(
-                row.position,
-                row.location,
+                row,
+                data.location[row],
                 column,
                 written,
                 f"must be the {what} of a person in the export, but it matches nobody"
@@ -842,57 +877,56 @@ def _resolve_managers(
         if what == "name" and ref in kept_by.repeated:
             # Ids and e-mails held twice are fatal anyway; a name held twice is fine until
             # someone's manager is given by it alone.
-            same = sorted(kept_by.repeated[ref], key=lambda o: _natural(o.location))
+            same = sorted(kept_by.repeated[ref], key=lambda i: _natural(data.location[i]))
+            listed = capped((f"{data.describe(i)} at {data.location[i]}" for i in same), sep="; ")
             report.fatal(
-                row.position,
-                row.location,
+                row,
+                data.location[row],
                 column,
                 written,
-                f"must name one person, but it matches {len(same)}: "
-                f"{capped((f'{_describe(o)} at {o.location}' for o in same), sep='; ')}; "
+                f"must name one person, but it matches {len(same)}: {listed}; "
                 "give the manager by id or e-mail too (source.fields.manager_id or "
                 "manager_email), which wins over the name",
             )
             continue
-        row.up = chosen
-        row.ambiguous = ref in kept_by.repeated
-        if chosen.reason is not None:
+        up[row] = chosen
+        if ref in kept_by.repeated:
+            data.ambiguous.add(row)
+        if reason[chosen] is not None:
             report.warn(
-                row.position,
-                row.location,
+                row,
+                data.location[row],
                 column,
                 written,
-                f"names {_describe(chosen)} at {chosen.location}, who is excluded by "
-                f"{chosen.reason}; {_describe(row)} is kept without a manager",
+                f"names {data.describe(chosen)} at {data.location[chosen]}, who is excluded "
+                f"by {reason[chosen]}; {data.describe(row)} is kept without a manager",
             )
             continue
-        if chosen is row or ref == (
-            row.employee_id if row.manager_id_ref else row.email if row.manager_email_ref else None
-        ):
+        if chosen == row or ref == own:
             report.fatal(
-                row.position,
-                row.location,
+                row,
+                data.location[row],
                 column,
                 written,
                 "must name someone else: a person cannot be their own manager",
             )
-            row.up = None
+            up[row] = None
             continue
-        row.manager = chosen.employee_id or None
-        if not (row.manager_id_ref and row.manager_email_ref):
+        manager[row] = ids[chosen] or None
+        if not (id_refs[row] and email_refs[row]):
             continue
-        by_email = _lookup(row.manager_email_ref, kept_by_email, dropped_by_email)
-        if by_email is not None and by_email is not chosen:
+        by_email = refs.by_email(email_refs[row])
+        if by_email is not None and by_email != chosen:
             report.warn(
-                row.position,
-                row.location,
+                row,
+                data.location[row],
                 email_column,
-                row.manager_email_ref,
-                f"names {_describe(by_email)}, but {id_column} names "
-                f"{_describe(chosen)}; the employee id wins",
+                email_refs[row],
+                f"names {data.describe(by_email)}, but {id_column} names "
+                f"{data.describe(chosen)}; the employee id wins",
             )
     return [
-        UnknownManager(column, value, len(rows), rows[0].location)
+        UnknownManager(column, value, len(rows), data.location[rows[0]])
         for (column, value), rows in absent.items()
     ]
 
@@ -913,32 +947,20 @@ def _report_unknown_managers(
         )
 
 
-def _lookup(ref: str, kept: _Index, dropped: Mapping[str, _Row]) -> _Row | None:
-    if not ref:
-        return None
-    return kept.first.get(ref) or dropped.get(ref)
-
-
-def _link_dropped(
-    dropped: Sequence[_Row],
-    kept_by_id: _Index,
-    kept_by_email: _Index,
-    dropped_by_id: Mapping[str, _Row],
-    dropped_by_email: Mapping[str, _Row],
-    names: _Names,
-) -> None:
+def _link_dropped(data: _Rows, dropped: Sequence[int], refs: _Refs) -> None:
     """Reporting lines through filtered-out rows, so filter.root still sees the whole org."""
     for row in dropped:
-        up = (
-            _lookup(row.manager_id_ref, kept_by_id, dropped_by_id)
-            or _lookup(row.manager_email_ref, kept_by_email, dropped_by_email)
-            or _lookup(name_key(row.manager_name_ref), names.kept, names.dropped)
-        )
-        row.up = up if up is not row else None
+        up = refs.by_id(data.manager_id_ref[row])
+        if up is None:
+            up = refs.by_email(data.manager_email_ref[row])
+        if up is None:
+            up = refs.by_name(data.manager_name_ref[row])
+        data.up[row] = up if up != row else None
 
 
 def _report_cycles(
-    kept: Sequence[_Row],
+    data: _Rows,
+    kept: Sequence[int],
     kept_by_id: _Index,
     columns: Mapping[str, str],
     report: _Report,
@@ -946,12 +968,18 @@ def _report_cycles(
     # A duplicated id has no single manager, and a reference to a duplicated id or e-mail no
     # single target; both are already fatal, so they end chains here, which keeps the
     # reported cycles the same whatever the order of the rows.
-    repeated = kept_by_id.repeated
-    manager_of = {
-        row.employee_id: row.manager
-        for row in kept
-        if row.manager and not row.ambiguous and row.employee_id and row.employee_id not in repeated
-    }
+    repeated, ambiguous = kept_by_id.repeated, data.ambiguous
+    ids, manager = data.employee_id, data.manager
+    if repeated or ambiguous:
+        manager_of = {
+            ids[i]: manager[i]
+            for i in kept
+            if manager[i] and ids[i] and i not in ambiguous and ids[i] not in repeated
+        }
+    else:
+        # No id held twice: a person without a manager is a root either way, and no
+        # manager is "" (the one key a blank id could add).
+        manager_of = dict(zip(_take(ids, kept), _take(manager, kept), strict=True))
     column = (
         columns.get("manager_id") or columns.get("manager_email") or columns.get("manager_name", "")
     )
@@ -961,8 +989,8 @@ def _report_cycles(
         chain = cycle[first:] + cycle[:first]
         owner = kept_by_id.first[chain[0]]
         report.fatal(
-            owner.position,
-            owner.location,
+            owner,
+            data.location[owner],
             column,
             capped([*chain, chain[0]], sep=" → "),
             "must not form a reporting cycle (each id's manager is the next one)",
@@ -972,72 +1000,91 @@ def _report_cycles(
 def _apply_root(
     export_name: str,
     root: str | None,
-    kept: Sequence[_Row],
-    kept_by_id: _Index,
-    kept_by_email: _Index,
-    dropped: Sequence[_Row],
-    dropped_by_id: Mapping[str, _Row],
-    dropped_by_email: Mapping[str, _Row],
+    data: _Rows,
+    kept: Sequence[int],
+    dropped: Sequence[int],
+    refs: _Refs,
     report: _Report,
 ) -> set[int] | None:
     """Positions of the kept rows in the org under filter.root (None: no root filter)."""
     if root is None or not root.strip():
         return None
     wanted = root.strip()
-    top = _lookup(wanted, kept_by_id, {}) or _lookup(normalise_email(wanted), kept_by_email, {})
+    top = refs.kept_by_id.first.get(wanted)
     if top is None:
-        gone = dropped_by_id.get(wanted) or dropped_by_email.get(normalise_email(wanted))
+        top = refs.kept_by_email.first.get(normalise_email(wanted))
+    if top is None:
+        gone = refs.dropped_by_id.get(wanted)
+        if gone is None:
+            gone = refs.dropped_by_email.get(normalise_email(wanted))
         why = (
-            f"names {_describe(gone)} at {gone.location}, who is excluded by {gone.reason}"
+            f"names {data.describe(gone)} at {data.location[gone]}, who is excluded by "
+            f"{data.reason[gone]}"
             if gone is not None
             else "must be the employee id or e-mail of a person in the export"
         )
         report.fatal(-1, export_name, "filter.root", wanted, why)
         return None
-    below: dict[int, list[_Row]] = {}
+    below: dict[int, list[int]] = {}
     for row in [*kept, *dropped]:
-        if row.up is not None:
-            below.setdefault(row.up.position, []).append(row)
+        up = data.up[row]
+        if up is not None:
+            below.setdefault(up, []).append(row)
     in_org: set[int] = set()
-    visited = {top.position}
+    visited = {top}
     queue = [top]
     while queue:
         row = queue.pop()
-        if row.reason is None:
-            in_org.add(row.position)
-        for child in below.get(row.position, ()):
-            if child.position not in visited:
-                visited.add(child.position)
+        if data.reason[row] is None:
+            in_org.add(row)
+        for child in below.get(row, ()):
+            if child not in visited:
+                visited.add(child)
                 queue.append(child)
-    top.manager = None
+    data.manager[top] = None
     return in_org
 
 
+def _take(values: Sequence[_T], rows: Sequence[int]) -> Sequence[_T]:
+    """The values at `rows` (positions, ascending), in one C call."""
+    if len(rows) == len(values):
+        return values  # every row: positions ascending and unique, so all of them in order
+    if not rows:
+        return ()
+    picked = itemgetter(*rows)(values)
+    return picked if len(rows) > 1 else (picked,)
+
+
 def _people(
-    valid: Sequence[_Row],
-    kept_by_id: _Index,
-    in_org: set[int] | None,
+    data: _Rows, valid: Sequence[int], kept_by_id: _Index, in_org: set[int] | None
 ) -> tuple[Person, ...]:
-    people: list[Person] = []
-    departments: dict[str, str] = {}  # as given -> normalised; values repeat a lot
-    for row in valid:
-        if in_org is not None and row.position not in in_org:
-            continue
-        if kept_by_id.first[row.employee_id] is not row:
-            continue  # a duplicate id, reported; the first row stands for diagnostics
-        department = departments.get(row.department)
-        if department is None:
-            department = departments[row.department] = normalise_name(row.department)
-        people.append(
-            Person(
-                row.employee_id,
-                row.email,
-                row.name or row.email,
-                row.manager,
-                department or None,
-                row.status or None,
-                row.location,
-                row.attributes,
-            )
-        )
-    return tuple(people)
+    first_by_id = kept_by_id.first
+    ids = data.employee_id
+    rows = valid
+    if in_org is not None or kept_by_id.repeated:
+        # A duplicate id is reported; its first row stands for diagnostics.
+        rows = [i for i in valid if (in_org is None or i in in_org) and first_by_id[ids[i]] == i]
+    if not rows:
+        return ()
+
+    def take(values: Sequence[_T]) -> Sequence[_T]:
+        return _take(values, rows)
+
+    emails = take(data.email)
+    names = take(data.name)
+    if not all(names):
+        names = [name or email for name, email in zip(names, emails, strict=True)]
+    departments = take(data.department)
+    normalised = {value: collapse_whitespace(value) or None for value in set(departments)}
+    statuses = take(data.status)
+    columns = (
+        take(ids),
+        emails,
+        names,
+        take(data.manager),
+        list(map(normalised.__getitem__, departments)),
+        statuses if all(statuses) else [status or None for status in statuses],
+        take(data.location),
+        take(data.attributes),
+    )
+    return tuple(map(_new_person, zip(*columns, strict=True)))

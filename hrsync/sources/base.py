@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from hrsync.sources.rows import SourceRow
+from hrsync.sources.rows import RowTable, SourceRow
 
 CHUNK_BYTES = 64 * 1024
 
@@ -28,9 +28,10 @@ class SourceUnavailable(SourceError):
 
 @dataclass(frozen=True)
 class Export:
-    """An opened export: its name for messages, its columns, and its rows (streamed).
+    """An opened export: its name for messages, its columns, and its rows.
 
-    `rows()` starts a fresh pass each time it is called; do not run two passes at once.
+    `rows()` streams them and `table()` reads them all at once (what a run does: it holds
+    every person anyway); each starts a fresh pass, and two passes must not run at once.
     Reading may still raise `SourceError` part-way (a bad byte deep in the file).
     """
 
@@ -39,9 +40,16 @@ class Export:
     format: str
     _rows: Callable[[], Iterator[SourceRow]]
     pages: int = 1  # HTTP pages read (`hrsync check` reports them)
+    # A reader's own whole-file pass, when it has one faster than rows() (CSV).
+    _table: Callable[[], RowTable] | None = None
 
     def rows(self) -> Iterator[SourceRow]:
         return self._rows()
+
+    def table(self) -> RowTable:
+        if self._table is not None:
+            return self._table()
+        return RowTable.of_rows(self._rows())
 
 
 class Payload:
@@ -157,13 +165,15 @@ class Lines:
 
     `max_chars` (changeable between lines) bounds one line: past it, `LineTooLong` is raised
     before more of the line is held. `ended` tells, once the text is used up, whether its
-    last line had a line end (a file cut off mid-row usually has none).
+    last line had a line end (a file cut off mid-row usually has none); `longest` is the
+    length of the longest line yielded so far (no value on a line is longer).
     """
 
     def __init__(self, chunks: Iterator[str], max_chars: int | None = None) -> None:
         self._chunks = chunks
         self.max_chars = max_chars
         self.ended = True
+        self.longest = 0
 
     def __iter__(self) -> Iterator[str]:
         # The unfinished end of a line is held as a list of pieces and joined once, when
@@ -176,6 +186,7 @@ class Lines:
                 if "\n" not in chunk and "\r" not in chunk:
                     if held[-1].endswith("\r"):
                         # A lone \r ended that line after all: no \n follows.
+                        self.longest = max(self.longest, len(held[-1]))
                         yield held.pop()
                         size = 0
                     held.append(chunk)
@@ -191,6 +202,8 @@ class Lines:
             # The last piece may be unfinished: no line end yet, or a \r whose \n comes next.
             if split and not split[-1].endswith("\n"):
                 held.append(split.pop())
+            if split:
+                self.longest = max(self.longest, max(map(len, split)))
             if split and self.max_chars is not None:
                 # Only the first line can be longer than the chunk: it may carry held text.
                 if self.max_chars < len(chunk):
@@ -205,7 +218,9 @@ class Lines:
             self._check(size, held)
         if held:
             self.ended = held[-1].endswith(("\n", "\r"))
-            yield "".join(held)
+            last = "".join(held)
+            self.longest = max(self.longest, len(last))
+            yield last
 
     def _check(self, size: int, pieces: list[str]) -> None:
         if self.max_chars is not None and size > self.max_chars:

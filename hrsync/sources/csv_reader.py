@@ -13,10 +13,11 @@ import csv
 import itertools
 import re
 from collections.abc import Iterator
+from operator import itemgetter
 
 from hrsync.core.listing import LIMIT, capped
 from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
-from hrsync.sources.rows import MAX_FIELD_CHARS, RowValues, SourceRow
+from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _NUMBER = re.compile(r"^[\d.,\s-]+$")
@@ -49,7 +50,14 @@ def open_csv(payload: Payload, *, encoding: str, delimiter: str) -> Export:
         with _Reader(payload, encoding, chosen) as reader:
             yield from reader.rows()
 
-    return Export(name=payload.name, columns=columns, format="csv", _rows=rows)
+    def table() -> RowTable:
+        with _Reader(payload, encoding, chosen) as reader:
+            whole = reader.table()
+        # Something the one-pass read cannot place (a blank line, a value over several
+        # lines, a miscounted row, bad CSV): the row-by-row pass names its exact line.
+        return whole if whole is not None else RowTable.of_rows(rows())
+
+    return Export(name=payload.name, columns=columns, format="csv", _rows=rows, _table=table)
 
 
 def sniff_delimiter(header_line: str) -> str:
@@ -140,6 +148,32 @@ class _Reader:
         # A file without a final line end whose last record is short was cut inside it.
         miscounted.raise_if_any(cut_after=None if self._lines.ended else reader.line_num)
 
+    def table(self) -> RowTable | None:
+        """Every row in one run of the csv module, when the file is plain: each record one
+        line of the header's width and no line longer than a value may be. None otherwise,
+        and the caller reads row by row (`rows`), which refuses or skips exactly as needed.
+        """
+        reader = self._csv
+        header_end = reader.line_num
+        try:
+            records = list(reader)
+        except (csv.Error, LineTooLong):
+            return None
+        width = len(self.columns)
+        if (
+            reader.line_num - header_end != len(records)
+            or set(map(len, records)) - {width}
+            or self._lines.longest > MAX_FIELD_CHARS
+            or _blank_rows(records)
+        ):
+            return None
+        start = header_end + 1
+        name = self.payload.name
+        locations = [f"{name} line {line}" for line in range(start, start + len(records))]
+        index = {column: i for i, column in enumerate(self.columns)}
+        # A value is no longer than the line it is on.
+        return RowTable(index, records, locations, {}, longest=self._lines.longest)
+
     def _next_record(self) -> list[str] | None:
         start = self._csv.line_num + 1
         try:
@@ -191,6 +225,17 @@ class _Reader:
             else ""
         )
         return SourceError(f"{self.payload.name} line {start} is not valid CSV: {exc}{where}")
+
+
+def _blank_rows(records: list[list[str]]) -> bool:
+    """Whether a record is blank (only delimiters): rows() skips those, so the caller must
+    read row by row. Only a record whose first value is blank can be one; the first values
+    joined show one as "||" or a space beside a "|" (an exact test follows only then)."""
+    firsts = list(map(itemgetter(0), records))
+    joined = f"|{'|'.join(firsts)}|"
+    if "||" not in joined and " |" not in joined and "| " not in joined and joined.isprintable():
+        return False
+    return any(not "".join(r).strip() for r in records if not r[0].strip())
 
 
 class _Miscounted:

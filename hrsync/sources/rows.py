@@ -3,8 +3,9 @@
 CONTRACT (shared by the readers and `hrsync.core.people`; change only with care):
 - `SourceRow` is where the row came from and its values by column name.
 - `RowValues` is the compact form the readers use: one tuple per row, one shared index.
-- `EXTRA_VALUES` is the key for cells beyond the header's width; `MAX_FIELD_CHARS` the
-  longest value hrsync accepts.
+- `RowTable` is every row of an export at once, the form `read_people` works on: one
+  index, one sequence of cells per row, one location per row.
+- `MAX_FIELD_CHARS` is the longest value hrsync accepts.
 
 The core imports this module, so it imports nothing that does I/O (the package's
 `__init__` neither): `tests/test_architecture.py` keeps it so.
@@ -12,13 +13,9 @@ The core imports this module, so it imports nothing that does I/O (the package's
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, overload
-
-# Key under which a reader puts the cells beyond the header's width, joined by the delimiter.
-# No real column can have this name: header names are never empty.
-EXTRA_VALUES = ""
 
 # The longest value hrsync accepts, in characters. No name, e-mail, id or department comes
 # near it; a value past it is a document, binary data or a quote never closed.
@@ -45,7 +42,7 @@ class RowValues(Mapping[str, str]):
 
     __slots__ = ("cells", "index")
 
-    def __init__(self, index: Mapping[str, int], cells: tuple[str, ...]) -> None:
+    def __init__(self, index: Mapping[str, int], cells: Sequence[str]) -> None:
         self.index = index
         self.cells = cells
 
@@ -70,5 +67,53 @@ class RowValues(Mapping[str, str]):
     def __repr__(self) -> str:
         return f"RowValues({dict(self)!r})"
 
-    def stripped(self) -> RowValues:
-        return RowValues(self.index, tuple(map(str.strip, self.cells)))
+
+@dataclass(frozen=True, slots=True)
+class RowTable:
+    """Every row of an export at once, keyed through one index of columns.
+
+    `cells[i]` holds one value per column of `index`, in its order, for the row named
+    `locations[i]`. A reader that can parse its whole file in one pass (the CSV reader) builds
+    this directly: 100,000 rows are then 100,000 lists from the csv module, not 100,000
+    objects built in Python. `partial` holds, by row, the values of the rows that lack some
+    of the columns (JSON records of different shapes; their absent columns read as blank
+    cells): a person's own values are what their record had, nothing more. `longest`, when
+    the reader knows it, bounds the length of every value (None: unknown).
+    """
+
+    index: Mapping[str, int]
+    cells: Sequence[Sequence[str]]
+    locations: Sequence[str]
+    partial: Mapping[int, Mapping[str, str]]
+    longest: int | None = None
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[SourceRow]) -> RowTable:
+        """The table of rows read one by one (JSON records, tests, the CSV reader's exact
+        pass): their columns in order of first appearance."""
+        held = list(rows)
+        locations = [row.location for row in held]
+        values = [row.values for row in held]
+        shared = _shared_index(values)
+        if shared is not None:
+            return cls(shared, [v.cells for v in values if isinstance(v, RowValues)], locations, {})
+        index: dict[str, int] = {}
+        for row_values in values:
+            for key in row_values:
+                index.setdefault(key, len(index))
+        keys = tuple(index)
+        cells = [tuple(v.get(key, "") for key in keys) for v in values]
+        partial = {i: v for i, v in enumerate(values) if len(v) != len(keys)}
+        return cls(index, cells, locations, partial)
+
+
+def _shared_index(values: Sequence[Mapping[str, str]]) -> Mapping[str, int] | None:
+    """The index every row's values share, when they are all RowValues over one."""
+    first = values[0] if values else None
+    if not isinstance(first, RowValues):
+        return None
+    index = first.index
+    for row_values in values:
+        if not isinstance(row_values, RowValues) or row_values.index is not index:
+            return None
+    return index

@@ -63,7 +63,7 @@ def read_export(settings: Settings) -> Export:
         directory = read_people(
             export.name,
             export.columns,
-            export.rows(),
+            export.table(),
             src.fields,
             settings.filter,
             also_used=(
