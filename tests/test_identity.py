@@ -20,7 +20,7 @@ from hrsync.core.identity import (
     derived_reference_id,
     reference_id_for,
 )
-from hrsync.core.mapping import DesiredTeam, build_teams
+from hrsync.core.mapping import DesiredTeam, SortedEmails, build_teams
 from hrsync.core.people import Person
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.dx.models import DxTeam
@@ -404,6 +404,18 @@ def test_rows_name_parents_by_reference_and_name_parents_first() -> None:
     ]
 
 
+def test_contributors_handed_unsorted_or_twice_are_sorted_and_unique_in_the_row() -> None:
+    # build_teams hands them sorted and unique (and says so by their type); any other
+    # caller's tuple is sorted here, as before assign stopped sorting build_teams' again.
+    desired = DesiredTeam("manager:E1", "A", "a@example.com", "E1", None, ("z@x", "y@x", "z@x"))
+    (row,) = assign([desired], [], []).teams
+    assert row.contributors == ("y@x", "z@x")
+    people = sample_people()
+    for mapped in build_teams(people, MappingSettings(), FIELDS).teams:
+        assert type(mapped.contributors) is SortedEmails
+        assert list(mapped.contributors) == sorted(set(mapped.contributors))
+
+
 @pytest.mark.parametrize(
     ("desired", "store", "message"),
     [
@@ -495,10 +507,7 @@ def rename(people: list[Person], new_name: Callable[[str], str], unit: str) -> l
             return None
         return "/".join(f"{s} Renamed" if s == unit else s for s in value.split("/"))
 
-    return [
-        p._replace(name=new_name(p.name), department=department(p.department))
-        for p in people
-    ]
+    return [p._replace(name=new_name(p.name), department=department(p.department)) for p in people]
 
 
 @settings(max_examples=150, deadline=None)

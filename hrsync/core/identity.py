@@ -65,7 +65,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -73,7 +72,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hrsync.core.listing import capped
-from hrsync.core.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam
+from hrsync.core.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam, SortedEmails
 from hrsync.core.tree import forest
 from hrsync.dx.models import DxTeam
 
@@ -198,8 +197,8 @@ def assign(
     if len(chosen) < len(ordered):  # the steady state has every team known
         _adopt_and_create(ordered, chosen, known_refs, dx_teams, take, taken_refs)
 
-    rows = _rows(ordered, by_key, chosen)
-    identities = _identities(ordered, known, chosen)
+    rows = _rows(ordered, chosen)
+    identities = _identities(ordered, rows, known)
     unreferenced = tuple(
         sorted((t for t in dx_teams if not t.reference_id), key=lambda t: (t.name, t.id))
     )
@@ -550,54 +549,51 @@ def _by_name_and_parent(
 # ---------------------------------------------------------------- output
 
 
-def _rows(
-    ordered: list[DesiredTeam],
-    by_key: dict[str, DesiredTeam],
-    chosen: dict[str, IdentityDecision],
-) -> tuple[TeamRow, ...]:
-    rows: list[TeamRow] = []
+def _rows(ordered: list[DesiredTeam], chosen: dict[str, IdentityDecision]) -> tuple[TeamRow, ...]:
+    # Parents come first, so a child reads its parent's id and name from the parent's row.
+    row_of: dict[str, TeamRow] = {}
     for team in ordered:
+        key = team.key
         parent_key = team.parent_key
-        parent_ref = parent_name = None
-        if parent_key is not None:
-            parent_ref = chosen[parent_key].reference_id
-            parent_name = by_key[parent_key].name
-        rows.append(
-            TeamRow(
-                team.key,
-                chosen[team.key].reference_id,
-                team.name,
-                team.lead_email,
-                parent_ref,
-                parent_name,
-                _sorted_unique(team.contributors),
-            )
+        if parent_key is None:
+            parent_ref = parent_name = None
+        else:
+            parent = row_of[parent_key]
+            parent_ref, parent_name = parent.reference_id, parent.name
+        row_of[key] = TeamRow(
+            key,
+            chosen[key].reference_id,
+            team.name,
+            team.lead_email,
+            parent_ref,
+            parent_name,
+            _sorted_unique(team.contributors),
         )
-    return tuple(rows)
+    return tuple(row_of.values())
 
 
 def _sorted_unique(emails: tuple[str, ...]) -> tuple[str, ...]:
-    # build_teams hands them sorted and unique already: checked in C, not sorted again.
-    if all(map(operator.lt, emails, emails[1:])):
+    if type(emails) is SortedEmails:  # from build_teams: sorted and unique already
         return emails
     return tuple(sorted(set(emails)))
 
 
 def _identities(
     ordered: list[DesiredTeam],
+    rows: tuple[TeamRow, ...],
     known: Sequence[KnownIdentity],
-    chosen: dict[str, IdentityDecision],
 ) -> tuple[KnownIdentity, ...]:
+    """The store after this run; `rows`: the payload rows of `ordered`, one each."""
     active = [
         KnownIdentity(
             team.key,
-            chosen[team.key].reference_id,
+            row.reference_id,
             team.name,
             team.parent_key,
             team.lead_email,
             frozenset(team.contributors),
         )
-        for team in ordered
+        for team, row in zip(ordered, rows, strict=True)
     ]
     in_use = {identity.reference_id for identity in active}
     retired = sorted(

@@ -70,6 +70,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from hrsync.core.listing import capped
 from hrsync.core.people import Person, Problem, export_columns, normalise_name
@@ -89,6 +90,14 @@ BUILTIN_PLACEHOLDERS: tuple[str, ...] = (
     "department",
     "department_path",
 )
+
+
+class SortedEmails(tuple[str, ...]):
+    """Contributors as `build_teams` makes them: sorted and unique. A tuple like any
+    other; its type tells `identity.assign` they need no sorting again (at 100k people,
+    comparing every e-mail once more cost as much as building the rows)."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,35 +236,30 @@ def _last_word(text: str) -> str:
     return words[-1] if words else ""
 
 
-# Each built-in placeholder's value for the team of a key; a built-in wins over a column
-# of its name.
-_BUILTINS: Mapping[str, Callable[[_Drafts, str], str]] = {
-    "lead_name": lambda d, key: d.lead[key].name,
-    "lead_first_name": lambda d, key: _first_word(d.lead[key].name),
-    "lead_last_name": lambda d, key: _last_word(d.lead[key].name),
-    "lead_email": lambda d, key: d.lead[key].email,
-    "lead_employee_id": lambda d, key: d.lead[key].employee_id,
-    "department": lambda d, key: d.department[key],
-    "department_path": lambda d, key: d.department_path[key],
+# Each built-in placeholder's values for teams (their leads, keys); a built-in wins over
+# a column of its name.
+_BUILTINS: Mapping[str, Callable[[list[Person], list[str], _Drafts], list[str]]] = {
+    "lead_name": lambda leads, keys, d: [lead.name for lead in leads],
+    "lead_first_name": lambda leads, keys, d: [_first_word(lead.name) for lead in leads],
+    "lead_last_name": lambda leads, keys, d: [_last_word(lead.name) for lead in leads],
+    "lead_email": lambda leads, keys, d: [lead.email for lead in leads],
+    "lead_employee_id": lambda leads, keys, d: [lead.employee_id for lead in leads],
+    "department": lambda leads, keys, d: [d.department[key] for key in keys],
+    "department_path": lambda leads, keys, d: [d.department_path[key] for key in keys],
 }
 
 
-def _column_value(column: str) -> Callable[[_Drafts, str], str]:
-    return lambda d, key: d.lead[key].attributes.get(column, "")
+def _render_names(template: Template, drafts: _Drafts, keys: list[str]) -> Sequence[str]:
+    """`mapping.team_name` for the teams of `keys`, in that order, rendered all at once."""
+    leads = [drafts.lead[key] for key in keys]
 
+    def column(name: str) -> list[str]:
+        builtin = _BUILTINS.get(name)
+        if builtin is not None:
+            return builtin(leads, keys, drafts)
+        return [lead.attributes.get(name, "") for lead in leads]
 
-class _Template:
-    """`mapping.team_name`, rendered per team from only the values it reads."""
-
-    def __init__(self, template: str) -> None:
-        self._template = Template(template)
-        self._values = tuple(
-            (name, _BUILTINS.get(name) or _column_value(name)) for name in self._template.names
-        )
-
-    def render(self, drafts: _Drafts, key: str) -> str:
-        values = {name: value(drafts, key) for name, value in self._values}
-        return self._template.render(values.__getitem__)
+    return template.on_columns(column, len(keys))
 
 
 # ---------------------------------------------------------------- building
@@ -276,7 +280,7 @@ def build_teams(
     )
     if template_problems:
         raise MappingError(template_problems)
-    by_id = {person.employee_id: person for person in people}
+    by_id = dict(zip(map(attrgetter("employee_id"), people), people, strict=True))
     if len(by_id) < len(people):
         raise MappingError(_duplicate_ids(people))
 
@@ -293,7 +297,7 @@ def build_teams(
     # by depth keeps that within a depth: two sorts in C, no key tuple per team).
     keys, depth = _team_depths(drafts)
     keys.sort(key=depth.__getitem__)
-    _name_teams(drafts, keys, _Template(settings.team_name), notes)
+    _name_teams(drafts, keys, Template(settings.team_name), notes)
     name, lead, parent, contributors = (
         drafts.name,
         drafts.lead,
@@ -308,7 +312,7 @@ def build_teams(
                 lead[key].email,
                 lead[key].employee_id,
                 parent[key],
-                tuple(sorted(set(contributors[key]))),
+                SortedEmails(sorted(set(contributors[key]))),
             )
             for key in keys
         ]
@@ -464,15 +468,17 @@ def _manager_drafts(
             f"{count} {'person reports' if count == 1 else 'people report'} to {manager!r}, "
             "who is not in the filtered export: treated as top of the org"
         )
+    # Each key made once, so a parent key is the very string of its team's key.
+    key_of = {lead_id: MANAGER_PREFIX + lead_id for lead_id in reports}
     drafts = _Drafts()
-    for lead_id, emails in reports.items():
+    for lead_id, key in key_of.items():
         lead = by_id[lead_id]
         parent = lead.manager_id
-        parent_key = None
-        if parent is not None and parent in reports and parent != lead_id:
-            parent_key = MANAGER_PREFIX + parent
-        department = lead.department or ""
-        drafts.add(MANAGER_PREFIX + lead_id, lead, parent_key, emails, department, department)
+        drafts.parent[key] = None if parent is None or parent == lead_id else key_of.get(parent)
+        drafts.lead[key] = lead
+        drafts.department[key] = lead.department or ""
+    drafts.contributors = {key_of[lead_id]: emails for lead_id, emails in reports.items()}
+    drafts.department_path = dict(drafts.department)
     # No manager in the export: a lead of a root team, or a loner.
     absent = {manager for manager, _ in missing}
     loners = sum(
@@ -550,17 +556,13 @@ def _fold_small(
     drafts.contributors = {key: emails for key, emails in members.items()}
 
 
-def _name_teams(drafts: _Drafts, keys: list[str], template: _Template, notes: list[str]) -> None:
+def _name_teams(drafts: _Drafts, keys: list[str], template: Template, notes: list[str]) -> None:
     """Each team's name, made unique; `keys`: every team, by depth and then key."""
     names = drafts.name
-    render = template.render
-    blank: list[str] = []
-    for key in keys:
-        name = render(drafts, key)
-        if not name:
-            name = f"{drafts.lead[key].name}'s team"
-            blank.append(key)
-        names[key] = name
+    names.update(zip(keys, _render_names(template, drafts, keys), strict=True))
+    blank = [key for key, name in names.items() if not name]
+    for key in blank:
+        names[key] = f"{drafts.lead[key].name}'s team"
     for key in sorted(blank):
         notes.append(f"team {key}: the name template rendered empty; named it {names[key]!r}")
     folded_names = [names[key].casefold() for key in keys]
@@ -580,7 +582,9 @@ def _name_teams(drafts: _Drafts, keys: list[str], template: _Template, notes: li
         suffix = 2
         for key in others:
             name = names[key]
-            while f"{name} ({suffix})".casefold() in taken:
+            # casefold() maps each character on its own: the suffixed name folds to the
+            # folded name with the suffix, without folding it again per try.
+            while f"{folded} ({suffix})" in taken:
                 suffix += 1
             name = f"{name} ({suffix})"
             names[key] = name
