@@ -54,8 +54,8 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from itertools import repeat
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import eq, is_, itemgetter
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar, cast, overload
 
@@ -241,10 +241,12 @@ def _normalise(values: list[str], nulls: frozenset[str]) -> bool:
     """
     whole = "|".join(values)
     printable = whole.isprintable()
-    if not printable or " |" in whole or "| " in whole or whole != whole.strip():
-        for i in [i for i, v in enumerate(values) if v != v.strip()]:
-            values[i] = values[i].strip()
-    if nulls and not nulls.isdisjoint(values):
+    if not printable or " |" in whole or "| " in whole or whole[:1] == " " or whole[-1:] == " ":
+        values[:] = map(str.strip, values)  # a value already trimmed is returned as it is
+    # Most columns hold no value as short as a null word ("N/A", "-"): one C pass over the
+    # lengths spares hashing every value.
+    shortest = min(map(len, values), default=0)
+    if shortest <= max(map(len, nulls), default=-1) and not nulls.isdisjoint(values):
         for i in [i for i, v in enumerate(values) if v in nulls]:
             values[i] = ""
     return printable
@@ -291,8 +293,10 @@ class _Rows:
         self.department = picked["department"]
         self.status = picked["status"]
         self.reason: list[str | None] = [None] * count  # None: kept; else the excluding setting
-        self.manager: list[str | None] = [None] * count  # the resolved manager's employee id
-        self.up: list[int | None] = [None] * count  # the manager's row, kept or not (filter.root)
+        # By row: the resolved manager's employee id, and the manager's row, kept or not
+        # (for filter.root). Dicts, so that a stage fills its rows in one C call.
+        self.manager: dict[int, str | None] = {}
+        self.up: dict[int, int | None] = {}
         self.ambiguous: set[int] = set()  # rows whose manager reference matches several
 
     def column(self, name: str) -> Sequence[str]:
@@ -802,21 +806,20 @@ def _resolve_plain_ids(data: _Rows, kept: Sequence[int], kept_by_id: _Index) -> 
     for the exact, row-by-row rules (`_resolve_managers`)."""
     if kept_by_id.repeated or not any(data.manager_id_ref):
         return kept  # an id held twice needs the exact rules for every row naming it
-    chosen = list(map(kept_by_id.first.get, _take(data.manager_id_ref, kept)))
-    email_refs = data.manager_email_ref
-    if any(email_refs):
-        left = [
-            r for r, c in zip(kept, chosen, strict=True) if c is None or c == r or email_refs[r]
-        ]
-    else:
-        left = [r for r, c in zip(kept, chosen, strict=True) if c is None or c == r]
-    ids, up, manager = data.employee_id, data.up, data.manager
-    for row, found in zip(kept, chosen, strict=True):
-        up[row] = found
-        manager[row] = None if found is None else ids[found] or None
+    references = _take(data.manager_id_ref, kept)
+    chosen = list(map(kept_by_id.first.get, references))
+    # Left for the exact rules: no match (or no id given), the row itself, an e-mail beside.
+    left = set(compress(kept, map(is_, chosen, repeat(None))))
+    if any(map(eq, references, _take(data.employee_id, kept))):
+        left.update(r for r, c in zip(kept, chosen, strict=True) if c == r)
+    if any(data.manager_email_ref):
+        left.update(r for r in kept if data.manager_email_ref[r])
+    data.up.update(zip(kept, chosen, strict=True))
+    # Found by id, the manager's id is the reference itself.
+    data.manager.update(zip(kept, references, strict=True))
     for row in left:
-        up[row] = manager[row] = None
-    return left
+        data.up[row] = data.manager[row] = None
+    return sorted(left)
 
 
 def _resolve_managers(
@@ -972,14 +975,17 @@ def _report_cycles(
     ids, manager = data.employee_id, data.manager
     if repeated or ambiguous:
         manager_of = {
-            ids[i]: manager[i]
+            ids[i]: manager.get(i)
             for i in kept
-            if manager[i] and ids[i] and i not in ambiguous and ids[i] not in repeated
+            if manager.get(i) and ids[i] and i not in ambiguous and ids[i] not in repeated
         }
     else:
         # No id held twice: a person without a manager is a root either way, and no
         # manager is "" (the one key a blank id could add).
-        manager_of = dict(zip(_take(ids, kept), _take(manager, kept), strict=True))
+        manager_of = dict(zip(_take(ids, kept), map(manager.get, kept), strict=True))
+    # Everyone on a cycle is the manager of the one before: the walk needs only managers.
+    bosses = dict.fromkeys(manager_of.values())
+    manager_of = {boss: manager_of[boss] for boss in bosses if boss in manager_of}
     column = (
         columns.get("manager_id") or columns.get("manager_email") or columns.get("manager_name", "")
     )
@@ -1027,7 +1033,7 @@ def _apply_root(
         return None
     below: dict[int, list[int]] = {}
     for row in [*kept, *dropped]:
-        up = data.up[row]
+        up = data.up.get(row)
         if up is not None:
             below.setdefault(up, []).append(row)
     in_org: set[int] = set()
@@ -1081,7 +1087,7 @@ def _people(
         take(ids),
         emails,
         names,
-        take(data.manager),
+        list(map(data.manager.get, rows)),
         list(map(normalised.__getitem__, departments)),
         statuses if all(statuses) else [status or None for status in statuses],
         take(data.location),
