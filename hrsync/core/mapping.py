@@ -304,6 +304,7 @@ def build_teams(
         drafts.parent,
         drafts.contributors,
     )
+    members = [set(contributors[key]) for key in keys]
     teams = tuple(
         [
             DesiredTeam(
@@ -312,16 +313,18 @@ def build_teams(
                 lead[key].email,
                 lead[key].employee_id,
                 parent[key],
-                SortedEmails(sorted(set(contributors[key]))),
+                SortedEmails(sorted(emails)),
             )
-            for key in keys
+            for key, emails in zip(keys, members, strict=True)
         ]
     )
+    placed: set[str] = set().union(*members)
+    placed.update([person.email for person in lead.values()])
     return TeamMap(
         teams=teams,
         notes=tuple(notes),
         problems=tuple(problems),
-        unplaced=_unplaced(people, by_id, drafts, settings.strategy, fields, absent_managers),
+        unplaced=_unplaced(people, by_id, placed, settings.strategy, fields, absent_managers),
         leads_without_reports=tuple(weak_leads),
     )
 
@@ -358,15 +361,14 @@ def no_team_problem(source: str, people: int, team_map: TeamMap, strategy: str) 
 def _unplaced(
     people: Sequence[Person],
     by_id: Mapping[str, Person],
-    drafts: _Drafts,
+    placed: set[str],
     strategy: str,
     fields: FieldSettings,
     absent_managers: Collection[str],
 ) -> tuple[Unplaced, ...]:
-    """Everyone the teams leave out, found from the finished teams (so whatever left
-    them out, a strategy, a fold or a unit dropped for a problem, they are listed)."""
-    placed: set[str] = set().union(*drafts.contributors.values())
-    placed.update([lead.email for lead in drafts.lead.values()])
+    """Everyone the teams leave out, found from the finished teams (`placed`: the e-mail
+    of each contributor and lead), so whatever left them out, a strategy, a fold or a
+    unit dropped for a problem, they are listed."""
     # Teams are made of these people only, so as many placed e-mails as people means
     # nobody is left out (the usual case), without a look-up per person.
     if len(placed) == len(people):
@@ -442,13 +444,12 @@ def _natural(location: str) -> tuple[tuple[int, str, int], ...]:
 def _manager_drafts(
     people: Sequence[Person], by_id: dict[str, Person], notes: list[str]
 ) -> _Drafts:
-    # Reports grouped by the manager they name, from two lists read in export order: one
-    # pass that only appends, and no person visited again in another order (at 100k
-    # people, going back to each person per team cost more than the grouping).
-    managers = [person.manager_id for person in people]
+    # E-mails grouped by the manager they name, in one pass in export order that only
+    # appends; no person is visited again in another order (at 100k people, going back to
+    # each person per team cost more than the grouping).
     by_manager: dict[str | None, list[str]] = defaultdict(list)
-    for manager, email in zip(managers, [person.email for person in people], strict=True):
-        by_manager[manager].append(email)
+    for person in people:
+        by_manager[person.manager_id].append(person.email)
     reports: dict[str, list[str]] = {}
     missing: list[tuple[str, int]] = []
     for manager, emails in by_manager.items():
@@ -468,24 +469,24 @@ def _manager_drafts(
             f"{count} {'person reports' if count == 1 else 'people report'} to {manager!r}, "
             "who is not in the filtered export: treated as top of the org"
         )
+    absent = {manager for manager, _ in missing}
     # Each key made once, so a parent key is the very string of its team's key.
     key_of = {lead_id: MANAGER_PREFIX + lead_id for lead_id in reports}
     drafts = _Drafts()
+    top_leads = 0
     for lead_id, key in key_of.items():
         lead = by_id[lead_id]
         parent = lead.manager_id
+        if parent is None or parent in absent:
+            top_leads += 1
         drafts.parent[key] = None if parent is None or parent == lead_id else key_of.get(parent)
         drafts.lead[key] = lead
         drafts.department[key] = lead.department or ""
     drafts.contributors = {key_of[lead_id]: emails for lead_id, emails in reports.items()}
     drafts.department_path = dict(drafts.department)
-    # No manager in the export: a lead of a root team, or a loner.
-    absent = {manager for manager, _ in missing}
-    loners = sum(
-        1
-        for person, manager in zip(people, managers, strict=True)
-        if (manager is None or manager in absent) and person.employee_id not in reports
-    )
+    # No manager in the export (none, or one not in it): a lead of a root team, or a loner.
+    tops = len(by_manager.get(None, ())) + sum(count for _, count in missing)
+    loners = tops - top_leads
     if loners:
         notes.append(
             f"{loners} {'person has' if loners == 1 else 'people have'} neither a manager "
