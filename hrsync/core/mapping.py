@@ -582,14 +582,14 @@ def _name_teams(drafts: _Drafts, keys: list[str], template: Template, notes: lis
         renamed: list[str] = []
         suffix = 2
         for key in others:
-            name = names[key]
-            # casefold() maps each character on its own: the suffixed name folds to the
-            # folded name with the suffix, without folding it again per try.
-            while f"{folded} ({suffix})" in taken:
+            # casefold() maps each character on its own: a suffixed name folds to the
+            # folded name with the suffix, so no name is folded again per try.
+            candidate = f"{folded} ({suffix})"
+            while candidate in taken:
                 suffix += 1
-            name = f"{name} ({suffix})"
-            names[key] = name
-            taken.add(name.casefold())
+                candidate = f"{folded} ({suffix})"
+            taken.add(candidate)
+            name = names[key] = f"{names[key]} ({suffix})"
             renamed.append(f"{key} -> {name!r}")
         notes.append(
             f"{len(others) + 1} teams are named {base!r}: {first} keeps it, {capped(renamed)}"
