@@ -21,7 +21,7 @@ from hrsync.core.people import (
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.sources.base import SourceError
 from hrsync.sources.open import open_export
-from hrsync.sources.rows import MAX_FIELD_CHARS, RowValues, SourceRow
+from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
 
 COLUMNS = ("Employee ID", "Full Name", "Work Email", "Manager ID", "Department", "Status")
 FIELDS = FieldSettings(
@@ -646,6 +646,71 @@ def test_an_export_whose_every_row_is_filtered_out_is_fatal_and_shows_the_status
     assert "all were excluded (2 by filter.active_status)" in problem.expected
     assert "the Status values in the export are 'Employed', 'Terminated'" in problem.expected
     assert "filter.active_status is ['Active']" in problem.expected
+
+
+cell_text = st.sampled_from(["", " ", "E1", "E2", " E1", "E3 ", "N/A", "-", "Ann  Lee", "x\ty"])
+
+
+@settings(max_examples=150)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["E1", "E2", "E3", " E4", "", "E1"]),
+            cell_text,
+            st.sampled_from(["a@x.io", "B@X.IO", " c@x.io", "bad", "", "N/A"]),
+            cell_text,
+            cell_text,
+            st.sampled_from(["Active", "Terminated", " active", "NULL"]),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from(["refuse", "top"]),
+)
+def test_rows_read_alike_as_dicts_as_row_values_and_as_one_table(
+    data: list[Row], unknown_manager: str
+) -> None:
+    # The run hands read_people one table (RowTable from the CSV reader's whole-file pass);
+    # tests and JSON hand it rows one by one, as dicts or as RowValues over one index.
+    index = {column: i for i, column in enumerate(COLUMNS)}
+    as_dicts = source(data)
+    as_values = [
+        SourceRow(row.location, RowValues(index, tuple(row.values.values()))) for row in as_dicts
+    ]
+    as_table = RowTable(
+        index, [list(values) for values in data], [r.location for r in as_dicts], {}
+    )
+    results = [
+        read_people(
+            "people.csv", COLUMNS, rows, FIELDS, FilterSettings(), unknown_manager=unknown_manager
+        )
+        for rows in (as_dicts, as_values, as_table)
+    ]
+    first = results[0]
+    for other in results[1:]:
+        assert other.problems == first.problems
+        assert other.warnings == first.warnings
+        assert other.excluded_by_reason == first.excluded_by_reason
+        assert other.unknown_managers == first.unknown_managers
+        assert [p._replace(attributes={}) for p in other.people] == [
+            p._replace(attributes={}) for p in first.people
+        ]
+        assert [dict(p.attributes) for p in other.people] == [
+            dict(p.attributes) for p in first.people
+        ]
+
+
+def test_a_persons_other_columns_read_trimmed_with_null_words_blank() -> None:
+    # Columns hrsync does not use are normalised when read (attributes, team names), not
+    # up front: the person's row reads the same either way.
+    columns = (*COLUMNS, "Title", "Cost Centre")
+    rows = [(*row("E1"), "  Staff Engineer ", "N/A")]
+    directory = read(rows, columns=columns)
+    [person] = directory.people
+    assert person.attributes["Title"] == "Staff Engineer"
+    assert person.attributes.get("Cost Centre") == ""
+    assert dict(person.attributes)["Title"] == "Staff Engineer"
+    assert person.attributes.get("Nope", "?") == "?"
 
 
 def test_row_values_behave_like_a_read_only_dict() -> None:

@@ -8,7 +8,8 @@ CONTRACT (shared with mapping, identity and the engine; change only with care):
 `read_people` turns an export's rows into a `Directory`, in this order:
 
 0. Fields: a `[source.fields]` value with braces is a template over the row's columns
-   (hrsync.core.templates), rendered once per row; empty when all its placeholders are.
+   (hrsync.core.templates), rendered for every row at once; empty when all its placeholders
+   are.
    A cell equal to one of `source.null_values` is empty, in every column.
 1. Columns: every column named in `[source.fields]` (non-empty; a template's every
    column) must be in the export,
@@ -130,9 +131,9 @@ def export_columns(people: Iterable[Person]) -> set[str]:
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 # ---------------------------------------------------------------- normalisation
-# Every value is trimmed as it is read (`_trimmed`); names and departments also go through
-# `normalise_name`, e-mails through `normalise_email` (hrsync.core.emails, which the config's
-# sync.notify_email follows too).
+# Every value is trimmed as it is read (`_normalise`, `PersonValues`); names and departments
+# also go through `normalise_name`, e-mails through `normalise_email` (hrsync.core.emails,
+# which the config's sync.notify_email follows too).
 
 
 def normalise_name(value: str) -> str:
@@ -406,7 +407,7 @@ def read_people(
         return Directory((), 0, {}, problems, ())
     _warn_unused_status(export_name, columns, configured, filters, report)
 
-    table = rows if isinstance(rows, RowTable) else RowTable.of_rows(rows)
+    table = rows if isinstance(rows, RowTable) else RowTable.of_rows(rows, columns)
     data = _Rows(table, configured, nulls)
     present = set(columns)
     template_names_used = [

@@ -49,7 +49,7 @@ class Export:
     def table(self) -> RowTable:
         if self._table is not None:
             return self._table()
-        return RowTable.of_rows(self._rows())
+        return RowTable.of_rows(self._rows(), self.columns)
 
 
 class Payload:

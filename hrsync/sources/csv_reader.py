@@ -55,7 +55,7 @@ def open_csv(payload: Payload, *, encoding: str, delimiter: str) -> Export:
             whole = reader.table()
         # Something the one-pass read cannot place (a blank line, a value over several
         # lines, a miscounted row, bad CSV): the row-by-row pass names its exact line.
-        return whole if whole is not None else RowTable.of_rows(rows())
+        return whole if whole is not None else RowTable.of_rows(rows(), columns)
 
     return Export(name=payload.name, columns=columns, format="csv", _rows=rows, _table=table)
 

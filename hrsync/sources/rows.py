@@ -88,16 +88,17 @@ class RowTable:
     longest: int | None = None
 
     @classmethod
-    def of_rows(cls, rows: Iterable[SourceRow]) -> RowTable:
+    def of_rows(cls, rows: Iterable[SourceRow], columns: Iterable[str] = ()) -> RowTable:
         """The table of rows read one by one (JSON records, tests, the CSV reader's exact
-        pass): their columns in order of first appearance."""
+        pass): `columns` (the export's), then any other key of a row, in order of first
+        appearance."""
         held = list(rows)
         locations = [row.location for row in held]
         values = [row.values for row in held]
         shared = _shared_index(values)
         if shared is not None:
             return cls(shared, [v.cells for v in values if isinstance(v, RowValues)], locations, {})
-        index: dict[str, int] = {}
+        index: dict[str, int] = {column: i for i, column in enumerate(columns)}
         for row_values in values:
             for key in row_values:
                 index.setdefault(key, len(index))

@@ -366,3 +366,75 @@ def test_lines_of_a_lone_cr_file_are_not_held_back() -> None:
     split = Lines(iter(["a\r", "bbbb", "bbbb", "\rc"]), max_chars=9)
     assert list(split) == ["a\r", "bbbbbbbb\r", "c"]
     assert not split.ended
+
+
+# ---------------------------------------------------------------- the whole-file pass
+
+cell = st.text(alphabet='ab ,;"\n\r\t|é', max_size=6)
+
+
+def rows_as_read(export: Export) -> tuple[list[str], list[list[str]], list[str]]:
+    """What the row-by-row pass yields, as a table's parts."""
+    locations, cells = [], []
+    for row in export.rows():
+        locations.append(row.location)
+        cells.append([row.values[c] for c in export.columns])
+    return list(export.columns), cells, locations
+
+
+@given(
+    st.lists(st.lists(cell, min_size=3, max_size=3), max_size=8),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.booleans(),
+)
+def test_the_whole_file_pass_reads_what_the_row_by_row_pass_reads(
+    records: list[list[str]], newline: str, blank_line: bool
+) -> None:
+    import csv
+    import io
+    import tempfile
+
+    text = io.StringIO()
+    csv.writer(text, lineterminator=newline).writerows([["id", "name", "email"], *records])
+    body = text.getvalue() + (newline if blank_line else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(Path(tmp), body.encode())
+        export = export_of(path, delimiter=",")
+        try:
+            expected = rows_as_read(export)
+        except SourceError as exc:
+            with pytest.raises(SourceError) as caught:
+                export.table()
+            assert str(caught.value) == str(exc)
+            return
+        whole = export.table()
+    assert list(whole.index) == expected[0]
+    assert [[row[i] for i in range(len(whole.index))] for row in whole.cells] == expected[1]
+    assert list(whole.locations) == expected[2]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"1,Al,a@x.com,Active\n2,Bo,b@x.com\n", "line 3 has 3 values, expected 4"),
+        (b"1,Al,a@x.com,Active\r\n2,Bo,b@x.co", "cut off inside its last row"),
+        (b'1,"Al,a@x.com,Active\n', "not valid CSV"),
+        (b"1,Al,%s,Active\n" % (b"x" * (MAX_FIELD_CHARS + 1)), "email has a value of"),
+    ],
+)
+def test_the_whole_file_pass_refuses_what_the_row_by_row_pass_refuses(
+    tmp_path: Path, body: bytes, expected: str
+) -> None:
+    export = export_of(write(tmp_path, b"id,name,email,status\n" + body))
+    with pytest.raises(SourceError, match=expected) as by_row:
+        list(export.rows())
+    with pytest.raises(SourceError) as whole:
+        export.table()
+    assert str(whole.value) == str(by_row.value)
+
+
+def test_the_whole_file_pass_skips_blank_lines_and_counts_them(tmp_path: Path) -> None:
+    path = write(tmp_path, b"id,name\n1,Al\n\n,\n2,Bo\n")
+    whole = export_of(path).table()
+    assert [list(row) for row in whole.cells] == [["1", "Al"], ["2", "Bo"]]
+    assert list(whole.locations) == ["people.csv line 2", "people.csv line 5"]
