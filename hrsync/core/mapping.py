@@ -304,7 +304,12 @@ def build_teams(
         drafts.parent,
         drafts.contributors,
     )
-    members = [set(contributors[key]) for key in keys]
+    members = [contributors[key] for key in keys]
+    placed: set[str] = set().union(*members)
+    if len(placed) < sum(map(len, members)):
+        # Some e-mail is listed twice (in one team, or two): each team's made unique. As
+        # many e-mails placed as listed means none is, and spares a set per team.
+        members = [set(emails) for emails in members]
     teams = tuple(
         [
             DesiredTeam(
@@ -318,7 +323,6 @@ def build_teams(
             for key, emails in zip(keys, members, strict=True)
         ]
     )
-    placed: set[str] = set().union(*members)
     placed.update([person.email for person in lead.values()])
     return TeamMap(
         teams=teams,
