@@ -455,6 +455,7 @@ def _manager_drafts(
     for person in people:
         by_manager[person.manager_id].append(person.email)
     reports: dict[str, list[str]] = {}
+    leads: list[Person] = []  # of `reports`, in its order
     missing: list[tuple[str, int]] = []
     for manager, emails in by_manager.items():
         if manager is None:
@@ -462,12 +463,14 @@ def _manager_drafts(
         lead = by_id.get(manager)
         if lead is None:
             missing.append((manager, len(emails)))
-        elif lead.manager_id != manager:
-            reports[manager] = emails
-        elif len(emails) > 1:
+            continue
+        if lead.manager_id == manager:
             # Someone naming themselves as manager joins no team of their own.
+            if len(emails) == 1:
+                continue
             emails.remove(lead.email)
-            reports[manager] = emails
+        reports[manager] = emails
+        leads.append(lead)
     for manager, count in sorted(missing):
         notes.append(
             f"{count} {'person reports' if count == 1 else 'people report'} to {manager!r}, "
@@ -476,18 +479,18 @@ def _manager_drafts(
     absent = {manager for manager, _ in missing}
     # Each key made once, so a parent key is the very string of its team's key.
     key_of = {lead_id: MANAGER_PREFIX + lead_id for lead_id in reports}
+    keys = list(key_of.values())
+    parents = [lead.manager_id for lead in leads]
     drafts = _Drafts()
-    top_leads = 0
-    for lead_id, key in key_of.items():
-        lead = by_id[lead_id]
-        parent = lead.manager_id
-        if parent is None or parent in absent:
-            top_leads += 1
-        drafts.parent[key] = None if parent is None or parent == lead_id else key_of.get(parent)
-        drafts.lead[key] = lead
-        drafts.department[key] = lead.department or ""
-    drafts.contributors = {key_of[lead_id]: emails for lead_id, emails in reports.items()}
+    drafts.parent = {
+        key: None if parent is None or parent == lead_id else key_of.get(parent)
+        for key, lead_id, parent in zip(keys, reports, parents, strict=True)
+    }
+    drafts.lead = dict(zip(keys, leads, strict=True))
+    drafts.contributors = dict(zip(keys, reports.values(), strict=True))
+    drafts.department = {key: lead.department or "" for key, lead in zip(keys, leads, strict=True)}
     drafts.department_path = dict(drafts.department)
+    top_leads = sum(1 for parent in parents if parent is None or parent in absent)
     # No manager in the export (none, or one not in it): a lead of a root team, or a loner.
     tops = len(by_manager.get(None, ())) + sum(count for _, count in missing)
     loners = tops - top_leads
