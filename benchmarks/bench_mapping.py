@@ -65,8 +65,7 @@ def measure(n: int, seed: int) -> dict[str, float]:
         raise SystemExit(f"generated export has problems: {directory.problems[:3]}")
     team_map = build_teams(directory.people, MappingSettings(), FIELDS)
     mapped = time.perf_counter()
-    counter = iter(range(10**9))
-    first = assign(team_map.teams, [], [], lambda: f"hrsync-{next(counter):08x}")
+    first = assign(team_map.teams, [], [])
     assigned = time.perf_counter()
 
     dx_ids = {row.reference_id: f"dx{i}" for i, row in enumerate(first.teams)}
@@ -86,7 +85,7 @@ def measure(n: int, seed: int) -> dict[str, float]:
     )
     dept_done = time.perf_counter()
     again_started = time.perf_counter()
-    again = assign(team_map.teams, first.identities, dx_teams, lambda: "unused")
+    again = assign(team_map.teams, first.identities, dx_teams)
     again_done = time.perf_counter()
     assert again.teams == first.teams
     return {

@@ -169,7 +169,8 @@ class _Reader:
             return None
         start = header_end + 1
         name = self.payload.name
-        locations = [f"{name} line {line}" for line in range(start, start + len(records))]
+        where = name.replace("{", "{{").replace("}", "}}") + " line {}"
+        locations = list(map(where.format, range(start, start + len(records))))
         index = {column: i for i, column in enumerate(self.columns)}
         # A value is no longer than the line it is on.
         return RowTable(index, records, locations, {}, longest=self._lines.longest)
