@@ -101,7 +101,15 @@ def test_lease_of_a_dead_process_on_this_host_is_free(database_url: str, store: 
         "import os; os._exit(0)\n"  # no release, no close: as if killed
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    assert store.acquire_lease("next-run", datetime.now(UTC), 600).acquired
+    state = store.acquire_lease("next-run", datetime.now(UTC), 600)
+    # PostgreSQL frees the lock once its server process has seen the client go, a few
+    # milliseconds after the exit (on a loaded machine, after this test's first try).
+    deadline = time.monotonic() + 5
+    while not state.acquired and store.engine.dialect.name == "postgresql":
+        assert time.monotonic() < deadline, f"the killed holder's lock was never freed: {state}"
+        time.sleep(0.02)
+        state = store.acquire_lease("next-run", datetime.now(UTC), 600)
+    assert state.acquired
 
 
 def test_concurrent_acquires_never_raise_and_one_wins(database_url: str, store: Store) -> None:
