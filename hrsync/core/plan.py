@@ -188,7 +188,11 @@ def canonical_payload(rows: Iterable[TeamRow]) -> bytes:
 
     Its length is `payload_size`: reordering keys and list items changes no byte count."""
     teams = [_canonical_team(row) for row in sorted(rows, key=lambda r: r.reference_id)]
-    return json.dumps(teams, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    # Built just above from plain rows, so no cycle to look for: the encoder's check
+    # costs ~15% of a 50,000-person plan's encoding (issue 12).
+    return json.dumps(
+        teams, sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
+    ).encode()
 
 
 def payload_digest(rows: Iterable[TeamRow]) -> str:
