@@ -209,9 +209,8 @@ class _Drafts:
         self.department_path[key] = department_path
 
     def remove(self, key: str) -> None:
-        for field in (self.parent, self.lead, self.contributors, self.department):
-            del field[key]
-        del self.department_path[key]
+        del self.parent[key], self.lead[key], self.contributors[key]
+        del self.department[key], self.department_path[key]
 
 
 def _template_columns(template: str, people: Sequence[Person]) -> Collection[str]:
