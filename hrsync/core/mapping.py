@@ -182,7 +182,7 @@ class _Drafts:
     dict per field, keyed by team key (cheaper than an object per team at 15k teams, and
     `parent` is the mapping `forest` walks)."""
 
-    __slots__ = ("contributors", "department", "department_path", "lead", "name", "parent")
+    __slots__ = ("contributors", "department", "department_path", "lead", "parent")
 
     def __init__(self) -> None:
         self.parent: dict[str, str | None] = {}
@@ -191,7 +191,6 @@ class _Drafts:
         self.contributors: dict[str, Collection[str]] = {}
         self.department: dict[str, str] = {}  # {department} of the team name
         self.department_path: dict[str, str] = {}  # {department_path}
-        self.name: dict[str, str] = {}
 
     def add(
         self,
@@ -248,9 +247,11 @@ _BUILTINS: Mapping[str, Callable[[list[Person], list[str], _Drafts], list[str]]]
 }
 
 
-def _render_names(template: Template, drafts: _Drafts, keys: list[str]) -> Sequence[str]:
-    """`mapping.team_name` for the teams of `keys`, in that order, rendered all at once."""
-    leads = [drafts.lead[key] for key in keys]
+def _render_names(
+    template: Template, drafts: _Drafts, keys: list[str], leads: list[Person]
+) -> Sequence[str]:
+    """`mapping.team_name` for the teams of `keys` (led by `leads`), in that order,
+    rendered all at once."""
 
     def column(name: str) -> list[str]:
         builtin = _BUILTINS.get(name)
@@ -296,14 +297,10 @@ def build_teams(
     # by depth keeps that within a depth: two sorts in C, no key tuple per team).
     keys, depth = _team_depths(drafts)
     keys.sort(key=depth.__getitem__)
-    _name_teams(drafts, keys, Template(settings.team_name), notes)
-    name, lead, parent, contributors = (
-        drafts.name,
-        drafts.lead,
-        drafts.parent,
-        drafts.contributors,
-    )
-    members = [contributors[key] for key in keys]
+    leads = [drafts.lead[key] for key in keys]
+    names = _name_teams(drafts, keys, leads, Template(settings.team_name), notes)
+    parent = drafts.parent
+    members = [drafts.contributors[key] for key in keys]
     placed: set[str] = set().union(*members)
     if len(placed) < sum(map(len, members)):
         # Some e-mail is listed twice (in one team, or two): each team's made unique. As
@@ -313,16 +310,16 @@ def build_teams(
         [
             DesiredTeam(
                 key,
-                name[key],
-                lead[key].email,
-                lead[key].employee_id,
+                name,
+                lead.email,
+                lead.employee_id,
                 parent[key],
                 SortedEmails(sorted(emails)),
             )
-            for key, emails in zip(keys, members, strict=True)
+            for key, name, lead, emails in zip(keys, names, leads, members, strict=True)
         ]
     )
-    placed.update([person.email for person in lead.values()])
+    placed.update([lead.email for lead in leads])
     return TeamMap(
         teams=teams,
         notes=tuple(notes),
@@ -563,31 +560,32 @@ def _fold_small(
     drafts.contributors = {key: emails for key, emails in members.items()}
 
 
-def _name_teams(drafts: _Drafts, keys: list[str], template: Template, notes: list[str]) -> None:
-    """Each team's name, made unique; `keys`: every team, by depth and then key."""
-    names = drafts.name
-    names.update(zip(keys, _render_names(template, drafts, keys), strict=True))
-    blank = [key for key, name in names.items() if not name]
-    for key in blank:
-        names[key] = f"{drafts.lead[key].name}'s team"
-    for key in sorted(blank):
-        notes.append(f"team {key}: the name template rendered empty; named it {names[key]!r}")
-    folded_names = [names[key].casefold() for key in keys]
+def _name_teams(
+    drafts: _Drafts, keys: list[str], leads: list[Person], template: Template, notes: list[str]
+) -> list[str]:
+    """Each team's name, made unique, in the order of `keys` (every team, by depth and
+    then key); `leads`: their leads, in that order."""
+    names = list(_render_names(template, drafts, keys, leads))
+    blank = [i for i, name in enumerate(names) if not name]
+    for i in blank:
+        names[i] = f"{leads[i].name}'s team"
+    for i in sorted(blank, key=keys.__getitem__):
+        notes.append(f"team {keys[i]}: the name template rendered empty; named it {names[i]!r}")
+    folded_names = [name.casefold() for name in names]
     taken = set(folded_names)
-    if len(taken) == len(keys):
-        return  # every name is unique already: nothing to suffix
-    groups: dict[str, list[str]] = defaultdict(list)
-    for folded, key in zip(folded_names, keys, strict=True):
-        groups[folded].append(key)
+    if len(taken) == len(names):
+        return names  # every name is unique already: nothing to suffix
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, folded in enumerate(folded_names):
+        groups[folded].append(i)
     for folded in sorted(folded for folded, group in groups.items() if len(group) > 1):
         # Highest in the hierarchy first (the order of `keys`), so a suffixed team is
         # never the parent of the plain one ("Sales (2)" above "Sales"); keys break ties
         # for determinism.
         first, *others = groups[folded]
-        base = names[first]
         renamed: list[str] = []
         suffix = 2
-        for key in others:
+        for i in others:
             # casefold() maps each character on its own: a suffixed name folds to the
             # folded name with the suffix, so no name is folded again per try.
             candidate = f"{folded} ({suffix})"
@@ -595,11 +593,13 @@ def _name_teams(drafts: _Drafts, keys: list[str], template: Template, notes: lis
                 suffix += 1
                 candidate = f"{folded} ({suffix})"
             taken.add(candidate)
-            name = names[key] = f"{names[key]} ({suffix})"
-            renamed.append(f"{key} -> {name!r}")
+            name = names[i] = f"{names[i]} ({suffix})"
+            renamed.append(f"{keys[i]} -> {name!r}")
         notes.append(
-            f"{len(others) + 1} teams are named {base!r}: {first} keeps it, {capped(renamed)}"
+            f"{len(others) + 1} teams are named {names[first]!r}: {keys[first]} keeps it, "
+            f"{capped(renamed)}"
         )
+    return names
 
 
 # ---------------------------------------------------------------- departments
