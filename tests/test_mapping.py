@@ -758,3 +758,64 @@ def test_people_who_make_not_one_team_are_a_problem_naming_file_and_one_person()
     assert "mapping.strategy = 'manager'" in problem
     assert team_map.unplaced[0].reason in problem
     assert no_team_problem("people.csv", 0, TeamMap(teams=()), "manager") is None
+
+
+def _reference_manager_teams(people: list[Person]) -> list[tuple[str, str, str | None, list[str]]]:
+    """The manager strategy as plainly as it can be said (no folding, the default name):
+    (key, name, parent key, contributors) per team, parents first by depth, then key."""
+    by_id = {p.employee_id: p for p in people}
+    reports: dict[str, set[str]] = {}
+    for p in people:
+        if p.manager_id in by_id and p.manager_id != p.employee_id:
+            reports.setdefault(p.manager_id, set()).add(p.email)
+
+    def parent(lead_id: str) -> str | None:
+        manager = by_id[lead_id].manager_id
+        return manager if manager in reports and manager != lead_id else None
+
+    def depth(lead_id: str) -> int:
+        up = parent(lead_id)
+        return 0 if up is None else 1 + depth(up)
+
+    order = sorted(reports, key=lambda i: (depth(i), f"manager:{i}"))
+    names = {i: f"{by_id[i].name}'s team" for i in order}
+    taken = {name.casefold() for name in names.values()}
+    for folded in sorted(taken):
+        group = [i for i in order if names[i].casefold() == folded]
+        suffix = 2
+        for i in group[1:]:
+            while f"{names[i]} ({suffix})".casefold() in taken:
+                suffix += 1
+            names[i] = f"{names[i]} ({suffix})"
+            taken.add(names[i].casefold())
+    return [
+        (
+            f"manager:{i}",
+            names[i],
+            None if parent(i) is None else f"manager:{parent(i)}",
+            sorted(reports[i]),
+        )
+        for i in order
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(org_forests(max_size=60), st.data())
+def test_manager_teams_match_the_plain_reference(people: list[Person], data: st.DataObject) -> None:
+    # Some e-mails listed twice (in one team, or two), a few people naming themselves:
+    # the paths build_teams takes only when it must.
+    for _ in range(data.draw(st.integers(0, 3))):
+        i, j = (
+            data.draw(st.integers(0, len(people) - 1)),
+            data.draw(st.integers(0, len(people) - 1)),
+        )
+        people[i] = people[i]._replace(email=people[j].email)
+    if data.draw(st.booleans()):
+        i = data.draw(st.integers(0, len(people) - 1))
+        people[i] = people[i]._replace(manager_id=people[i].employee_id)
+    result = build_teams(people, MANAGER, FIELDS)
+    got = [(t.key, t.name, t.parent_key, list(t.contributors)) for t in result.teams]
+    assert got == _reference_manager_teams(people)
+    placed = {e for t in result.teams for e in (*t.contributors, t.lead_email)}
+    left_out = [p.email for p in people if p.email not in placed]
+    assert sorted(u.email for u in result.unplaced) == sorted(left_out)
