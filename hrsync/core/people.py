@@ -195,7 +195,10 @@ class Directory:
 
 
 def _lower(values: Sequence[str]) -> Sequence[str]:
-    return values if not any(values) else list(map(str.lower, values))
+    """The values lower-cased: `values` itself when that changes none (e-mails mostly are;
+    "|" has no case, so joined they lower-case as each would)."""
+    joined = "|".join(values)
+    return values if joined == joined.lower() else list(map(str.lower, values))
 
 
 def read_value(cell: str, nulls: frozenset[str]) -> str:
@@ -288,7 +291,11 @@ class _Rows:
         self.picked = picked  # as rendered, before the e-mails and names are normalised
         self.employee_id = picked["employee_id"]
         self.email = _lower(picked["email"])
-        self.name = collapse_whitespace_each(picked["name"])
+        # A template's text is collapsed already.
+        name = configured.get("name", "")
+        self.name = (
+            picked["name"] if is_template(name) else collapse_whitespace_each(picked["name"])
+        )
         self.manager_id_ref = picked["manager_id"]
         self.manager_email_ref = _lower(picked["manager_email"])
         self.manager_name_ref = picked["manager_name"]
