@@ -288,7 +288,6 @@ class _Rows:
         self.attributes = attributes
         self.blank: Sequence[str] = ("",) * count
         picked = {key: self._field(configured.get(key, "")) for key in _PICKED}
-        self.picked = picked  # as rendered, before the e-mails and names are normalised
         self.employee_id = picked["employee_id"]
         self.email = _lower(picked["email"])
         # A template's text is collapsed already.
