@@ -1,8 +1,8 @@
 """The state store's tables (SQLAlchemy Core).
 
 Tables, not ORM classes: the ORM's import, mapping and first queries cost every `plan`
-and `sync` ~65 ms of CPU (opening the store and its reads: 0.20 s then, 0.13 s now) for
-no query Core could not say as plainly (issue 12).
+and `sync` ~75 ms of CPU (opening the store and a plan's reads: 0.22 s then, 0.14 s now)
+for no query Core could not say as plainly (issue 12).
 
 Migrations in ``migrations/versions`` must describe exactly these tables;
 tests/store/test_migrations.py fails when they drift apart.
