@@ -595,6 +595,7 @@ def _name_teams(
             taken.add(candidate)
             name = names[i] = f"{names[i]} ({suffix})"
             renamed.append(f"{keys[i]} -> {name!r}")
+            suffix += 1  # just taken
         notes.append(
             f"{len(others) + 1} teams are named {names[first]!r}: {keys[first]} keeps it, "
             f"{capped(renamed)}"
