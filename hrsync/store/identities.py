@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -114,9 +114,9 @@ class IdentityQueries(StoreSessions):
                 )
             # UPDATE by primary key and INSERT, one executemany each.
             if parked:
-                s.execute(_by_row_id(("hr_key",)), parked)
+                s.execute(_by_row_id(parked[0]), parked)
             if changes:
-                s.execute(_by_row_id((*values, "members_json", "retired_at")), changes)
+                s.execute(_by_row_id(changes[0]), changes)
             if inserts:
                 s.execute(insert(ti), inserts)
             s.execute(update(ti).where(ti.c.retired_at.is_(None)).values(last_seen=now))
@@ -128,13 +128,13 @@ class IdentityQueries(StoreSessions):
             return len(s.scalars(select(ti.c.id).where(ti.c.retired_at.is_(None))).all())
 
 
-def _by_row_id(columns: Sequence[str]) -> Update:
-    """UPDATE one row by its id (`row_id` in each parameter set) to the values of
-    `columns` (each parameter set names them), for an executemany."""
+def _by_row_id(parameters: Mapping[str, Any]) -> Update:
+    """UPDATE one row by its id (`row_id`) to the other values of `parameters`, for an
+    executemany whose parameter sets all name the same columns."""
     ti = models.team_identities
     # The WHERE's parameter may not share a column's name: SET claims those.
     return (
         update(ti)
         .where(ti.c.id == bindparam("row_id"))
-        .values({name: bindparam(name) for name in columns})
+        .values({name: bindparam(name) for name in parameters if name != "row_id"})
     )
