@@ -56,7 +56,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, repeat
-from operator import eq, is_, itemgetter
+from operator import eq, is_, itemgetter, not_
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar, cast, overload
 
@@ -438,8 +438,9 @@ def read_people(
     kept: Sequence[int] = everyone
     dropped: list[int] = []
     if data.reason.count(None) != data.count:
-        kept = [i for i in everyone if data.reason[i] is None]
-        dropped = [i for i in everyone if data.reason[i] is not None]
+        is_kept = list(map(is_, data.reason, repeat(None)))
+        kept = list(compress(everyone, is_kept))
+        dropped = list(compress(everyone, map(not_, is_kept)))
     if not data.count:
         report.fatal(
             -1,
