@@ -466,9 +466,14 @@ def read_people(
     _report_duplicates(data, kept_by_id.repeated, labels["employee_id"], "employee id", report)
     _report_duplicates(data, kept_by_email.repeated, labels["email"], "e-mail", report)
     refs = _Refs(kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, names)
-    absent = _resolve_managers(data, kept, refs, labels, report, top=unknown_manager == "top")
+    # Reporting lines by row are for filter.root only: without it they are not kept.
+    links = bool(filters.root and filters.root.strip())
+    absent = _resolve_managers(
+        data, kept, refs, labels, report, top=unknown_manager == "top", links=links
+    )
     _report_unknown_managers(export_name, absent, report)
-    _link_dropped(data, dropped, refs)
+    if links:
+        _link_dropped(data, dropped, refs)
     _report_cycles(data, kept, kept_by_id, labels, report)
 
     in_org = _apply_root(export_name, filters.root, data, kept, dropped, refs, report)
@@ -809,7 +814,9 @@ def _lookup(ref: str, kept: _Index, dropped: Mapping[str, int]) -> int | None:
     return dropped.get(ref) if found is None else found
 
 
-def _resolve_plain_ids(data: _Rows, kept: Sequence[int], kept_by_id: _Index) -> Sequence[int]:
+def _resolve_plain_ids(
+    data: _Rows, kept: Sequence[int], kept_by_id: _Index, *, links: bool
+) -> Sequence[int]:
     """The common case in bulk: a manager given by an id alone (no e-mail beside it to
     compare) that names one kept person other than the row itself. Returns the rows left
     for the exact, row-by-row rules (`_resolve_managers`)."""
@@ -823,7 +830,8 @@ def _resolve_plain_ids(data: _Rows, kept: Sequence[int], kept_by_id: _Index) -> 
         left.update(r for r, c in zip(kept, chosen, strict=True) if c == r)
     if any(data.manager_email_ref):
         left.update(r for r in kept if data.manager_email_ref[r])
-    data.up.update(zip(kept, chosen, strict=True))
+    if links:
+        data.up.update(zip(kept, chosen, strict=True))
     # Found by id, the manager's id is the reference itself.
     data.manager.update(zip(kept, references, strict=True))
     for row in left:
@@ -839,6 +847,7 @@ def _resolve_managers(
     report: _Report,
     *,
     top: bool,
+    links: bool,
 ) -> list[UnknownManager]:
     """Each kept row's manager; with `top`, references matching nobody are returned
     (grouped by value) instead of reported."""
@@ -853,7 +862,7 @@ def _resolve_managers(
         data.manager_name_ref,
     )
     manager, up = data.manager, data.up
-    for row in _resolve_plain_ids(data, kept, refs.kept_by_id):
+    for row in _resolve_plain_ids(data, kept, refs.kept_by_id, links=links):
         # The id wins when several are given, then the e-mail, then the name.
         written: str
         if id_refs[row]:
@@ -989,12 +998,12 @@ def _report_cycles(
             if manager.get(i) and ids[i] and i not in ambiguous and ids[i] not in repeated
         }
     else:
-        # No id held twice: a person without a manager is a root either way, and no
-        # manager is "" (the one key a blank id could add).
-        manager_of = dict(zip(_take(ids, kept), map(manager.get, kept), strict=True))
-    # Everyone on a cycle is the manager of the one before: the walk needs only managers.
-    bosses = dict.fromkeys(manager_of.values())
-    manager_of = {boss: manager_of[boss] for boss in bosses if boss in manager_of}
+        # No id held twice, no reference to one. Everyone on a cycle is the manager of the
+        # one before, so the walk needs only the managers, each with their own manager.
+        row_of = kept_by_id.first
+        bosses = dict.fromkeys(manager.values())
+        bosses.pop(None, None)
+        manager_of = {boss: manager.get(row_of[boss]) for boss in bosses if boss in row_of}
     column = (
         columns.get("manager_id") or columns.get("manager_email") or columns.get("manager_name", "")
     )
