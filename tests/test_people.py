@@ -885,3 +885,30 @@ def test_every_status_of_an_all_filtered_export_is_not_listed() -> None:
     [problem] = read(rows).problems
     assert "values in the export are 'S000', 'S001'" in problem.expected
     assert "'S019' and 30 more" in problem.expected
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(min_value=-1, max_value=11), min_size=1, max_size=12))
+def test_every_reporting_cycle_is_reported_once(managers: list[int]) -> None:
+    # Person i reports to managers[i] (-1 or out of range: nobody). Each cycle found by a
+    # plain walk is reported exactly once, whoever is on it and however the rows are ordered.
+    ids = [f"E{i}" for i in range(len(managers))]
+    data = [
+        row(eid, ids[m] if 0 <= m < len(ids) else "") for eid, m in zip(ids, managers, strict=True)
+    ]
+    expected: set[frozenset[str]] = set()
+    for start in range(len(managers)):
+        seen: list[int] = []
+        node = start
+        while 0 <= node < len(managers) and node not in seen:
+            seen.append(node)
+            node = managers[node]
+        if 0 <= node < len(managers) and node in seen:
+            expected.add(frozenset(ids[i] for i in seen[seen.index(node) :]))
+    found = [p for p in read(data).problems if "reporting cycle" in p.expected]
+    own = [p for p in read(data).problems if "cannot be their own manager" in p.expected]
+    reported = {frozenset(p.value.split(" → ")) for p in found}
+    assert len(found) == len(reported)
+    # A person naming themselves is their own problem, not a cycle.
+    assert reported == {c for c in expected if len(c) > 1}
+    assert len(own) == sum(1 for c in expected if len(c) == 1)
