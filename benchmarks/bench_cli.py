@@ -18,21 +18,22 @@ file, so a slow machine slows both.
   DX (the simulator), against a child that only runs csv.DictReader over the same file;
   target within 5x. Also the first sync's log lines at info (target: a few hundred).
 
-Measured here (2026-11-22 19:17 UTC, 50,000 people, best of 5 after a warm-up run, on a
+Measured here (2026-11-22 19:27 UTC, 50,000 people, best of 5 after a warm-up run, on a
 shared 2-CPU machine under load from two other engineers' test runs; the floor is steady):
 
-    healthcheck (sqlite heartbeat):   51.0 ms CPU (python -c pass: 9.8 ms)    ok
-    healthcheck (GET /healthz):       51.3 ms CPU                             ok
-    hrsync --help   :   28.7 ms wall, python -c pass 9.7 ms = 3.0x            ok
-    hrsync --version:   26.9 ms wall, python -c pass 9.7 ms = 2.8x            ok
-    hrsync plan, 50000 people, empty DX: 0.82 s; floor 0.09 s = 8.8x         MISSED
-        (--format json 0.90 s; 0.72 s = 7.8x in a quieter run at 19:13; at 18:43,
+    healthcheck (sqlite heartbeat):   40.7 ms CPU (python -c pass: 8.9 ms)    ok
+    healthcheck (GET /healthz):       41.9 ms CPU                             ok
+    hrsync --help   :   26.9 ms wall, python -c pass 9.1 ms = 3.0x            ok
+    hrsync --version:   25.9 ms wall, python -c pass 9.1 ms = 2.8x            ok
+    hrsync plan, 50000 people, empty DX: 0.71 s; floor 0.09 s = 7.7x         MISSED
+        (--format json 0.83 s; 0.82 s = 8.8x in a busier run at 19:17; at 18:43,
         before the store lost the ORM: 1.03 s = 11.3x, json 1.04 s; at 17:39 17.8x)
         of which imports and set-up 0.31-0.38 s, the libraries alone 0.24 s (2.6x)
     first sync, 50000 people: 163 log lines at info                           ok
 
-The healthcheck's CPU moves with the machine's load (38.8 and 40.2 ms in the 19:13 run);
-it reads the store with stdlib sqlite3 and is untouched by the store's rewrite.
+The healthcheck's CPU moves with the machine's load (51 ms in the 19:17 run); it reads
+the store with stdlib sqlite3 and is untouched by the store's rewrite. One --help of 59 ms
+in a load spike at 19:27 measured 26.7-27.4 ms (3.0x) in three reruns.
 
 The plan is still past 5x (~0.45 s), and cannot reach it with these libraries: before
 one row is read, SQLAlchemy with its SQLite dialect (~0.18 s CPU), then httpx with
