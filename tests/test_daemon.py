@@ -548,6 +548,42 @@ def test_a_crashing_run_is_logged_and_the_daemon_carries_on(
     assert events(logs, "daemon.run_crashed")[0]["error"] == "bug in the engine"
 
 
+def test_crashing_runs_count_as_failed_runs_and_end_in_quarantine(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # A daemon whose every run crashes must not look idle: each crash is a failed run in
+    # the store (the quarantine's streak, `hrsync status`) and is told to the monitor
+    # (metrics, the webhook), and three in a row quarantine it, loudly.
+    told: list[tuple[SyncResult, bool]] = []
+
+    def explode(request: SyncRequest) -> SyncResult:
+        raise RuntimeError("bug in the engine")
+
+    d = Daemon(
+        settings_with(),
+        store=store,
+        run_sync=explode,
+        clock=clock,
+        on_finished=lambda result, _duration, quarantined: told.append((result, quarantined)),
+    )
+    d.start(paused=True)
+    harness.daemons.append(d)
+    with capture_logs() as logs:
+        for _ in range(3):
+            assert d.execute("schedule") is None
+    assert [(r.outcome, q) for r, q in told] == [
+        (Outcome.FAILED, False),
+        (Outcome.FAILED, False),
+        (Outcome.FAILED, True),
+    ]
+    assert told[0][0].reason == "hrsync crashed: RuntimeError: bug in the engine"
+    runs = store.recent_runs(5)
+    assert [(r.outcome, r.trigger) for r in runs] == [("failed", "schedule")] * 3
+    assert runs[0].reason == "hrsync crashed: RuntimeError: bug in the engine"
+    assert d.quarantined()
+    assert events(logs, "sync.quarantined")
+
+
 # ------------------------------------------------------------- shutdown
 
 
@@ -833,3 +869,32 @@ def test_no_retry_when_the_schedule_fires_sooner(
     )
     fire(d, SCHEDULE_JOB)
     assert d.scheduler.get_job(RESUME_JOB) is None
+
+
+def test_a_crash_keeps_secrets_out_of_the_store_and_the_monitor(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    from hrsync.logs import register_secret
+
+    secret = "dxp_crash-secret-4711"
+    register_secret(secret)
+    told: list[SyncResult] = []
+
+    def explode(request: SyncRequest) -> SyncResult:
+        raise RuntimeError(f"request failed with Authorization: Bearer {secret}")
+
+    d = Daemon(
+        settings_with(),
+        store=store,
+        run_sync=explode,
+        clock=clock,
+        on_finished=lambda result, _duration, _quarantined: told.append(result),
+    )
+    d.start(paused=True)
+    harness.daemons.append(d)
+    with capture_logs():
+        d.execute("schedule")
+    [run] = store.recent_runs(1)
+    assert run.reason is not None and "hrsync crashed: RuntimeError" in run.reason
+    assert secret not in run.reason
+    assert told and secret not in (told[0].reason or "")

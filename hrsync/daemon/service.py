@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from apscheduler.events import JobSubmissionEvent
 from apscheduler.job import Job
 from apscheduler.schedulers.background import BackgroundScheduler
+from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.config import Settings
 from hrsync.daemon.followups import Followups
@@ -30,7 +31,7 @@ from hrsync.daemon.scheduler import (
     iso,
 )
 from hrsync.daemon.standby import Standby
-from hrsync.logs import get_logger
+from hrsync.logs import get_logger, new_run_id, scrub
 from hrsync.outcome import Outcome
 from hrsync.schedule import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.store.repo import Store
@@ -197,7 +198,10 @@ class Daemon:
                 # run_sync reports failures as outcomes; anything escaping is a bug,
                 # and the daemon must outlive it to try again on schedule.
                 log.error("daemon.run_crashed", trigger=trigger, error=str(exc), exc_info=True)
-                self._quarantine.update(None)
+                crashed = self._record_crash(trigger, exc)
+                self._quarantine.update(crashed)
+                if crashed is not None:
+                    self._tell_monitor(crashed, time.monotonic() - started)
                 return None
             self._followups.after_run(result)
             self._quarantine.update(result)
@@ -213,6 +217,28 @@ class Daemon:
                 self._safe_beat(self._resting_state())
             self._idle.set()
             self._run_lock.release()
+
+    def _record_crash(self, trigger: str, exc: Exception) -> SyncResult | None:
+        """A crash as a failed run of its own: in the store (the quarantine's streak and
+        `hrsync status` see it) and for the monitor (metrics, the webhook). A daemon whose
+        every run crashes must not look idle. None when the store cannot take it."""
+        reason = scrub(f"hrsync crashed: {type(exc).__name__}: {exc}")[:500]
+        result = SyncResult(run_id=new_run_id(), outcome=Outcome.FAILED, reason=reason)
+        now = self.clock()
+        try:
+            self.store.start_run(result.run_id, trigger, now, dry_run=False)
+            self.store.finish_run(
+                result.run_id,
+                now,
+                outcome=result.outcome.value,
+                exit_code=result.exit_code,
+                counts={},
+                reason=reason,
+            )
+        except SQLAlchemyError as failure:
+            log.warning("daemon.store_unavailable", error=str(failure))
+            return None
+        return result
 
     def on_max_instances(self, event: JobSubmissionEvent) -> None:
         """A fire APScheduler skipped because the same job was still running."""
