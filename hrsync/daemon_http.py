@@ -7,10 +7,11 @@ knows (and one cheap store query for /readyz), so a slow scrape never touches a 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from hrsync.logs import get_logger
+from hrsync.logs import get_logger, scrub
 from hrsync.metrics import CONTENT_TYPE
 
 log = get_logger(__name__)
@@ -27,6 +28,7 @@ class Endpoints:
     ) -> None:
         host, _, port = listen.rpartition(":")
         probes = {"/healthz": health, "/readyz": ready}
+        errors = _Errors()
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
@@ -40,7 +42,9 @@ class Endpoints:
                     else:
                         self._answer(404, b"not found: try /healthz, /readyz or /metrics\n")
                 except Exception as exc:  # a probe that breaks says so, it never hangs
-                    self._answer(503, f"error: {type(exc).__name__}: {exc}\n".encode())
+                    error = scrub(f"{type(exc).__name__}: {exc}")
+                    self._answer(503, f"error: {error}\n".encode())
+                    errors.seen(path, error)
 
             def _answer(
                 self, status: int, body: bytes, content_type: str = "text/plain; charset=utf-8"
@@ -68,3 +72,23 @@ class Endpoints:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class _Errors:
+    """Logs an endpoint's error once, and again when it changes or after `REPEAT_S`: a
+    scrape every 15 s that keeps failing must be heard, not bury every other event."""
+
+    REPEAT_S = 600.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, tuple[str, float]] = {}
+
+    def seen(self, path: str, error: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            last = self._last.get(path)
+            if last is not None and last[0] == error and now - last[1] < self.REPEAT_S:
+                return
+            self._last[path] = (error, now)
+        log.warning("daemon.http_error", path=path, error=error)

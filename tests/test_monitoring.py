@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from hrsync.core.notify import observe
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
@@ -176,6 +177,31 @@ def test_endpoints_answer_each_probe_and_503_with_the_reason() -> None:
         status, text = get(base + "/metrics")
         assert status == 200 and "hrsync_runs_total" in text
         assert get(base + "/nothing")[0] == 404
+    finally:
+        server.stop()
+
+
+def test_an_endpoint_that_breaks_answers_503_and_says_so_in_the_log_once() -> None:
+    def broken() -> bytes:
+        raise RuntimeError("registry gone")
+
+    server = Endpoints(
+        "127.0.0.1:0",
+        health=lambda: (True, "ok"),
+        ready=lambda: (True, "ready"),
+        metrics=broken,
+    )
+    server.start()
+    try:
+        with capture_logs() as logs:
+            for _ in range(3):
+                status, text = get(f"http://{server.address}/metrics")
+                assert status == 503 and "RuntimeError: registry gone" in text
+        errors = [e for e in logs if e["event"] == "daemon.http_error"]
+        # Once, not per scrape: a scrape every 15 s would bury everything else.
+        assert len(errors) == 1
+        assert errors[0]["path"] == "/metrics" and "registry gone" in errors[0]["error"]
+        assert errors[0]["log_level"] == "warning"
     finally:
         server.stop()
 
