@@ -3,10 +3,12 @@
 go through `Capped`, the one owner of the cap.
 
 The first `cap` of a kind are logged at their own level, the rest at debug, and if any
-went to debug one `log.capped` event (at info) says how many there were and where to see
-all of them. A 50,000-person first sync thus writes a few hundred lines at info, not one
-per team; at debug nothing is lost. The fields of an event past the cap are built only
-when debug is on: describing thousands of changes nobody reads cost most of a plan's time.
+went to debug one `log.capped` event says how many there were and where to see all of
+them, at the level of the most serious one left out (at least info): at `--log-level
+warning` the summary of capped warnings is still there to say that more were left out.
+A 50,000-person first sync thus writes a few hundred lines at info, not one per team;
+at debug nothing is lost. The fields of an event past the cap are built only when debug
+is on: describing thousands of changes nobody reads cost most of a plan's time.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ DEFAULT_CAP = 50
 SEE_ALL = "hrsync plan --format json"
 
 Level = Literal["debug", "info", "warning", "error"]
+_RANK: dict[str, int] = {"debug": 0, "info": 1, "warning": 2, "error": 3}
 
 _cap = DEFAULT_CAP
 
@@ -51,6 +54,7 @@ class Capped:
         self.see = see
         self.total = 0
         self._debug = debug_enabled()
+        self._summary: Level = "info"  # the most serious level of an event past the cap
 
     def emit(
         self, fields: Callable[[T], Mapping[str, object]], item: T, level: Level = "info"
@@ -59,13 +63,16 @@ class Capped:
         self.total += 1
         if self.total <= self.cap:
             getattr(self._log, level)(self.event, **fields(item))
-        elif self._debug:
+            return
+        if _RANK[level] > _RANK[self._summary]:
+            self._summary = level
+        if self._debug:
             self._log.debug(self.event, **fields(item))
 
     def close(self) -> None:
         """The one summary, when some went to debug."""
         if self.total > self.cap:
-            self._log.info(
+            getattr(self._log, self._summary)(
                 "log.capped",
                 kind=self.event,
                 total=self.total,

@@ -36,6 +36,9 @@ def run(level: str, cap: int, count: int) -> tuple[list[dict[str, object]], int]
         ("info", 3, 10, 3, 0, True, 3),  # past the cap: not even built
         ("info", 0, 4, 0, 0, True, 0),
         ("debug", 3, 10, 3, 7, True, 10),  # at debug nothing is lost
+        # The summary of capped warnings is a warning: at --log-level warning it is the
+        # only word that more were left out.
+        ("warning", 3, 10, 3, 0, True, 3),
     ],
 )
 def test_the_cap(
@@ -48,7 +51,7 @@ def test_the_cap(
     capped = [e for e in events if e["event"] == "log.capped"]
     if summary:
         (one,) = capped
-        assert one["level"] == "info" and one["kind"] == "plan.change"
+        assert one["level"] == "warning" and one["kind"] == "plan.change"
         assert (one["total"], one["logged"], one["at_debug"]) == (count, cap, count - cap)
         assert one["see"] == "hrsync plan --format json"
     else:
@@ -65,3 +68,14 @@ def test_the_process_cap_is_the_setting() -> None:
         assert logcap.current_cap() == 0
     finally:
         logcap.set_cap(before)
+
+
+def test_the_summary_of_capped_info_events_is_info() -> None:
+    stream = io.StringIO()
+    logs.configure("json", "info", stream)
+    with logcap.capped(logs.get_logger("t"), "plan.change", cap=1) as emitter:
+        for i in range(3):
+            emitter.emit(lambda i: {"i": i}, i)
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    (one,) = [e for e in events if e["event"] == "log.capped"]
+    assert one["level"] == "info"
