@@ -8,8 +8,8 @@ directory, then every measurement runs in a fresh child process, so that its pea
 (getrusage ru_maxrss, a high-water mark) is its own:
 
 - floor: `csv.DictReader` over the file, nothing else: the cost of merely parsing it;
-- pipeline, empty store (a first run): `open_export` → `Export.rows()` → `read_people`
-  (read, normalise, filter, validate, resolve managers, find cycles) → `build_teams`
+- pipeline, empty store (a first run): `open_export` → `Export.table()` → `read_people`
+  (normalise, filter, validate, resolve managers, find cycles) → `build_teams`
   (manager strategy, default template) → `assign` with no known identities and DX empty;
 - pipeline with templates: the first run again, with `name` and `email` in
   `[source.fields]` built by templates (issue 11's case; target 5x the floor);
@@ -18,7 +18,8 @@ directory, then every measurement runs in a fresh child process, so that its pea
   file); the measured child loads them before the clock starts, so its RSS holds them as
   a real run holds the store's identities and DX's team list.
 
-Reading and validation are one stage: rows stream from the file into `read_people`.
+Reading and validation are one stage ("read+val"): the whole file as a sync reads it
+(`Export.table()`, one run of the csv module), then `read_people`.
 Times are the best of `--repeat` runs; RSS is the largest of those runs. The pipeline's
 RSS includes importing hrsync (structlog, httpx, ...), which the floor does not pay.
 Target at 100k: pipeline at most 3x the floor, peak RSS at most 300 MB.
@@ -344,7 +345,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="hrsync-bench-") as tmp:
         results = run(sizes, max(1, args.repeat), Path(tmp))
     print(
-        f"\nfloor: csv.DictReader pass; read+val: open_export + read_people (streamed); "
+        f"\nfloor: csv.DictReader pass; read+val: open_export + Export.table() + read_people; "
         f"map: build_teams;\nassign: identity.assign; ratio: total / floor; RSS: peak of the "
         f"child process.\ntarget: ratio <= {TARGET_RATIO:g}x and RSS <= {TARGET_RSS_MB:g} MB "
         "(stated for 100k)."
