@@ -288,6 +288,7 @@ class _Rows:
         self.attributes = attributes
         self.blank: Sequence[str] = ("",) * count
         picked = {key: self._field(configured.get(key, "")) for key in _PICKED}
+        self._filtered.clear()  # the templates' intermediate columns: 100,000s of strings
         self.employee_id = picked["employee_id"]
         self.email = _lower(picked["email"])
         # A template's text is collapsed already.
