@@ -437,6 +437,31 @@ def test_refused_runs_are_not_failures_but_are_repeated_in_the_log(
     assert d.quarantine is None and len(sync.requests) == 5
 
 
+def test_a_refusal_that_names_its_approval_is_repeated_with_that_exact_command(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    approve = "hrsync --config /etc/hrsync/hrsync.toml sync --allow-archive 40"
+
+    def refuse(request: SyncRequest) -> SyncResult:
+        run_id = f"run-{request.trigger}"
+        store.start_run(run_id, request.trigger, clock(), dry_run=False)
+        result = SyncResult(
+            run_id, Outcome.REFUSED, reason="would archive 40 of 120 teams", action=approve
+        )
+        record_end(store, clock, request, result)
+        return result
+
+    d = Daemon(settings_with(), store=store, run_sync=refuse, clock=clock)
+    d.start(paused=True)
+    harness.daemons.append(d)
+    with capture_logs() as logs:
+        d.execute("schedule")
+    (pending,) = events(logs, "sync.refused_pending")
+    # The number to approve, not a placeholder to fill in.
+    assert f"`{approve}`" in pending["action"]
+    assert "--allow-archive N" not in pending["action"]
+
+
 def test_other_outcomes_break_the_failure_streak(
     harness: Harness, store: Store, clock: Clock
 ) -> None:

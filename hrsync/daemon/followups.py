@@ -59,14 +59,18 @@ class Followups:
             self._retry_unverified(result)
         if result.outcome is Outcome.REFUSED:
             # Every run is refused the same way until the export or the guard changes.
-            approve = hrsync_command(self.settings.config_path, "sync", "--allow-archive", "N")
+            if result.action:
+                approve = f"with `{result.action}`"
+            else:
+                command = hrsync_command(self.settings.config_path, "sync", "--allow-archive", "N")
+                approve = f"with the command the refusal printed (`{command}` or `--allow-shrink`)"
             log.warning(
                 "sync.refused_pending",
                 run_id=result.run_id,
                 reason=result.reason,
                 action=(
                     "nothing is sent until a person acts: fix the export, or approve once "
-                    f"with the command the refusal printed (`{approve}` or `--allow-shrink`)"
+                    + approve
                 ),
             )
 
