@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
+import itertools
 import os
 import tempfile
 from collections.abc import Callable, Generator, Iterator
@@ -176,6 +177,11 @@ class Lines:
         self.longest = 0
 
     def __iter__(self) -> Iterator[str]:
+        # The lines come in batches, one per chunk, flattened in C: a generator resumed
+        # once per line cost a tenth of a CSV pass.
+        return itertools.chain.from_iterable(self._batches())
+
+    def _batches(self) -> Iterator[list[str]]:
         # The unfinished end of a line is held as a list of pieces and joined once, when
         # its line end arrives: gluing each chunk onto the held text would copy the line
         # again per chunk, quadratic in its length (a 16 MB value took 17 s that way).
@@ -187,7 +193,7 @@ class Lines:
                     if held[-1].endswith("\r"):
                         # A lone \r ended that line after all: no \n follows.
                         self.longest = max(self.longest, len(held[-1]))
-                        yield held.pop()
+                        yield [held.pop()]
                         size = 0
                     held.append(chunk)
                     size += len(chunk)
@@ -207,20 +213,23 @@ class Lines:
             if split and self.max_chars is not None:
                 # Only the first line can be longer than the chunk: it may carry held text.
                 if self.max_chars < len(chunk):
+                    # Any line may be too long: one at a time, so that the line refused is
+                    # the one the reader asks for next.
                     for line in split:
                         self._check(len(line), [line])
-                        yield line
+                        yield [line]
                     split = []
                 else:
                     self._check(len(split[0]), split[:1])
-            yield from split
+            if split:
+                yield split
             size = len(held[0]) if held else 0
             self._check(size, held)
         if held:
             self.ended = held[-1].endswith(("\n", "\r"))
             last = "".join(held)
             self.longest = max(self.longest, len(last))
-            yield last
+            yield [last]
 
     def _check(self, size: int, pieces: list[str]) -> None:
         if self.max_chars is not None and size > self.max_chars:
