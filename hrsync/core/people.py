@@ -251,11 +251,9 @@ def _normalise(values: list[str], nulls: frozenset[str]) -> bool:
     printable = whole.isprintable()
     if not printable or " |" in whole or "| " in whole or whole[:1] == " " or whole[-1:] == " ":
         values[:] = map(str.strip, values)  # a value already trimmed is returned as it is
-    # Most columns hold no value as short as a null word ("N/A", "-"), blanks aside: one C
-    # pass over the lengths spares hashing every value.
-    blank_null = "" in nulls
-    shortest = min(map(len, values) if blank_null else filter(None, map(len, values)), default=0)
-    if shortest <= max(map(len, nulls), default=-1) and not nulls.isdisjoint(values):
+    # Hashing each value here is no extra cost: ids, e-mails, departments and statuses are
+    # looked up by value later, and a string keeps its hash.
+    if nulls and not nulls.isdisjoint(values):
         for i in [i for i, v in enumerate(values) if v in nulls]:
             values[i] = ""
     return printable
