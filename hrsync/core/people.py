@@ -62,7 +62,7 @@ from functools import partial
 from itertools import compress, repeat
 from operator import eq, is_, itemgetter, not_
 from types import MappingProxyType
-from typing import NamedTuple, TypeVar, cast, overload
+from typing import NamedTuple, TypeVar, cast
 
 from hrsync.core.emails import EMAIL_RULE, normalise_email, valid_emails
 from hrsync.core.filters import (
@@ -227,16 +227,8 @@ class PersonValues(RowValues):
         self.cells = cells
         self.nulls = nulls
 
-    def __getitem__(self, key: str) -> str:
-        return read_value(self.cells[self.index[key]], self.nulls)
-
-    @overload
-    def get(self, key: str, /) -> str | None: ...
-    @overload
-    def get(self, key: str, /, default: str | _T) -> str | _T: ...
-    def get(self, key: str, /, default: object = None) -> object:
-        position = self.index.get(key)
-        return default if position is None else read_value(self.cells[position], self.nulls)
+    def read(self, cell: str) -> str:
+        return read_value(cell, self.nulls)
 
 
 def _normalise(values: list[str], nulls: frozenset[str]) -> bool:

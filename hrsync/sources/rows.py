@@ -47,16 +47,20 @@ class RowValues(Mapping[str, str]):
         self.cells = cells
 
     def __getitem__(self, key: str) -> str:
-        return self.cells[self.index[key]]
+        return self.read(self.cells[self.index[key]])
 
     @overload
     def get(self, key: str, /) -> str | None: ...
     @overload
     def get(self, key: str, /, default: str | _T) -> str | _T: ...
     def get(self, key: str, /, default: object = None) -> object:
-        # Mapping.get would go through __getitem__ and KeyError; this is the hot path.
+        # Mapping.get would go through __getitem__ and KeyError.
         position = self.index.get(key)
-        return default if position is None else self.cells[position]
+        return default if position is None else self.read(self.cells[position])
+
+    def read(self, cell: str) -> str:
+        """How a cell reads: as it is (a subclass may normalise it)."""
+        return cell
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.index)
