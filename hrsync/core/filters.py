@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from hrsync.core.settings import FieldSettings, FilterSettings
+from hrsync.core.text import collapse_whitespace
 
 LOGICAL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(FieldSettings))
 
@@ -30,7 +31,7 @@ STATUS_REASON = "filter.active_status"
 
 def canonical(value: str) -> str:
     """The form filters compare: trimmed, inner whitespace collapsed, case-folded."""
-    return " ".join(value.split()).casefold()
+    return collapse_whitespace(value).casefold()
 
 
 def glob_pattern(patterns: Iterable[str]) -> re.Pattern[str]:
@@ -137,8 +138,7 @@ def build_row_filter(
 
 def _closest(field: str, columns: Sequence[str]) -> str | None:
     candidates = list(columns) + [f for f in LOGICAL_FIELDS if f not in columns]
-    close = closest_name(field, candidates)
-    return close
+    return closest_name(field, candidates)
 
 
 def closest_name(name: str, candidates: Sequence[str]) -> str | None:

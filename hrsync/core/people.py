@@ -75,7 +75,7 @@ from hrsync.core.filters import (
 from hrsync.core.listing import capped
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import Template, check_template, is_template, template_names
-from hrsync.core.text import collapse_whitespace, collapse_whitespace_each
+from hrsync.core.text import collapse_whitespace, collapse_whitespace_each, joined, padded
 from hrsync.core.tree import forest
 from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
 
@@ -201,8 +201,8 @@ class Directory:
 def _lower(values: Sequence[str]) -> Sequence[str]:
     """The values lower-cased: `values` itself when that changes none (e-mails mostly are;
     "|" has no case, so joined they lower-case as each would)."""
-    joined = "|".join(values)
-    return values if joined == joined.lower() else list(map(str.lower, values))
+    whole = joined(values)
+    return values if whole == whole.lower() else list(map(str.lower, values))
 
 
 def read_value(cell: str, nulls: frozenset[str]) -> str:
@@ -235,13 +235,12 @@ def _normalise(values: list[str], nulls: frozenset[str]) -> bool:
     """Trim every value of a column and blank its null words, in place; True when no value
     holds a character that is not printable (a control character, a tab, a no-break space).
 
-    One test over the values joined, in C, instead of one per value; the exact pass only
-    when it fails. "|" is printable and no whitespace, so a value's leading or trailing
-    space shows beside it; a "|" in a value can only send the column down the exact pass.
+    One test over the values joined (`hrsync.core.text.joined`), in C, instead of one per
+    value; the exact pass only when it fails.
     """
-    whole = "|".join(values)
+    whole = joined(values)
     printable = whole.isprintable()
-    if not printable or " |" in whole or "| " in whole or whole[:1] == " " or whole[-1:] == " ":
+    if not printable or padded(whole):
         values[:] = map(str.strip, values)  # a value already trimmed is returned as it is
     # Hashing each value here is no extra cost: ids, e-mails, departments and statuses are
     # looked up by value later, and a string keeps its hash.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 
 def plural(count: int, word: str) -> str:
@@ -32,17 +32,23 @@ def collapse_whitespace(value: str) -> str:
 def collapse_whitespace_each(values: Sequence[str]) -> Sequence[str]:
     """`collapse_whitespace` of each value: `values` itself when none needs it.
 
-    One test over all the values joined, in C, instead of one call per value. "|" is
-    printable and no whitespace, so a value's leading or trailing space shows beside it;
-    a "|" inside a value only sends the values through the slow path, which is exact.
+    One test over all the values joined (`joined`), in C, instead of one call per value.
     """
-    whole = "|".join(values)
-    if (
-        "  " in whole
-        or " |" in whole
-        or "| " in whole
-        or whole != whole.strip()
-        or not whole.isprintable()
-    ):
+    whole = joined(values)
+    if "  " in whole or padded(whole) or not whole.isprintable():
         return list(map(collapse_whitespace, values))
     return values
+
+
+def joined(values: Iterable[str]) -> str:
+    """Values joined by "|", for tests over all of them at once. "|" is printable and no
+    whitespace, so a value's leading or trailing space shows beside it (`padded`); a "|"
+    inside a value can only make such a test fail, which callers meet with the exact,
+    value-by-value path."""
+    return "|".join(values)
+
+
+def padded(whole: str) -> bool:
+    """Whether a value in `joined` text may begin or end with a space (other whitespace is
+    unprintable: test `isprintable` for it)."""
+    return " |" in whole or "| " in whole or whole[:1] == " " or whole[-1:] == " "
