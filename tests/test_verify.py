@@ -162,6 +162,38 @@ def test_awaiting_since_takes_dx_now_or_an_earlier_identical_request() -> None:
     assert awaiting_since(["a"], rows, current) == {"a": now}
 
 
+def test_a_shared_reference_id_waits_on_the_team_convergence_checks() -> None:
+    # Two DX teams share "eng"; the smallest id holds it (the plan archives the other).
+    # Waiting on the other's older time would count the holder as changed at once.
+    now = BEFORE + timedelta(hours=1)
+    holder = DxTeam(id="1", name="Engineering", parent_id=None, reference_id="eng",
+                    contributors=2, last_changed_at=now)  # fmt: skip
+    extra = DxTeam(id="2", name="Engineering copy", parent_id=None, reference_id="eng",
+                   last_changed_at=BEFORE)  # fmt: skip
+    for listed in ([holder, extra], [extra, holder]):
+        awaiting = awaiting_since(["eng"], {"eng": {"name": "Engineering"}}, listed)
+        assert awaiting == {"eng": now}
+        # DX has not imported yet: the holder still shows its time from before the submission.
+        result = check_convergence([ENG], [], [holder], awaiting_change=awaiting)
+        assert result.not_yet_changed == ("Engineering",)
+
+
+def test_archiving_the_extra_team_of_a_shared_reference_id_converges() -> None:
+    # The plan archives the extra team with its reference_id "eng", which the holder keeps:
+    # once DX archived the extra one, the desired holder is not "not yet archived".
+    holder = team("eng", "Engineering", contributors=2, tid="1")
+    extra = team("eng", "Engineering copy", tid="2")
+    plan = make_plan([ENG], [holder, extra], {})
+    archived = [a.reference_id for a in plan.archives if a.reference_id]
+    dx_ids = [a.dx_id for a in plan.archives]
+    assert archived == ["eng"] and dx_ids == ["2"]
+    result = check_convergence([ENG], archived, [holder], archived_dx_ids=dx_ids)
+    assert result.still_present == ()
+    assert result.converged
+    pending = check_convergence([ENG], archived, [holder, extra], archived_dx_ids=dx_ids)
+    assert pending.still_present == (extra,)
+
+
 # ---------------------------------------------------------------- audit trail
 
 

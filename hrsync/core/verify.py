@@ -201,7 +201,9 @@ def check_convergence(
         if touched.last_changed_at <= before:
             not_yet.append(touched.name)
 
-    gone_refs = set(archived)
+    # A planned archive of a team sharing a desired reference_id (the extra one) is told
+    # by its DX id: by its reference_id, the desired holder would never count as gone.
+    gone_refs = set(archived).difference(row.reference_id for row in desired)
     gone_ids = set(archived_dx_ids)
     still_present = [
         t
@@ -234,10 +236,13 @@ def awaiting_since(
     both instead of leaving this one waiting for a change that never comes.
     A team without a timestamp in DX is not awaited (nothing to wait for).
     """
-    changed_at = {t.reference_id: t.last_changed_at for t in current if t.reference_id}
+    # The team holding the reference_id in `index_dx`, the one convergence checks: when
+    # two share it, another's older time would count the holder as changed at once.
+    holders = index_dx(current).by_ref
     found: dict[str, datetime] = {}
     for ref in refs:
-        when = changed_at.get(ref)
+        holder = holders.get(ref)
+        when = holder.last_changed_at if holder is not None else None
         if when is None:
             continue
         for earlier_rows, earlier_awaited in earlier:
