@@ -74,13 +74,17 @@ def next_request(
         target = document.get("@odata.nextLink") if isinstance(document, dict) else None
         # Graph gives a full URL; a relative one is resolved as a browser would.
         return (
-            PageRequest(urljoin(current.url, str(target)), current.body)
+            PageRequest(_next_url(current.url, str(target), "@odata.nextLink"), current.body)
             if _present(target)
             else None
         )
     if paging.style == "link_header":
         target = link_next(link)
-        return PageRequest(urljoin(current.url, target), current.body) if target else None
+        return (
+            PageRequest(_next_url(current.url, target, "the Link header"), current.body)
+            if target
+            else None
+        )
     if paging.style == "cursor":
         cursor = at_path(document, paging.next_cursor_path)
         if not _present(cursor):
@@ -166,6 +170,20 @@ def at_path(document: Any, dotted: str) -> Any:
             return None
         node = node[key]
     return node
+
+
+def _next_url(current: str, target: str, where: str) -> str:
+    """`target` resolved against `current`; the API wrote it, so a broken one is refused.
+
+    The target is not shown: its query may carry tokens, and unparsable it cannot be masked.
+    """
+    try:
+        return urljoin(current, target)
+    except ValueError:
+        raise SourceError(
+            f"the API's next page ({where}) is not a valid URL, so the later pages cannot "
+            f"be read (nothing was read as the whole org)"
+        ) from None
 
 
 def _present(value: Any) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from hrsync.core.settings import PaginationSettings, SourceSettings
+from hrsync.sources.base import SourceError
 from hrsync.sources.pagination import (
     PageRequest,
     first_request,
@@ -74,3 +75,19 @@ def test_offset_and_cursor_requests_for_get_and_post() -> None:
     assert following == PageRequest("https://h/s", {"q": {"a": 1}, "page": {"cursor": "c2"}})
     assert start.body == {"q": {"a": 1}}  # the first request's body is left as it was
     assert next_request(post, following, {"page": {"next": ""}}, "", 5) is None
+
+
+@pytest.mark.parametrize(
+    ("style", "document", "link"),
+    [
+        ("odata", {"@odata.nextLink": "https://[::1/users?page=2"}, ""),
+        ("link_header", {}, '<https://[::1/users?page=2>; rel="next"'),
+    ],
+)
+def test_an_unparsable_next_page_url_is_a_source_error(
+    style: str, document: Any, link: str
+) -> None:
+    # Written by the API, not by the user: a clear refusal, not a ValueError traceback.
+    source = SourceSettings(url="https://h/users", pagination=PaginationSettings(style=style))
+    with pytest.raises(SourceError, match=r"next page .*not a valid URL"):
+        next_request(source, first_request(source), document, link, 1)
