@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.outcome import Outcome
-from hrsync.store.repo import Store
+from hrsync.store.repo import RunRecord, Store
 from hrsync.sync import SyncResult
 
 OUTCOMES = tuple(o.value for o in Outcome)
@@ -150,26 +150,29 @@ class Metrics:
 
     def seed(self, store: Store, *, quarantined: bool) -> None:
         """From the state store, so a restarted daemon does not report zeros."""
-        latest = store.last_run_by_outcome()
-        for outcome, run in latest.items():
-            ended = run.finished_at or run.started_at
-            self.last_run.labels(outcome).set(ended.timestamp())
-        successes = [latest[o] for o in SUCCESS if o in latest]
-        if successes:
-            newest = max(successes, key=lambda r: r.started_at)
-            self.last_success.set((newest.finished_at or newest.started_at).timestamp())
+        for outcome in OUTCOMES:
+            run = store.newest_run((outcome,))
+            if run is not None:
+                self.last_run.labels(outcome).set(_ended(run).timestamp())
+        success = store.newest_run(SUCCESS)
+        if success is not None:
+            self.last_success.set(_ended(success).timestamp())
         people = store.last_accepted_people_count()
         if people is not None:
             self.people.set(people)
         self.teams.set(store.active_team_count())
-        recent = [r for r in store.recent_runs(20, operational_only=True) if r.outcome]
-        decisive = next((r for r in recent if r.outcome in ATTENTION or r.outcome in SUCCESS), None)
-        if recent:
+        last = store.newest_run(OUTCOMES)
+        if last is not None:
             for kind in COUNT_KEYS:
-                self.plan_changes.labels(kind).set(recent[0].counts.get(kind, 0))
+                self.plan_changes.labels(kind).set(last.counts.get(kind, 0))
+        decisive = store.newest_run((*ATTENTION, *SUCCESS))
         if decisive is not None and decisive.outcome is not None:
             self._attention(decisive.outcome, quarantined)
         else:
             self.quarantine_changed(quarantined)
         pending = store.pending_deferral()
         self.deferred_until.set(pending.resume_at.timestamp() if pending else 0)
+
+
+def _ended(run: RunRecord) -> datetime:
+    return run.finished_at or run.started_at

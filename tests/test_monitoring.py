@@ -305,3 +305,27 @@ def test_status_names_attention_the_approval_and_the_next_run(store: Store) -> N
     assert "ATTENTION:   refused" in text and "--allow-archive 3" in text
     record(store, "a2", "in_sync", NOW + timedelta(hours=1))
     assert gather(settings, store, NOW + timedelta(hours=2))["attention"] == []
+
+
+def test_a_restart_keeps_a_refusal_and_the_last_success_behind_many_other_runs(
+    store: Store,
+) -> None:
+    # A deferral says nothing new about a refusal or the last success: however many came
+    # since (a lease held for days), a restart must not report them gone.
+    record(store, "a1", "applied", NOW - timedelta(days=30))
+    record(store, "r1", "refused", NOW - timedelta(days=20))
+    for i in range(520):
+        record(store, f"d{i}", "deferred", NOW - timedelta(days=10) + timedelta(minutes=i))
+    m = Metrics()
+    m.seed(store, quarantined=False)
+    text = m.exposition().decode()
+    applied_end = NOW - timedelta(days=30) + timedelta(seconds=5)
+    refused_end = NOW - timedelta(days=20) + timedelta(seconds=5)
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == applied_end.timestamp()
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="applied"}') == (
+        applied_end.timestamp()
+    )
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == (
+        refused_end.timestamp()
+    )

@@ -4,7 +4,7 @@ daemon read back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -123,22 +123,19 @@ class RunQueries(StoreSessions):
             streak.append(run)
         return streak
 
-    def last_run_by_outcome(self) -> dict[str, RunRecord]:
-        """The newest finished operational run of each outcome (for the metrics at start)."""
-        latest: dict[str, RunRecord] = {}
+    def newest_run(self, outcomes: Collection[str]) -> RunRecord | None:
+        """The newest finished operational run whose outcome is one of `outcomes`, however
+        far back (a window of recent runs lost a refusal or the last success behind a
+        long series of deferrals)."""
         runs = models.runs
         with self._read() as s:
-            query = (
+            row = s.execute(
                 select(runs)
-                .where(runs.c.dry_run == 0, runs.c.outcome.is_not(None))
+                .where(runs.c.dry_run == 0, runs.c.outcome.in_(sorted(outcomes)))
                 .order_by(runs.c.started_at.desc())
-                .limit(500)
-            )
-            for row in s.execute(query):
-                record = _run_record(row)
-                if record.outcome is not None:
-                    latest.setdefault(record.outcome, record)
-        return latest
+                .limit(1)
+            ).first()
+        return None if row is None else _run_record(row)
 
 
 def _run_record(r: Row[Any]) -> RunRecord:
