@@ -37,20 +37,17 @@ def open_export(
 ) -> Export:
     """Open the export named by `settings` (path or url). `environ` defaults to os.environ."""
     env = os.environ if environ is None else environ
-    content_type = ""
     if settings.url:
         # Every page, with method, body, headers and OAuth2 (hrsync.sources.pages).
         export = open_url(settings, env, http, _format)
         log.info("source.opened", source=export.name, format=export.format, pages=export.pages)
         return export
-    if settings.path is not None:
-        payload = Payload.from_path(settings.path, settings.max_bytes)
-        suffix = settings.path.suffix.lower()
-        query_format = ""
-    else:
+    if settings.path is None:
         raise SourceError("no export to read: set source.path or source.url")
+    payload = Payload.from_path(settings.path, settings.max_bytes)
     try:
-        kind = _format(settings.format, suffix, query_format, content_type, payload)
+        # A file has no format= query nor content type.
+        kind = _format(settings.format, settings.path.suffix.lower(), "", "", payload)
         if kind == "json":
             export = open_json(
                 payload, encoding=settings.encoding, records_path=settings.records_path
@@ -60,7 +57,7 @@ def open_export(
     except BaseException:
         payload.release()
         raise
-    # A downloaded body lives as long as the Export that reads it.
+    # The payload lives as long as the Export that reads it.
     weakref.finalize(export, payload.release)
     log.info("source.opened", source=export.name, format=kind, columns=len(export.columns))
     return export
