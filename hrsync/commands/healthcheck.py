@@ -26,7 +26,7 @@ from hrsync.outcome import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
     from hrsync.config import Settings
-    from hrsync.store.repo import HeartbeatRecord
+    from hrsync.store.heartbeat_record import HeartbeatRecord
 
 Clock = Callable[[], datetime]
 
@@ -42,7 +42,7 @@ class Health:
 
 
 def evaluate(
-    heartbeat: HeartbeatRecord | _Beat | None,
+    heartbeat: HeartbeatRecord | None,
     now: datetime,
     *,
     max_age_s: float,
@@ -225,8 +225,9 @@ def _plain_sqlite_path(url: str, base: Path) -> Path | None:
 def probe_sqlite(settings: ProbeSettings, now: datetime) -> Health | None:
     """The heartbeat row read with the standard library, read-only; None when SQLite
     answered with an error (the full path then reports it in its own words)."""
-    import json
     import sqlite3
+
+    from hrsync.store.heartbeat_record import COLUMNS, heartbeat_record
 
     path = settings.sqlite_path
     assert path is not None
@@ -236,8 +237,7 @@ def probe_sqlite(settings: ProbeSettings, now: datetime) -> Health | None:
         # mode=ro: a probe never creates or writes the file.
         with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5) as c:
             row = c.execute(
-                "SELECT name, beat_at, pid, host, state, quarantined_since, "
-                "consecutive_failures, detail FROM heartbeats WHERE name = 'daemon'"
+                f"SELECT {', '.join(COLUMNS)} FROM heartbeats WHERE name = 'daemon'"
             ).fetchone()
     except sqlite3.Error:
         return None
@@ -245,41 +245,12 @@ def probe_sqlite(settings: ProbeSettings, now: datetime) -> Health | None:
         return evaluate(
             None, now, max_age_s=settings.max_age_s, quarantine_alert_s=settings.quarantine_alert_s
         )
-    name, beat_at, pid, host, state, quarantined_since, failures, detail = row
-    beat = _Beat(
-        name,
-        _stored_utc(beat_at),
-        pid,
-        host,
-        state,
-        _stored_utc(quarantined_since) if quarantined_since else None,
-        failures or 0,
-        json.loads(detail or "{}"),
-    )
     return evaluate(
-        beat,
+        heartbeat_record(row),
         now,
         max_age_s=settings.max_age_s,
         quarantine_alert_s=settings.quarantine_alert_s,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Beat:
-    name: str
-    beat_at: datetime
-    pid: int
-    host: str
-    state: str
-    quarantined_since: datetime | None
-    consecutive_failures: int
-    detail: dict[str, Any]
-
-
-def _stored_utc(value: str) -> datetime:
-    # store/types.py keeps naive UTC text ("2030-06-01 12:00:00.000000").
-    parsed = datetime.fromisoformat(value)
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 def probe_http(listen: str, *, timeout_s: float = HTTP_TIMEOUT_S) -> Health:
