@@ -609,6 +609,35 @@ def test_crashing_runs_count_as_failed_runs_and_end_in_quarantine(
     assert events(logs, "sync.quarantined")
 
 
+def test_a_crash_the_store_cannot_record_is_still_told_to_the_monitor(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # The store failing is a likely cause of the crash itself: the metrics and the webhook
+    # are then the only ones left to hear of it.
+    told: list[SyncResult] = []
+
+    def explode(request: SyncRequest) -> SyncResult:
+        raise RuntimeError("bug in the engine")
+
+    d = Daemon(
+        settings_with(),
+        store=store,
+        run_sync=explode,
+        clock=clock,
+        on_finished=lambda result, _duration, _quarantined: told.append(result),
+    )
+    d.start(paused=True)
+    harness.daemons.append(d)
+    with store.engine.begin() as c:
+        c.exec_driver_sql("ALTER TABLE runs RENAME TO runs_gone")
+    with capture_logs() as logs:
+        assert d.execute("schedule") is None
+    assert events(logs, "daemon.store_unavailable")
+    assert [(r.outcome, r.reason) for r in told] == [
+        (Outcome.FAILED, "hrsync crashed: RuntimeError: bug in the engine")
+    ]
+
+
 # ------------------------------------------------------------- shutdown
 
 

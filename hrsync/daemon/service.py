@@ -200,8 +200,7 @@ class Daemon:
                 log.error("daemon.run_crashed", trigger=trigger, error=str(exc), exc_info=True)
                 crashed = self._record_crash(trigger, exc)
                 self._quarantine.update(crashed)
-                if crashed is not None:
-                    self._tell_monitor(crashed, time.monotonic() - started)
+                self._tell_monitor(crashed, time.monotonic() - started)
                 return None
             self._followups.after_run(result)
             self._quarantine.update(result)
@@ -218,10 +217,11 @@ class Daemon:
             self._idle.set()
             self._run_lock.release()
 
-    def _record_crash(self, trigger: str, exc: Exception) -> SyncResult | None:
+    def _record_crash(self, trigger: str, exc: Exception) -> SyncResult:
         """A crash as a failed run of its own: in the store (the quarantine's streak and
         `hrsync status` see it) and for the monitor (metrics, the webhook). A daemon whose
-        every run crashes must not look idle. None when the store cannot take it."""
+        every run crashes must not look idle. A store that cannot take it is logged; the
+        monitor is told all the same (a failing store may be what crashed the run)."""
         reason = scrub(f"hrsync crashed: {type(exc).__name__}: {exc}")[:500]
         result = SyncResult(run_id=new_run_id(), outcome=Outcome.FAILED, reason=reason)
         now = self.clock()
@@ -237,7 +237,6 @@ class Daemon:
             )
         except SQLAlchemyError as failure:
             log.warning("daemon.store_unavailable", error=str(failure))
-            return None
         return result
 
     def on_max_instances(self, event: JobSubmissionEvent) -> None:
