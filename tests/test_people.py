@@ -16,9 +16,9 @@ from hrsync.core.people import (
     Problem,
     normalise_name,
     read_people,
-    template_columns,
 )
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
+from hrsync.core.templates import template_names
 from hrsync.sources.base import SourceError
 from hrsync.sources.open import open_export
 from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
@@ -798,7 +798,7 @@ def test_filter_and_template_columns_are_checked_like_the_fields() -> None:
         source(rows, columns),
         FIELDS,
         include,
-        also_used=template_columns("{Team} ({lead_name})"),
+        also_used=template_names("{Team} ({lead_name})"),
     )
     assert {(p.location, p.field) for p in directory.problems} == {
         (L + "4", "Site"),
@@ -810,9 +810,9 @@ def test_filter_and_template_columns_are_checked_like_the_fields() -> None:
 
 
 def test_template_columns_lists_every_placeholder_once() -> None:
-    assert template_columns("{Team} – {lead_name} ({Team})") == ("Team", "lead_name")
-    assert template_columns("no placeholder") == ()
-    assert template_columns("{unclosed") == ()
+    assert template_names("{Team} – {lead_name} ({Team})") == ("Team", "lead_name")
+    assert template_names("no placeholder") == ()
+    assert template_names("{unclosed") == ()
 
 
 def test_a_used_value_over_the_limit_is_fatal_and_shown_short() -> None:

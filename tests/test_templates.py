@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.core.mapping import build_teams
-from hrsync.core.people import template_columns
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import FILTERS, Template, check_template, template_names
 from tests.strategies import make_person
@@ -69,7 +68,7 @@ def test_names_leave_the_filters_off() -> None:
         "Office",
         "Cost Center",
     )
-    assert template_columns("{Title|upper} {lead_name}") == ("Title", "lead_name")
+    assert template_names("{Title|upper} {lead_name}") == ("Title", "lead_name")
     assert template_names("{broken") == ()
 
 

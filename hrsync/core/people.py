@@ -389,7 +389,7 @@ def read_people(
 
     `rows`: the export's rows, one by one or as one table (`Export.table()`, what a run
     passes). `also_used`: columns hrsync reads beyond `[source.fields]` and the filters
-    (e.g. `template_columns(mapping.team_name)`), checked like them; names that are not
+    (e.g. `template_names(mapping.team_name)`), checked like them; names that are not
     columns of the export are ignored. `null_values`: cells that read as empty
     (`source.null_values`). `unknown_manager`: "top" accepts a manager reference that
     matches nobody as "no manager", collected in `Directory.unknown_managers`.
@@ -503,15 +503,6 @@ def read_people(
 
 
 ROOT_REASON = "filter.root"
-
-
-def template_columns(template: str) -> tuple[str, ...]:
-    """The names a template reads (built-ins and columns alike, filters left off).
-
-    For `read_people(also_used=...)`: names that are no column are ignored there. A
-    template that does not parse reads nothing (the mapping reports it).
-    """
-    return template_names(template)
 
 
 def _check_values(data: _Rows, used: Sequence[str], report: _Report) -> None:

@@ -216,10 +216,6 @@ class Template:
             out = [text if any_value else "" for text, any_value in zip(out, filled, strict=True)]
         return out
 
-    def missing(self, columns: Collection[str]) -> tuple[str, ...]:
-        """The names this template reads that are not among `columns`, in order."""
-        return tuple(name for name in self.names if name not in columns)
-
 
 def is_template(text: str) -> bool:
     """A setting value with braces is a template; one without is a plain column name."""

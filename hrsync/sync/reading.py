@@ -15,8 +15,9 @@ from hrsync import logs
 from hrsync.config import Settings
 from hrsync.core.attributes import used_columns
 from hrsync.core.mapping import MappingError, TeamMap, build_teams, no_team_problem
-from hrsync.core.people import Directory, read_people, template_columns
+from hrsync.core.people import Directory, read_people
 from hrsync.core.problems import group_problems, grouped_lines
+from hrsync.core.templates import template_names
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError, SourceUnavailable
@@ -67,7 +68,7 @@ def read_export(settings: Settings) -> Export:
             src.fields,
             settings.filter,
             also_used=(
-                *template_columns(settings.mapping.team_name),
+                *template_names(settings.mapping.team_name),
                 *used_columns(settings.attributes),
             ),
             null_values=src.null_values,
