@@ -143,9 +143,10 @@ def _monitoring_checks(s: Settings) -> list[str]:
             )
     notify = s.notify
     if notify.webhook_url_env and not _ENV_NAME.match(notify.webhook_url_env):
+        # Not echoed: what is written here by mistake is most likely the URL, a secret.
         p.append(
             "notify.webhook_url_env must be the NAME of an environment variable holding the "
-            f"webhook URL, such as HRSYNC_WEBHOOK_URL, got {notify.webhook_url_env!r}"
+            "webhook URL, such as HRSYNC_WEBHOOK_URL, not the URL itself (not shown here)"
         )
     unknown = [event for event in notify.on if event not in NOTIFY_EVENTS]
     if unknown:

@@ -199,6 +199,20 @@ def test_token_in_toml_is_refused_and_not_echoed(tmp_path: Path) -> None:
     assert all(secret not in p for p in problems)
 
 
+def test_a_webhook_url_written_where_its_variable_belongs_is_refused_and_not_echoed(
+    tmp_path: Path,
+) -> None:
+    # The likely mistake: the URL itself (a secret) in place of the variable's name.
+    secret = "https://hooks.slack.test/services/T0/B0/s3cr3t-webhook-path"
+    text = MINIMAL + f'\n[notify]\nwebhook_url_env = "{secret}"\n'
+    problems = problems_of(write(tmp_path, text), TOKEN_ENV)
+    assert any(
+        p.startswith("notify.webhook_url_env must be the NAME of an environment variable")
+        for p in problems
+    ), problems
+    assert all(secret not in p and "s3cr3t" not in p for p in problems), problems
+
+
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_settings(tmp_path / "nope.toml", TOKEN_ENV)
