@@ -404,6 +404,26 @@ def test_quarantine_survives_a_restart_because_it_lives_in_the_store(
     assert len(sync.requests) == 3  # still inside the pause
 
 
+def test_a_threshold_above_fifty_still_quarantines_and_counts_the_whole_streak(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # The streak was read from the newest 50 runs only: a threshold above that never
+    # quarantined, and a longer streak was reported as 50 since its 50th-newest run.
+    first = clock.now
+    for i in range(60):
+        store.start_run(f"f{i}", "schedule", first + i * MIN, dry_run=False)
+        store.finish_run(
+            f"f{i}", first + i * MIN, outcome="failed", exit_code=1, counts={}, reason="down"
+        )
+    clock.advance(H)
+    d = harness.start(RecordingSync(store, clock), settings=settings_with(quarantine_after=60))
+    assert d.quarantine is not None
+    assert (d.quarantine.failures, d.quarantine.since) == (60, first + 59 * MIN)
+    d = harness.start(RecordingSync(store, clock), settings=settings_with(quarantine_after=5))
+    assert d.quarantine is not None
+    assert (d.quarantine.failures, d.quarantine.since) == (60, first + 4 * MIN)
+
+
 def test_run_at_start_is_a_person_asking_and_bypasses_quarantine(
     harness: Harness, store: Store, clock: Clock
 ) -> None:

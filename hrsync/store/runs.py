@@ -112,16 +112,22 @@ class RunQueries(StoreSessions):
         newest = max(candidates, key=lambda c: c[1])[0]
         return None if newest is None else int(newest)
 
-    def consecutive_failures(self, limit: int = 50) -> list[RunRecord]:
-        """The unbroken streak of most recent failed runs (newest first)."""
-        streak: list[RunRecord] = []
-        for run in self.recent_runs(limit, operational_only=True):
-            if run.outcome is None:
-                continue
-            if run.outcome != "failed":
-                break
-            streak.append(run)
-        return streak
+    def consecutive_failures(self) -> list[RunRecord]:
+        """The unbroken streak of most recent failed runs (newest first), however long: a
+        window of recent runs hid a quarantine threshold above its size."""
+        runs = models.runs
+        finished = (runs.c.dry_run == 0, runs.c.outcome.is_not(None))
+        with self._read() as s:
+            ended = s.execute(
+                select(runs.c.started_at)
+                .where(*finished, runs.c.outcome != "failed")
+                .order_by(runs.c.started_at.desc())
+                .limit(1)
+            ).scalar()
+            query = select(runs).where(*finished, runs.c.outcome == "failed")
+            if ended is not None:
+                query = query.where(runs.c.started_at > ended)
+            return [_run_record(r) for r in s.execute(query.order_by(runs.c.started_at.desc()))]
 
     def newest_run(self, outcomes: Collection[str]) -> RunRecord | None:
         """The newest finished operational run whose outcome is one of `outcomes`, however
