@@ -135,11 +135,19 @@ class HttpSession:
         location = response.headers.get("location")
         if not response.is_redirect or not location:
             return
+        requested = str(response.request.url)
         target = str(response.request.url.join(location))
-        if origin(target) != origin(str(response.request.url)):
+        if origin(target) != origin(requested):
+            # The token endpoint shares this client: name the setting that redirected.
+            if self.tokens is not None and _same_endpoint(
+                requested, self.settings.oauth2.token_url
+            ):
+                shown, setting = self.tokens.shown, "source.oauth2.token_url"
+            else:
+                shown, setting = self.shown, "source.url"
             raise SourceError(
-                f"{self.shown} redirected to another origin ({safe_url(target)}); its "
-                "credentials are not sent there: set source.url to the final address"
+                f"{shown} redirected to another origin ({safe_url(target)}); its "
+                f"credentials are not sent there: set {setting} to the final address"
             )
 
     def close(self) -> None:
@@ -329,6 +337,10 @@ def _userinfo(url: str) -> list[str]:
         return [part for part in (parts.username, parts.password) if part]
     except ValueError:
         return []
+
+
+def _same_endpoint(url: str, other: str) -> bool:
+    return origin(url) == origin(other) and urlsplit(url).path == urlsplit(other).path
 
 
 def origin(url: str) -> tuple[str, str, int | None]:

@@ -577,3 +577,36 @@ def test_a_redirect_to_another_origin_is_refused_before_the_headers_go_there() -
             # A redirect within the source's own origin is still followed.
             same = dataclasses.replace(away, url=f"{server.base_url}/same")
             assert ids(open_export(same, environ=env)) == ["1"]
+
+
+def test_a_token_endpoint_redirecting_elsewhere_is_refused_naming_the_token_url() -> None:
+    # The refusal named source.url and told to fix it, while the token endpoint was the
+    # one that redirected: the user would edit the wrong setting.
+    oauth = GraphApi().oauth
+
+    def elsewhere(request: Request, base: str) -> Response:
+        return oauth.token(request)
+
+    with serve(elsewhere) as other:
+
+        def api(request: Request, base: str) -> Response:
+            if request.path == "/token":
+                return Response(307, headers={"Location": f"{other.base_url}/token"})
+            return Response.of_json({"value": [{"id": "1"}]})
+
+        with serve(api) as server:
+            settings = SourceSettings(
+                url=f"{server.base_url}/users",
+                records_path="value",
+                oauth2=OAuth2Settings(
+                    token_url=f"{server.base_url}/token", client_id_env="I", client_secret_env="S"
+                ),
+            )
+            env = {"I": oauth.client_id, "S": oauth.client_secret}
+            with pytest.raises(SourceError) as caught:
+                open_export(settings, environ=env)
+    message = str(caught.value)
+    assert f"{server.base_url}/token redirected to another origin" in message
+    assert "source.oauth2.token_url" in message and "set source.url" not in message
+    assert oauth.client_secret not in message
+    assert other.requests == []  # the client secret was not posted there
