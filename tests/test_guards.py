@@ -54,6 +54,21 @@ def test_live_snapshot_defers_for_the_recheck_interval() -> None:
 
 
 @pytest.mark.parametrize(
+    ("recheck", "said"),
+    [
+        (timedelta(hours=6), "6 hours"),
+        (timedelta(hours=1), "1 hour"),
+        (timedelta(minutes=90), "90 minutes"),
+        (timedelta(minutes=1), "1 minute"),
+        (timedelta(seconds=30), "30 seconds"),
+    ],
+)
+def test_a_deferral_says_when_it_looks_again(recheck: timedelta, said: str) -> None:
+    deferral = check_snapshots([snap("s1", None)], NOW, WINDOW, recheck=recheck)
+    assert deferral is not None and deferral.reason.endswith(f"checking again in {said}")
+
+
+@pytest.mark.parametrize(
     ("completed_ago", "deferred"),
     [
         (timedelta(days=1), True),

@@ -187,10 +187,9 @@ def deferral_for_api_error(
 def _duration(delta: timedelta) -> str:
     minutes = int(delta.total_seconds() // 60)
     if minutes >= 60 and minutes % 60 == 0:
-        hours = minutes // 60
-        return f"{hours} hour" + ("s" if hours != 1 else "")
+        return plural(minutes // 60, "hour")
     if minutes >= 1:
-        return f"{minutes} minute" + ("s" if minutes != 1 else "")
+        return plural(minutes, "minute")
     return f"{int(delta.total_seconds())} seconds"
 
 
