@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Generator, Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -50,6 +51,16 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
             c.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store's URL, once on each database hrsync supports: SQLite and PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'state.db'}"
+    url = request.getfixturevalue("postgres_url")
+    assert isinstance(url, str)
+    return url
 
 
 @pytest.hookimpl(wrapper=True)

@@ -10,7 +10,6 @@ import dataclasses
 import os
 from collections.abc import Iterator, MutableMapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,15 +24,6 @@ from hrsync.sync import SyncRequest, SyncResult
 
 T0 = datetime(2030, 3, 30, 12, 0, tzinfo=UTC)
 HOLDER = "replica-a:4242:run-a1"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'state.db'}"
-    url = request.getfixturevalue("postgres_url")
-    assert isinstance(url, str)
-    return url
 
 
 @pytest.fixture
