@@ -18,7 +18,7 @@ from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import ScenarioSnapshot, load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 from hrsync.store.repo import Store
-from hrsync.sync import SyncRequest, run_sync
+from hrsync.sync import SyncRequest, SyncResult, run_sync
 
 SAMPLES = shipped_dir("config")
 UPDATE = "users.attributes.update"
@@ -52,17 +52,22 @@ def settings_for(tmp_path: Path, sim: RunningSimulator, extra: str = "") -> Sett
     return load_settings(config, {"HRSYNC_DX_TOKEN": "demo-org-token"})
 
 
+def sync_once(settings: Settings) -> SyncResult:
+    """One run on the state store `settings` names, opened and closed around it."""
+    store = Store.open(settings.state.database_url)
+    try:
+        return run_sync(settings, SyncRequest(), store=store)
+    finally:
+        store.close()
+
+
 def calls(sim: RunningSimulator) -> int:
     return sum(r.method_name == UPDATE for r in sim.dx.requests)
 
 
 def test_a_deferred_hierarchy_still_syncs_attributes(tmp_path: Path, sim: RunningSimulator) -> None:
     settings = settings_for(tmp_path, sim)
-    store = Store.open(settings.state.database_url)
-    try:
-        result = run_sync(settings, SyncRequest(), store=store)
-    finally:
-        store.close()
+    result = sync_once(settings)
     assert result.outcome is Outcome.DEFERRED
     assert result.attributes is not None
     assert result.attributes.outcome is AttributeOutcome.APPLIED
@@ -75,11 +80,7 @@ def test_with_hierarchy_only_skips_attributes_after_a_deferred_hierarchy(
     tmp_path: Path, sim: RunningSimulator
 ) -> None:
     settings = settings_for(tmp_path, sim, "with_hierarchy_only = true\n")
-    store = Store.open(settings.state.database_url)
-    try:
-        result = run_sync(settings, SyncRequest(), store=store)
-    finally:
-        store.close()
+    result = sync_once(settings)
     assert result.outcome is Outcome.DEFERRED
     assert result.attributes is not None
     assert result.attributes.outcome is AttributeOutcome.SKIPPED
@@ -107,11 +108,7 @@ def test_no_attribute_is_sent_once_another_sync_holds_the_lease(
 ) -> None:
     settings = settings_for(tmp_path, sim)
     monkeypatch.setattr(Store, "renew_lease", lambda self, *args, **kwargs: False)
-    store = Store.open(settings.state.database_url)
-    try:
-        result = run_sync(settings, SyncRequest(), store=store)
-    finally:
-        store.close()
+    result = sync_once(settings)
     assert result.attributes is not None
     assert result.attributes.outcome is AttributeOutcome.FAILED
     assert "lease" in (result.attributes.reason or "")
@@ -127,11 +124,7 @@ def test_a_step_dx_refuses_for_every_person_is_failed_not_applied(
     export = settings.source.path
     assert export is not None
     export.write_text(export.read_text(encoding="utf-8").replace("@", ".gone@"), "utf-8")
-    store = Store.open(settings.state.database_url)
-    try:
-        result = run_sync(settings, SyncRequest(), store=store)
-    finally:
-        store.close()
+    result = sync_once(settings)
     assert result.attributes is not None
     assert calls(sim) > 0
     assert result.attributes.outcome is AttributeOutcome.FAILED
