@@ -32,7 +32,7 @@ import httpx
 import structlog
 
 from hrsync.core.settings import SourceSettings
-from hrsync.dx.retry import RetryPolicy, next_delay, parse_retry_after
+from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
 from hrsync.sources.oauth2 import TokenSource
 from hrsync.sources.pagination import PageRequest
@@ -225,7 +225,7 @@ class HttpSession:
                             message + " with a fresh OAuth2 token; check the client's "
                             "permissions and source.oauth2.scope"
                         )
-                    if status >= 500 or status == 429:
+                    if is_retryable_status(status):
                         raise _Transient(
                             message,
                             parse_retry_after(response.headers.get("retry-after")),

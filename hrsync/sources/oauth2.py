@@ -16,6 +16,7 @@ import httpx
 import structlog
 
 from hrsync.core.settings import OAuth2Settings
+from hrsync.dx.retry import is_retryable_status
 from hrsync.sources.base import SourceError, SourceUnavailable, redact
 
 log = structlog.get_logger(__name__)
@@ -92,7 +93,7 @@ class TokenSource:
                 f"could not reach the OAuth2 token endpoint {self.shown}: {detail}"
             ) from None
         status = response.status_code
-        if status == 429 or status >= 500:
+        if is_retryable_status(status):
             raise SourceUnavailable(
                 f"the OAuth2 token endpoint {self.shown} answered HTTP {status}"
             )
