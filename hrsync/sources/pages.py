@@ -23,7 +23,7 @@ import structlog
 from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError
 from hrsync.sources.csv_reader import open_csv
-from hrsync.sources.http_fetch import HttpSession, origin, safe_url
+from hrsync.sources.http_fetch import Fetched, HttpSession, origin, safe_url
 from hrsync.sources.json_reader import find_records, parse_json, records_export
 from hrsync.sources.pagination import (
     PageRequest,
@@ -99,11 +99,7 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
     while True:
         # Each page is named in messages; a single page keeps the plain export name.
         page_name = shown if paging.style == "none" else f"{shown} page {number}"
-        try:
-            fetched.payload.name = page_name
-            document = parse_json(fetched.payload, settings.encoding)
-        finally:
-            fetched.payload.release()
+        document = _parse_page(settings, fetched, page_name)
         page_records, where = find_records(
             page_name, document, settings.records_path, allow_empty=number > 1
         )
@@ -151,24 +147,28 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
     return records_export(shown, records, locate, pages=number)
 
 
+def _parse_page(settings: SourceSettings, fetched: Fetched, page_name: str) -> Any:
+    """The page's JSON, its raw body released whatever happens."""
+    try:
+        fetched.payload.name = page_name
+        return parse_json(fetched.payload, settings.encoding)
+    finally:
+        fetched.payload.release()
+
+
 def _check_short_first_page(
     settings: SourceSettings, session: HttpSession, request: PageRequest, records: int
 ) -> None:
     probe = short_first_page_probe(settings, request, records)
     if probe is None:
         return
-    fetched = session.page(probe, 2)
-    shown = session.shown
-    try:
-        fetched.payload.name = f"{shown} page 2"
-        document = parse_json(fetched.payload, settings.encoding)
-    finally:
-        fetched.payload.release()
-    more, _ = find_records(f"{shown} page 2", document, settings.records_path, allow_empty=True)
+    page_name = f"{session.shown} page 2"
+    document = _parse_page(settings, session.page(probe, 2), page_name)
+    more, _ = find_records(page_name, document, settings.records_path, allow_empty=True)
     if more:
         paging = settings.pagination
         raise SourceError(
-            f"{shown} answered {records} records on its first page although "
+            f"{session.shown} answered {records} records on its first page although "
             f"source.pagination.page_size is {paging.page_size}, and more people after them: "
             f"the API caps its pages below page_size, so a short page does not mean the last "
             f"one (nothing was read as the whole org). Set source.pagination.page_size = "
