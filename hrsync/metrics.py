@@ -98,13 +98,6 @@ class Metrics:
     def dx_retry(self, method: str) -> None:
         self.dx_retries.labels(method).inc()
 
-    def attribute_counts(self, updated: int, unchanged: int, failed: int) -> None:
-        """The attribute step's people of one run (issue 14's step calls it, or the run
-        result's counts are read by `run_finished`)."""
-        for outcome, count in (("updated", updated), ("unchanged", unchanged), ("failed", failed)):
-            if count:
-                self.attribute_updates.labels(outcome).inc(count)
-
     def run_finished(
         self,
         result: SyncResult,
@@ -132,7 +125,13 @@ class Metrics:
             self.deferred_until.set(deferred_until.timestamp() if deferred_until else 0)
             if result.attributes is not None:
                 a = result.attributes
-                self.attribute_counts(a.updated, a.unchanged, a.failed)
+                for kind, count in (
+                    ("updated", a.updated),
+                    ("unchanged", a.unchanged),
+                    ("failed", a.failed),
+                ):
+                    if count:
+                        self.attribute_updates.labels(kind).inc(count)
 
     def quarantine_changed(self, quarantined: bool) -> None:
         self.attention.labels("quarantined").set(1 if quarantined else 0)

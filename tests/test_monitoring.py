@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from hrsync.core.attributes import AttributeOutcome
 from hrsync.core.notify import observe
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
 from hrsync.daemon_http import Endpoints
@@ -26,6 +27,7 @@ from hrsync.notifier import Notifier
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync import SyncResult
+from hrsync.sync.attributes import AttributeResult
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,6 +119,28 @@ def test_a_refusal_raises_attention_and_a_success_clears_it() -> None:
     assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
     assert sample(text, "hrsync_people") == 40
     assert sample(text, "hrsync_run_duration_seconds_count") == 3
+
+
+def test_the_attribute_step_counts_its_people_by_outcome() -> None:
+    m = Metrics()
+    for run_id, updated, failed in (("a1", 3, 1), ("a2", 2, 0)):
+        m.run_finished(
+            SyncResult(
+                run_id,
+                Outcome.APPLIED,
+                attributes=AttributeResult(
+                    AttributeOutcome.APPLIED, updated=updated, unchanged=5, failed=failed
+                ),
+            ),
+            ended_at=NOW,
+            duration_s=1.0,
+            quarantined=False,
+            deferred_until=None,
+        )
+    text = m.exposition().decode()
+    assert sample(text, 'hrsync_attribute_updates_total{outcome="updated"}') == 5
+    assert sample(text, 'hrsync_attribute_updates_total{outcome="unchanged"}') == 10
+    assert sample(text, 'hrsync_attribute_updates_total{outcome="failed"}') == 1
 
 
 def test_a_restarted_daemon_seeds_its_gauges_from_the_store(store: Store) -> None:
