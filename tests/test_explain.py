@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hrsync.core.explain import derive_fields, find_person, manager_chain, suggestions
+from hrsync.core.explain import derive_fields, explain, find_person, manager_chain, suggestions
+from hrsync.core.identity import TeamRow
+from hrsync.core.mapping import DesiredTeam, TeamMap
 from hrsync.core.settings import FieldSettings
+from hrsync.dx.models import DxTeam
 from tests.strategies import make_person
 
 PEOPLE = [
@@ -54,3 +57,17 @@ def test_derived_fields_show_column_or_template_and_value() -> None:
     assert derived["email"].template and derived["email"].value == "zoe.vanbrandt@example.com"
     assert derived["name"].value == "Zoë Van Brandt"
     assert not derived["employee_id"].template and derived["employee_id"].value == "E7"
+
+
+def test_a_shared_reference_id_shows_the_dx_team_the_plan_keeps() -> None:
+    # Two DX teams hold the team's reference_id: the smallest id holds it (the plan
+    # archives the other), so that is the DX side `explain` shows, whatever the order.
+    ada = PEOPLE[0]
+    team = DesiredTeam("manager:E1", "Root", ada.email, "E1", None, (PEOPLE[1].email,))
+    row = TeamRow("manager:E1", "ref-root", "Root", ada.email, None, None, team.contributors)
+    holder = DxTeam(id="1", name="Root", parent_id=None, reference_id="ref-root")
+    extra = DxTeam(id="2", name="Root copy", parent_id=None, reference_id="ref-root")
+    for listed in ([holder, extra], [extra, holder]):
+        text = explain(ada, PEOPLE, TeamMap(teams=(team,)), FieldSettings(), rows=[row],
+                       dx_teams=listed, sent={}, strategy="manager")  # fmt: skip
+        assert 'DX: team 1 "Root"' in text, text

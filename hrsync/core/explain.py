@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 
+from hrsync.core.compare import index_dx
 from hrsync.core.filters import STATUS_REASON, RowFilter
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped
@@ -215,7 +216,8 @@ def explain(
     else:
         lines.append("  manager chain: none (top of the org)")
     by_row = {r.key: r for r in rows}
-    dx_by_ref = {t.reference_id: t for t in dx_teams if t.reference_id}
+    # The team planning and verifying match (of two sharing a reference_id, the one kept).
+    dx_by_ref = index_dx(dx_teams).by_ref
     led = [t for t in team_map.teams if t.lead_employee_id == person.employee_id]
     member = [t for t in team_map.teams if person.email in t.contributors]
     by_key = {t.key: t for t in team_map.teams}
