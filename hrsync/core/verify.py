@@ -380,11 +380,9 @@ def _is_rename_of(event: AuditEvent, change: Rename) -> bool:
     if event.action != "change_name":
         return False
     to_name = _name_of(_side(event, "to"))
-    from_name = _name_of(_side(event, "from"))
     if to_name is None:
-        # No usable metadata: the event's team name is all we have.
-        return event.team == change.new_name and from_name in (None, change.old_name)
-    return to_name == change.new_name and from_name in (None, change.old_name)
+        to_name = event.team  # no usable metadata: the event's team name is all we have
+    return to_name == change.new_name and _name_of(_side(event, "from")) in (None, change.old_name)
 
 
 def _is_lead_change_of(event: AuditEvent, change: LeadChange, *, same_team: bool) -> bool:
