@@ -53,6 +53,21 @@ def graph_env(api: GraphApi) -> dict[str, str]:
     return {"GRAPH_CLIENT_ID": api.oauth.client_id, "GRAPH_CLIENT_SECRET": api.oauth.client_secret}
 
 
+def personio_settings(base: str, page_size: int) -> SourceSettings:
+    return SourceSettings(
+        url=f"{base}/v1/company/employees",
+        records_path="data",
+        pagination=PaginationSettings(style="offset", page_size=page_size),
+        oauth2=OAuth2Settings(
+            token_url=f"{base}/v2/auth/token", client_id_env="ID", client_secret_env="SECRET"
+        ),
+    )
+
+
+def personio_env(api: PersonioApi) -> dict[str, str]:
+    return {"ID": api.oauth.client_id, "SECRET": api.oauth.client_secret}
+
+
 @pytest.fixture
 def graph() -> Iterator[tuple[FakeServer, GraphApi]]:
     api = GraphApi()
@@ -143,18 +158,7 @@ def test_cursor_as_a_query_parameter_for_get() -> None:
 def test_offset_stops_on_a_short_page(total: int, pages: int) -> None:
     api = PersonioApi(people=(sample_people() * 2)[:total])
     with serve(api) as server:
-        settings = SourceSettings(
-            url=f"{server.base_url}/v1/company/employees",
-            records_path="data",
-            pagination=PaginationSettings(style="offset", page_size=10),
-            oauth2=OAuth2Settings(
-                token_url=f"{server.base_url}/v2/auth/token",
-                client_id_env="ID",
-                client_secret_env="SECRET",
-            ),
-        )
-        env = {"ID": api.oauth.client_id, "SECRET": api.oauth.client_secret}
-        export = open_export(settings, environ=env)
+        export = open_export(personio_settings(server.base_url, 10), environ=personio_env(api))
         assert len(list(export.rows())) == total
     assert export.pages == pages  # 40 people: the fifth page is empty, and ends it
     offsets = [r.query["offset"] for r in server.requests if r.path.endswith("employees")]
@@ -173,19 +177,9 @@ def test_offset_refuses_an_api_that_ignores_the_limit() -> None:
         return api(request, base)
 
     with serve(ignoring) as server:
-        settings = SourceSettings(
-            url=f"{server.base_url}/v1/company/employees",
-            records_path="data",
-            pagination=PaginationSettings(style="offset", page_size=10),
-            oauth2=OAuth2Settings(
-                token_url=f"{server.base_url}/v2/auth/token",
-                client_id_env="I",
-                client_secret_env="S",
-            ),
-        )
-        env = {"I": api.oauth.client_id, "S": api.oauth.client_secret}
+        settings = personio_settings(server.base_url, 10)
         with pytest.raises(SourceError, match=r"40 records, more than source.pagination.page_size"):
-            open_export(settings, environ=env)
+            open_export(settings, environ=personio_env(api))
 
 
 # ---------------------------------------------------------------- never one page for all

@@ -6,26 +6,12 @@ from typing import Any
 
 import pytest
 
-from hrsync.core.settings import OAuth2Settings, PaginationSettings, SourceSettings
+from hrsync.core.settings import PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
 from hrsync.sources.open import open_export
 from tests.fakes import Request, Response, serve
 from tests.fakes.hr_apis import PersonioApi, sample_people
-
-
-def personio_settings(base: str, page_size: int) -> SourceSettings:
-    return SourceSettings(
-        url=f"{base}/v1/company/employees",
-        records_path="data",
-        pagination=PaginationSettings(style="offset", page_size=page_size),
-        oauth2=OAuth2Settings(
-            token_url=f"{base}/v2/auth/token", client_id_env="ID", client_secret_env="SECRET"
-        ),
-    )
-
-
-def env(api: PersonioApi) -> dict[str, str]:
-    return {"ID": api.oauth.client_id, "SECRET": api.oauth.client_secret}
+from tests.sources.test_http_pages import personio_env, personio_settings
 
 
 def test_offset_refuses_an_api_that_caps_the_page_below_page_size() -> None:
@@ -34,7 +20,7 @@ def test_offset_refuses_an_api_that_caps_the_page_below_page_size() -> None:
     # would have been the whole org.
     api = PersonioApi(max_limit=5)
     with serve(api) as server, pytest.raises(SourceError) as caught:
-        open_export(personio_settings(server.base_url, 10), environ=env(api))
+        open_export(personio_settings(server.base_url, 10), environ=personio_env(api))
     message = str(caught.value)
     assert "5 records" in message and "source.pagination.page_size" in message
     assert "page_size = 5" in message
@@ -44,7 +30,7 @@ def test_offset_refuses_an_api_that_caps_the_page_below_page_size() -> None:
 def test_offset_a_small_org_on_one_short_page_is_read_whole(total: int) -> None:
     api = PersonioApi(people=sample_people()[:total])
     with serve(api) as server:
-        export = open_export(personio_settings(server.base_url, 10), environ=env(api))
+        export = open_export(personio_settings(server.base_url, 10), environ=personio_env(api))
         rows: list[Any] = list(export.rows())
     assert len(rows) == total
     assert export.pages == 1
