@@ -8,6 +8,7 @@ import sys
 from hrsync.commands.output import unwritable_output, write_output
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config import Settings
+from hrsync.core.attributes import AttributeOutcome
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE, Outcome
 from hrsync.sync import SyncRequest, SyncResult, run_sync
 from hrsync.sync.pause import collector_paused
@@ -81,8 +82,16 @@ def _plan(args: argparse.Namespace) -> int:
         return result.exit_code
     if result.outcome in (Outcome.FAILED, Outcome.REJECTED) or result.plan is None:
         return EXIT_FAILED
+    step = result.attributes
+    if step is not None and (
+        step.outcome in (AttributeOutcome.FAILED, AttributeOutcome.REJECTED)
+        or (step.outcome is AttributeOutcome.REFUSED and step.plan is None)
+    ):
+        # The attributes could not be planned (a column the export lacks): an error, not
+        # "no changes", even when the hierarchy is in sync.
+        return EXIT_FAILED
     # Attribute changes count too, also those the attribute guard refused.
-    attributes = result.attributes.plan if result.attributes is not None else None
+    attributes = step.plan if step is not None else None
     changes = attributes is not None and bool(attributes.changes)
     return 2 if result.plan.has_changes or changes else 0
 

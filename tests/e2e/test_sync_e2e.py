@@ -256,6 +256,19 @@ def test_plan_detailed_exitcode_and_preview(workspace: Workspace) -> None:
     assert workspace.hrsync("plan", "--detailed-exitcode").code == 0
 
 
+def test_plan_detailed_exitcode_is_an_error_when_the_attributes_cannot_be_planned(
+    workspace: Workspace,
+) -> None:
+    # The hierarchy is in sync, but the attributes name a column the export lacks: the
+    # attribute step is refused before any plan. "0: no changes" would tell CI all is well.
+    assert workspace.hrsync("sync").code == 0
+    config = workspace.config.read_text()
+    workspace.config.write_text(config + '\n[attributes]\n"Location" = "{Office}"\n')
+    plan = workspace.hrsync("plan", "--detailed-exitcode")
+    assert "attributes refused" in plan.stdout + plan.stderr
+    assert plan.code == 1
+
+
 def test_invalid_export_refused_before_anything_is_sent(workspace: Workspace) -> None:
     rows = read_rows("sample-org.csv")
     rows[3]["Work Email"] = "not-an-email"
