@@ -131,13 +131,15 @@ def graph() -> Iterator[tuple[FakeServer, GraphApi]]:
         yield server, api
 
 
-def graph_run(ws: Workspace, server: FakeServer, api: GraphApi, **env: str) -> Run:
+def graph_run(
+    ws: Workspace, server: FakeServer, api: GraphApi, command: str = "sync", **env: str
+) -> Run:
     recipe_config(ws, "microsoft-graph", server.base_url)
     secrets = {
         "GRAPH_CLIENT_ID": api.oauth.client_id,
         "GRAPH_CLIENT_SECRET": api.oauth.client_secret,
     }
-    return ws.hrsync("sync", env={**secrets, **env})
+    return ws.hrsync(command, env={**secrets, **env})
 
 
 def test_no_secret_or_token_anywhere_even_after_a_refresh(
@@ -203,9 +205,7 @@ def test_check_reports_the_pages_read_and_the_people_found(
     workspace: Workspace, graph: tuple[FakeServer, GraphApi]
 ) -> None:
     server, api = graph
-    recipe_config(workspace, "microsoft-graph", server.base_url)
-    env = {"GRAPH_CLIENT_ID": api.oauth.client_id, "GRAPH_CLIENT_SECRET": api.oauth.client_secret}
-    run = workspace.hrsync("check", env=env)
+    run = graph_run(workspace, server, api, "check")
     assert run.code == 0, run.stdout[-2000:]
     assert f"[  ok] export: {server.base_url}/v1.0/users" in run.stdout
     assert "4 pages read, 37 people kept" in run.stdout
