@@ -25,7 +25,7 @@ from hrsync.core.plan import (
     Move,
     Rename,
 )
-from hrsync.core.text import quoted
+from hrsync.core.text import plural, quoted
 from hrsync.outcome import Outcome
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def guard_document(result: SyncResult) -> dict[str, Any]:
         "decision": decision,
         "reason": result.reason if decision in ("refuse", "defer") else None,
         "resume_at": _iso(result.resume_at),
-        "approve_with": getattr(result, "action", None),
+        "approve_with": result.action,
     }
 
 
@@ -225,8 +225,7 @@ def render_tree(result: SyncResult) -> str:
             mark = f"  [{'; '.join(marks[row.reference_id])}]" if marks[row.reference_id] else ""
             lines.append(
                 f"{'  ' * depth}{row.name} [{row.reference_id}] lead {row.lead_email}, "
-                f"{len(row.contributors)} contributor{'s' if len(row.contributors) != 1 else ''}"
-                f"{outside}{mark}"
+                f"{plural(len(row.contributors), 'contributor')}{outside}{mark}"
             )
             walk(row.reference_id, depth + 1)
 
