@@ -210,7 +210,8 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
         except _BadValue as exc:
             shown = value.text if isinstance(value, _EnvValue) else value
             origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
-            problems.append(f"{dotted} must be {exc.expected}, got {shown!r}{origin}")
+            got = "a value not shown here" if exc.secret else repr(shown)
+            problems.append(f"{dotted} must be {exc.expected}, got {got}{origin}")
     return cls(**values)
 
 
@@ -269,8 +270,9 @@ def _unknown_key(dotted: str, key: str, known: list[str]) -> str:
 
 
 class _BadValue(Exception):
-    def __init__(self, expected: str) -> None:
+    def __init__(self, expected: str, *, secret: bool = False) -> None:
         self.expected = expected
+        self.secret = secret  # the value may be a credential: never echo it
 
 
 def _coerce(value: Any, hint: Any, base: Path) -> Any:
@@ -321,13 +323,15 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
         items = _as_list(value)
         return tuple(_coerce(item, args[0], base) for item in items)
     if origin is Mapping and args[1] is str:
-        # source.headers: header name -> name of an environment variable.
+        # source.headers: header name -> name of an environment variable. What is written
+        # in another shape is most likely the header itself, credentials and all.
+        expected = "a table of header name = environment variable name"
         if isinstance(value, _EnvValue) or not isinstance(value, dict):
-            raise _BadValue("a table of header name = environment variable name")
+            raise _BadValue(expected, secret=True)
         # HRSYNC_SOURCE__HEADERS__<NAME> arrives as an _EnvValue inside the table.
         entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in value.items()}
         if not all(isinstance(item, str) for item in entries.values()):
-            raise _BadValue("a table of header name = environment variable name")
+            raise _BadValue(expected, secret=True)
         return {str(k): item for k, item in entries.items()}
     if origin is Mapping:
         if isinstance(value, _EnvValue) or not isinstance(value, dict):

@@ -64,6 +64,23 @@ def test_a_header_value_in_the_file_is_not_echoed_back(tmp_path: Path) -> None:
     assert problems and all("00abc" not in p for p in problems)
 
 
+@pytest.mark.parametrize(
+    ("text", "env"),
+    [
+        (URL + 'headers = "Authorization: SSWS 00abc secret"\n', {}),
+        (URL + '[source.headers]\nAuthorization = ["SSWS 00abc secret"]\n', {}),
+        (URL, {"HRSYNC_SOURCE__HEADERS": "Authorization: SSWS 00abc secret"}),
+    ],
+)
+def test_headers_in_the_wrong_shape_are_refused_without_their_value(
+    tmp_path: Path, text: str, env: dict[str, str]
+) -> None:
+    # Written in place of a table of variable names, the value is most likely the header.
+    problems = load(tmp_path, text, env)
+    assert any(p.startswith("source.headers must be a table of header name") for p in problems)
+    assert all("00abc" not in p for p in problems), problems
+
+
 def test_a_full_http_source_loads(tmp_path: Path) -> None:
     recipe = Path(__file__).resolve().parents[1] / "config" / "recipes" / "hibob.toml"
     path = tmp_path / "hrsync.toml"
