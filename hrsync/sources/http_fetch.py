@@ -235,7 +235,9 @@ class HttpSession:
                     )
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > budget:
-                    raise SourceError(self._too_large(where, f"announces {declared} bytes", number))
+                    raise SourceError(
+                        self._too_large(where, f"announces {declared} bytes, over", number)
+                    )
                 for block in response.iter_bytes():
                     size += len(block)
                     if size > budget:
@@ -272,7 +274,7 @@ class HttpSession:
     def _too_large(self, where: str, what: str, number: int) -> str:
         limit = self.settings.max_bytes
         if number == 1:
-            return too_large(where, limit, f"{what}, over" if "announces" in what else what)
+            return too_large(where, limit, what)
         return (
             f"{where} takes the export over {limit:,} bytes, the limit set by "
             f"source.max_bytes for all pages together ({self.received:,} bytes in the pages "
