@@ -188,7 +188,7 @@ class _EnvValue:
 
 def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) -> Any:
     if not isinstance(raw, dict):
-        problems.append(f"{prefix.rstrip('.') or 'config'} must be a table, got {raw!r}")
+        problems.append(f"{prefix.rstrip('.') or 'config'} must be a table, got {_kind(raw)}")
         raw = {}
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("token", "config_path")}
@@ -223,7 +223,7 @@ ATTRIBUTE_KEYS = frozenset(
 def _build_attributes(raw: Any, prefix: str, problems: list[str], base: Path) -> AttributeSettings:
     """`[attributes]`: the reserved keys are settings, every other key a DX attribute."""
     if not isinstance(raw, dict):
-        problems.append(f"{prefix.rstrip('.')} must be a table, got {raw!r}")
+        problems.append(f"{prefix.rstrip('.')} must be a table, got {_kind(raw)}")
         return AttributeSettings()
     reserved = {key: value for key, value in raw.items() if key in ATTRIBUTE_KEYS}
     settings = _build(AttributeSettings, reserved, prefix, problems, base)
@@ -267,6 +267,20 @@ def _unknown_key(dotted: str, key: str, known: list[str]) -> str:
         return f"{dotted} is not a known key; did you mean {suggestion}?"
     where = f"in [{section}]" if section else "at the top level"
     return f"{dotted} is not a known key; known keys {where}: {capped(sorted(known))}"
+
+
+def _kind(value: Any) -> str:
+    """What was written where a table belongs, without the value: a section's key written
+    as a plain value (`notify = "https://hooks…"`) may well be a secret."""
+    if isinstance(value, str | _EnvValue):
+        return "a string"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
 
 
 class _BadValue(Exception):

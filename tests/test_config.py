@@ -199,6 +199,22 @@ def test_token_in_toml_is_refused_and_not_echoed(tmp_path: Path) -> None:
     assert all(secret not in p for p in problems)
 
 
+@pytest.mark.parametrize("section", ["notify", "attributes", "source.oauth2"])
+def test_a_secret_written_in_place_of_a_table_is_refused_and_not_echoed(
+    tmp_path: Path, section: str
+) -> None:
+    secret = "https://hooks.slack.test/services/T0/B0/s3cr3t-webhook-path"
+    head, _, key = section.rpartition(".")
+    text = (
+        MINIMAL.replace("[source]", "[source]\n" + f'{key} = "{secret}"')
+        if head
+        else (f'{key} = "{secret}"\n' + MINIMAL)
+    )
+    problems = problems_of(write(tmp_path, text), TOKEN_ENV)
+    assert f"{section} must be a table, got a string" in problems, problems
+    assert all("s3cr3t" not in p for p in problems), problems
+
+
 def test_a_webhook_url_written_where_its_variable_belongs_is_refused_and_not_echoed(
     tmp_path: Path,
 ) -> None:
