@@ -17,6 +17,7 @@ from hrsync.core.guards import check_snapshots
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.mapping import LeadWithoutReports, Unplaced
 from hrsync.core.people import Person, UnknownManager, export_columns
+from hrsync.core.text import plural
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.sources.base import SourceError
@@ -65,7 +66,7 @@ def _pages(settings: Settings, pages: int) -> str:
     # Over HTTP the page count shows a paged API was read through, not just its first page.
     if not settings.source.url:
         return ""
-    return f"{pages} page{'' if pages == 1 else 's'} read, "
+    return f"{plural(pages, 'page')} read, "
 
 
 def _export(settings: Settings) -> list[Check]:
@@ -77,10 +78,7 @@ def _export(settings: Settings) -> list[Check]:
     except InputRefused as exc:
         if exc.stage == "source":
             return [Check("export", False, exc.problems[0], _FIX_SOURCE)]
-        shown = "; ".join(exc.problems[:5])
-        more = len(exc.problems) - 5
-        if more > 0:
-            shown += f"; and {more} more"
+        shown = capped(exc.problems, limit=5, sep="; ")
         return [
             Check(
                 "export",
