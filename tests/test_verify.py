@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from hrsync.core.identity import TeamRow
-from hrsync.core.plan import Create, LeadChange, Rename, make_plan
+from hrsync.core.plan import Create, LeadChange, Plan, Rename, make_plan
 from hrsync.core.verify import (
     NameMismatch,
     Overcounted,
@@ -348,6 +348,24 @@ def test_unknown_old_lead_is_never_missing_and_creates_explain_their_events() ->
     result = match_audit(plan, events, SUBMITTED)
     assert {(type(c), e.id) for c, e in result.matched} == {(Create, "c"), (LeadChange, "l")}
     assert result.unexpected == ()
+
+
+def test_creates_of_one_name_take_their_own_events_in_order() -> None:
+    first = Create("a", "Ops", None, None, "a@x.com", 0)
+    second = Create("b", "Ops", "a", "Ops", "b@x.com", 0)
+    plan = Plan((first, second), (), "", 2, 0)
+    events = [
+        event("change_manager", "Ops", {"to": manager("b@x.com")}, minutes=1, eid="1"),
+        event("change_manager", "Ops", {"to": manager("a@x.com")}, minutes=2, eid="2"),
+        event("change_name", "Ops", {"to": "Ops"}, minutes=3, eid="3"),
+        event("change_name", "Other", {"to": "Other"}, minutes=4, eid="4"),
+    ]
+    result = match_audit(plan, events, SUBMITTED)
+    # The first Create explains every event it can (its lead, the name); the second the rest.
+    assert [(c.reference_id, e.id) for c, e in result.matched] == [
+        ("a", "2"), ("a", "3"), ("b", "1"),
+    ]  # fmt: skip
+    assert [e.id for e in result.unexpected] == ["4"]
 
 
 def test_naive_since_is_rejected() -> None:

@@ -313,11 +313,21 @@ def match_audit(
         if event is not None:
             matched.append((change, event))
 
-    # Events DX may emit while creating a team are explained by the Create.
+    # Events DX may emit while creating a team are explained by the Create. Only events
+    # under the team's name can be, so each Create looks at those alone: a scan of every
+    # event per Create cost seconds for a first run creating thousands of teams.
+    under: dict[str, list[AuditEvent]] = {}
+    for event in pending:
+        under.setdefault(event.team, []).append(event)
+    created: set[str] = set()  # ids of the events taken
     for change in plan.changes:
         if isinstance(change, Create):
-            while (event := take(partial(_belongs_to_create, change=change))) is not None:
-                matched.append((change, event))
+            for event in under.get(change.name, ()):
+                if event.id not in created and _belongs_to_create(event, change):
+                    created.add(event.id)
+                    matched.append((change, event))
+    if created:
+        pending[:] = [event for event in pending if event.id not in created]
 
     ours: list[AuditEvent] = []
     for older in earlier:
