@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, select
 
 from hrsync.core.attributes import Failure
 from hrsync.store import models
 from hrsync.store.repo import Store
 from hrsync.store.sessions import StoreSessions
+from hrsync.store.upsert import upsert
 
 
 class AttributeStore(StoreSessions):
@@ -48,27 +49,9 @@ class AttributeStore(StoreSessions):
         """One person's answer: the values DX confirmed, and their failure or its end."""
         values, failures = models.attribute_values, models.attribute_failures
         with self._write() as s:
-            if confirmed:
-                stored_names = set(
-                    s.scalars(
-                        select(values.c.name).where(
-                            values.c.email == email, values.c.name.in_(list(confirmed))
-                        )
-                    )
-                )
-                for name, value in confirmed.items():
-                    if name in stored_names:
-                        s.execute(
-                            update(values)
-                            .where(values.c.email == email, values.c.name == name)
-                            .values(value=value, confirmed_at=now)
-                        )
-                    else:
-                        s.execute(
-                            insert(values).values(
-                                email=email, name=name, value=value, confirmed_at=now
-                            )
-                        )
+            for name, value in confirmed.items():
+                key = {"email": email, "name": name}
+                s.execute(upsert(self.engine, values, key, {"value": value, "confirmed_at": now}))
             if failure is None:
                 s.execute(delete(failures).where(failures.c.email == email))
                 return
@@ -77,9 +60,7 @@ class AttributeStore(StoreSessions):
                 "failed_at": failure.failed_at,
                 "values_digest": failure.digest,
             }
-            updated = s.execute(update(failures).where(failures.c.email == email).values(failed))
-            if updated.rowcount == 0:
-                s.execute(insert(failures).values(email=email, **failed))
+            s.execute(upsert(self.engine, failures, {"email": email}, failed))
 
     def forget(self) -> None:
         """Drop every confirmed value and failure: the next run sends everyone again."""
