@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 import structlog
 
+from hrsync import logs
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
@@ -110,6 +111,10 @@ class HttpSession:
         )
         try:
             self.headers, self.auth, self._secrets = _credentials(settings, environ, self.shown)
+            # Every log line and stored reason is scrubbed of them too, not only the
+            # messages built here: a traceback or an escaping exception may carry them.
+            for secret in _url_secrets(settings.url or ""):
+                logs.register_secret(secret)
             self.tokens = (
                 TokenSource(
                     settings.oauth2,
@@ -289,9 +294,11 @@ def _credentials(
     secrets: list[str] = []
     if settings.auth_header_env:
         value = _required_env(environ, settings.auth_header_env, "source.auth_header_env", shown)
+        logs.register_secret(value)
         match = _HEADER_FORM.match(value)
         if match and " " not in match.group(1):
             headers[match.group(1)] = match.group(2).strip()
+            logs.register_secret(headers[match.group(1)])
         else:
             headers["Authorization"] = value
         secrets.append(value)
@@ -300,9 +307,11 @@ def _credentials(
         user = _required_env(environ, settings.username_env, "source.username_env", shown)
         password = _required_env(environ, settings.password_env, "source.password_env", shown)
         auth = httpx.BasicAuth(user, password)
+        logs.register_secret(password)  # the user name stays readable in the log
         secrets.extend([user, password])
     for header, variable in settings.headers.items():
         value = _required_env(environ, variable, f"source.headers.{header}", shown)
+        logs.register_secret(value)
         headers[header] = value
         secrets.append(value)
     return headers, auth, secrets
@@ -331,6 +340,17 @@ def _status_hint(status: int, location: str) -> str:
     if 300 <= status < 400:
         return f"; a redirect to {safe_url(location)}" if location else "; a redirect"
     return ""
+
+
+def _url_secrets(url: str) -> list[str]:
+    """The URL's password and its secret-looking query values (those `safe_url` masks)."""
+    try:
+        parts = urlsplit(url)
+        password = [parts.password] if parts.password else []
+    except ValueError:
+        return []
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    return [*password, *(value for key, value in query if value and _SECRET_PARAM.search(key))]
 
 
 def _userinfo(url: str) -> list[str]:

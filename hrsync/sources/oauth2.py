@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 import httpx
 import structlog
 
+from hrsync import logs
 from hrsync.core.settings import OAuth2Settings
 from hrsync.dx.retry import is_retryable_status
 from hrsync.sources.base import SourceError, SourceUnavailable, redact
@@ -45,6 +46,7 @@ class TokenSource:
         self.shown = shown_url(settings.token_url)
         self._client_id = _env(environ, settings.client_id_env, "source.oauth2.client_id_env")
         self._secret = _env(environ, settings.client_secret_env, "source.oauth2.client_secret_env")
+        logs.register_secret(self._secret)  # every log line and stored reason: not only ours
         self._token = ""
         self._expires_at = 0.0
         self.fetches = 0  # how many tokens were asked for (tests and the log)

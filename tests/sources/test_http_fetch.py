@@ -255,3 +255,23 @@ def test_a_broken_url_is_an_error_that_shows_none_of_it(url: str) -> None:
         open_export(SourceSettings(url=url, timeout_s=1, retries=0), environ={})
     assert "source.url (unparsable)" in str(caught.value)
     assert "hunter2" not in str(caught.value)
+
+
+def test_the_sources_credentials_are_masked_everywhere_hrsync_scrubs(server: str) -> None:
+    # A message nobody built with care (an exception escaping deep in a run, stored as a
+    # crash's reason, or a traceback in the log) must not carry the HR credentials either:
+    # they join the secrets every log line and stored reason are scrubbed of.
+    from hrsync.logs import scrub
+
+    settings = SourceSettings(
+        url=f"{server}/people.csv?api_key=k3y-5ecret&format=csv",
+        auth_header_env="HR_AUTH",
+        username_env="HR_USER",
+        password_env="HR_PASS",
+    )
+    env = {"HR_AUTH": "Token hdr-5ecret-77", "HR_USER": "svc-reader", "HR_PASS": "pa55-5ecret"}
+    with contextlib.suppress(SourceError):
+        open_export(settings, environ=env)
+    text = scrub("failed: api_key=k3y-5ecret, Token hdr-5ecret-77, pa55-5ecret by svc-reader")
+    assert "k3y-5ecret" not in text and "hdr-5ecret-77" not in text and "pa55-5ecret" not in text
+    assert "svc-reader" in text  # a user name is no secret: it stays readable
