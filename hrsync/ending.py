@@ -7,11 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hrsync.core.attributes import AttributeOutcome
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.outcome import Outcome
 
 if TYPE_CHECKING:
     from hrsync.sync.context import SyncResult
+
+_ATTRIBUTES_NEED_A_PERSON = (
+    AttributeOutcome.REFUSED,
+    AttributeOutcome.REJECTED,
+    AttributeOutcome.FAILED,
+)
 
 
 def human_summary(result: SyncResult, config_path: Path | str | None = None) -> str:
@@ -27,7 +34,7 @@ def human_summary(result: SyncResult, config_path: Path | str | None = None) -> 
     people = f" from {result.people_count} people" if result.people_count is not None else ""
     teams = f"{result.plan.desired_count} teams{people}" if result.plan is not None else "no plan"
     reason = f" Reason: {result.reason}." if result.reason else ""
-    action = getattr(result, "action", None)
+    action = result.action
     match result.outcome:
         case Outcome.APPLIED:
             head = f"Applied: {what} ({teams}); DX was seen to take every change (verified)."
@@ -73,4 +80,14 @@ def human_summary(result: SyncResult, config_path: Path | str | None = None) -> 
         if attributes is not None and attributes.outcome.value != "skipped"
         else ""
     )
+    if (
+        attributes is not None
+        and attributes.outcome in _ATTRIBUTES_NEED_A_PERSON
+        and attributes.reason
+        and result.outcome in (Outcome.APPLIED, Outcome.IN_SYNC, Outcome.PLANNED)
+    ):
+        # These heads carry no reason: without it a refused attribute step (exit 4) would
+        # end on "Nothing to do".
+        needs = f"The attribute step needs you: {attributes.reason.rstrip('.')}."
+        nxt = f"{nxt} {needs}" if result.outcome is Outcome.PLANNED else needs
     return f"{head}{extra} {nxt} (run {result.run_id}, exit {result.exit_code})"

@@ -57,3 +57,28 @@ def test_one_paragraph_per_outcome(
     assert "\n" not in text and text.endswith(f"(run run1, exit {outcome.exit_code})")
     for phrase in phrases:
         assert phrase in text
+
+
+@pytest.mark.parametrize("hierarchy", [Outcome.APPLIED, Outcome.IN_SYNC])
+def test_an_attribute_step_that_needs_a_person_is_not_nothing_to_do(hierarchy: Outcome) -> None:
+    from hrsync.core.attributes import AttributeOutcome
+    from hrsync.sync.attributes import AttributeResult
+
+    why = (
+        "attributes refused, nothing sent: Location 40% of confirmed values change. "
+        "If these changes are intended, run once: hrsync sync --allow-attribute-changes"
+    )
+    result = SyncResult(
+        "run1",
+        hierarchy,
+        counts=PLAN.counts,
+        plan=PLAN,
+        people_count=40,
+        reason=why,  # what with_attributes sets when the hierarchy had none
+        attributes=AttributeResult(AttributeOutcome.REFUSED, reason=why),
+    )
+    text = human_summary(result, "c.toml")
+    assert "\n" not in text and text.endswith("(run run1, exit 4)")
+    assert "User attributes: refused" in text
+    assert "hrsync sync --allow-attribute-changes" in text
+    assert "Nothing to do" not in text
