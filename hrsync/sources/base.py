@@ -8,6 +8,7 @@ import io
 import itertools
 import os
 import tempfile
+import weakref
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,19 @@ class Payload:
             yield spool  # type: ignore[misc]  # SpooledTemporaryFile is a binary file
 
         return cls(name, rewind, spool.close)
+
+
+def export_over(payload: Payload, read: Callable[[], Export]) -> Export:
+    """The Export `read()` opens over `payload`, which then lives as long as the Export
+    (its rows are read later): released at once if opening fails, else when the Export
+    is collected."""
+    try:
+        export = read()
+    except BaseException:
+        payload.release()
+        raise
+    weakref.finalize(export, payload.release)
+    return export
 
 
 def first_bytes(payload: Payload, size: int = 512) -> bytes:

@@ -12,14 +12,13 @@ non-blank byte (``[`` or ``{`` means JSON, anything else CSV).
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Mapping
 
 import httpx
 import structlog
 
 from hrsync.core.settings import SourceSettings
-from hrsync.sources.base import Export, Payload, SourceError, first_bytes
+from hrsync.sources.base import Export, Payload, SourceError, export_over, first_bytes
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.json_reader import open_json
 from hrsync.sources.pages import open_url
@@ -45,21 +44,18 @@ def open_export(
     if settings.path is None:
         raise SourceError("no export to read: set source.path or source.url")
     payload = Payload.from_path(settings.path, settings.max_bytes)
-    try:
+    path = settings.path
+
+    def read() -> Export:
         # A file has no format= query nor content type.
-        kind = _format(settings.format, settings.path.suffix.lower(), "", "", payload)
-        if kind == "json":
-            export = open_json(
+        if _format(settings.format, path.suffix.lower(), "", "", payload) == "json":
+            return open_json(
                 payload, encoding=settings.encoding, records_path=settings.records_path
             )
-        else:
-            export = open_csv(payload, encoding=settings.encoding, delimiter=settings.delimiter)
-    except BaseException:
-        payload.release()
-        raise
-    # The payload lives as long as the Export that reads it.
-    weakref.finalize(export, payload.release)
-    log.info("source.opened", source=export.name, format=kind, columns=len(export.columns))
+        return open_csv(payload, encoding=settings.encoding, delimiter=settings.delimiter)
+
+    export = export_over(payload, read)
+    log.info("source.opened", source=export.name, format=export.format, columns=len(export.columns))
     return export
 
 

@@ -11,7 +11,6 @@ to a next page is refused, naming the marker and the setting to use.
 from __future__ import annotations
 
 import bisect
-import weakref
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -21,7 +20,7 @@ import httpx
 import structlog
 
 from hrsync.core.settings import SourceSettings
-from hrsync.sources.base import Export, Payload, SourceError
+from hrsync.sources.base import Export, Payload, SourceError, export_over
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.http_fetch import Fetched, HttpSession, origin, safe_url
 from hrsync.sources.json_reader import find_records, parse_json, records_export
@@ -71,7 +70,8 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
         fetched.payload,
     )
     if kind != "json":
-        try:
+
+        def read() -> Export:
             if paging.style != "none":
                 raise SourceError(
                     f"{shown} answered {kind.upper()}, but source.pagination.style "
@@ -79,14 +79,11 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
                     f'answer is JSON, or style = "none" for one {kind.upper()} file'
                 )
             _refuse_marker(settings, shown, None, fetched.link)
-            export = open_csv(
+            return open_csv(
                 fetched.payload, encoding=settings.encoding, delimiter=settings.delimiter
             )
-        except BaseException:
-            fetched.payload.release()
-            raise
-        # A downloaded body lives as long as the Export that reads it.
-        weakref.finalize(export, fetched.payload.release)
+
+        export = export_over(fetched.payload, read)
         log.info("source.fetched", url=shown, pages=1, bytes=session.received)
         return export
 
