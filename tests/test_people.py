@@ -912,3 +912,21 @@ def test_every_reporting_cycle_is_reported_once(managers: list[int]) -> None:
     # A person naming themselves is their own problem, not a cycle.
     assert reported == {c for c in expected if len(c) > 1}
     assert len(own) == sum(1 for c in expected if len(c) == 1)
+
+
+def test_a_long_value_is_shown_cut_short_in_its_problem_and_its_group() -> None:
+    # A value may be up to 64 Ki characters; a message quoting twenty of them in full was
+    # almost a megabyte. The message shows the start and says how long the value is.
+    from hrsync.core.problems import group_problems
+
+    long_email = "x" * 5_000
+    rows = [row(f"E{i}", email=f"{long_email}{i}") for i in range(1, 4)]
+    directory = read(rows)
+    assert directory.problems
+    for problem in directory.problems:
+        assert len(str(problem)) < 400
+        assert "5,001 characters" in str(problem)
+    (group,) = group_problems(directory.problems)
+    assert len(str(group)) < 1500 and "5,001 characters" in str(group)
+    # The problem itself keeps the value: a report in JSON or a fix can still use it.
+    assert directory.problems[0].value.startswith(long_email)

@@ -75,7 +75,13 @@ from hrsync.core.filters import (
 from hrsync.core.listing import capped
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import Template, check_template, is_template, template_names
-from hrsync.core.text import collapse_whitespace, collapse_whitespace_each, joined, padded
+from hrsync.core.text import (
+    collapse_whitespace,
+    collapse_whitespace_each,
+    joined,
+    padded,
+    shown_value,
+)
 from hrsync.core.tree import forest
 from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
 
@@ -111,7 +117,7 @@ class Problem:
 
     def __str__(self) -> str:
         kind = "" if self.fatal else "warning: "
-        return f"{kind}{self.location}: {self.field} {self.expected}, got {self.value!r}"
+        return f"{kind}{self.location}: {self.field} {self.expected}, got {shown_value(self.value)}"
 
 
 def export_columns(people: Iterable[Person]) -> set[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Problem
+from hrsync.core.text import shown_value
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +30,10 @@ class ProblemGroup:
         if self.count == 1:
             return str(self.first)
         kind = "" if self.fatal else "warning: "
-        values = capped((repr(v) for v in self.values), total=self.distinct)
-        got = f"got {values}" if self.distinct > 1 else f"got {self.values[0]!r} each time"
+        values = capped(map(shown_value, self.values), total=self.distinct)
+        got = (
+            f"got {values}" if self.distinct > 1 else f"got {shown_value(self.values[0])} each time"
+        )
         return (
             f"{kind}{self.count} rows: {self.field} {self.expected}, {got}; "
             f"first at {self.first.location}"

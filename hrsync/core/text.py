@@ -20,6 +20,18 @@ def parent_label(name: str | None) -> str:
     return "(root)" if name is None else quoted(name)
 
 
+# The longest value a message quotes whole; longer ones (a value may be 64 Ki characters)
+# are cut and their length said.
+SHOWN_CHARS = 80
+
+
+def shown_value(value: str) -> str:
+    """A value as a message quotes it: its repr, cut at `SHOWN_CHARS` characters."""
+    if len(value) <= SHOWN_CHARS:
+        return repr(value)
+    return f"{value[:SHOWN_CHARS]!r}… ({len(value):,} characters)"
+
+
 def collapse_whitespace(value: str) -> str:
     """Trimmed, with every run of whitespace (tabs, no-break spaces, ...) one space."""
     # Most values are already so: every whitespace but the plain space is unprintable, so
