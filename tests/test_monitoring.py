@@ -331,6 +331,23 @@ def test_status_names_attention_the_approval_and_the_next_run(store: Store) -> N
     assert gather(settings, store, NOW + timedelta(hours=2))["attention"] == []
 
 
+def test_status_keeps_a_refusal_and_the_last_success_behind_many_deferrals(
+    store: Store,
+) -> None:
+    from hrsync.commands.status import gather
+
+    settings = Settings(sync=SyncSettings(schedule="0 6 * * *"), config_path=Path("/etc/h.toml"))
+    record(store, "a1", "applied", NOW - timedelta(days=30))
+    record(store, "r1", "refused", NOW - timedelta(days=20), action="hrsync sync --allow-archive 3")
+    for i in range(60):
+        record(store, f"d{i}", "deferred", NOW - timedelta(days=10) + timedelta(minutes=i))
+    doc = gather(settings, store, NOW)
+    assert doc["last_run"]["outcome"] == "deferred"
+    assert doc["last_success"]["outcome"] == "applied"
+    (item,) = doc["attention"]
+    assert item["reason"] == "refused" and item["command"] == "hrsync sync --allow-archive 3"
+
+
 def test_a_restart_keeps_a_refusal_and_the_last_success_behind_many_other_runs(
     store: Store,
 ) -> None:

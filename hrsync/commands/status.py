@@ -41,9 +41,10 @@ def status(args: argparse.Namespace) -> int:
 
 def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
     beat = store.heartbeat()
-    runs = [r for r in store.recent_runs(50, operational_only=True) if r.outcome]
-    last = runs[0] if runs else None
-    success = next((r for r in runs if r.outcome in SUCCESS), None)
+    # However far back: a window of recent runs lost a refusal or the last success behind
+    # a long series of deferrals (a lease held for days).
+    last = next((r for r in store.recent_runs(50, operational_only=True) if r.outcome), None)
+    success = store.newest_run(SUCCESS)
     pending = store.pending_deferral()
     config = settings.config_path
     attention: list[dict[str, str | None]] = []
@@ -56,7 +57,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "command": hrsync_command(config, "history"),
             }
         )
-    decisive = next((r for r in runs if r.outcome in ATTENTION or r.outcome in SUCCESS), None)
+    decisive = store.newest_run((*ATTENTION, *SUCCESS))
     if decisive is not None and decisive.outcome in ATTENTION:
         attention.append(
             {
