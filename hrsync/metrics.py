@@ -121,7 +121,8 @@ class Metrics:
             if result.plan is not None:
                 for kind, count in result.plan.counts.items():
                     self.plan_changes.labels(kind).set(count)
-            self._attention(outcome, quarantined)
+            # What a person must act on includes the attribute step (`overall`).
+            self._attention(result.overall.value, quarantined)
             self.deferred_until.set(deferred_until.timestamp() if deferred_until else 0)
             if result.attributes is not None:
                 a = result.attributes

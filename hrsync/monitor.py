@@ -127,7 +127,7 @@ class Monitor:
         )
         seen = observe(
             result.run_id,
-            result.outcome.value,
+            result.overall.value,  # an attribute step a person must approve is news too
             quarantined=quarantined,
             plan_digest=result.plan.payload_digest if result.plan else None,
             reason=result.reason,

@@ -276,6 +276,38 @@ def test_a_refusal_three_times_notifies_once_then_recovered(store: Store) -> Non
         assert got[0]["text"].startswith("hrsync refused to sync")
 
 
+def test_an_attribute_step_waiting_for_a_person_raises_attention_and_notifies(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hierarchy applied, the attribute step was refused (exit 4): in the daemon only the
+    # log said so. It is a refusal like any other for whoever watches the alerts.
+    from hrsync.monitor import Monitor
+
+    with receiver() as (url, got):
+        monkeypatch.setenv("HOOK", url)
+        monitor = Monitor(
+            Settings(notify=NotifySettings(webhook_url_env="HOOK")), store, lambda: NOW
+        )
+        refused_step = AttributeResult(
+            AttributeOutcome.REFUSED, reason="attributes: 300 changes, over the limit of 100"
+        )
+        result = SyncResult(
+            "r1", Outcome.APPLIED, reason=refused_step.reason, attributes=refused_step
+        )
+        monitor.run_finished(result, 1.0, quarantined=False)
+        text = monitor.metrics.exposition().decode()
+        assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+        # The hierarchy did apply: that is still a success, and counted as applied.
+        assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
+        assert sample(text, 'hrsync_runs_total{outcome="applied"}') == 1
+        assert [n["event"] for n in got] == ["refused"]
+        assert "300 changes" in got[0]["text"]
+        monitor.run_finished(SyncResult("r2", Outcome.IN_SYNC), 1.0, quarantined=False)
+        text = monitor.metrics.exposition().decode()
+        assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
+        assert [n["event"] for n in got] == ["refused", "recovered"]
+
+
 def test_a_failed_post_is_logged_without_the_url_and_retried_next_run(
     store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:

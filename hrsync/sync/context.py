@@ -78,11 +78,17 @@ class SyncResult:
     problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
 
     @property
-    def exit_code(self) -> int:
-        """That of the more serious of the hierarchy's and the attribute step's outcomes."""
+    def overall(self) -> Outcome:
+        """The more serious of the hierarchy's and the attribute step's outcomes: what the
+        run ends with for a person (exit code, attention, notifications). `outcome` stays
+        the hierarchy's own (history, guards, the last success)."""
         if self.attributes is None:
-            return self.outcome.exit_code
-        return Outcome(more_serious(self.outcome.value, self.attributes.outcome.value)).exit_code
+            return self.outcome
+        return Outcome(more_serious(self.outcome.value, self.attributes.outcome.value))
+
+    @property
+    def exit_code(self) -> int:
+        return self.overall.exit_code
 
 
 class RunEnded(Exception):
