@@ -380,6 +380,28 @@ def test_status_keeps_a_refusal_and_the_last_success_behind_many_deferrals(
     assert item["reason"] == "refused" and item["command"] == "hrsync sync --allow-archive 3"
 
 
+def test_status_names_an_attribute_step_a_person_must_approve(store: Store) -> None:
+    from hrsync.commands.status import gather
+
+    settings = Settings(sync=SyncSettings(schedule="0 6 * * *"), config_path=Path("/etc/h.toml"))
+    store.start_run("a1", "schedule", NOW, dry_run=False)
+    # The hierarchy applied; the attribute step was refused: the run ended with exit 4.
+    store.finish_run(
+        "a1",
+        NOW,
+        outcome="applied",
+        exit_code=Outcome.REFUSED.exit_code,
+        counts={},
+        reason="attributes: 300 changes, over the limit of 100",
+        action="hrsync --config /etc/h.toml sync --allow-attribute-changes",
+    )
+    doc = gather(settings, store, NOW)
+    assert doc["last_success"]["outcome"] == "applied"
+    (item,) = doc["attention"]
+    assert item["reason"] == "refused" and "300 changes" in (item["detail"] or "")
+    assert item["command"] == "hrsync --config /etc/h.toml sync --allow-attribute-changes"
+
+
 def test_a_restart_keeps_a_refusal_and_the_last_success_behind_many_other_runs(
     store: Store,
 ) -> None:
