@@ -64,6 +64,7 @@ class AttributeResult:
     plan: AttributePlan | None = None
     report: str = ""
     failures: Mapping[str, str] = field(default_factory=dict)  # e-mail -> error, this run
+    action: str | None = None  # the command that approves a refused step
 
     @property
     def counts(self) -> dict[str, int]:
@@ -96,9 +97,11 @@ def with_attributes(run: Run, result: SyncResult, mapped: Mapped | None) -> Sync
         attributes = AttributeResult(
             AttributeOutcome.FAILED, reason=f"attributes: {type(exc).__name__}: {exc}"
         )
-    reason = result.reason
+    reason, action = result.reason, result.action
     if attributes.reason and attributes.outcome in _NEEDS_A_PERSON:
         reason = f"{reason}; {attributes.reason}" if reason else attributes.reason
+        # The hierarchy's own approval comes first: it is the one sent before the attributes.
+        action = action or attributes.action
     report = result.report
     if attributes.report:
         report = f"{report.rstrip()}\n\n{attributes.report}" if report else attributes.report
@@ -107,6 +110,7 @@ def with_attributes(run: Run, result: SyncResult, mapped: Mapped | None) -> Sync
         attributes=attributes,
         counts={**result.counts, **attributes.counts},
         reason=reason,
+        action=action,
         report=report,
     )
 
@@ -171,6 +175,7 @@ def sync_attributes(
             unchanged=plan.unchanged,
             failed=held,
             reason=reason,
+            action=command,
             plan=plan,
             report=report + "\n" + reason,
         )

@@ -267,3 +267,18 @@ def test_a_control_character_in_an_attribute_column_refuses_the_export(ws: Works
     assert run.finished["attributes_outcome"] == "skipped"
     assert "Office" in run.stdout + run.stderr
     assert updates(ws) == [] and ws.process_requests() == []
+
+
+def test_a_refused_attribute_step_is_named_in_status_with_its_approval(ws: Workspace) -> None:
+    import json
+
+    assert ws.hrsync("sync").code == 0
+    # Every person's Location changes at once: the attribute guard refuses, the hierarchy
+    # (unchanged) is in sync. The run ends with exit 4, and a person must approve.
+    ws.config.write_text(ws.config.read_text().replace('"{Office}"', '"{Office|upper}"'))
+    assert ws.hrsync("sync").code == 4
+    status = ws.hrsync("status", "--format", "json")
+    (item,) = json.loads(status.stdout)["attention"]
+    assert item["reason"] == "refused"
+    assert "--allow-attribute-changes" in item["command"]
+    assert "--config" in item["command"]
