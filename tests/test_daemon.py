@@ -593,17 +593,16 @@ def test_a_crashing_run_is_logged_and_the_daemon_carries_on(
     assert events(logs, "daemon.run_crashed")[0]["error"] == "bug in the engine"
 
 
-def test_crashing_runs_count_as_failed_runs_and_end_in_quarantine(
-    harness: Harness, store: Store, clock: Clock
-) -> None:
-    # A daemon whose every run crashes must not look idle: each crash is a failed run in
-    # the store (the quarantine's streak, `hrsync status`) and is told to the monitor
-    # (metrics, the webhook), and three in a row quarantine it, loudly.
-    told: list[tuple[SyncResult, bool]] = []
+def crashing_daemon(
+    harness: Harness, store: Store, clock: Clock, error: str = "bug in the engine"
+) -> tuple[Daemon, list[tuple[SyncResult, bool]]]:
+    """A started (paused) daemon whose every run raises `error`, and what its monitor hears:
+    each result with whether the daemon was quarantined."""
 
     def explode(request: SyncRequest) -> SyncResult:
-        raise RuntimeError("bug in the engine")
+        raise RuntimeError(error)
 
+    told: list[tuple[SyncResult, bool]] = []
     d = Daemon(
         settings_with(),
         store=store,
@@ -613,6 +612,16 @@ def test_crashing_runs_count_as_failed_runs_and_end_in_quarantine(
     )
     d.start(paused=True)
     harness.daemons.append(d)
+    return d, told
+
+
+def test_crashing_runs_count_as_failed_runs_and_end_in_quarantine(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # A daemon whose every run crashes must not look idle: each crash is a failed run in
+    # the store (the quarantine's streak, `hrsync status`) and is told to the monitor
+    # (metrics, the webhook), and three in a row quarantine it, loudly.
+    d, told = crashing_daemon(harness, store, clock)
     with capture_logs() as logs:
         for _ in range(3):
             assert d.execute("schedule") is None
@@ -634,25 +643,13 @@ def test_a_crash_the_store_cannot_record_is_still_told_to_the_monitor(
 ) -> None:
     # The store failing is a likely cause of the crash itself: the metrics and the webhook
     # are then the only ones left to hear of it.
-    told: list[SyncResult] = []
-
-    def explode(request: SyncRequest) -> SyncResult:
-        raise RuntimeError("bug in the engine")
-
-    d = Daemon(
-        settings_with(),
-        store=store,
-        run_sync=explode,
-        clock=clock,
-        on_finished=lambda result, _duration, _quarantined: told.append(result),
-    )
-    d.start(paused=True)
-    harness.daemons.append(d)
+    d, heard = crashing_daemon(harness, store, clock)
     with store.engine.begin() as c:
         c.exec_driver_sql("ALTER TABLE runs RENAME TO runs_gone")
     with capture_logs() as logs:
         assert d.execute("schedule") is None
     assert events(logs, "daemon.store_unavailable")
+    told = [result for result, _ in heard]
     assert [(r.outcome, r.reason) for r in told] == [
         (Outcome.FAILED, "hrsync crashed: RuntimeError: bug in the engine")
     ]
@@ -952,22 +949,12 @@ def test_a_crash_keeps_secrets_out_of_the_store_and_the_monitor(
 
     secret = "dxp_crash-secret-4711"
     register_secret(secret)
-    told: list[SyncResult] = []
-
-    def explode(request: SyncRequest) -> SyncResult:
-        raise RuntimeError(f"request failed with Authorization: Bearer {secret}")
-
-    d = Daemon(
-        settings_with(),
-        store=store,
-        run_sync=explode,
-        clock=clock,
-        on_finished=lambda result, _duration, _quarantined: told.append(result),
+    d, heard = crashing_daemon(
+        harness, store, clock, f"request failed with Authorization: Bearer {secret}"
     )
-    d.start(paused=True)
-    harness.daemons.append(d)
     with capture_logs():
         d.execute("schedule")
+    told = [result for result, _ in heard]
     [run] = store.recent_runs(1)
     assert run.reason is not None and "hrsync crashed: RuntimeError" in run.reason
     assert secret not in run.reason
