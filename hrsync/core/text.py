@@ -21,8 +21,9 @@ def parent_label(name: str | None) -> str:
 
 
 # The longest value a message quotes whole; longer ones (a value may be 64 Ki characters)
-# are cut and their length said.
-SHOWN_CHARS = 80
+# are cut and their length said. Room enough for a list already capped at 20 short items
+# (the columns an export has, in a missing-column problem).
+SHOWN_CHARS = 300
 
 
 def shown_value(value: str) -> str:
