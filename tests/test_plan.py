@@ -494,8 +494,8 @@ def test_a_team_equals_its_last_submission_whatever_the_member_order(
     for r in rows:
         members = list(r.contributors)
         rnd.shuffle(members)
-        last[r.reference_id] = dataclasses.replace(r, contributors=tuple(members))
+        last[r.reference_id] = r._replace(contributors=tuple(members))
     assert not make_plan(rows, mirror(rows), last).has_changes
     for r in rows:
-        changed = dataclasses.replace(r, contributors=(*r.contributors, "new@x.com"))
+        changed = r._replace(contributors=(*r.contributors, "new@x.com"))
         assert make_plan(rows, mirror(rows), {**last, r.reference_id: changed}).has_changes

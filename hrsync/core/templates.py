@@ -29,8 +29,9 @@ from __future__ import annotations
 import difflib
 import string
 import unicodedata
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from hrsync.core.listing import capped
 from hrsync.core.text import collapse_whitespace, collapse_whitespace_each
@@ -190,11 +191,6 @@ class Template:
         memo = {} if memo is None else memo
         if not self.placeholders:
             return [self.render(str, blank_if_empty=blank_if_empty)] * rows
-        # The literal text with "{}" for each placeholder, braces doubled back.
-        pattern = "".join(
-            literal.replace("{", "{{").replace("}", "}}") + ("" if p is None else "{}")
-            for literal, p in self._parts
-        )
         values: list[Sequence[str]] = []
         for placeholder in self.placeholders:
             key: tuple[str, ...] = (placeholder.name,)
@@ -208,8 +204,18 @@ class Template:
                     held = memo[key] = COLUMN_FILTERS[name](filtered)
                 filtered = held
             values.append(filtered)
-        out = collapse_whitespace_each(list(map(pattern.format, *values)))
-        if blank_if_empty:
+        # Each row's pieces joined, literals included: cheaper than str.format per row.
+        filling = iter(values)
+        pieces: list[Iterable[str]] = []
+        for literal, part in self._parts:
+            if literal:
+                pieces.append(repeat(literal, rows))
+            if part is not None:
+                pieces.append(next(filling))
+        out = collapse_whitespace_each(list(map("".join, zip(*pieces, strict=True))))
+        # A column with a value on every row fills every row: nothing to blank (the usual
+        # case, tested in C, before the per-row test).
+        if blank_if_empty and not any(map(all, values)):
             filled = (
                 values[0] if len(values) == 1 else list(map("".join, zip(*values, strict=True)))
             )
