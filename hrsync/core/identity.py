@@ -68,6 +68,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Literal, NamedTuple
 
 from hrsync.core.listing import capped
@@ -412,9 +413,13 @@ def _adopt_and_create(
             dx_of_key[key] = found.id
             claimed.add(found.id)
 
-    def fresh(key: str) -> str:
-        return reference_id_for(key, _Taken(known_refs, dx_refs, taken_refs))
+    taken = _Taken(known_refs, dx_refs, taken_refs)  # sees every id `take` adds
 
+    def fresh(key: str) -> str:
+        return reference_id_for(key, taken)
+
+    if not open_teams and _create_all(ordered, chosen, taken_refs, known_refs, dx_refs):
+        return
     for team in ordered:
         if team.key in chosen:
             continue
@@ -464,6 +469,26 @@ def _adopt_and_create(
 
 
 _NEW = "no known identity or DX team matches: a new team"
+
+
+def _create_all(
+    ordered: list[DesiredTeam],
+    chosen: dict[str, IdentityDecision],
+    taken_refs: set[str],
+    *avoid: set[str],
+) -> bool:
+    """Every team not chosen yet as new, in bulk, when each gets its derived id (none in
+    `taken_refs` or `avoid`, no two alike): what the loop in `_adopt_and_create` decides
+    then, team by team. False, deciding nothing, otherwise."""
+    keys = [team.key for team in ordered if team.key not in chosen]
+    refs = list(map(derived_reference_id, keys))
+    if len(set(refs)) < len(refs) or not all(s.isdisjoint(refs) for s in (taken_refs, *avoid)):
+        return False
+    new: How = "new"
+    decisions = map(IdentityDecision, keys, refs, repeat(new, len(keys)), repeat(_NEW, len(keys)))
+    chosen.update(zip(keys, decisions, strict=True))
+    taken_refs.update(refs)
+    return True
 
 
 def _free(candidate: DxTeam, claimed: set[str], taken_refs: set[str]) -> bool:
