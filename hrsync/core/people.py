@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -301,9 +302,9 @@ class _Rows:
         self.department = picked["department"]
         self.status = picked["status"]
         self.reason: list[str | None] = [None] * count  # None: kept; else the excluding setting
-        # By row: the resolved manager's employee id, and the manager's row, kept or not
-        # (for filter.root). Dicts, so that a stage fills its rows in one C call.
-        self.manager: dict[int, str | None] = {}
+        # By row: the resolved manager's employee id (None: no manager), and the manager's
+        # row, kept or not (for filter.root only: filled then).
+        self.manager: list[str | None] = [None] * count
         self.up: dict[int, int | None] = {}
         self.ambiguous: set[int] = set()  # rows whose manager reference matches several
 
@@ -814,9 +815,10 @@ def _resolve_plain_ids(
     if kept_by_id.repeated or not any(data.manager_id_ref):
         return kept  # an id held twice needs the exact rules for every row naming it
     references = _take(data.manager_id_ref, kept)
-    chosen = list(map(kept_by_id.first.get, references))
+    nobody = -1  # the position of no row: where a reference matches no kept person
+    chosen = list(map(kept_by_id.first.get, references, repeat(nobody)))
     # Left for the exact rules: no match (or no id given), the row itself, an e-mail beside.
-    left = set(compress(kept, map(is_, chosen, repeat(None))))
+    left = set(compress(kept, map(nobody.__eq__, chosen)))
     # No id is held twice here, so a row names itself exactly when its manager is its row.
     if any(map(eq, chosen, kept)):
         left.update(r for r, c in zip(kept, chosen, strict=True) if c == r)
@@ -824,8 +826,11 @@ def _resolve_plain_ids(
         left.update(r for r in kept if data.manager_email_ref[r])
     if links:
         data.up.update(zip(kept, chosen, strict=True))
-    # Found by id, the manager's id is the reference itself.
-    data.manager.update(zip(kept, references, strict=True))
+    # Found by id, the manager's id equals the reference. The manager's own id string is
+    # kept, not the reference's copy of it: every later look-up by a manager's id (teams,
+    # cycles, leads) then matches by identity instead of comparing text.
+    owners = [*data.employee_id, None]  # owners[nobody] is None
+    _scatter(data.manager, kept, _pick(owners, chosen))
     for row in left:
         data.up[row] = data.manager[row] = None
     return sorted(left)
@@ -985,17 +990,17 @@ def _report_cycles(
     ids, manager = data.employee_id, data.manager
     if repeated or ambiguous:
         manager_of = {
-            ids[i]: manager.get(i)
+            ids[i]: manager[i]
             for i in kept
-            if manager.get(i) and ids[i] and i not in ambiguous and ids[i] not in repeated
+            if manager[i] and ids[i] and i not in ambiguous and ids[i] not in repeated
         }
     else:
         # No id held twice, no reference to one. Everyone on a cycle is the manager of the
         # one before, so the walk needs only the managers, each with their own manager.
         row_of = kept_by_id.first
-        bosses = dict.fromkeys(manager.values())
+        bosses = dict.fromkeys(manager)
         bosses.pop(None, None)
-        manager_of = {boss: manager.get(row_of[boss]) for boss in bosses if boss in row_of}
+        manager_of = {boss: manager[row_of[boss]] for boss in bosses if boss in row_of}
     column = (
         columns.get("manager_id") or columns.get("manager_email") or columns.get("manager_name", "")
     )
@@ -1065,10 +1070,20 @@ def _take(values: Sequence[_T], rows: Sequence[int]) -> Sequence[_T]:
     """The values at `rows` (positions, ascending), in one C call."""
     if len(rows) == len(values):
         return values  # every row: positions ascending and unique, so all of them in order
-    if not rows:
+    return _pick(values, rows)
+
+
+def _scatter(values: list[_T], positions: Iterable[int], new: Iterable[_T]) -> None:
+    """Set `values[p]` to each of `new` in turn for each p of `positions`, in C."""
+    deque(map(values.__setitem__, positions, new), maxlen=0)
+
+
+def _pick(values: Sequence[_T], positions: Sequence[int]) -> Sequence[_T]:
+    """The values at `positions`, in their order, in one C call."""
+    if not positions:
         return ()
-    picked = itemgetter(*rows)(values)
-    return picked if len(rows) > 1 else (picked,)
+    picked = itemgetter(*positions)(values)
+    return picked if len(positions) > 1 else (picked,)
 
 
 def _all_kept(values: Sequence[object], kept: Sequence[int]) -> bool:
@@ -1090,7 +1105,6 @@ def _people(
         return ()
     # Every row is built and the people's rows picked by a mask, in C: cheaper than
     # picking each of eight columns when most rows are people (the usual case).
-    everyone = range(data.count)
     emails, names = data.email, data.name
     if not _all_kept(names, rows):
         names = [name or email for name, email in zip(names, emails, strict=True)]
@@ -1101,7 +1115,7 @@ def _people(
         ids,
         emails,
         names,
-        list(map(data.manager.get, everyone)),
+        data.manager,
         list(map(normalised.__getitem__, departments)),
         statuses if all(statuses) else [status or None for status in statuses],
         data.location,

@@ -80,21 +80,22 @@ FILTERS: Mapping[str, Callable[[str], str]] = {
 # The same filters over a whole column at once (`Template.on_columns`): a comprehension that
 # skips the common case in C costs a third of a Python call per value. Each equals
 # ``[FILTERS[name](v) for v in values]`` (tests/test_export_fields.py holds them to it).
-ColumnFilter = Callable[[Sequence[str]], list[str]]
+# A filter that changes no value returns the column itself (no filter changes its input).
+ColumnFilter = Callable[[Sequence[str]], Sequence[str]]
 
 
-def _column_ascii(values: Sequence[str]) -> list[str]:
+def _column_ascii(values: Sequence[str]) -> Sequence[str]:
     if "".join(values).isascii():
-        return list(values)
+        return values
     return [v if v.isascii() else _ascii(v) for v in values]
 
 
-def _column_nospace(values: Sequence[str]) -> list[str]:
+def _column_nospace(values: Sequence[str]) -> Sequence[str]:
     # Every whitespace character but the space is unprintable: one C test over the whole
     # column spares a test per value when none holds any.
     joined = "".join(values)
     if " " not in joined and joined.isprintable():
-        return list(values)
+        return values
     return [v if " " not in v and v.isprintable() else "".join(v.split()) for v in values]
 
 

@@ -169,8 +169,8 @@ class _Reader:
             return None
         start = header_end + 1
         name = self.payload.name
-        where = name.replace("{", "{{").replace("}", "}}") + " line {}"
-        locations = list(map(where.format, range(start, start + len(records))))
+        where = name.replace("%", "%%") + " line %d"
+        locations = list(map(where.__mod__, range(start, start + len(records))))
         index = {column: i for i, column in enumerate(self.columns)}
         # A value is no longer than the line it is on.
         return RowTable(index, records, locations, {}, longest=self._lines.longest)
@@ -230,11 +230,11 @@ class _Reader:
 
 def _blank_rows(records: list[list[str]]) -> bool:
     """Whether a record is blank (only delimiters): rows() skips those, so the caller must
-    read row by row. Only a record whose first value is blank can be one; the first values
-    joined show one as "||" or a space beside a "|" (an exact test follows only then)."""
+    read row by row. Only a record whose first value is blank (empty, or only whitespace)
+    can be one: two C passes over the first values rule that out, as they do in the usual
+    export, before the exact test."""
     firsts = list(map(itemgetter(0), records))
-    joined = f"|{'|'.join(firsts)}|"
-    if "||" not in joined and " |" not in joined and "| " not in joined and joined.isprintable():
+    if all(firsts) and not any(map(str.isspace, firsts)):
         return False
     return any(not "".join(r).strip() for r in records if not r[0].strip())
 
