@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.emails import is_valid_email, normalise_email
+from hrsync.core.emails import is_valid_email, normalise_email, valid_emails
 from hrsync.core.people import (
     Directory,
     Problem,
@@ -930,3 +931,29 @@ def test_a_long_value_is_shown_cut_short_in_its_problem_and_its_group() -> None:
     assert len(str(group)) < 1500 and "5,001 characters" in str(group)
     # The problem itself keeps the value: a report in JSON or a fix can still use it.
     assert directory.problems[0].value.startswith(long_email)
+
+
+# The e-mail rule as first written, without possessive quantifiers.
+PLAIN_EMAIL_RULE = re.compile(
+    r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+"
+)
+
+
+@given(
+    st.one_of(
+        st.from_regex(PLAIN_EMAIL_RULE, fullmatch=True),
+        st.text(alphabet="ab9-.@_+'Z é", max_size=14),
+        # An address with one character more, or one less, at a random place.
+        st.tuples(st.from_regex(PLAIN_EMAIL_RULE, fullmatch=True), st.integers(0, 40)).map(
+            lambda pair: pair[0][: pair[1]] + "-."[pair[1] % 2] + pair[0][pair[1] :]
+        ),
+        st.tuples(st.from_regex(PLAIN_EMAIL_RULE, fullmatch=True), st.integers(0, 40)).map(
+            lambda pair: pair[0][: pair[1]] + pair[0][pair[1] + 1 :]
+        ),
+    )
+)
+def test_the_email_rule_accepts_what_its_plain_form_accepts(value: str) -> None:
+    plain = PLAIN_EMAIL_RULE.fullmatch(value) is not None
+    assert is_valid_email(value) == plain
+    assert valid_emails([value, "a@b.co"]) == [plain, True]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -87,3 +89,16 @@ def test_team_names_take_filters() -> None:
 def test_filters_never_grow_whitespace_or_fail(value: str, name: str) -> None:
     out = Template("{v|" + name + "}").render(lambda _: value)
     assert out == " ".join(out.split())
+
+
+def test_no_case_mapping_or_strip_puts_whitespace_into_a_word() -> None:
+    # Template.on_columns skips its whitespace pass for words (first, last, initial,
+    # nospace) passed on through lower, upper or strip: this holds for every character.
+    grown = [
+        (hex(code), name)
+        for code in range(sys.maxunicode + 1)
+        if not (char := chr(code)).isspace()
+        for name in ("lower", "upper", "strip")
+        if (out := FILTERS[name](char)).split() != [out]
+    ]
+    assert grown == []

@@ -93,9 +93,9 @@ class RowFilter:
         out: list[str | None] = [None] * rows
         if self.status_column is not None and self.active:
             statuses = column(self.status_column) if status is None else status
-            inactive = {v for v in set(statuses) if canonical(v) not in self.active}
-            if inactive:
-                out = [STATUS_REASON if v in inactive else None for v in statuses]
+            reason_of = {v: STATUS_REASON for v in set(statuses) if canonical(v) not in self.active}
+            if reason_of:
+                out = list(map(reason_of.get, statuses))  # None for an active status
         for rule, excludes_on_match in (
             *((rule, False) for rule in self.include),
             *((rule, True) for rule in self.exclude),

@@ -111,6 +111,13 @@ COLUMN_FILTERS: Mapping[str, ColumnFilter] = {
 }
 
 
+# Filters whose every value is one word or empty (no whitespace), and filters that keep a
+# value so (no case mapping yields whitespace: tests/test_templates.py checks every
+# character). `ascii` keeps it only where it changes nothing (its ASCII shortcut).
+_WORD_FILTERS = frozenset({"first", "last", "initial", "nospace"})
+_KEEP_WORDS = frozenset({"lower", "upper", "strip"})
+
+
 class TemplateError(ValueError):
     """The text is not a template at all (unbalanced braces)."""
 
@@ -134,7 +141,7 @@ def _placeholder(field: str, spec: str | None, conversion: str | None) -> Placeh
 class Template:
     """A parsed template; `render` fills it from a lookup of names to values."""
 
-    __slots__ = ("_parts", "placeholders", "text")
+    __slots__ = ("_collapsed_around_words", "_parts", "placeholders", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -147,6 +154,9 @@ class Template:
             for literal, field, spec, conversion in parsed
         ]
         self.placeholders = tuple(p for _, p in self._parts if p is not None)
+        # Whether the text, each placeholder filled with a word, is collapsed already.
+        shape = "".join(literal + ("" if p is None else "x") for literal, p in self._parts)
+        self._collapsed_around_words = collapse_whitespace(shape) == shape
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -193,17 +203,21 @@ class Template:
         if not self.placeholders:
             return [self.render(str, blank_if_empty=blank_if_empty)] * rows
         values: list[Sequence[str]] = []
+        words = True  # every placeholder's value is known to hold no whitespace
         for placeholder in self.placeholders:
             key: tuple[str, ...] = (placeholder.name,)
             filtered = memo.get(key)
             if filtered is None:
                 filtered = memo[key] = column(placeholder.name)
+            word = False
             for name in placeholder.filters:
                 key = (*key, name)
                 held = memo.get(key)
                 if held is None:
                     held = memo[key] = COLUMN_FILTERS[name](filtered)
+                word = name in _WORD_FILTERS or (word and (name in _KEEP_WORDS or held is filtered))
                 filtered = held
+            words = words and word
             values.append(filtered)
         # Each row's pieces joined, literals included: cheaper than str.format per row.
         filling = iter(values)
@@ -213,7 +227,10 @@ class Template:
                 pieces.append(repeat(literal, rows))
             if part is not None:
                 pieces.append(next(filling))
-        out = collapse_whitespace_each(list(map("".join, zip(*pieces, strict=True))))
+        out: Sequence[str] = list(map("".join, zip(*pieces, strict=True)))
+        # Words, none empty, between literals that read collapsed: the text is collapsed.
+        if not (words and self._collapsed_around_words and all(map(all, values))):
+            out = collapse_whitespace_each(out)
         # A column with a value on every row fills every row: nothing to blank (the usual
         # case, tested in C, before the per-row test).
         if blank_if_empty and not any(map(all, values)):
