@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hrsync.core.emails import is_valid_email, normalise_email, valid_emails
 from hrsync.core.people import (
     Directory,
+    Person,
     Problem,
     normalise_name,
     read_people,
@@ -693,9 +694,8 @@ def test_rows_read_alike_as_dicts_as_row_values_and_as_one_table(
         assert other.warnings == first.warnings
         assert other.excluded_by_reason == first.excluded_by_reason
         assert other.unknown_managers == first.unknown_managers
-        assert [p._replace(attributes={}) for p in other.people] == [
-            p._replace(attributes={}) for p in first.people
-        ]
+        # People are alike when they read alike, their rows as cells or as mappings.
+        assert other.people == first.people
         assert [dict(p.attributes) for p in other.people] == [
             dict(p.attributes) for p in first.people
         ]
@@ -957,3 +957,38 @@ def test_the_email_rule_accepts_what_its_plain_form_accepts(value: str) -> None:
     plain = PLAIN_EMAIL_RULE.fullmatch(value) is not None
     assert is_valid_email(value) == plain
     assert valid_emails([value, "a@b.co"]) == [plain, True]
+
+
+def test_a_person_holds_the_row_as_read_and_equals_one_built_from_a_mapping() -> None:
+    columns = ("Employee ID", "Work Email", "Full Name", "Manager ID", "Title")
+    table = RowTable(
+        {c: i for i, c in enumerate(columns)},
+        [("E1", "ann@x.io", "Ann", "", "  NULL "), ("E2", "bo@x.io", "Bo", "E1", " Staff ")],
+        ["hr.csv line 2", "hr.csv line 3"],
+        {},
+    )
+    fields = FieldSettings(
+        employee_id="Employee ID", email="Work Email", name="Full Name", manager_id="Manager ID"
+    )
+    ann, bo = read_people("hr.csv", columns, table, fields, FilterSettings()).people
+    # The row reads trimmed, a null word blank, whether asked once or again.
+    assert (
+        dict(bo.attributes)
+        == dict(bo.attributes)
+        == {
+            "Employee ID": "E2",
+            "Work Email": "bo@x.io",
+            "Full Name": "Bo",
+            "Manager ID": "E1",
+            "Title": "Staff",
+        }
+    )
+    assert ann.attributes["Title"] == ""
+    built = Person("E2", "bo@x.io", "Bo", "E1", None, None, "hr.csv line 3", dict(bo.attributes))
+    assert bo == built
+    assert (bo != built) is False
+    assert bo != built._replace(location="hr.csv line 4")
+    changed = Person(*built[:7], attributes={**bo.attributes, "Title": "Principal"})
+    assert bo != changed
+    assert (bo == changed) is False
+    assert "attributes={'Employee ID': 'E2'" in repr(bo)

@@ -89,10 +89,15 @@ from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
 _T = TypeVar("_T")
 
 
-class Person(NamedTuple):
-    """One validated, normalised person (a NamedTuple: a run builds one per person of the
-    export, 100,000s, and a tuple is built in C)."""
+class RowShape(NamedTuple):
+    """How the cells of an export's rows read as a mapping: one column index and the null
+    words, shared by every row (`PersonValues`)."""
 
+    columns: Mapping[str, int]  # a row's cell by column name
+    nulls: frozenset[str]
+
+
+class _PersonFields(NamedTuple):
     employee_id: str
     email: str  # lower-cased, validated
     name: str  # trimmed, inner whitespace collapsed
@@ -100,11 +105,63 @@ class Person(NamedTuple):
     department: str | None
     status: str | None
     location: str  # where the row came from, for messages
-    # Every column of the row by its HR name (normalised text), for templates and filters.
-    attributes: Mapping[str, str] = MappingProxyType({})
+    # The row: its cells, read through `row_shape`; or, without a shape, the mapping itself.
+    row: Sequence[str] | Mapping[str, str]
+    row_shape: RowShape | None
 
 
-# A Person from its eight fields in order, built in C (Person._make is a Python call).
+_NO_ATTRIBUTES: Mapping[str, str] = MappingProxyType({})
+
+
+class Person(_PersonFields):
+    """One validated, normalised person. A tuple, built in C: a run builds one per person of
+    the export, 100,000s. Its row is held as the export's cells, and read as a mapping
+    (`attributes`) only when asked: most runs never read most people's rows, and one
+    object less per person is a tenth of the time to read an export."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        employee_id: str,
+        email: str,
+        name: str,
+        manager_id: str | None,
+        department: str | None,
+        status: str | None,
+        location: str,
+        attributes: Mapping[str, str] = _NO_ATTRIBUTES,
+    ) -> Person:
+        fields = (employee_id, email, name, manager_id, department, status, location)
+        return tuple.__new__(cls, (*fields, attributes, None))
+
+    @property
+    def attributes(self) -> Mapping[str, str]:
+        """Every column of the row by its HR name (normalised text), for templates and
+        filters."""
+        shape = self.row_shape
+        if shape is None:
+            return cast(Mapping[str, str], self.row)
+        return PersonValues(shape.columns, cast(Sequence[str], self.row), shape.nulls)
+
+    def __eq__(self, other: object) -> bool:
+        # Alike when they read alike: a row held as cells equals the same row as a mapping.
+        if not isinstance(other, Person):
+            return NotImplemented
+        return self[:7] == other[:7] and dict(self.attributes) == dict(other.attributes)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={value!r}" for name, value in zip(self._fields[:7], self, strict=False)
+        )
+        return f"Person({fields}, attributes={dict(self.attributes)!r})"
+
+
+# A Person from its nine fields in order, built in C (Person() is a Python call).
 _new_person = cast(Callable[[tuple[object, ...]], Person], partial(tuple.__new__, Person))
 
 
@@ -128,8 +185,14 @@ def export_columns(people: Iterable[Person]) -> set[str]:
     last: object = None
     for person in people:
         # Rows of one export share one column index: read its keys once, not per person.
-        attributes = person.attributes
-        keys = attributes.index if isinstance(attributes, RowValues) else attributes
+        shape, row = person.row_shape, person.row
+        keys: Iterable[str]
+        if shape is not None:
+            keys = shape.columns
+        elif isinstance(row, RowValues):
+            keys = row.index
+        else:
+            keys = cast(Mapping[str, str], row)
         if keys is not last:
             columns.update(keys)
             last = keys
@@ -279,13 +342,15 @@ class _Rows:
         self._columns: dict[int, list[str]] = {}
         self._printable: dict[int, bool] = {}
         self._filtered: dict[tuple[str, ...], Sequence[str]] = {}  # templates' filtered columns
-        attributes: list[Mapping[str, str]] = list(
-            map(PersonValues, repeat(table.index), table.cells, repeat(nulls))
-        )
-        for i, own in table.partial.items():
-            # A record without some columns keeps just its own.
-            attributes[i] = {key: read_value(value, nulls) for key, value in own.items()}
-        self.attributes = attributes
+        # Each row as a person holds it: its cells, read through one shape.
+        self.row: Sequence[Sequence[str] | Mapping[str, str]] = table.cells
+        self.row_shape: list[RowShape | None] = [RowShape(table.index, nulls)] * count
+        if table.partial:
+            self.row = list(table.cells)
+            for i, own in table.partial.items():
+                # A record without some columns keeps just its own.
+                self.row[i] = {key: read_value(value, nulls) for key, value in own.items()}
+                self.row_shape[i] = None
         self.blank: Sequence[str] = ("",) * count
         picked = {key: self._field(configured.get(key, "")) for key in _PICKED}
         self._filtered.clear()  # the templates' intermediate columns: 100,000s of strings
@@ -337,6 +402,13 @@ class _Rows:
                 self.column, self.count, blank_if_empty=True, memo=self._filtered
             )
         return self.column(source)
+
+    def values(self, i: int) -> Mapping[str, str]:
+        """Row `i` by column, as its person's `attributes` reads it."""
+        shape, row = self.row_shape[i], self.row[i]
+        if shape is None:
+            return cast(Mapping[str, str], row)
+        return PersonValues(shape.columns, cast(Sequence[str], row), shape.nulls)
 
     def describe(self, i: int) -> str:
         who = self.name[i] or self.email[i] or self.employee_id[i]
@@ -527,7 +599,7 @@ def _check_values(data: _Rows, used: Sequence[str], report: _Report) -> None:
                 if len(value) > MAX_FIELD_CHARS or _CONTROL.search(value)
             )
     for i in sorted(suspicious):
-        _report_unusable(i, data.location[i], data.attributes[i], used, report)
+        _report_unusable(i, data.location[i], data.values(i), used, report)
 
 
 _CONTROL_NAMES = {
@@ -1119,7 +1191,8 @@ def _people(
         list(map(normalised.__getitem__, departments)),
         statuses if all(statuses) else [status or None for status in statuses],
         data.location,
-        data.attributes,
+        data.row,
+        data.row_shape,
     )
     built: Iterable[tuple[object, ...]] = zip(*columns, strict=True)
     if len(rows) < data.count:
