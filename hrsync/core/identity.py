@@ -68,8 +68,10 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
-from typing import Any, Literal, NamedTuple
+from operator import attrgetter
+from typing import Any, Literal, NamedTuple, cast
 
 from hrsync.core.listing import capped
 from hrsync.core.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam, SortedEmails
@@ -575,26 +577,34 @@ def _by_name_and_parent(
 
 
 def _rows(ordered: list[DesiredTeam], chosen: dict[str, IdentityDecision]) -> tuple[TeamRow, ...]:
-    # Parents come first, so a child reads its parent's id and name from the parent's row.
-    row_of: dict[str, TeamRow] = {}
-    for team in ordered:
-        key = team.key
-        parent_key = team.parent_key
-        if parent_key is None:
-            parent_ref = parent_name = None
-        else:
-            parent = row_of[parent_key]
-            parent_ref, parent_name = parent.reference_id, parent.name
-        row_of[key] = TeamRow(
-            key,
-            chosen[key].reference_id,
-            team.name,
-            team.lead_email,
-            parent_ref,
-            parent_name,
-            _sorted_unique(team.contributors),
-        )
-    return tuple(row_of.values())
+    keys = list(map(_KEY, ordered))
+    refs = [chosen[key].reference_id for key in keys]
+    names = list(map(_NAME, ordered))
+    parents = list(map(_PARENT_KEY, ordered))
+    # Each parent's id and name by its key; every parent is a team (`_ordered` checked).
+    ref_of: dict[str | None, str | None] = dict(zip(keys, refs, strict=True))
+    name_of: dict[str | None, str | None] = dict(zip(keys, names, strict=True))
+    ref_of[None] = name_of[None] = None
+    fields = zip(
+        keys,
+        refs,
+        names,
+        map(_LEAD_EMAIL, ordered),
+        map(ref_of.__getitem__, parents),
+        map(name_of.__getitem__, parents),
+        map(_sorted_unique, map(_CONTRIBUTORS, ordered)),
+        strict=True,
+    )
+    return tuple(map(_new_row, fields))
+
+
+# Each team's fields read in C, and each row built in C (TeamRow() is a Python call).
+_KEY = attrgetter("key")
+_NAME = attrgetter("name")
+_PARENT_KEY = attrgetter("parent_key")
+_LEAD_EMAIL = attrgetter("lead_email")
+_CONTRIBUTORS = attrgetter("contributors")
+_new_row = cast(Callable[[tuple[object, ...]], TeamRow], partial(tuple.__new__, TeamRow))
 
 
 def _sorted_unique(emails: tuple[str, ...]) -> tuple[str, ...]:

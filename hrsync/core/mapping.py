@@ -70,8 +70,9 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from hrsync.core.listing import capped
 from hrsync.core.people import Person, Problem, export_columns, normalise_name
@@ -111,6 +112,9 @@ class DesiredTeam(NamedTuple):
     lead_employee_id: str | None
     parent_key: str | None  # None for a root team
     contributors: tuple[str, ...]  # sorted unique e-mails
+
+
+_new_team = cast(Callable[[tuple[object, ...]], DesiredTeam], partial(tuple.__new__, DesiredTeam))
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,19 +313,16 @@ def build_teams(
         # Some e-mail is listed twice (in one team, or two): each team's made unique. As
         # many e-mails placed as listed means none is, and spares a set per team.
         members = [set(emails) for emails in members]
-    teams = tuple(
-        [
-            DesiredTeam(
-                key,
-                name,
-                lead.email,
-                lead.employee_id,
-                parent[key],
-                SortedEmails(sorted(emails)),
-            )
-            for key, name, lead, emails in zip(keys, names, leads, members, strict=True)
-        ]
+    team_fields = zip(
+        keys,
+        names,
+        map(attrgetter("email"), leads),
+        map(attrgetter("employee_id"), leads),
+        map(parent.__getitem__, keys),
+        map(SortedEmails, map(sorted, members)),
+        strict=True,
     )
+    teams = tuple(map(_new_team, team_fields))  # each built in C: DesiredTeam() is a Python call
     placed.update([lead.email for lead in leads])
     return TeamMap(
         teams=teams,
