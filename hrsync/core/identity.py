@@ -605,6 +605,9 @@ _PARENT_KEY = attrgetter("parent_key")
 _LEAD_EMAIL = attrgetter("lead_email")
 _CONTRIBUTORS = attrgetter("contributors")
 _new_row = cast(Callable[[tuple[object, ...]], TeamRow], partial(tuple.__new__, TeamRow))
+_new_identity = cast(
+    Callable[[tuple[object, ...]], KnownIdentity], partial(tuple.__new__, KnownIdentity)
+)
 
 
 def _sorted_unique(emails: tuple[str, ...]) -> tuple[str, ...]:
@@ -619,17 +622,17 @@ def _identities(
     known: Sequence[KnownIdentity],
 ) -> tuple[KnownIdentity, ...]:
     """The store after this run; `rows`: the payload rows of `ordered`, one each."""
-    active = [
-        KnownIdentity(
-            team.key,
-            row.reference_id,
-            team.name,
-            team.parent_key,
-            team.lead_email,
-            frozenset(team.contributors),
-        )
-        for team, row in zip(ordered, rows, strict=True)
-    ]
+    identity_fields = zip(
+        map(_KEY, ordered),
+        map(attrgetter("reference_id"), rows),
+        map(_NAME, ordered),
+        map(_PARENT_KEY, ordered),
+        map(_LEAD_EMAIL, ordered),
+        map(frozenset, map(_CONTRIBUTORS, ordered)),
+        repeat(False, len(ordered)),  # retired
+        strict=True,
+    )
+    active = list(map(_new_identity, identity_fields))
     in_use = {identity.reference_id for identity in active}
     retired = sorted(
         (
