@@ -208,7 +208,7 @@ def assign(
     return Assignment(
         teams=rows,
         identities=identities,
-        decisions=tuple([chosen[team.key] for team in ordered]),
+        decisions=tuple(map(chosen.__getitem__, map(_KEY, ordered))),
         unreferenced_dx=unreferenced,
     )
 
@@ -486,9 +486,8 @@ def _create_all(
     refs = list(map(derived_reference_id, keys))
     if len(set(refs)) < len(refs) or not all(s.isdisjoint(refs) for s in (taken_refs, *avoid)):
         return False
-    new: How = "new"
-    decisions = map(IdentityDecision, keys, refs, repeat(new, len(keys)), repeat(_NEW, len(keys)))
-    chosen.update(zip(keys, decisions, strict=True))
+    fields = zip(keys, refs, repeat("new", len(keys)), repeat(_NEW, len(keys)), strict=True)
+    chosen.update(zip(keys, map(_new_decision, fields), strict=True))
     taken_refs.update(refs)
     return True
 
@@ -605,6 +604,9 @@ _PARENT_KEY = attrgetter("parent_key")
 _LEAD_EMAIL = attrgetter("lead_email")
 _CONTRIBUTORS = attrgetter("contributors")
 _new_row = cast(Callable[[tuple[object, ...]], TeamRow], partial(tuple.__new__, TeamRow))
+_new_decision = cast(
+    Callable[[tuple[object, ...]], IdentityDecision], partial(tuple.__new__, IdentityDecision)
+)
 _new_identity = cast(
     Callable[[tuple[object, ...]], KnownIdentity], partial(tuple.__new__, KnownIdentity)
 )
