@@ -84,7 +84,13 @@ from hrsync.core.text import (
     shown_value,
 )
 from hrsync.core.tree import forest
-from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
+from hrsync.sources.rows import (
+    MAX_FIELD_CHARS,
+    LineLocations,
+    RowTable,
+    RowValues,
+    SourceRow,
+)
 
 _T = TypeVar("_T")
 
@@ -95,6 +101,7 @@ class RowShape(NamedTuple):
 
     columns: Mapping[str, int]  # a row's cell by column name
     nulls: frozenset[str]
+    locations: Sequence[str] = ()  # by row position, for a person whose location is one
 
 
 class _PersonFields(NamedTuple):
@@ -104,7 +111,9 @@ class _PersonFields(NamedTuple):
     manager_id: str | None  # the manager's employee_id, resolved even when the export gives e-mails
     department: str | None
     status: str | None
-    location: str  # where the row came from, for messages
+    # Where the row came from, for messages: the text, or the row's position in
+    # `row_shape.locations` (read as text by `Person.location`).
+    location: str | int
     # The row: its cells, read through `row_shape`; or, without a shape, the mapping itself.
     row: Sequence[str] | Mapping[str, str]
     row_shape: RowShape | None
@@ -115,9 +124,10 @@ _NO_ATTRIBUTES: Mapping[str, str] = MappingProxyType({})
 
 class Person(_PersonFields):
     """One validated, normalised person. A tuple, built in C: a run builds one per person of
-    the export, 100,000s. Its row is held as the export's cells, and read as a mapping
-    (`attributes`) only when asked: most runs never read most people's rows, and one
-    object less per person is a tenth of the time to read an export."""
+    the export, 100,000s. Its row is held as the export's cells and read as a mapping
+    (`attributes`) only when asked, and its location is written only when asked: most runs
+    never read most people's rows or locations, and each object less per person is a
+    tenth of the time to read an export."""
 
     __slots__ = ()
 
@@ -136,6 +146,14 @@ class Person(_PersonFields):
         return tuple.__new__(cls, (*fields, attributes, None))
 
     @property
+    def location(self) -> str:
+        """Where the row came from, for messages: ``people.csv line 12``."""
+        at = self[6]
+        if isinstance(at, str):
+            return at
+        return cast(RowShape, self.row_shape).locations[at]
+
+    @property
     def attributes(self) -> Mapping[str, str]:
         """Every column of the row by its HR name (normalised text), for templates and
         filters."""
@@ -148,7 +166,11 @@ class Person(_PersonFields):
         # Alike when they read alike: a row held as cells equals the same row as a mapping.
         if not isinstance(other, Person):
             return NotImplemented
-        return self[:7] == other[:7] and dict(self.attributes) == dict(other.attributes)
+        return (
+            self[:6] == other[:6]
+            and self.location == other.location
+            and dict(self.attributes) == dict(other.attributes)
+        )
 
     def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
@@ -156,9 +178,9 @@ class Person(_PersonFields):
 
     def __repr__(self) -> str:
         fields = ", ".join(
-            f"{name}={value!r}" for name, value in zip(self._fields[:7], self, strict=False)
+            f"{name}={value!r}" for name, value in zip(self._fields[:6], self, strict=False)
         )
-        return f"Person({fields}, attributes={dict(self.attributes)!r})"
+        return f"Person({fields}, location={self.location!r}, attributes={dict(self.attributes)!r})"
 
 
 # A Person from its nine fields in order, built in C (Person() is a Python call).
@@ -344,7 +366,8 @@ class _Rows:
         self._filtered: dict[tuple[str, ...], Sequence[str]] = {}  # templates' filtered columns
         # Each row as a person holds it: its cells, read through one shape.
         self.row: Sequence[Sequence[str] | Mapping[str, str]] = table.cells
-        self.row_shape: list[RowShape | None] = [RowShape(table.index, nulls)] * count
+        shape = RowShape(table.index, nulls, table.locations)
+        self.row_shape: list[RowShape | None] = [shape] * count
         if table.partial:
             self.row = list(table.cells)
             for i, own in table.partial.items():
@@ -1190,7 +1213,9 @@ def _people(
         data.manager,
         list(map(normalised.__getitem__, departments)),
         statuses if all(statuses) else [status or None for status in statuses],
-        data.location,
+        # A location the export writes when asked (`LineLocations`) stays unwritten: each
+        # person holds their row's position in it instead (see `Person.location`).
+        range(data.count) if isinstance(data.location, LineLocations) else data.location,
         data.row,
         data.row_shape,
     )

@@ -17,7 +17,7 @@ from operator import itemgetter
 
 from hrsync.core.listing import LIMIT, capped
 from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
-from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
+from hrsync.sources.rows import MAX_FIELD_CHARS, LineLocations, RowTable, RowValues, SourceRow
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _NUMBER = re.compile(r"^[\d.,\s-]+$")
@@ -167,10 +167,7 @@ class _Reader:
             or _blank_rows(records)
         ):
             return None
-        start = header_end + 1
-        name = self.payload.name
-        where = name.replace("%", "%%") + " line %d"
-        locations = list(map(where.__mod__, range(start, start + len(records))))
+        locations = LineLocations(self.payload.name, header_end + 1, len(records))
         index = {column: i for i, column in enumerate(self.columns)}
         # A value is no longer than the line it is on.
         return RowTable(index, records, locations, {}, longest=self._lines.longest)

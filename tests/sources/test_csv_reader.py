@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.settings import SourceSettings
+from hrsync.core.people import read_people
+from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.sources.base import CHUNK_BYTES, Export, Lines, LineTooLong, SourceError, lines
 from hrsync.sources.csv_reader import line_limit, sniff_delimiter
 from hrsync.sources.open import open_export
-from hrsync.sources.rows import MAX_FIELD_CHARS
+from hrsync.sources.rows import MAX_FIELD_CHARS, LineLocations
 
 BOM = b"\xef\xbb\xbf"
 
@@ -438,3 +439,32 @@ def test_the_whole_file_pass_skips_blank_lines_and_counts_them(tmp_path: Path) -
     whole = export_of(path).table()
     assert [list(row) for row in whole.cells] == [["1", "Al"], ["2", "Bo"]]
     assert list(whole.locations) == ["people.csv line 2", "people.csv line 5"]
+
+
+def test_line_locations_are_written_when_asked_as_a_list_would_hold_them() -> None:
+    locations = LineLocations("100% people.csv", 2, 4)
+    held = [f"100% people.csv line {n}" for n in range(2, 6)]
+    assert list(locations) == held and len(locations) == 4
+    assert [locations[i] for i in range(-4, 4)] == held + held
+    assert locations[1:3] == held[1:3] and locations[::-2] == held[::-2]
+    assert "100% people.csv line 5" in locations and locations.index(held[2]) == 2
+    with pytest.raises(IndexError):
+        locations[4]
+
+
+def test_people_read_in_one_pass_know_their_lines(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, b"id,name,email,manager\n1,Al,al@x.com,\n2,Bo,bo@x.com,1\n3,,cy@x.com,9\n"
+    )
+    export = export_of(path)
+    table = export.table()
+    assert isinstance(table.locations, LineLocations)
+    fields = FieldSettings(employee_id="id", name="name", email="email", manager_id="manager")
+    directory = read_people(export.name, export.columns, table, fields, FilterSettings())
+    assert [p.location for p in directory.people] == [
+        "people.csv line 2",
+        "people.csv line 3",
+        "people.csv line 4",
+    ]
+    assert [p.location for p in directory.problems] == ["people.csv line 4"]
+    assert "location='people.csv line 3'" in repr(directory.people[1])
