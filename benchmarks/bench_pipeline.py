@@ -126,7 +126,7 @@ def measure_pipeline(path: Path, store: Path | None, templates: bool = False) ->
     dx_teams: list[DxTeam] = []
     if store is not None:
         saved = json.loads(store.read_text())
-        known = [KnownIdentity(**{**i, "members": frozenset(i["members"])}) for i in saved["known"]]
+        known = [KnownIdentity(**{**i, "members": tuple(i["members"])}) for i in saved["known"]]
         dx_teams = [DxTeam(**t) for t in saved["dx"]]
         del saved
     baseline = _rss_mb()

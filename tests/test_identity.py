@@ -68,7 +68,7 @@ def known(
         name=name or key,
         parent_key=parent,
         lead_email=lead or f"lead-{key.split(':')[-1].lower()}@example.com",
-        members=frozenset(members),
+        members=tuple(sorted(set(members))),
         retired=retired,
     )
 

@@ -100,7 +100,7 @@ class KnownIdentity(NamedTuple):
     name: str
     parent_key: str | None
     lead_email: str | None
-    members: frozenset[str]
+    members: tuple[str, ...]  # contributor e-mails, sorted and unique (as a row's contributors)
     retired: bool = False
 
 
@@ -630,7 +630,7 @@ def _identities(
         map(_NAME, ordered),
         map(_PARENT_KEY, ordered),
         map(_LEAD_EMAIL, ordered),
-        map(frozenset, map(_CONTRIBUTORS, ordered)),
+        map(_sorted_unique, map(_CONTRIBUTORS, ordered)),  # the rows' own, most often
         repeat(False, len(ordered)),  # retired
         strict=True,
     )

@@ -16,7 +16,7 @@ from hrsync.store import models
 from hrsync.store.sessions import StoreSessions
 
 
-def member_digest(members: Sequence[str] | frozenset[str]) -> str:
+def member_digest(members: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(members)).encode()).hexdigest()
 
 
@@ -42,7 +42,7 @@ class IdentityQueries(StoreSessions):
                     name=r.name,
                     parent_key=r.parent_key,
                     lead_email=r.lead_email,
-                    members=frozenset(json.loads(r.members_json)),
+                    members=tuple(sorted(set(json.loads(r.members_json)))),
                     retired=r.retired_at is not None,
                 )
                 for r in rows

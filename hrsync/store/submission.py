@@ -168,6 +168,6 @@ def _identity_from_dict(d: Mapping[str, Any]) -> KnownIdentity:
         name=d["name"],
         parent_key=d.get("parent_key"),
         lead_email=d.get("lead_email"),
-        members=frozenset(members),
+        members=tuple(sorted(set(members))),
         retired=bool(d.get("retired")),
     )

@@ -131,7 +131,7 @@ def test_submission_lifecycle(store: Store) -> None:
 
 
 def ident(
-    key: str, ref: str, *, retired: bool = False, members: frozenset[str] = frozenset()
+    key: str, ref: str, *, retired: bool = False, members: tuple[str, ...] = ()
 ) -> KnownIdentity:
     return KnownIdentity(key, ref, f"team {key}", None, "lead@example.test", members, retired)
 
@@ -139,7 +139,7 @@ def ident(
 def test_identities_round_trip_and_rekey(store: Store) -> None:
     store.save_identities(
         [
-            ident("manager:1", "hrsync-a", members=frozenset({"x@e.t", "y@e.t"})),
+            ident("manager:1", "hrsync-a", members=("x@e.t", "y@e.t")),
             ident("manager:2", "hrsync-b"),
         ],
         NOW,
@@ -179,7 +179,7 @@ def test_heartbeat(store: Store) -> None:
 
 
 def test_saving_the_same_identities_only_moves_last_seen(store: Store) -> None:
-    members = frozenset({"a@e.t", "b@e.t"})
+    members = ("a@e.t", "b@e.t")
     store.save_identities([ident("k1", "r1", members=members), ident("k2", "r2")], NOW)
     later = NOW + timedelta(days=1)
     statements: list[str] = []
