@@ -356,6 +356,7 @@ class _Rows:
         count = len(table.cells)
         self.count = count
         self.location = table.locations
+        self.positions = list(range(count))
         self.index = table.index
         self.rows = table.cells
         self.nulls = nulls
@@ -530,7 +531,9 @@ def read_people(
     _check_values(data, used, report)
     data.reason = row_filter.reasons(data.column, data.count, status=data.status)
 
-    everyone = range(data.count)
+    # Row positions as one list of ints, shared by every list and index of rows below
+    # (a range would make a new int each time it is walked).
+    everyone = data.positions
     kept: Sequence[int] = everyone
     dropped: list[int] = []
     if data.reason.count(None) != data.count:
@@ -1215,7 +1218,7 @@ def _people(
         statuses if all(statuses) else [status or None for status in statuses],
         # A location the export writes when asked (`LineLocations`) stays unwritten: each
         # person holds their row's position in it instead (see `Person.location`).
-        range(data.count) if isinstance(data.location, LineLocations) else data.location,
+        data.positions if isinstance(data.location, LineLocations) else data.location,
         data.row,
         data.row_shape,
     )
