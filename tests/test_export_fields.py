@@ -118,7 +118,7 @@ def test_every_column_filter_equals_its_filter_value_by_value(values: list[str])
 
 
 # U+00A8 decomposes to a space and a combining mark: `ascii` turns it into a space.
-cell_text = st.text(alphabet="aZé ß\t.-,\u00a0\u00a8", max_size=8)
+cell_text = st.text(alphabet="aZé ß\t.-,\u00a0\u00a8Σİ", max_size=8)
 
 
 @given(
@@ -133,6 +133,10 @@ cell_text = st.text(alphabet="aZé ß\t.-,\u00a0\u00a8", max_size=8)
             "{A|first|lower}.{B|last|ascii|nospace|lower}@x",
             "{A|initial}{B|nospace|upper} {C|last|ascii}",
             " {A|first}  {B|last} ",
+            # Σ lower-cases by its neighbours, İ into two characters.
+            "{A|lower}.{B|upper|lower}-{C|first|lower}",
+            "{A|lower}X{B|lower}",
+            "{A|lower}{B|lower}",
             "no placeholder",
         ]
     ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -992,3 +994,5 @@ def test_a_person_holds_the_row_as_read_and_equals_one_built_from_a_mapping() ->
     assert bo != changed
     assert (bo == changed) is False
     assert "attributes={'Employee ID': 'E2'" in repr(bo)
+    # Copied or pickled, a person reads as before.
+    assert copy.deepcopy(bo) == bo and pickle.loads(pickle.dumps(bo)) == bo

@@ -162,6 +162,10 @@ class Person(_PersonFields):
             return cast(Mapping[str, str], self.row)
         return PersonValues(shape.columns, cast(Sequence[str], self.row), shape.nulls)
 
+    def __getnewargs__(self) -> tuple[object, ...]:
+        # copy and pickle rebuild a person through __new__: from its reading, not its cells.
+        return (*self[:6], self.location, dict(self.attributes))
+
     def __eq__(self, other: object) -> bool:
         # Alike when they read alike: a row held as cells equals the same row as a mapping.
         if not isinstance(other, Person):
