@@ -198,6 +198,16 @@ def test_the_team_highest_in_the_hierarchy_keeps_a_duplicate_name(
     ]
 
 
+def test_the_note_on_a_shared_name_shows_the_first_renames_and_counts_the_rest() -> None:
+    people = [P("E00", "Lead", None, "Sales")]
+    people += [P(f"E{i:02}", "Lead", "E00", "Sales") for i in range(1, 24)]
+    people += [P(f"R{i:02}", "Report", f"E{i:02}", "Other") for i in range(24)]
+    result = build_teams(people, MappingSettings(team_name="{department}"), FIELDS)
+    (note,) = [n for n in result.notes if "are named" in n]
+    shown = ", ".join(f"manager:E{i:02} -> 'Sales ({i + 1})'" for i in range(1, 21))
+    assert note == f"24 teams are named 'Sales': manager:E00 keeps it, {shown} and 3 more"
+
+
 @settings(max_examples=150, deadline=None)
 @given(org_forests(), st.sampled_from(["manager", "department"]), st.integers(0, 3))
 def test_a_suffixed_name_is_never_above_its_plain_name(

@@ -71,10 +71,11 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from operator import attrgetter
 from typing import NamedTuple, cast
 
-from hrsync.core.listing import capped
+from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, Problem, export_columns, normalise_name
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import Template, TemplateError, check_template
@@ -575,7 +576,7 @@ def _name_teams(
         names[i] = f"{leads[i].name}'s team"
     for i in sorted(blank, key=keys.__getitem__):
         notes.append(f"team {keys[i]}: the name template rendered empty; named it {names[i]!r}")
-    folded_names = [name.casefold() for name in names]
+    folded_names = list(map(str.casefold, names))
     taken = set(folded_names)
     if len(taken) == len(names):
         return names  # every name is unique already: nothing to suffix
@@ -587,7 +588,6 @@ def _name_teams(
         # never the parent of the plain one ("Sales (2)" above "Sales"); keys break ties
         # for determinism.
         first, *others = groups[folded]
-        renamed: list[str] = []
         suffix = 2
         for i in others:
             # casefold() maps each character on its own: a suffixed name folds to the
@@ -597,12 +597,13 @@ def _name_teams(
                 suffix += 1
                 candidate = f"{folded} ({suffix})"
             taken.add(candidate)
-            name = names[i] = f"{names[i]} ({suffix})"
-            renamed.append(f"{keys[i]} -> {name!r}")
+            names[i] = f"{names[i]} ({suffix})"
             suffix += 1  # just taken
+        # The note shows the first renames only (`capped`): only those are written.
+        renamed = (f"{keys[i]} -> {names[i]!r}" for i in others)
         notes.append(
             f"{len(others) + 1} teams are named {names[first]!r}: {keys[first]} keeps it, "
-            f"{capped(renamed)}"
+            f"{capped(islice(renamed, LIMIT), total=len(others))}"
         )
     return names
 
