@@ -996,3 +996,31 @@ def test_a_person_holds_the_row_as_read_and_equals_one_built_from_a_mapping() ->
     assert "attributes={'Employee ID': 'E2'" in repr(bo)
     # Copied or pickled, a person reads as before.
     assert copy.deepcopy(bo) == bo and pickle.loads(pickle.dumps(bo)) == bo
+
+
+spaced_text = st.text(alphabet="ab \t\u00a0", max_size=7)
+
+
+@given(st.lists(st.tuples(spaced_text, spaced_text), min_size=1, max_size=6))
+def test_names_and_departments_read_with_their_whitespace_collapsed(
+    values: list[tuple[str, str]],
+) -> None:
+    columns = ("Employee ID", "Work Email", "Full Name", "Department", "Manager ID")
+    table = RowTable(
+        {c: i for i, c in enumerate(columns)},
+        [(f"E{i}", f"p{i}@x.io", name, dept, "") for i, (name, dept) in enumerate(values)],
+        [f"hr.csv line {i + 2}" for i in range(len(values))],
+        {},
+    )
+    fields = FieldSettings(
+        employee_id="Employee ID",
+        email="Work Email",
+        name="Full Name",
+        department="Department",
+        manager_id="Manager ID",
+    )
+    people = read_people("hr.csv", columns, table, fields, FilterSettings()).people
+    assert [(p.name, p.department) for p in people] == [
+        (" ".join(name.split()) or f"p{i}@x.io", " ".join(dept.split()) or None)
+        for i, (name, dept) in enumerate(values)
+    ]

@@ -327,15 +327,22 @@ class PersonValues(RowValues):
         return read_value(cell, self.nulls)
 
 
-def _normalise(values: list[str], nulls: frozenset[str]) -> bool:
-    """Trim every value of a column and blank its null words, in place; True when no value
-    holds a character that is not printable (a control character, a tab, a no-break space).
+def _normalise(
+    values: list[str], nulls: frozenset[str], *, spacing: bool = False
+) -> tuple[bool, bool]:
+    """Trim every value of a column and blank its null words, in place. Returns whether no
+    value holds a character that is not printable (a control character, a tab, a no-break
+    space), and, with `spacing`, whether every value reads collapsed too (no two spaces
+    in a row: `collapse_whitespace` would change none); without, False.
 
     One test over the values joined (`hrsync.core.text.joined`), in C, instead of one per
     value; the exact pass only when it fails.
     """
     whole = joined(values)
     printable = whole.isprintable()
+    # Before trimming: two spaces at a value's end may go, so this may say no wrongly,
+    # never yes (and trimming leaves a printable column printable).
+    collapsed = spacing and printable and "  " not in whole
     if not printable or padded(whole):
         values[:] = map(str.strip, values)  # a value already trimmed is returned as it is
     # Hashing each value here is no extra cost: ids, e-mails, departments and statuses are
@@ -343,7 +350,7 @@ def _normalise(values: list[str], nulls: frozenset[str]) -> bool:
     if nulls and not nulls.isdisjoint(values):
         for i in [i for i, v in enumerate(values) if v in nulls]:
             values[i] = ""
-    return printable
+    return printable, collapsed
 
 
 class _Rows:
@@ -368,6 +375,14 @@ class _Rows:
         self.short = table.longest is not None and table.longest <= MAX_FIELD_CHARS
         self._columns: dict[int, list[str]] = {}
         self._printable: dict[int, bool] = {}
+        # Columns read as names or departments, whose inner spacing is collapsed: tested
+        # as they are read (`_normalise`), so that a collapsed column is not copied.
+        self._spaced = {
+            self.index[column]
+            for key in ("name", "department")
+            if (column := configured.get(key, "")) in self.index
+        }
+        self._collapsed: dict[int, bool] = {}
         self._filtered: dict[tuple[str, ...], Sequence[str]] = {}  # templates' filtered columns
         # Each row as a person holds it: its cells, read through one shape.
         self.row: Sequence[Sequence[str] | Mapping[str, str]] = table.cells
@@ -386,13 +401,14 @@ class _Rows:
         self.email = _lower(picked["email"])
         # A template's text is collapsed already.
         name = configured.get("name", "")
-        self.name = (
-            picked["name"] if is_template(name) else collapse_whitespace_each(picked["name"])
-        )
+        collapsed = is_template(name) or self.collapsed(name)
+        self.name = picked["name"] if collapsed else collapse_whitespace_each(picked["name"])
         self.manager_id_ref = picked["manager_id"]
         self.manager_email_ref = _lower(picked["manager_email"])
         self.manager_name_ref = picked["manager_name"]
         self.department = picked["department"]
+        department = configured.get("department", "")
+        self.department_collapsed = is_template(department) or self.collapsed(department)
         self.status = picked["status"]
         self.reason: list[str | None] = [None] * count  # None: kept; else the excluding setting
         # By row: the resolved manager's employee id (None: no manager), and the manager's
@@ -410,7 +426,10 @@ class _Rows:
         values = self._columns.get(position)
         if values is None:
             values = list(map(itemgetter(position), self.rows))
-            self._printable[position] = _normalise(values, self.nulls)
+            spacing = position in self._spaced
+            printable, collapsed = _normalise(values, self.nulls, spacing=spacing)
+            self._printable[position] = printable
+            self._collapsed[position] = collapsed
             self._columns[position] = values
         return values
 
@@ -421,6 +440,14 @@ class _Rows:
             return True
         self.column(name)
         return self._printable[position]
+
+    def collapsed(self, name: str) -> bool:
+        """Whether a column read as a name or department is known to read collapsed."""
+        position = self.index.get(name)
+        if position is None:
+            return False
+        self.column(name)
+        return self._collapsed[position]
 
     def _field(self, source: str) -> Sequence[str]:
         if not source:
@@ -1210,15 +1237,18 @@ def _people(
     emails, names = data.email, data.name
     if not _all_kept(names, rows):
         names = [name or email for name, email in zip(names, emails, strict=True)]
-    departments = data.department
-    normalised = {value: collapse_whitespace(value) or None for value in set(departments)}
+    # Collapsed already and none blank (the usual case): taken as they are.
+    departments: Sequence[str | None] = data.department
+    if not (data.department_collapsed and all(data.department)):
+        normalised = {v: collapse_whitespace(v) or None for v in set(data.department)}
+        departments = list(map(normalised.__getitem__, data.department))
     statuses = data.status
     columns = (
         ids,
         emails,
         names,
         data.manager,
-        list(map(normalised.__getitem__, departments)),
+        departments,
         statuses if all(statuses) else [status or None for status in statuses],
         # A location the export writes when asked (`LineLocations`) stays unwritten: each
         # person holds their row's position in it instead (see `Person.location`).
