@@ -435,19 +435,19 @@ class _Rows:
 
     def printable(self, name: str) -> bool:
         """Whether a column is known to hold no unprintable character."""
-        position = self.index.get(name)
-        if position is None:
-            return True
-        self.column(name)
-        return self._printable[position]
+        return self._known(name, self._printable, absent=True)
 
     def collapsed(self, name: str) -> bool:
         """Whether a column read as a name or department is known to read collapsed."""
+        return self._known(name, self._collapsed, absent=False)
+
+    def _known(self, name: str, facts: dict[int, bool], *, absent: bool) -> bool:
+        """What `column` found out about a column as it read it (`absent` without one)."""
         position = self.index.get(name)
         if position is None:
-            return False
+            return absent
         self.column(name)
-        return self._collapsed[position]
+        return facts[position]
 
     def _field(self, source: str) -> Sequence[str]:
         if not source:
