@@ -18,11 +18,14 @@ from hrsync.core.people import (
     Directory,
     Person,
     Problem,
+    _normalise,
     normalise_name,
     read_people,
+    read_value,
 )
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.core.templates import template_names
+from hrsync.core.text import collapse_whitespace
 from hrsync.sources.base import SourceError
 from hrsync.sources.open import open_export
 from hrsync.sources.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
@@ -1024,3 +1027,27 @@ def test_names_and_departments_read_with_their_whitespace_collapsed(
         (" ".join(name.split()) or f"p{i}@x.io", " ".join(dept.split()) or None)
         for i, (name, dept) in enumerate(values)
     ]
+
+
+cell_words = st.text(alphabet=" aN\tUL\u00a0-\x00", max_size=5)
+
+
+@given(
+    st.one_of(
+        # Few distinct values, many rows: each distinct value is read once.
+        st.tuples(st.lists(cell_words, min_size=1, max_size=3), st.integers(24, 60)).flatmap(
+            lambda pool: st.lists(st.sampled_from(pool[0]), min_size=pool[1], max_size=pool[1])
+        ),
+        # Mostly distinct values: one test over the joined column.
+        st.lists(cell_words, max_size=12),
+    ),
+    st.booleans(),
+)
+def test_a_column_reads_as_each_value_would_read_alone(values: list[str], spacing: bool) -> None:
+    nulls = frozenset({"NULL", "N/A", "-"})
+    read = list(values)
+    printable, collapsed = _normalise(read, nulls, spacing=spacing)
+    assert read == [read_value(v, nulls) for v in values]
+    assert printable == all(v.isprintable() for v in values)
+    # Collapsed is never said wrongly; it is only said when asked.
+    assert not collapsed or (spacing and all(collapse_whitespace(v) == v for v in read))

@@ -336,8 +336,14 @@ def _normalise(
     in a row: `collapse_whitespace` would change none); without, False.
 
     One test over the values joined (`hrsync.core.text.joined`), in C, instead of one per
-    value; the exact pass only when it fails.
+    value; the exact pass only when it fails. A column of few distinct values (statuses,
+    departments) reads each of them once instead (`_normalise_distinct`).
     """
+    sample = values[:_SAMPLE]
+    if len(set(sample)) * 2 <= len(sample):
+        distinct = set(values)
+        if len(distinct) * 8 <= len(values):
+            return _normalise_distinct(values, distinct, nulls, spacing=spacing)
     whole = joined(values)
     printable = whole.isprintable()
     # Before trimming: two spaces at a value's end may go, so this may say no wrongly,
@@ -350,6 +356,23 @@ def _normalise(
     if nulls and not nulls.isdisjoint(values):
         for i in [i for i, v in enumerate(values) if v in nulls]:
             values[i] = ""
+    return printable, collapsed
+
+
+# How many values of a column tell whether it may have few distinct values.
+_SAMPLE = 1000
+
+
+def _normalise_distinct(
+    values: list[str], distinct: set[str], nulls: frozenset[str], *, spacing: bool
+) -> tuple[bool, bool]:
+    """`_normalise` for a column of few `distinct` values: each is read once, and every row
+    takes its value as read, so equal values are one string (later look-ups and sets then
+    match them by identity)."""
+    printable = all(map(str.isprintable, distinct))
+    read = {value: read_value(value, nulls) for value in distinct}
+    values[:] = map(read.__getitem__, values)
+    collapsed = spacing and all(v.isprintable() and "  " not in v for v in read.values())
     return printable, collapsed
 
 
