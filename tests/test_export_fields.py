@@ -137,13 +137,16 @@ cell_text = st.text(alphabet="aZé ß\t.-,\u00a0\u00a8Σİ", max_size=8)
             "{A|lower}.{B|upper|lower}-{C|first|lower}",
             "{A|lower}X{B|lower}",
             "{A|lower}{B|lower}",
+            "{A|lower|ascii}.{B|upper|lower|last}",
+            "{A|nospace}{B|strip|first}-{C}",
             "no placeholder",
         ]
     ),
     st.booleans(),
+    st.booleans(),
 )
 def test_a_template_over_columns_equals_it_rendered_row_by_row(
-    rows: list[list[str]], text: str, blank_if_empty: bool
+    rows: list[list[str]], text: str, blank_if_empty: bool, told_words: bool
 ) -> None:
     template = Template(text)
     columns = {name: [row[i] for row in rows] for i, name in enumerate("ABC")}
@@ -153,9 +156,38 @@ def test_a_template_over_columns_equals_it_rendered_row_by_row(
         )
         for row in rows
     ]
-    assert (
-        template.on_columns(columns.__getitem__, len(rows), blank_if_empty=blank_if_empty) == by_row
+
+    def words(name: str) -> bool:
+        # Told truly which columns hold no whitespace, as the people reader tells it.
+        return all(value.isprintable() and " " not in value for value in columns[name])
+
+    on_columns = template.on_columns(
+        columns.__getitem__,
+        len(rows),
+        blank_if_empty=blank_if_empty,
+        words=words if told_words else None,
     )
+    assert on_columns == by_row
+    if template.lower_case:
+        assert all(text == text.lower() for text in by_row)
+
+
+@pytest.mark.parametrize(
+    ("text", "lower_case"),
+    [
+        ("{A|lower}", True),
+        ("{A|upper|lower|first|nospace}.x@y", True),
+        ("{A|lower|ascii}", False),  # U+1D2C is no letter case of its own, and gives "A"
+        ("{A|lower|upper}", False),
+        ("{A|lower}X", False),
+        ("{A}", False),
+        ("{A|lower}{B}", False),
+    ],
+)
+def test_a_template_is_lower_case_when_each_placeholder_is_lower_cased_last(
+    text: str, lower_case: bool
+) -> None:
+    assert Template(text).lower_case is lower_case
 
 
 def test_split_names_build_the_name_and_the_email() -> None:

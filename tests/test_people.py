@@ -1046,8 +1046,9 @@ cell_words = st.text(alphabet=" aN\tUL\u00a0-\x00", max_size=5)
 def test_a_column_reads_as_each_value_would_read_alone(values: list[str], spacing: bool) -> None:
     nulls = frozenset({"NULL", "N/A", "-"})
     read = list(values)
-    printable, collapsed = _normalise(read, nulls, spacing=spacing)
+    facts = _normalise(read, nulls, spacing=spacing)
     assert read == [read_value(v, nulls) for v in values]
-    assert printable == all(v.isprintable() for v in values)
-    # Collapsed is never said wrongly; it is only said when asked.
-    assert not collapsed or (spacing and all(collapse_whitespace(v) == v for v in read))
+    assert facts.printable == all(v.isprintable() for v in values)
+    # Collapsed and spaceless are never said wrongly; collapsed only when asked.
+    assert not facts.collapsed or (spacing and all(collapse_whitespace(v) == v for v in read))
+    assert not facts.spaceless or all(v.split() in ([], [v]) for v in read)

@@ -102,3 +102,15 @@ def test_no_case_mapping_or_strip_puts_whitespace_into_a_word() -> None:
         if (out := FILTERS[name](char)).split() != [out]
     ]
     assert grown == []
+
+
+def test_a_lower_cased_character_lower_cases_to_itself() -> None:
+    # Template.lower_case trusts a text of lower-cased pieces and lower-case literals to be
+    # lower case as a whole: each character of a lower-cased character is its own lower case
+    # (and the one rule that looks at neighbours, for a capital sigma, meets none).
+    moved = [
+        hex(code)
+        for code in range(sys.maxunicode + 1)
+        if any(char.lower() != char for char in chr(code).lower())
+    ]
+    assert moved == []

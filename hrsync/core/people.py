@@ -327,13 +327,17 @@ class PersonValues(RowValues):
         return read_value(cell, self.nulls)
 
 
-def _normalise(
-    values: list[str], nulls: frozenset[str], *, spacing: bool = False
-) -> tuple[bool, bool]:
-    """Trim every value of a column and blank its null words, in place. Returns whether no
-    value holds a character that is not printable (a control character, a tab, a no-break
-    space), and, with `spacing`, whether every value reads collapsed too (no two spaces
-    in a row: `collapse_whitespace` would change none); without, False.
+class ColumnFacts(NamedTuple):
+    """What reading a column (`_normalise`) found out about it, for the steps after."""
+
+    printable: bool  # no value holds an unprintable character (control, tab, no-break space)
+    collapsed: bool  # when asked (`spacing`): no value has two spaces in a row, or any edge
+    spaceless: bool  # no value holds whitespace at all (each is one word, or empty)
+
+
+def _normalise(values: list[str], nulls: frozenset[str], *, spacing: bool = False) -> ColumnFacts:
+    """Trim every value of a column and blank its null words, in place, and say what it
+    found (`ColumnFacts`; `collapsed` is False unless `spacing` asks for it).
 
     One test over the values joined (`hrsync.core.text.joined`), in C, instead of one per
     value; the exact pass only when it fails. A column of few distinct values (statuses,
@@ -346,9 +350,11 @@ def _normalise(
             return _normalise_distinct(values, distinct, nulls, spacing=spacing)
     whole = joined(values)
     printable = whole.isprintable()
-    # Before trimming: two spaces at a value's end may go, so this may say no wrongly,
-    # never yes (and trimming leaves a printable column printable).
+    # Before trimming: spaces at a value's end may go, so these may say no wrongly, never
+    # yes (and trimming leaves a printable column printable). Every whitespace character
+    # but the space is unprintable.
     collapsed = spacing and printable and "  " not in whole
+    spaceless = printable and " " not in whole
     if not printable or padded(whole):
         values[:] = map(str.strip, values)  # a value already trimmed is returned as it is
     # Hashing each value here is no extra cost: ids, e-mails, departments and statuses are
@@ -356,7 +362,7 @@ def _normalise(
     if nulls and not nulls.isdisjoint(values):
         for i in [i for i, v in enumerate(values) if v in nulls]:
             values[i] = ""
-    return printable, collapsed
+    return ColumnFacts(printable, collapsed, spaceless)
 
 
 # How many values of a column tell whether it may have few distinct values.
@@ -365,7 +371,7 @@ _SAMPLE = 1000
 
 def _normalise_distinct(
     values: list[str], distinct: set[str], nulls: frozenset[str], *, spacing: bool
-) -> tuple[bool, bool]:
+) -> ColumnFacts:
     """`_normalise` for a column of few `distinct` values: each is read once, and every row
     takes its value as read, so equal values are one string (later look-ups and sets then
     match them by identity)."""
@@ -373,7 +379,8 @@ def _normalise_distinct(
     read = {value: read_value(value, nulls) for value in distinct}
     values[:] = map(read.__getitem__, values)
     collapsed = spacing and all(v.isprintable() and "  " not in v for v in read.values())
-    return printable, collapsed
+    spaceless = all(v.isprintable() and " " not in v for v in read.values())
+    return ColumnFacts(printable, collapsed, spaceless)
 
 
 class _Rows:
@@ -397,7 +404,7 @@ class _Rows:
         # The reader vouches that no value is over the limit: no column needs measuring.
         self.short = table.longest is not None and table.longest <= MAX_FIELD_CHARS
         self._columns: dict[int, list[str]] = {}
-        self._printable: dict[int, bool] = {}
+        self._facts: dict[int, ColumnFacts] = {}
         # Columns read as names or departments, whose inner spacing is collapsed: tested
         # as they are read (`_normalise`), so that a collapsed column is not copied.
         self._spaced = {
@@ -405,7 +412,6 @@ class _Rows:
             for key in ("name", "department")
             if (column := configured.get(key, "")) in self.index
         }
-        self._collapsed: dict[int, bool] = {}
         self._filtered: dict[tuple[str, ...], Sequence[str]] = {}  # templates' filtered columns
         # Each row as a person holds it: its cells, read through one shape.
         self.row: Sequence[Sequence[str] | Mapping[str, str]] = table.cells
@@ -421,7 +427,10 @@ class _Rows:
         picked = {key: self._field(configured.get(key, "")) for key in _PICKED}
         self._filtered.clear()  # the templates' intermediate columns: 100,000s of strings
         self.employee_id = picked["employee_id"]
-        self.email = _lower(picked["email"])
+        # A template lower-cased by construction needs no second look.
+        email = configured.get("email", "")
+        lower_case = is_template(email) and Template(email).lower_case
+        self.email = picked["email"] if lower_case else _lower(picked["email"])
         # A template's text is collapsed already.
         name = configured.get("name", "")
         collapsed = is_template(name) or self.collapsed(name)
@@ -450,34 +459,40 @@ class _Rows:
         if values is None:
             values = list(map(itemgetter(position), self.rows))
             spacing = position in self._spaced
-            printable, collapsed = _normalise(values, self.nulls, spacing=spacing)
-            self._printable[position] = printable
-            self._collapsed[position] = collapsed
+            self._facts[position] = _normalise(values, self.nulls, spacing=spacing)
             self._columns[position] = values
         return values
 
+    def facts(self, name: str) -> ColumnFacts:
+        """What reading a column found out about it (a column the export lacks is blank)."""
+        position = self.index.get(name)
+        if position is None:
+            return ColumnFacts(printable=True, collapsed=True, spaceless=True)
+        self.column(name)
+        return self._facts[position]
+
     def printable(self, name: str) -> bool:
         """Whether a column is known to hold no unprintable character."""
-        return self._known(name, self._printable, absent=True)
+        return self.facts(name).printable
 
     def collapsed(self, name: str) -> bool:
         """Whether a column read as a name or department is known to read collapsed."""
-        return self._known(name, self._collapsed, absent=False)
+        return self.facts(name).collapsed
 
-    def _known(self, name: str, facts: dict[int, bool], *, absent: bool) -> bool:
-        """What `column` found out about a column as it read it (`absent` without one)."""
-        position = self.index.get(name)
-        if position is None:
-            return absent
-        self.column(name)
-        return facts[position]
+    def spaceless(self, name: str) -> bool:
+        """Whether a column is known to hold no whitespace (for templates: `words`)."""
+        return self.facts(name).spaceless
 
     def _field(self, source: str) -> Sequence[str]:
         if not source:
             return self.blank
         if is_template(source):
             return Template(source).on_columns(
-                self.column, self.count, blank_if_empty=True, memo=self._filtered
+                self.column,
+                self.count,
+                blank_if_empty=True,
+                memo=self._filtered,
+                words=self.spaceless,
             )
         return self.column(source)
 

@@ -116,6 +116,18 @@ COLUMN_FILTERS: Mapping[str, ColumnFilter] = {
 # character). `ascii` keeps it only where it changes nothing (its ASCII shortcut).
 _WORD_FILTERS = frozenset({"first", "last", "initial", "nospace"})
 _KEEP_WORDS = frozenset({"lower", "upper", "strip"})
+_WORD_IDENTITIES = frozenset({"nospace", "strip"})  # filters that change no word
+# Filters after which a lower-cased value stays lower case (`ascii` may not: U+1D2C, a
+# modifier letter with no case of its own, decomposes to "A").
+_KEEP_LOWER = frozenset({"first", "last", "initial", "nospace", "strip"})
+
+
+def _lower_cased_last(filters: Sequence[str]) -> bool:
+    """Whether a chain of filters leaves every value lower case."""
+    lowered = False
+    for name in filters:
+        lowered = name == "lower" or (lowered and name in _KEEP_LOWER)
+    return lowered
 
 
 class TemplateError(ValueError):
@@ -141,7 +153,7 @@ def _placeholder(field: str, spec: str | None, conversion: str | None) -> Placeh
 class Template:
     """A parsed template; `render` fills it from a lookup of names to values."""
 
-    __slots__ = ("_collapsed_around_words", "_parts", "placeholders", "text")
+    __slots__ = ("_collapsed_around_words", "_parts", "lower_case", "placeholders", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -154,6 +166,13 @@ class Template:
             for literal, field, spec, conversion in parsed
         ]
         self.placeholders = tuple(p for _, p in self._parts if p is not None)
+        # Every row's text is lower case (`str.lower` changes none of it): each placeholder
+        # is lower-cased last (as far as case goes), and each literal is lower case. A
+        # lower-cased character lower-cases to itself, so the text does as a whole
+        # (tests/test_templates.py checks every character).
+        self.lower_case = all(_lower_cased_last(p.filters) for p in self.placeholders) and all(
+            literal == literal.lower() for literal, _ in self._parts
+        )
         # Whether the text, each placeholder filled with a word, is collapsed already.
         shape = "".join(literal + ("" if p is None else "x") for literal, p in self._parts)
         self._collapsed_around_words = collapse_whitespace(shape) == shape
@@ -187,6 +206,7 @@ class Template:
         *,
         blank_if_empty: bool = False,
         memo: dict[tuple[str, ...], Sequence[str]] | None = None,
+        words: Callable[[str], bool] | None = None,
     ) -> Sequence[str]:
         """The template rendered for `rows` rows at once; `column(name)` gives a name's value
         on every row, in order. Equals `render` row by row, at a fraction of its cost: each
@@ -198,26 +218,31 @@ class Template:
 
         `memo`: filtered columns by name and filters, shared by the templates over one
         export (``{Full Name|last}`` in both the name and the e-mail is filtered once).
+
+        `words(name)`: whether a column is known to hold no whitespace on any row (an id
+        column, say); a template of such words needs no whitespace pass.
         """
         memo = {} if memo is None else memo
         if not self.placeholders:
             return [self.render(str, blank_if_empty=blank_if_empty)] * rows
         values: list[Sequence[str]] = []
-        words = True  # every placeholder's value is known to hold no whitespace
+        all_words = True  # every placeholder's value is known to hold no whitespace
         for placeholder in self.placeholders:
             key: tuple[str, ...] = (placeholder.name,)
             filtered = memo.get(key)
             if filtered is None:
                 filtered = memo[key] = column(placeholder.name)
-            word = False
+            word = words is not None and words(placeholder.name)
             for name in placeholder.filters:
                 key = (*key, name)
                 held = memo.get(key)
                 if held is None:
-                    held = memo[key] = COLUMN_FILTERS[name](filtered)
+                    # Words keep `nospace` and `strip` from changing anything.
+                    unchanged = word and name in _WORD_IDENTITIES
+                    held = memo[key] = filtered if unchanged else COLUMN_FILTERS[name](filtered)
                 word = name in _WORD_FILTERS or (word and (name in _KEEP_WORDS or held is filtered))
                 filtered = held
-            words = words and word
+            all_words = all_words and word
             values.append(filtered)
         # Each row's pieces joined, literals included: cheaper than str.format per row.
         filling = iter(values)
@@ -229,7 +254,7 @@ class Template:
                 pieces.append(next(filling))
         out: Sequence[str] = list(map("".join, zip(*pieces, strict=True)))
         # Words, none empty, between literals that read collapsed: the text is collapsed.
-        if not (words and self._collapsed_around_words and all(map(all, values))):
+        if not (all_words and self._collapsed_around_words and all(map(all, values))):
             out = collapse_whitespace_each(out)
         # A column with a value on every row fills every row: nothing to blank (the usual
         # case, tested in C, before the per-row test).
