@@ -3,8 +3,10 @@
 CONTRACT (shared with mapping, identity and the engine; change only with care):
 - `SourceRow` (from `hrsync.sources.rows`, beside the readers) is what a reader yields;
   `RowTable` is every row at once (`Export.table()`, what a run passes).
-- `Person` is one validated, normalised person (a NamedTuple); `Person.attributes` is
-  their whole row, each value read trimmed and with null words blank (`PersonValues`).
+- `Person` is one validated, normalised person (a tuple, built in C); `Person.attributes`
+  is their whole row, each value read trimmed and with null words blank (`PersonValues`),
+  read when asked from the export's cells; `Person.location` is written when asked too.
+  People are equal when they read alike.
 - `Problem` names location, field, value and what was expected.
 
 `read_people` turns an export's rows into a `Directory`, in this order:
