@@ -630,7 +630,7 @@ def _identities(
         map(_NAME, ordered),
         map(_PARENT_KEY, ordered),
         map(_LEAD_EMAIL, ordered),
-        map(_sorted_unique, map(_CONTRIBUTORS, ordered)),  # the rows' own, most often
+        map(_CONTRIBUTORS, rows),  # sorted and unique, as the rows have them
         repeat(False, len(ordered)),  # retired
         strict=True,
     )

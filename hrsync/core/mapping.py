@@ -78,7 +78,7 @@ from typing import NamedTuple, cast
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, Problem, export_columns, normalise_name
 from hrsync.core.settings import FieldSettings, MappingSettings
-from hrsync.core.templates import Template, TemplateError, check_template
+from hrsync.core.templates import FILTERS, Template, TemplateError, check_template
 from hrsync.core.tree import ancestors, forest
 
 MANAGER_PREFIX = "manager:"
@@ -232,22 +232,16 @@ def _template_columns(template: str, people: Sequence[Person]) -> Collection[str
     return export_columns(people)
 
 
-def _first_word(text: str) -> str:
-    words = text.split()
-    return words[0] if words else ""
-
-
-def _last_word(text: str) -> str:
-    words = text.split()
-    return words[-1] if words else ""
+def _names(leads: list[Person]) -> Iterable[str]:
+    return map(attrgetter("name"), leads)
 
 
 # Each built-in placeholder's values for teams (their leads, keys); a built-in wins over
 # a column of its name.
 _BUILTINS: Mapping[str, Callable[[list[Person], list[str], _Drafts], list[str]]] = {
-    "lead_name": lambda leads, keys, d: [lead.name for lead in leads],
-    "lead_first_name": lambda leads, keys, d: [_first_word(lead.name) for lead in leads],
-    "lead_last_name": lambda leads, keys, d: [_last_word(lead.name) for lead in leads],
+    "lead_name": lambda leads, keys, d: list(_names(leads)),
+    "lead_first_name": lambda leads, keys, d: list(map(FILTERS["first"], _names(leads))),
+    "lead_last_name": lambda leads, keys, d: list(map(FILTERS["last"], _names(leads))),
     "lead_email": lambda leads, keys, d: [lead.email for lead in leads],
     "lead_employee_id": lambda leads, keys, d: [lead.employee_id for lead in leads],
     "department": lambda leads, keys, d: [d.department[key] for key in keys],

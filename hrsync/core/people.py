@@ -159,10 +159,7 @@ class Person(_PersonFields):
     def attributes(self) -> Mapping[str, str]:
         """Every column of the row by its HR name (normalised text), for templates and
         filters."""
-        shape = self.row_shape
-        if shape is None:
-            return cast(Mapping[str, str], self.row)
-        return PersonValues(shape.columns, cast(Sequence[str], self.row), shape.nulls)
+        return read_row(self.row, self.row_shape)
 
     def __getnewargs__(self) -> tuple[object, ...]:
         # copy and pickle rebuild a person through __new__: from its reading, not its cells.
@@ -307,6 +304,14 @@ def read_value(cell: str, nulls: frozenset[str]) -> str:
     """A cell as hrsync reads it: trimmed, and blank when it is a null word."""
     value = cell.strip()
     return "" if value in nulls else value
+
+
+def read_row(row: Sequence[str] | Mapping[str, str], shape: RowShape | None) -> Mapping[str, str]:
+    """A row as a person holds it, read by column: its cells through the export's shape,
+    or, without one, the mapping it is."""
+    if shape is None:
+        return cast(Mapping[str, str], row)
+    return PersonValues(shape.columns, cast(Sequence[str], row), shape.nulls)
 
 
 class PersonValues(RowValues):
@@ -500,10 +505,7 @@ class _Rows:
 
     def values(self, i: int) -> Mapping[str, str]:
         """Row `i` by column, as its person's `attributes` reads it."""
-        shape, row = self.row_shape[i], self.row[i]
-        if shape is None:
-            return cast(Mapping[str, str], row)
-        return PersonValues(shape.columns, cast(Sequence[str], row), shape.nulls)
+        return read_row(self.row[i], self.row_shape[i])
 
     def describe(self, i: int) -> str:
         who = self.name[i] or self.email[i] or self.employee_id[i]
