@@ -80,40 +80,37 @@ def test_each_metrics_has_its_own_registry() -> None:
     )
 
 
+def finish(
+    m: Metrics,
+    result: SyncResult,
+    *,
+    duration_s: float = 1.0,
+    deferred_until: datetime | None = None,
+) -> str:
+    """Tell `m` a run ended now (NOW, not quarantined); its exposition after."""
+    m.run_finished(
+        result,
+        ended_at=NOW,
+        duration_s=duration_s,
+        quarantined=False,
+        deferred_until=deferred_until,
+    )
+    return m.exposition().decode()
+
+
 def test_a_refusal_raises_attention_and_a_success_clears_it() -> None:
     m = Metrics()
-    m.run_finished(
-        SyncResult("r1", Outcome.REFUSED, reason="too many archives"),
-        ended_at=NOW,
-        duration_s=2.0,
-        quarantined=False,
-        deferred_until=None,
-    )
-    text = m.exposition().decode()
+    text = finish(m, SyncResult("r1", Outcome.REFUSED, reason="too many archives"), duration_s=2.0)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
     assert sample(text, 'hrsync_runs_total{outcome="refused"}') == 1
     assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == NOW.timestamp()
     assert sample(text, "hrsync_last_success_timestamp_seconds") == 0
     # a deferral in between says nothing about the refusal: it stays
     until = NOW + timedelta(hours=1)
-    m.run_finished(
-        SyncResult("r2", Outcome.DEFERRED),
-        ended_at=NOW,
-        duration_s=1.0,
-        quarantined=False,
-        deferred_until=until,
-    )
-    text = m.exposition().decode()
+    text = finish(m, SyncResult("r2", Outcome.DEFERRED), deferred_until=until)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == until.timestamp()
-    m.run_finished(
-        SyncResult("r3", Outcome.APPLIED, people_count=40),
-        ended_at=NOW,
-        duration_s=1.0,
-        quarantined=False,
-        deferred_until=None,
-    )
-    text = m.exposition().decode()
+    text = finish(m, SyncResult("r3", Outcome.APPLIED, people_count=40))
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == 0
     assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
@@ -124,20 +121,10 @@ def test_a_refusal_raises_attention_and_a_success_clears_it() -> None:
 def test_the_attribute_step_counts_its_people_by_outcome() -> None:
     m = Metrics()
     for run_id, updated, failed in (("a1", 3, 1), ("a2", 2, 0)):
-        m.run_finished(
-            SyncResult(
-                run_id,
-                Outcome.APPLIED,
-                attributes=AttributeResult(
-                    AttributeOutcome.APPLIED, updated=updated, unchanged=5, failed=failed
-                ),
-            ),
-            ended_at=NOW,
-            duration_s=1.0,
-            quarantined=False,
-            deferred_until=None,
+        attributes = AttributeResult(
+            AttributeOutcome.APPLIED, updated=updated, unchanged=5, failed=failed
         )
-    text = m.exposition().decode()
+        text = finish(m, SyncResult(run_id, Outcome.APPLIED, attributes=attributes))
     assert sample(text, 'hrsync_attribute_updates_total{outcome="updated"}') == 5
     assert sample(text, 'hrsync_attribute_updates_total{outcome="unchanged"}') == 10
     assert sample(text, 'hrsync_attribute_updates_total{outcome="failed"}') == 1
