@@ -167,7 +167,8 @@ class Metrics:
                 self.plan_changes.labels(kind).set(last.counts.get(kind, 0))
         decisive = store.newest_run((*ATTENTION, *SUCCESS))
         if decisive is not None and decisive.outcome is not None:
-            self._attention(decisive.outcome, quarantined)
+            # As `run_finished` tells it: the attribute step's refusal counts too.
+            self._attention(decisive.waiting_on or decisive.outcome, quarantined)
         else:
             self.quarantine_changed(quarantined)
         pending = store.pending_deferral()

@@ -23,6 +23,7 @@ from structlog.testing import capture_logs
 
 from hrsync import daemon as daemon_module
 from hrsync.config import Settings, SyncSettings
+from hrsync.core.attributes import AttributeOutcome
 from hrsync.daemon import (
     CATCH_UP_JOB,
     HEARTBEAT_JOB,
@@ -34,6 +35,7 @@ from hrsync.daemon import (
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync import SyncRequest, SyncResult
+from hrsync.sync.attributes import AttributeResult
 from hrsync.sync.story import record_end
 
 # Far enough ahead of the real clock that a paused scheduler's jobs are all "future".
@@ -480,6 +482,28 @@ def test_a_refusal_that_names_its_approval_is_repeated_with_that_exact_command(
     # The number to approve, not a placeholder to fill in.
     assert f"`{approve}`" in pending["action"]
     assert "--allow-archive N" not in pending["action"]
+
+
+def test_a_refused_attribute_step_after_an_applied_hierarchy_is_repeated_in_the_log(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    approve = "hrsync --config /etc/hrsync/hrsync.toml sync --allow-attribute-changes"
+
+    def refuse_attributes(request: SyncRequest) -> SyncResult:
+        run_id = f"run-{request.trigger}"
+        store.start_run(run_id, request.trigger, clock(), dry_run=False)
+        refused = AttributeResult(AttributeOutcome.REFUSED, reason="would change 900 of 1000")
+        result = SyncResult(run_id, Outcome.APPLIED, attributes=refused, action=approve)
+        record_end(store, clock, request, result)
+        return result
+
+    d = Daemon(settings_with(), store=store, run_sync=refuse_attributes, clock=clock)
+    d.start(paused=True)
+    harness.daemons.append(d)
+    with capture_logs() as logs:
+        d.execute("schedule")
+    (pending,) = events(logs, "sync.refused_pending")
+    assert f"`{approve}`" in pending["action"]
 
 
 def test_other_outcomes_break_the_failure_streak(

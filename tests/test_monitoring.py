@@ -47,13 +47,15 @@ def sample(text: str, name: str) -> float | None:
     return None
 
 
-def record(store: Store, run_id: str, outcome: str, at: datetime, **extra: Any) -> None:
+def record(
+    store: Store, run_id: str, outcome: str, at: datetime, exit_code: int = 0, **extra: Any
+) -> None:
     store.start_run(run_id, "schedule", at, dry_run=False)
     store.finish_run(
         run_id,
         at + timedelta(seconds=5),
         outcome=outcome,
-        exit_code=0,
+        exit_code=exit_code,
         counts={},
         reason=None,
         **extra,
@@ -144,6 +146,22 @@ def test_a_restarted_daemon_seeds_its_gauges_from_the_store(store: Store) -> Non
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == resume.timestamp()
     assert sample(text, "hrsync_people") == 12
+
+
+def test_a_restarted_daemon_still_raises_attention_for_a_refused_attribute_step(
+    store: Store,
+) -> None:
+    # The hierarchy applied, the attribute step was refused: the run's exit code says so,
+    # as `hrsync status` reads it. A restart must not clear what a person must approve.
+    record(store, "a1", "applied", NOW, exit_code=Outcome.REFUSED.exit_code)
+    m = Metrics()
+    m.seed(store, quarantined=False)
+    text = m.exposition().decode()
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert (
+        sample(text, "hrsync_last_success_timestamp_seconds")
+        == (NOW + timedelta(seconds=5)).timestamp()
+    )
 
 
 def test_every_metric_is_documented_and_the_alert_rules_name_real_ones() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config import Settings
 from hrsync.core.notify import ATTENTION, SUCCESS
-from hrsync.outcome import EXIT_OK, Outcome
+from hrsync.outcome import EXIT_OK
 from hrsync.render import hrsync_command
 from hrsync.schedule import next_cron_fire
 from hrsync.store.repo import RunRecord, Store
@@ -58,7 +58,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
             }
         )
     decisive = store.newest_run((*ATTENTION, *SUCCESS))
-    waiting = _waiting_on(decisive) if decisive is not None else None
+    waiting = decisive.waiting_on if decisive is not None else None
     if decisive is not None and waiting is not None:
         attention.append(
             {
@@ -91,19 +91,6 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         "schedule": settings.sync.schedule,
         "timezone": settings.sync.timezone,
     }
-
-
-# The exit codes of the outcomes a person must act on. A run stores its hierarchy's
-# outcome and the exit code of the more serious of it and the attribute step's.
-_ATTENTION_BY_EXIT = {o.exit_code: o.value for o in Outcome if o.value in ATTENTION}
-
-
-def _waiting_on(run: RunRecord) -> str | None:
-    """What a person must act on after `run`: its hierarchy's outcome, or else its
-    attribute step's (an applied hierarchy whose attributes were refused ends with exit 4)."""
-    if run.outcome in ATTENTION:
-        return run.outcome
-    return _ATTENTION_BY_EXIT.get(run.exit_code) if run.exit_code else None
 
 
 def _resolve(outcome: str | None, config: Any) -> str:

@@ -57,7 +57,7 @@ class Followups:
             self.register_resume(result.resume_at, reason=result.reason, run_id=result.run_id)
         if result.outcome is Outcome.UNVERIFIED:
             self._retry_unverified(result)
-        if result.outcome is Outcome.REFUSED:
+        if result.overall is Outcome.REFUSED:  # the hierarchy or its attribute step
             # Every run is refused the same way until the export or the guard changes.
             if result.action:
                 approve = f"with `{result.action}`"

@@ -11,6 +11,8 @@ from typing import Any
 
 from sqlalchemy import Row, insert, select, update
 
+from hrsync.core.notify import ATTENTION
+from hrsync.outcome import Outcome
 from hrsync.store import models
 from hrsync.store.sessions import StoreSessions
 from hrsync.store.submission import SubmissionStatus
@@ -31,6 +33,20 @@ class RunRecord:
     people_count: int | None
     dry_run: bool
     action: str | None = None  # the command that resolves this outcome, if any
+
+    @property
+    def waiting_on(self) -> str | None:
+        """What a person must act on after this run: its hierarchy's outcome, or else its
+        attribute step's (an applied hierarchy whose attributes were refused ends with the
+        refusal's exit code); None when nothing."""
+        if self.outcome in ATTENTION:
+            return self.outcome
+        return _ATTENTION_BY_EXIT.get(self.exit_code) if self.exit_code else None
+
+
+# The exit codes of the outcomes a person must act on. A run stores its hierarchy's
+# outcome and the exit code of the more serious of it and the attribute step's.
+_ATTENTION_BY_EXIT = {o.exit_code: o.value for o in Outcome if o.value in ATTENTION}
 
 
 class RunQueries(StoreSessions):
