@@ -36,6 +36,7 @@ from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person
 from hrsync.core.settings import AttributeSettings
 from hrsync.core.templates import Template, check_template
+from hrsync.core.text import shown_value as text_shown_value
 
 RETRY_AFTER = timedelta(days=1)
 EXAMPLES = 5  # changed values shown per refused attribute
@@ -345,9 +346,9 @@ def read_result(sent: Values, user: Mapping[str, Any]) -> CallResult:
 
 
 def shown_value(value: object) -> str:
-    """A value in a message: quoted, and cut short (an HR value may be 64 Ki characters)."""
-    text = repr(value)
-    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 1] + "…"
+    """A value in an attribute message: quoted, and cut shorter than elsewhere (a message
+    may name hundreds of people's values)."""
+    return text_shown_value(value, _VALUE_CHARS)
 
 
 def _short(value: object) -> str:

@@ -26,11 +26,11 @@ def parent_label(name: str | None) -> str:
 SHOWN_CHARS = 300
 
 
-def shown_value(value: str) -> str:
-    """A value as a message quotes it: its repr, cut at `SHOWN_CHARS` characters."""
-    if len(value) <= SHOWN_CHARS:
+def shown_value(value: object, limit: int = SHOWN_CHARS) -> str:
+    """A value as a message quotes it: its repr, a text cut at `limit` characters."""
+    if not isinstance(value, str) or len(value) <= limit:
         return repr(value)
-    return f"{value[:SHOWN_CHARS]!r}… ({len(value):,} characters)"
+    return f"{value[:limit]!r}… ({len(value):,} characters)"
 
 
 def collapse_whitespace(value: str) -> str:
