@@ -17,6 +17,7 @@ from hrsync.core.emails import is_valid_email, normalise_email, valid_emails
 from hrsync.core.people import (
     Directory,
     Person,
+    PersonValues,
     Problem,
     _normalise,
     normalise_name,
@@ -1052,3 +1053,15 @@ def test_a_column_reads_as_each_value_would_read_alone(values: list[str], spacin
     # Collapsed and spaceless are never said wrongly; collapsed only when asked.
     assert not facts.collapsed or (spacing and all(collapse_whitespace(v) == v for v in read))
     assert not facts.spaceless or all(v.split() in ([], [v]) for v in read)
+
+
+def test_rows_that_read_their_cells_their_own_way_are_read_as_they_read() -> None:
+    index = {"Employee ID": 0, "Title": 1}
+    nulls = frozenset({"NULL"})
+    rows = [
+        SourceRow("hr.csv line 2", PersonValues(index, ("E1", "  Staff "), nulls)),
+        SourceRow("hr.csv line 3", PersonValues(index, ("E2", "NULL"), nulls)),
+    ]
+    table = RowTable.of_rows(rows, ("Employee ID", "Title"))
+    assert [list(cells) for cells in table.cells] == [["E1", "Staff"], ["E2", ""]]
+    assert table.locations == ["hr.csv line 2", "hr.csv line 3"]

@@ -128,9 +128,9 @@ class RowTable:
         held = list(rows)
         locations = [row.location for row in held]
         values = [row.values for row in held]
-        shared = _shared_index(values)
+        shared = _shared_cells(values)
         if shared is not None:
-            return cls(shared, [v.cells for v in values if isinstance(v, RowValues)], locations, {})
+            return cls(shared[0], shared[1], locations, {})
         index: dict[str, int] = {column: i for i, column in enumerate(columns)}
         for row_values in values:
             for key in row_values:
@@ -141,13 +141,18 @@ class RowTable:
         return cls(index, cells, locations, partial)
 
 
-def _shared_index(values: Sequence[Mapping[str, str]]) -> Mapping[str, int] | None:
-    """The index every row's values share, when they are all RowValues over one."""
+def _shared_cells(
+    values: Sequence[Mapping[str, str]],
+) -> tuple[Mapping[str, int], list[Sequence[str]]] | None:
+    """The index every row's values share and each row's cells, when every row is a plain
+    `RowValues` over one index (a subclass may read its cells otherwise: it is read as a
+    mapping, like any other)."""
     first = values[0] if values else None
-    if not isinstance(first, RowValues):
+    if type(first) is not RowValues:
         return None
-    index = first.index
+    cells: list[Sequence[str]] = []
     for row_values in values:
-        if not isinstance(row_values, RowValues) or row_values.index is not index:
+        if type(row_values) is not RowValues or row_values.index is not first.index:
             return None
-    return index
+        cells.append(row_values.cells)
+    return first.index, cells
