@@ -158,6 +158,11 @@ class HttpSession:
     def close(self) -> None:
         if self._own_client:
             self.client.close()
+            return
+        # A client lent by the caller outlives this read: it keeps no guard of it.
+        hooks = self.client.event_hooks["response"]
+        if self._refuse_redirect_elsewhere in hooks:
+            hooks.remove(self._refuse_redirect_elsewhere)
 
     def page(self, request: PageRequest, number: int) -> Fetched:
         """Fetch one page, trying again after a transient failure."""

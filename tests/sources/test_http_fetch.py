@@ -213,6 +213,16 @@ def test_a_given_client_is_used_and_left_open(server: str) -> None:
         assert not client.is_closed
 
 
+def test_a_given_client_keeps_no_hook_of_a_read_that_ended(server: str) -> None:
+    settings = SourceSettings(url=f"{server}/people.csv", auth_header_env="HR_AUTH")
+    with httpx.Client() as client:
+        for _ in range(3):
+            export = open_export(settings, environ={"HR_AUTH": TOKEN}, http=client)
+            list(export.rows())
+        # Each read guarded its own redirects, and took its guard away when it ended.
+        assert client.event_hooks["response"] == []
+
+
 def test_redirects_are_followed_by_default(server: str) -> None:
     export = open_export(SourceSettings(url=f"{server}/moved"), environ={})
     assert "Employee ID" in export.columns
