@@ -9,7 +9,7 @@ to a temporary directory, then measured in fresh child processes, so each peak R
 (VmHWM) is that process's own:
 
 - floor: ``open(path, encoding="utf-8").read()``: the bytes read and decoded, nothing else;
-- read: ``open_export`` then every row of ``Export.rows()``, as a sync reads the export,
+- read: ``open_export`` then ``Export.table()``, as a sync reads the export,
   until it ends or is refused.
 
 Shapes: ``field``, one unquoted value holding the whole file on one line; ``quoted``, one
