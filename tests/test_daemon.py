@@ -12,7 +12,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -459,26 +459,38 @@ def test_refused_runs_are_not_failures_but_are_repeated_in_the_log(
     assert d.quarantine is None and len(sync.requests) == 5
 
 
-def test_a_refusal_that_names_its_approval_is_repeated_with_that_exact_command(
-    harness: Harness, store: Store, clock: Clock
-) -> None:
-    approve = "hrsync --config /etc/hrsync/hrsync.toml sync --allow-archive 40"
+def pending_after_one_run(
+    harness: Harness, store: Store, clock: Clock, ending: Callable[[str], SyncResult]
+) -> list[MutableMapping[str, Any]]:
+    """The `sync.refused_pending` events of one scheduled run ending as `ending(run_id)`."""
 
-    def refuse(request: SyncRequest) -> SyncResult:
+    def run(request: SyncRequest) -> SyncResult:
         run_id = f"run-{request.trigger}"
         store.start_run(run_id, request.trigger, clock(), dry_run=False)
-        result = SyncResult(
-            run_id, Outcome.REFUSED, reason="would archive 40 of 120 teams", action=approve
-        )
+        result = ending(run_id)
         record_end(store, clock, request, result)
         return result
 
-    d = Daemon(settings_with(), store=store, run_sync=refuse, clock=clock)
+    d = Daemon(settings_with(), store=store, run_sync=run, clock=clock)
     d.start(paused=True)
     harness.daemons.append(d)
     with capture_logs() as logs:
         d.execute("schedule")
-    (pending,) = events(logs, "sync.refused_pending")
+    return events(logs, "sync.refused_pending")
+
+
+def test_a_refusal_that_names_its_approval_is_repeated_with_that_exact_command(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    approve = "hrsync --config /etc/hrsync/hrsync.toml sync --allow-archive 40"
+    (pending,) = pending_after_one_run(
+        harness,
+        store,
+        clock,
+        lambda run_id: SyncResult(
+            run_id, Outcome.REFUSED, reason="would archive 40 of 120 teams", action=approve
+        ),
+    )
     # The number to approve, not a placeholder to fill in.
     assert f"`{approve}`" in pending["action"]
     assert "--allow-archive N" not in pending["action"]
@@ -488,21 +500,13 @@ def test_a_refused_attribute_step_after_an_applied_hierarchy_is_repeated_in_the_
     harness: Harness, store: Store, clock: Clock
 ) -> None:
     approve = "hrsync --config /etc/hrsync/hrsync.toml sync --allow-attribute-changes"
-
-    def refuse_attributes(request: SyncRequest) -> SyncResult:
-        run_id = f"run-{request.trigger}"
-        store.start_run(run_id, request.trigger, clock(), dry_run=False)
-        refused = AttributeResult(AttributeOutcome.REFUSED, reason="would change 900 of 1000")
-        result = SyncResult(run_id, Outcome.APPLIED, attributes=refused, action=approve)
-        record_end(store, clock, request, result)
-        return result
-
-    d = Daemon(settings_with(), store=store, run_sync=refuse_attributes, clock=clock)
-    d.start(paused=True)
-    harness.daemons.append(d)
-    with capture_logs() as logs:
-        d.execute("schedule")
-    (pending,) = events(logs, "sync.refused_pending")
+    refused = AttributeResult(AttributeOutcome.REFUSED, reason="would change 900 of 1000")
+    (pending,) = pending_after_one_run(
+        harness,
+        store,
+        clock,
+        lambda run_id: SyncResult(run_id, Outcome.APPLIED, attributes=refused, action=approve),
+    )
     assert f"`{approve}`" in pending["action"]
 
 
