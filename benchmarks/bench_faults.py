@@ -35,7 +35,7 @@ from typing import Any
 
 from hrsync import logs
 from hrsync.commands.demo import CONFIG as DEMO_CONFIG
-from hrsync.config import Settings, load_settings
+from hrsync.config.loading import Settings, load_settings
 from hrsync.dx.methods import PROCESS
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir
@@ -43,7 +43,9 @@ from hrsync.simulator.faults import Fault
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 from hrsync.store.repo import Store
-from hrsync.sync import Pacing, SyncRequest, SyncResult, run_sync
+from hrsync.sync.context import Pacing
+from hrsync.sync.results import SyncRequest, SyncResult
+from hrsync.sync.story import run_sync
 
 TOKEN = "demo-org-token"
 KINDS = ("move", "rename", "lead", "add", "remove")

@@ -70,7 +70,7 @@ def child(mode: str, path: Path) -> dict[str, Any]:
             length = len(fh.read())
         return {"seconds": time.perf_counter() - started, "rss_mb": _rss_mb(), "chars": length}
 
-    from hrsync.config import SourceSettings
+    from hrsync.config.loading import SourceSettings
     from hrsync.sources.base import SourceError
     from hrsync.sources.open import open_export
 

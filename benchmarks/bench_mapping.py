@@ -26,12 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from hrsync.config import FieldSettings, FilterSettings, MappingSettings
+from hrsync.config.loading import FieldSettings, FilterSettings, MappingSettings
 from hrsync.core.identity import assign
 from hrsync.core.mapping import build_teams
 from hrsync.core.people import read_people
+from hrsync.core.rows import SourceRow
 from hrsync.dx.models import DxTeam
-from hrsync.sources.rows import SourceRow
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generator import COLUMNS, generate_org

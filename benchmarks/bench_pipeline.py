@@ -86,7 +86,7 @@ def measure_floor(path: Path) -> dict[str, Any]:
 
 
 def _settings(templates: bool = False) -> Any:
-    from hrsync.config import FieldSettings
+    from hrsync.config.loading import FieldSettings
 
     if templates:
         # Issue 11's case: the name and the e-mail built from columns by templates (the
@@ -112,13 +112,13 @@ def _settings(templates: bool = False) -> Any:
 def measure_pipeline(path: Path, store: Path | None, templates: bool = False) -> dict[str, Any]:
     import time
 
-    from hrsync.config import FilterSettings, MappingSettings, SourceSettings
+    from hrsync.config.loading import FilterSettings, MappingSettings, SourceSettings
     from hrsync.core.identity import KnownIdentity, assign
     from hrsync.core.mapping import build_teams
     from hrsync.core.people import read_people
     from hrsync.dx.models import DxTeam
+    from hrsync.gcpause import collector_paused
     from hrsync.sources.open import open_export
-    from hrsync.sync.pause import collector_paused
 
     _quiet_logs()
     fields = _settings(templates)
@@ -168,7 +168,7 @@ def measure_pipeline(path: Path, store: Path | None, templates: bool = False) ->
 
 def prepare_store(path: Path, out: Path) -> dict[str, Any]:
     """Run a first pass and save what a steady-state run would find: store and DX."""
-    from hrsync.config import FilterSettings, MappingSettings, SourceSettings
+    from hrsync.config.loading import FilterSettings, MappingSettings, SourceSettings
     from hrsync.core.identity import assign
     from hrsync.core.mapping import build_teams
     from hrsync.core.people import read_people

@@ -5,13 +5,12 @@ and 1)."""
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from hrsync import __version__
+from hrsync.gcpause import imports_frozen
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
 
 
@@ -138,22 +137,6 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-@contextmanager
-def _imports_uncollected() -> Iterator[None]:
-    """Import without the cyclic collector, then freeze what was loaded: SQLAlchemy and
-    the rest are ~200k objects that live as long as the process, and every collection
-    of the oldest generation walked them again (~5% of a 50k plan, issue 12). Frozen
-    objects are still freed by reference counting; only cycles among them stay."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
-
-
 def _dispatch(args: argparse.Namespace) -> int:
     # Each command's module is imported only when it runs, so `--help` and
     # `healthcheck` start fast.
@@ -163,12 +146,12 @@ def _dispatch(args: argparse.Namespace) -> int:
 
             return run(args)
         case "sync":
-            with _imports_uncollected():
+            with imports_frozen():
                 from hrsync.commands.sync import sync
 
             return sync(args)
         case "plan":
-            with _imports_uncollected():
+            with imports_frozen():
                 from hrsync.commands.sync import plan
 
             return plan(args)
@@ -217,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Imported only here: `--help`, `--version` and `healthcheck` need neither
         # structlog nor the settings loader (which brings in SQLAlchemy).
         from hrsync import logs
-        from hrsync.config import ConfigError
+        from hrsync.config.loading import ConfigError
 
         if isinstance(exc, ConfigError):
             print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)

@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import Engine
 
 from hrsync.store.engine import make_engine
-from hrsync.store.models import metadata
+from hrsync.store.tables import metadata
 
 config = context.config
 engine = config.attributes.get("engine")

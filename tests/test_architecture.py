@@ -1,5 +1,7 @@
-"""The functional core stays pure: it imports nothing that does I/O, reads no clock, opens
-no file.
+"""The package's shape: the functional core stays pure, the rooms import only downward, no
+import circle, a root of entry points and leaves, one stem per module.
+
+The core imports nothing that does I/O, reads no clock, opens no file.
 
 Two checks, so neither a clever import nor a transitive one slips through:
 - static: every module under hrsync/core/, and every non-core module it may import (an
@@ -77,8 +79,6 @@ PURE_OUTSIDE_CORE = frozenset(
         "hrsync.dx.payload",  # the request body and DX's 5 MB limit (guards)
         "hrsync.outcome",
         "hrsync.secret",  # the Secret type in the settings
-        "hrsync.sources",
-        "hrsync.sources.rows",  # what the readers yield
     }
 )
 
@@ -143,7 +143,7 @@ def module_path(name: str) -> Path:
 
 
 def core_modules() -> list[str]:
-    return sorted(module_name(path) for path in CORE.glob("*.py"))
+    return sorted(module_name(path) for path in CORE.rglob("*.py"))
 
 
 def allowed_hrsync(name: str) -> bool:
@@ -234,7 +234,7 @@ def test_the_core_and_what_it_imports_do_no_io() -> None:
     assert not findings, "the core must stay pure:\n" + "\n".join(map(str, findings))
     # The walk really went through the core and past it.
     assert set(core_modules()) <= checked
-    assert {"hrsync.sources.rows", "hrsync.dx.models", "hrsync.sources"} <= checked
+    assert {"hrsync.core.rows", "hrsync.dx.models", "hrsync.dx.errors"} <= checked
 
 
 def test_the_static_check_finds_what_it_is_for() -> None:
@@ -273,3 +273,168 @@ def test_importing_the_core_loads_no_io_library() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [], f"importing the {len(modules)} core modules loaded"
+
+
+# The rooms, bottom to top. A module imports from its own line and the lines below it,
+# never from a line above; the cycle check keeps the rooms of one line honest. An entry
+# names a module or a package (then every module in it); the most specific entry wins.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # leaves: import no other hrsync module but each other
+    (
+        "hrsync",
+        "hrsync.outcome",
+        "hrsync.secret",
+        "hrsync.clock",
+        "hrsync.resources",
+        "hrsync.gcpause",
+        "hrsync.logs",
+        "hrsync.logcap",
+        # cron maths, which `config` checks a schedule with: a leaf inside the daemon's room
+        "hrsync.daemon.cron",
+    ),
+    # DX's vocabulary: plain data the core reads
+    ("hrsync.dx.models", "hrsync.dx.errors", "hrsync.dx.methods", "hrsync.dx.payload"),
+    ("hrsync.core",),
+    # the shell's services
+    ("hrsync.config", "hrsync.store", "hrsync.sources", "hrsync.dx", "hrsync.simulator"),
+    ("hrsync.sync",),
+    ("hrsync.monitor",),
+    ("hrsync.daemon",),
+    ("hrsync.commands",),
+    ("hrsync.cli", "hrsync.__main__"),
+)
+
+# The package root: entry points and leaves only; everything else lives in a room.
+ROOT_MODULES = frozenset(
+    {"__init__", "__main__", "cli", "clock", "gcpause", "logcap", "logs", "outcome"}
+    | {"resources", "secret"}
+)
+
+
+def all_modules() -> list[str]:
+    return sorted(module_name(path) for path in PACKAGE.rglob("*.py"))
+
+
+def layer_of(module: str) -> int:
+    best: tuple[int, int] | None = None  # (specificity, layer)
+    for layer, entries in enumerate(LAYERS):
+        for entry in entries:
+            inside = module == entry or (entry != "hrsync" and module.startswith(entry + "."))
+            if inside and (best is None or len(entry) > best[0]):
+                best = (len(entry), layer)
+    assert best is not None, f"{module} is in no layer: add its room to LAYERS"
+    return best[1]
+
+
+def hrsync_imports(module: str) -> list[tuple[int, str]]:
+    """Every hrsync module `module` imports, with the line: at the top, inside functions,
+    and under TYPE_CHECKING alike (a type-only import is an import circle too)."""
+    source = module_path(module).read_text(encoding="utf-8")
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source, filename=module)):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for target in imported(node, module):
+                if target.split(".")[0] == "hrsync" and module_path(target).exists():
+                    found.append((node.lineno, target))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {
+        module: {target for _, target in hrsync_imports(module) if target != module}
+        for module in all_modules()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def upward_imports() -> list[str]:
+    found = []
+    for module in all_modules():
+        for line, target in hrsync_imports(module):
+            if layer_of(target) > layer_of(module):
+                found.append(f"{module} line {line}: imports {target}, a layer above it")
+    return found
+
+
+def test_every_import_runs_down_the_layers() -> None:
+    found = upward_imports()
+    assert not found, "imports that run upward (LAYERS):\n" + "\n".join(found)
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    assert layer_of("hrsync.core.plan") < layer_of("hrsync.sync.story")
+    assert layer_of("hrsync.daemon.cron") < layer_of("hrsync.config.crosschecks")
+    assert layer_of("hrsync.daemon.cron") < layer_of("hrsync.daemon.service")
+    assert layer_of("hrsync.dx.models") < layer_of("hrsync.core.plan") < layer_of("hrsync.dx")
+
+
+def test_no_import_circle_even_type_only() -> None:
+    found = cycles(import_graph())
+    assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_cycle_check_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_root_holds_only_entry_points_and_leaves() -> None:
+    stems = {path.stem for path in PACKAGE.glob("*.py")}
+    assert stems <= ROOT_MODULES, f"move into a room: {sorted(stems - ROOT_MODULES)}"
+    leaves = set(LAYERS[0]) | {"hrsync.cli", "hrsync.__main__"}
+    for stem in stems - {"__init__"}:
+        assert f"hrsync.{stem}" in leaves, f"hrsync/{stem}.py is at the root but in no layer"
+
+
+def test_no_two_modules_share_a_stem() -> None:
+    by_stem: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            by_stem.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    shared = {stem: paths for stem, paths in by_stem.items() if len(paths) > 1}
+    assert not shared, f"modules sharing a name across rooms: {shared}"
+
+
+def test_a_rooms_init_imports_nothing_outside_its_room() -> None:
+    """Importing one leaf of a room (`hrsync.daemon.cron`) must not load the room."""
+    found = []
+    for path in PACKAGE.rglob("__init__.py"):
+        package = module_name(path)
+        for line, target in hrsync_imports(package):
+            if not target.startswith(package + "."):
+                found.append(f"{package} line {line}: imports {target}")
+    assert not found, "\n".join(found)

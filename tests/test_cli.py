@@ -182,7 +182,7 @@ def test_help_loads_no_settings_database_or_logging_libraries() -> None:
         "    main(['--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = {'sqlalchemy', 'structlog', 'httpx', 'hrsync.config', 'hrsync.sync'}\n"
+        "heavy = {'sqlalchemy', 'structlog', 'httpx', 'hrsync.config.loading', 'hrsync.sync'}\n"
         "print(sorted(heavy & set(sys.modules)), file=sys.stderr)\n"
     )
     result = subprocess.run(
@@ -203,7 +203,7 @@ def test_help_and_version_import_nothing_heavy(flag: str) -> None:
         "except SystemExit:\n"
         "    pass\n"
         "heavy = ('sqlalchemy', 'alembic', 'structlog', 'httpx', 'apscheduler',"
-        " 'hrsync.config', 'hrsync.logs', 'hrsync.sync')\n"
+        " 'hrsync.config.loading', 'hrsync.logs', 'hrsync.sync')\n"
         "print('HEAVY', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     child = subprocess.run(

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from hrsync.cli import build_parser
-from hrsync.config import CONFIG_ENV, load_settings
+from hrsync.config.loading import CONFIG_ENV, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"
@@ -314,7 +314,7 @@ def ignored(path: str, rules: list[tuple[bool, re.Pattern[str]]]) -> bool:
         ".venv/bin/python",
         ".pytest_cache/v/cache/nodeids",
         ".mypy_cache/3.11/x.json",
-        "tests/test_daemon.py",
+        "tests/daemon/test_service.py",
         "benchmarks/generate.py",
         "hrsync.db",
         "hrsync.db-wal",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from hrsync.commands.readiness import render, run_checks
 from hrsync.commands.startup import load_for, open_store
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
-from hrsync.readiness import render, run_checks
 
 
 def check(args: argparse.Namespace) -> int:

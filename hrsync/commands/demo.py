@@ -23,14 +23,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hrsync import logs
-from hrsync.config import Settings, load_settings
+from hrsync.config.loading import Settings, load_settings
+from hrsync.core.render import render_plan
 from hrsync.dx.methods import PROCESS, USER_ATTRIBUTES_UPDATE
-from hrsync.render import render_plan
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
 from hrsync.store.repo import Store
-from hrsync.sync import SyncRequest, SyncResult, run_sync
+from hrsync.sync.results import SyncRequest, SyncResult
+from hrsync.sync.story import run_sync
 
 DEMO_TOKEN = "demo-org-token"  # the simulated account's token; not a secret
 OFFICES = ("Berlin", "Lisbon", "Toronto", "Nairobi")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from hrsync.commands.startup import load_for, open_store
-from hrsync.core.explain import (
+from hrsync.core.explanation import (
     Sent,
     explain,
     explain_excluded,

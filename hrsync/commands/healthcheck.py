@@ -4,7 +4,7 @@ It runs every 30 s inside the container (under a CPU limit), so the usual path c
 a few milliseconds of CPU: the settings it needs read with `tomllib` and the
 environment (`probe_settings`), then either `GET /healthz` over a plain socket when
 `daemon.listen` is set, or the heartbeat row read with the standard library's
-`sqlite3`, read-only. No SQLAlchemy, Alembic, structlog or hrsync.config: importing
+`sqlite3`, read-only. No SQLAlchemy, Alembic, structlog or hrsync.config.loading: importing
 them costs more CPU than the probe is allowed. Whatever that path cannot read with
 certainty (a PostgreSQL store, a URI, a config it cannot parse, an SQLite error)
 goes through the full settings and the store instead, whose answer is authoritative.
@@ -16,19 +16,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from hrsync.clock import Clock
+from hrsync.core.settings import StateSettings, SyncSettings
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
-    from hrsync.config import Settings
+    from hrsync.config.loading import Settings
     from hrsync.store.heartbeat_record import HeartbeatRecord
-
-Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +141,10 @@ def _print(health: Health, out: TextIO, err: TextIO) -> int:
 
 # ---------------------------------------------------------------- the cheap path
 
-# The defaults of core/settings.py (StateSettings, SyncSettings): the cheap path must not
-# import hrsync.config to learn them; tests/test_health.py holds the two in step.
-DEFAULT_DATABASE_URL = "sqlite:///hrsync.db"
-DEFAULT_MAX_AGE_S = 120.0
-DEFAULT_QUARANTINE_ALERT_S = 86400.0
+# The defaults are the settings' own (plain dataclasses, cheap to import): the cheap path
+# reads them from there, not through the loader (hrsync.config.loading).
+_STATE = StateSettings()
+_SYNC = SyncSettings()
 _SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
 HTTP_TIMEOUT_S = 5.0
 
@@ -177,9 +176,11 @@ def probe_settings(config: Path | None, env: Mapping[str, str]) -> ProbeSettings
         except (OSError, tomllib.TOMLDecodeError):
             return None
     try:
-        url = _setting(raw, env, "state", "database_url", str, DEFAULT_DATABASE_URL)
-        max_age = _setting(raw, env, "sync", "healthcheck_max_age_s", float, DEFAULT_MAX_AGE_S)
-        alert = _setting(raw, env, "sync", "quarantine_alert_s", float, DEFAULT_QUARANTINE_ALERT_S)
+        url = _setting(raw, env, "state", "database_url", str, _STATE.database_url)
+        max_age = _setting(
+            raw, env, "sync", "healthcheck_max_age_s", float, _SYNC.healthcheck_max_age_s
+        )
+        alert = _setting(raw, env, "sync", "quarantine_alert_s", float, _SYNC.quarantine_alert_s)
         listen = _setting(raw, env, "daemon", "listen", str, "")
     except (TypeError, ValueError):
         return None

@@ -22,7 +22,7 @@ def history(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.format == "json":
-        from hrsync.plan_doc import dumps, history_document
+        from hrsync.commands.documents import dumps, history_document
 
         write_output(dumps(history_document(runs)), args.out)
         return EXIT_OK

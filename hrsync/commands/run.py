@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import threading
 
-from hrsync import daemon
+from hrsync.clock import utcnow
 from hrsync.commands.startup import load_for, open_store
-from hrsync.monitor import Monitor
-from hrsync.sync import SyncRequest, SyncResult, run_sync, utcnow
+from hrsync.daemon import process as daemon
+from hrsync.monitor.reporting import Monitor
+from hrsync.sync.results import SyncRequest, SyncResult
+from hrsync.sync.story import run_sync
 
 
 def run(args: argparse.Namespace) -> int:

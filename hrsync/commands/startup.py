@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync import logcap, logs
-from hrsync.config import ConfigError, Settings, load_settings
+from hrsync.config.loading import ConfigError, Settings, load_settings
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
 

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from hrsync.commands.startup import load_local, open_store
-from hrsync.config import Settings
+from hrsync.config.loading import Settings
 from hrsync.core.notify import ATTENTION, SUCCESS
+from hrsync.core.render import hrsync_command
+from hrsync.daemon.cron import next_cron_fire
 from hrsync.outcome import EXIT_OK
-from hrsync.render import hrsync_command
-from hrsync.schedule import next_cron_fire
 from hrsync.store.repo import RunRecord, Store
 
-Clock = Callable[[], datetime]
 SCHEMA = 1
 
 

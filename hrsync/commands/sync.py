@@ -7,11 +7,12 @@ import sys
 
 from hrsync.commands.output import unwritable_output, write_output
 from hrsync.commands.startup import load_for, open_store
-from hrsync.config import Settings
+from hrsync.config.loading import Settings
 from hrsync.core.attributes import AttributeOutcome
+from hrsync.gcpause import collector_paused
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE, Outcome
-from hrsync.sync import SyncRequest, SyncResult, run_sync
-from hrsync.sync.pause import collector_paused
+from hrsync.sync.results import SyncRequest, SyncResult
+from hrsync.sync.story import run_sync
 
 
 def sync(args: argparse.Namespace) -> int:
@@ -35,7 +36,7 @@ def sync(args: argparse.Namespace) -> int:
         # stages that build the org (sync/story.py).
         result = _run_once(settings, request)
     if args.format == "json":
-        from hrsync.plan_doc import dumps, plan_document
+        from hrsync.commands.documents import dumps, plan_document
 
         write_output(dumps(plan_document(result)), args.out)
         return result.exit_code
@@ -47,7 +48,7 @@ def sync(args: argparse.Namespace) -> int:
     if shows_report and result.report:
         write_output(result.report, args.out)
     if args.summary == "always" or (args.summary == "auto" and sys.stdout.isatty()):
-        from hrsync.ending import human_summary
+        from hrsync.commands.summary import human_summary
 
         print("\n" + human_summary(result, settings.config_path))
     return result.exit_code
@@ -69,11 +70,11 @@ def _plan(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     result = _run_once(load_for(args), SyncRequest(dry_run=True))
     if args.format == "json":
-        from hrsync.plan_doc import dumps, plan_document
+        from hrsync.commands.documents import dumps, plan_document
 
         write_output(dumps(plan_document(result)), args.out)
     elif args.format == "tree":
-        from hrsync.plan_doc import render_tree
+        from hrsync.commands.documents import render_tree
 
         write_output(render_tree(result), args.out)
     elif result.report:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 # Possessive quantifiers (`++`, Python 3.11): every part ends where its characters end,
 # so backing off never helps a match and the engine keeps no state for it: a quarter
-# faster over 100,000 addresses. tests/test_people.py holds it to the rule's plain form.
+# faster over 100,000 addresses. tests/core/test_people.py holds it to the rule's plain form.
 _ATOM = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]++"
 _LABEL = r"[a-z0-9]++(?:-++[a-z0-9]++)*+"  # letters and digits, hyphens only inside
 _EMAIL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*+@{_LABEL}(?:\.{_LABEL})++")

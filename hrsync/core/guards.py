@@ -36,7 +36,7 @@ IMPORT_BACKOFF_START = timedelta(minutes=1)
 IMPORT_BACKOFF_CAP = timedelta(minutes=30)
 # How a deferral for a running import begins; the engine counts such runs in a row
 # (from the run history) to grow the backoff.
-IMPORT_RUNNING_REASON = "DX says a team hierarchy import is running"
+_IMPORT_RUNNING = "DX says a team hierarchy import is running"
 # `sync.max_archive_fraction` never forbids archiving this many teams.
 ARCHIVE_FLOOR = 1
 # Absorbs float noise such as 0.29 * 100 == 28.999999999999996.
@@ -162,8 +162,7 @@ def deferral_for_api_error(
             kind="import_in_progress",
             resume_at=now + wait,
             reason=(
-                f"{IMPORT_RUNNING_REASON} (attempt {max(attempt, 1)}); "
-                f"trying again in {_duration(wait)}"
+                f"{_IMPORT_RUNNING} (attempt {max(attempt, 1)}); trying again in {_duration(wait)}"
             ),
         )
     if our_snapshot_view is not None and our_snapshot_view.resume_at > now:

@@ -1,7 +1,7 @@
 """Person, normalisation of export rows, and validation of the export (pure).
 
 CONTRACT (shared with mapping, identity and the engine; change only with care):
-- `SourceRow` (from `hrsync.sources.rows`, beside the readers) is what a reader yields;
+- `SourceRow` (from `hrsync.core.rows`, beside the readers) is what a reader yields;
   `RowTable` is every row at once (`Export.table()`, what a run passes).
 - `Person` is one validated, normalised person (a tuple, built in C); `Person.attributes`
   is their whole row, each value read trimmed and with null words blank (`PersonValues`),
@@ -76,6 +76,13 @@ from hrsync.core.filters import (
     closest_name,
 )
 from hrsync.core.listing import capped
+from hrsync.core.rows import (
+    MAX_FIELD_CHARS,
+    LineLocations,
+    RowTable,
+    RowValues,
+    SourceRow,
+)
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import Template, check_template, is_template, template_names
 from hrsync.core.text import (
@@ -86,13 +93,6 @@ from hrsync.core.text import (
     shown_value,
 )
 from hrsync.core.tree import forest
-from hrsync.sources.rows import (
-    MAX_FIELD_CHARS,
-    LineLocations,
-    RowTable,
-    RowValues,
-    SourceRow,
-)
 
 _T = TypeVar("_T")
 

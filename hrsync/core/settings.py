@@ -1,6 +1,6 @@
 """The settings, as plain frozen data: what every part of hrsync is configured with.
 
-No loading here: `hrsync.config` reads the TOML file and the environment, validates, and
+No loading here: `hrsync.config.loading` reads the TOML file and the environment, validates, and
 builds these. The core takes its settings from this module, never from the loader.
 """
 

@@ -79,7 +79,7 @@ FILTERS: Mapping[str, Callable[[str], str]] = {
 
 # The same filters over a whole column at once (`Template.on_columns`): a comprehension that
 # skips the common case in C costs a third of a Python call per value. Each equals
-# ``[FILTERS[name](v) for v in values]`` (tests/test_export_fields.py holds them to it).
+# ``[FILTERS[name](v) for v in values]`` (tests/core/test_export_fields.py holds them to it).
 # A filter that changes no value returns the column itself (no filter changes its input).
 ColumnFilter = Callable[[Sequence[str]], Sequence[str]]
 
@@ -112,7 +112,7 @@ COLUMN_FILTERS: Mapping[str, ColumnFilter] = {
 
 
 # Filters whose every value is one word or empty (no whitespace), and filters that keep a
-# value so (no case mapping yields whitespace: tests/test_templates.py checks every
+# value so (no case mapping yields whitespace: tests/core/test_templates.py checks every
 # character). `ascii` keeps it only where it changes nothing (its ASCII shortcut).
 _WORD_FILTERS = frozenset({"first", "last", "initial", "nospace"})
 _KEEP_WORDS = frozenset({"lower", "upper", "strip"})
@@ -169,7 +169,7 @@ class Template:
         # Every row's text is lower case (`str.lower` changes none of it): each placeholder
         # is lower-cased last (as far as case goes), and each literal is lower case. A
         # lower-cased character lower-cases to itself, so the text does as a whole
-        # (tests/test_templates.py checks every character).
+        # (tests/core/test_templates.py checks every character).
         self.lower_case = all(_lower_cased_last(p.filters) for p in self.placeholders) and all(
             literal == literal.lower() for literal, _ in self._parts
         )

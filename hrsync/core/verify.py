@@ -6,8 +6,6 @@ The polling loop (with I/O and a clock) lives in the shell; these functions judg
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -349,24 +347,9 @@ def _created(event: AuditEvent) -> datetime:
     return created if created.tzinfo is not None else created.replace(tzinfo=UTC)
 
 
-def _metadata(event: AuditEvent) -> dict[str, Any]:
-    raw: Any = event.metadata
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            return {}
-    return raw if isinstance(raw, dict) else {}
-
-
 def _side(event: AuditEvent, key: str) -> Any:
-    value = event.before if key == "from" else event.after
-    if value is None:
-        value = _metadata(event).get(key)
-    if isinstance(value, str) and value.strip().startswith("{"):
-        with contextlib.suppress(ValueError):
-            value = json.loads(value)
-    return value
+    """`from` or `to` of an event, as `hrsync.dx.parse` decoded it."""
+    return event.before if key == "from" else event.after
 
 
 def _name_of(value: Any) -> str | None:

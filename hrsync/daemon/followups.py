@@ -13,13 +13,13 @@ from datetime import datetime, timedelta
 from apscheduler.job import Job
 from sqlalchemy.exc import SQLAlchemyError
 
-from hrsync.config import Settings
+from hrsync.config.loading import Settings
+from hrsync.core.render import hrsync_command
 from hrsync.daemon.scheduler import RESUME_JOB, Jobs, iso
 from hrsync.logs import get_logger
 from hrsync.outcome import Outcome
-from hrsync.render import hrsync_command
 from hrsync.store.repo import Store
-from hrsync.sync import SyncResult
+from hrsync.sync.results import SyncResult
 
 log = get_logger(__name__)
 

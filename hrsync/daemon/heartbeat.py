@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from hrsync.config import SyncSettings
+from hrsync.config.loading import SyncSettings
+from hrsync.daemon.cron import Quarantine
 from hrsync.daemon.scheduler import iso
-from hrsync.schedule import Quarantine
 from hrsync.store.repo import Store
 
 

@@ -8,15 +8,15 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from hrsync.config import Settings
-from hrsync.daemon.service import Clock, Daemon, RunSync
+from hrsync.clock import Clock, utcnow
+from hrsync.config.loading import Settings
+from hrsync.daemon.service import Daemon, RunSync
 from hrsync.logs import get_logger
 from hrsync.outcome import EXIT_OK
 from hrsync.store.repo import Store
-from hrsync.sync import utcnow
 
 if TYPE_CHECKING:
-    from hrsync.monitor import Monitor
+    from hrsync.monitor.reporting import Monitor
 
 log = get_logger(__name__)
 

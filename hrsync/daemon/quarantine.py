@@ -1,7 +1,7 @@
 """The daemon's quarantine: read from the store's failure streak, entered and left loudly.
 
 The streak lives in the store (a run by hand counts too), so the view is re-read before
-each run and after it; the rule itself is hrsync.schedule's.
+each run and after it; the rule itself is hrsync.daemon.cron's.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from datetime import datetime
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from hrsync.config import SyncSettings
+from hrsync.config.loading import SyncSettings
+from hrsync.daemon.cron import FailedRun, Quarantine, quarantine_from_streak
 from hrsync.daemon.scheduler import iso
 from hrsync.logs import get_logger
 from hrsync.outcome import Outcome
-from hrsync.schedule import FailedRun, Quarantine, quarantine_from_streak
 from hrsync.store.repo import Store
-from hrsync.sync import SyncResult
+from hrsync.sync.results import SyncResult
 
 log = get_logger(__name__)
 

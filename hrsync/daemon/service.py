@@ -17,7 +17,9 @@ from apscheduler.job import Job
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
-from hrsync.config import Settings
+from hrsync.clock import Clock, utcnow
+from hrsync.config.loading import Settings
+from hrsync.daemon.cron import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.daemon.followups import Followups
 from hrsync.daemon.heartbeat import Heartbeat
 from hrsync.daemon.quarantine import QuarantineWatch
@@ -33,13 +35,11 @@ from hrsync.daemon.scheduler import (
 from hrsync.daemon.standby import Standby
 from hrsync.logs import get_logger, new_run_id, scrub
 from hrsync.outcome import Outcome
-from hrsync.schedule import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.store.repo import Store
-from hrsync.sync import SyncRequest, SyncResult, utcnow
+from hrsync.sync.results import SyncRequest, SyncResult
 
 log = get_logger(__name__)
 
-Clock = Callable[[], datetime]
 RunSync = Callable[[SyncRequest], SyncResult]
 
 
@@ -299,7 +299,7 @@ class Daemon:
     def quarantine(self) -> Quarantine | None:
         return self._quarantine.current
 
-    # What the monitor's /healthz and /readyz ask (hrsync.monitor.DaemonView).
+    # What the monitor's /healthz and /readyz ask (hrsync.monitor.reporting.DaemonView).
 
     def scheduler_alive(self) -> bool:
         return self.scheduler.running and not self.stopping.is_set()

@@ -32,7 +32,7 @@ from hrsync.dx.transport import DxObserver, Transport, call_outcome
 from hrsync.secret import Secret
 
 if TYPE_CHECKING:
-    from hrsync.config import Settings
+    from hrsync.config.loading import Settings
 
 log = structlog.get_logger(__name__)
 

@@ -10,6 +10,7 @@ rather than silently dropping data the sync engine relies on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Mapping
@@ -158,7 +159,7 @@ def parse_audit_events(method: str, body: Mapping[str, Any]) -> list[AuditEvent]
                 method,
                 f"{where}.created is {raw_created!r}, expected Unix seconds or an ISO 8601 time",
             )
-        metadata = dict(_object(item.get("metadata")))
+        metadata = _audit_metadata(item.get("metadata"))
         events.append(
             AuditEvent(
                 id=_required_text(method, item, "id", where),
@@ -166,12 +167,31 @@ def parse_audit_events(method: str, body: Mapping[str, Any]) -> list[AuditEvent]
                 team=_text(item.get("team")) or "",
                 action=_text(item.get("action")) or "",
                 created=created,
-                before=metadata.get("from"),
-                after=metadata.get("to"),
+                before=_audit_side(metadata.get("from")),
+                after=_audit_side(metadata.get("to")),
                 metadata=metadata,
             )
         )
     return events
+
+
+def _audit_metadata(value: Any) -> dict[str, Any]:
+    """An event's metadata: an object, or an object written as a JSON string (the shape
+    is not public, and both were seen); anything else reads as no metadata."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _audit_side(value: Any) -> Any:
+    """`from` or `to`: a name, an e-mail, or a user object, perhaps as a JSON string."""
+    if isinstance(value, str) and value.strip().startswith("{"):
+        with contextlib.suppress(ValueError):
+            return json.loads(value)
+    return value
 
 
 def parse_next_cursor(body: Mapping[str, Any]) -> str | None:

@@ -33,6 +33,7 @@ from typing import Any, Final
 
 import structlog
 
+from hrsync.clock import Clock
 from hrsync.dx import methods
 from hrsync.simulator.faults import Fault, FaultBook
 from hrsync.simulator.hierarchy import (
@@ -71,7 +72,6 @@ from hrsync.simulator.wire import (
 
 log = structlog.get_logger(__name__)
 
-Clock = Callable[[], datetime]
 
 _PROXY_PAGE: Final = (
     b"<html><head><title>502 Bad Gateway</title></head><body>"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from hrsync.sources.rows import RowTable, SourceRow
+from hrsync.core.rows import RowTable, SourceRow
 
 CHUNK_BYTES = 64 * 1024
 

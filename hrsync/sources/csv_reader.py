@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from operator import itemgetter
 
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.rows import MAX_FIELD_CHARS, LineLocations, RowTable, RowValues, SourceRow
 from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
-from hrsync.sources.rows import MAX_FIELD_CHARS, LineLocations, RowTable, RowValues, SourceRow
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")
 _NUMBER = re.compile(r"^[\d.,\s-]+$")

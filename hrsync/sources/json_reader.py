@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from hrsync.core.listing import capped
+from hrsync.core.rows import RowValues, SourceRow
 from hrsync.sources.base import Export, Payload, SourceError, decode
-from hrsync.sources.rows import RowValues, SourceRow
 
 LIST_SEPARATOR = "; "
 MAX_SHAPES = 1000

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlalchemy import insert, select, update
 
-from hrsync.store import models
+from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
 
 
@@ -24,7 +24,7 @@ class DeferralQueries(StoreSessions):
     def add_deferral(
         self, run_id: str | None, reason: str, resume_at: datetime, now: datetime
     ) -> None:
-        deferrals = models.deferrals
+        deferrals = tables.deferrals
         with self._write() as s:
             # Only the newest deferral matters: a new one supersedes the older ones.
             s.execute(
@@ -37,7 +37,7 @@ class DeferralQueries(StoreSessions):
             )
 
     def pending_deferral(self) -> DeferralRecord | None:
-        deferrals = models.deferrals
+        deferrals = tables.deferrals
         with self._read() as s:
             row = s.execute(
                 select(deferrals)
@@ -50,7 +50,7 @@ class DeferralQueries(StoreSessions):
             return DeferralRecord(row.id, row.run_id, row.reason, row.resume_at, row.created_at)
 
     def resolve_deferrals(self, now: datetime) -> None:
-        deferrals = models.deferrals
+        deferrals = tables.deferrals
         with self._write() as s:
             s.execute(
                 update(deferrals).where(deferrals.c.resolved_at.is_(None)).values(resolved_at=now)

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Update, bindparam, insert, select, update
 
 from hrsync.core.identity import KnownIdentity
-from hrsync.store import models
+from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
 
 
@@ -22,7 +22,7 @@ def member_digest(members: Sequence[str]) -> str:
 
 class IdentityQueries(StoreSessions):
     def load_identities(self) -> list[KnownIdentity]:
-        ti = models.team_identities
+        ti = tables.team_identities
         with self._read() as s:
             rows = s.execute(
                 select(
@@ -55,7 +55,7 @@ class IdentityQueries(StoreSessions):
         would otherwise rewrite thousands of rows); `last_seen` of every active identity
         moves to `now` in one statement.
         """
-        ti = models.team_identities
+        ti = tables.team_identities
         with self._write() as s:
             existing = {
                 row.reference_id: row
@@ -123,7 +123,7 @@ class IdentityQueries(StoreSessions):
 
     def active_team_count(self) -> int:
         """Teams hrsync keeps in DX now (identities not retired)."""
-        ti = models.team_identities
+        ti = tables.team_identities
         with self._read() as s:
             return len(s.scalars(select(ti.c.id).where(ti.c.retired_at.is_(None))).all())
 
@@ -131,7 +131,7 @@ class IdentityQueries(StoreSessions):
 def _by_row_id(parameters: Mapping[str, Any]) -> Update:
     """UPDATE one row by its id (`row_id`) to the other values of `parameters`, for an
     executemany whose parameter sets all name the same columns."""
-    ti = models.team_identities
+    ti = tables.team_identities
     # The WHERE's parameter may not share a column's name: SET claims those.
     return (
         update(ti)

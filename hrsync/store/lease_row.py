@@ -12,12 +12,12 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Row, delete, select, update
 from sqlalchemy.exc import IntegrityError
 
-from hrsync.store import models
+from hrsync.store import tables
 from hrsync.store.lease import LeaseState, this_host
 from hrsync.store.sessions import StoreSessions
 from hrsync.store.upsert import insert_or_nothing, upsert
 
-_LEASES = models.leases
+_LEASES = tables.leases
 
 
 class RowLease(StoreSessions):

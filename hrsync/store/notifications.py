@@ -8,7 +8,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from hrsync.store import models
+from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
 from hrsync.store.upsert import upsert
 
@@ -23,7 +23,7 @@ class NotifyRecord:
 
 class NotificationQueries(StoreSessions):
     def notify_state(self, name: str = "webhook") -> NotifyRecord | None:
-        notify_state = models.notify_state
+        notify_state = tables.notify_state
         with self._read() as s:
             row = s.execute(select(notify_state).where(notify_state.c.name == name)).first()
             if row is None:
@@ -38,4 +38,4 @@ class NotificationQueries(StoreSessions):
             "run_id": record.run_id,
         }
         with self._write() as s:
-            s.execute(upsert(self.engine, models.notify_state, {"name": name}, values))
+            s.execute(upsert(self.engine, tables.notify_state, {"name": name}, values))

@@ -14,8 +14,8 @@ from sqlalchemy import Engine
 
 from hrsync.store.deferrals import DeferralQueries, DeferralRecord
 from hrsync.store.engine import make_engine
-from hrsync.store.heartbeat import HeartbeatQueries
 from hrsync.store.heartbeat_record import HeartbeatRecord
+from hrsync.store.heartbeat_table import HeartbeatQueries
 from hrsync.store.identities import IdentityQueries, member_digest
 from hrsync.store.lease import Leases, LeaseState
 from hrsync.store.lease_postgres import AdvisoryLease

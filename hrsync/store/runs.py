@@ -13,9 +13,9 @@ from sqlalchemy import Row, insert, select, update
 
 from hrsync.core.notify import ATTENTION
 from hrsync.outcome import Outcome
-from hrsync.store import models
+from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
-from hrsync.store.submission import SubmissionStatus
+from hrsync.store.submission_record import SubmissionStatus
 
 ACCEPTED_OUTCOMES = ("applied", "in_sync")
 
@@ -33,6 +33,7 @@ class RunRecord:
     people_count: int | None
     dry_run: bool
     action: str | None = None  # the command that resolves this outcome, if any
+    defer_kind: str | None = None  # what deferred it (core.guards' DeferralKind), if it was
 
     @property
     def waiting_on(self) -> str | None:
@@ -53,7 +54,7 @@ class RunQueries(StoreSessions):
     def start_run(self, run_id: str, trigger: str, now: datetime, *, dry_run: bool) -> None:
         with self._write() as s:
             s.execute(
-                insert(models.runs).values(
+                insert(tables.runs).values(
                     id=run_id, trigger=trigger, started_at=now, dry_run=int(dry_run)
                 )
             )
@@ -70,11 +71,12 @@ class RunQueries(StoreSessions):
         plan_digest: str | None = None,
         people_count: int | None = None,
         action: str | None = None,
+        defer_kind: str | None = None,
     ) -> None:
         with self._write() as s:
             finished = s.execute(
-                update(models.runs)
-                .where(models.runs.c.id == run_id)
+                update(tables.runs)
+                .where(tables.runs.c.id == run_id)
                 .values(
                     finished_at=now,
                     outcome=outcome,
@@ -84,6 +86,7 @@ class RunQueries(StoreSessions):
                     plan_digest=plan_digest,
                     people_count=people_count,
                     action=action,
+                    defer_kind=defer_kind,
                 )
             )
             if finished.rowcount == 0:
@@ -92,7 +95,7 @@ class RunQueries(StoreSessions):
     def recent_runs(self, limit: int = 20, *, operational_only: bool = False) -> list[RunRecord]:
         """Newest first. `operational_only` leaves out dry runs and previews, which say
         nothing about whether syncing works."""
-        runs = models.runs
+        runs = tables.runs
         query = select(runs).order_by(runs.c.started_at.desc()).limit(limit)
         if operational_only:
             query = query.where(runs.c.dry_run == 0)
@@ -103,7 +106,7 @@ class RunQueries(StoreSessions):
         """People in the last export DX accepted (for the shrink guard): the newer of the
         last in-sync or applied run and the last verified submission (which may have
         been verified by a later run, after its own run gave up waiting)."""
-        runs, submissions = models.runs, models.submissions
+        runs, submissions = tables.runs, tables.submissions
         with self._read() as s:
             run = s.execute(
                 select(runs.c.people_count, runs.c.started_at)
@@ -131,7 +134,7 @@ class RunQueries(StoreSessions):
     def consecutive_failures(self) -> list[RunRecord]:
         """The unbroken streak of most recent failed runs (newest first), however long: a
         window of recent runs hid a quarantine threshold above its size."""
-        runs = models.runs
+        runs = tables.runs
         finished = (runs.c.dry_run == 0, runs.c.outcome.is_not(None))
         with self._read() as s:
             ended = s.execute(
@@ -149,7 +152,7 @@ class RunQueries(StoreSessions):
         """The newest finished operational run whose outcome is one of `outcomes`, however
         far back (a window of recent runs lost a refusal or the last success behind a
         long series of deferrals)."""
-        runs = models.runs
+        runs = tables.runs
         with self._read() as s:
             row = s.execute(
                 select(runs)
@@ -173,4 +176,5 @@ def _run_record(r: Row[Any]) -> RunRecord:
         people_count=r.people_count,
         dry_run=bool(r.dry_run),
         action=r.action,
+        defer_kind=r.defer_kind,
     )

@@ -14,9 +14,9 @@ from sqlalchemy import ColumnElement, Row, insert, select, update
 
 from hrsync.core.plan import SeenTeam
 from hrsync.dx.methods import PROCESS
-from hrsync.store import models
+from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
-from hrsync.store.submission import (
+from hrsync.store.submission_record import (
     NEVER_REACHED_DX,
     UNFINISHED,
     SubmissionStatus,
@@ -59,7 +59,7 @@ class SubmissionQueries(StoreSessions):
         payload = [r.to_payload() for r in plan.rows]
         with self._write() as s:
             inserted = s.execute(
-                insert(models.submissions).values(
+                insert(tables.submissions).values(
                     run_id=run_id,
                     method=method,
                     payload_digest=plan.digest,
@@ -98,17 +98,17 @@ class SubmissionQueries(StoreSessions):
             values["import_id"] = import_id
         if detail is not None:
             values["detail"] = detail
-        sub = models.submissions
+        sub = tables.submissions
         with self._write() as s:
             marked = s.execute(update(sub).where(sub.c.id == submission_id).values(values))
             if marked.rowcount == 0:
                 raise KeyError(f"submission {submission_id} does not exist")
 
     def unfinished_submission(self) -> SubmissionRecord | None:
-        return self._latest_submission(models.submissions.c.status.in_(_values(UNFINISHED)))
+        return self._latest_submission(tables.submissions.c.status.in_(_values(UNFINISHED)))
 
     def last_verified_submission(self) -> SubmissionRecord | None:
-        return self._latest_submission(models.submissions.c.status == SubmissionStatus.VERIFIED)
+        return self._latest_submission(tables.submissions.c.status == SubmissionStatus.VERIFIED)
 
     def submissions_after(
         self, after_id: int | None, *, since: datetime | None = None
@@ -116,7 +116,7 @@ class SubmissionQueries(StoreSessions):
         """`process` submissions with an id above `after_id` (all when None) that may
         have reached DX (not rejected, deferred or failed before sending), oldest first;
         with `since`, only those created at or after it."""
-        sub = models.submissions
+        sub = tables.submissions
         query = (
             select(sub)
             .where(
@@ -133,7 +133,7 @@ class SubmissionQueries(StoreSessions):
             return [_submission_record(r) for r in s.execute(query)]
 
     def _latest_submission(self, condition: ColumnElement[bool]) -> SubmissionRecord | None:
-        sub = models.submissions
+        sub = tables.submissions
         with self._read() as s:
             row = s.execute(
                 select(sub)

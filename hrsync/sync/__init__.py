@@ -1,16 +1,17 @@
 """One run, start to finish: the only orchestration (imperative shell).
 
     story.py     run_sync: the stages in order, the lease, the run's record, sync.finished
-    context.py   the run's context, the products stages hand on, RunEnded (the one way
-                 a stage ends a run), SyncRequest and SyncResult
+    results.py   the run's vocabulary: SyncRequest, SyncResult, AttributeResult, and
+                 RunEnded (the control-flow exception that ends a run)
+    context.py   the run's context, the products stages hand on, and `end` (the one way
+                 a stage ends a run)
     stages.py    assign → plan, gate; every stage importable from here
     reading.py   read → map (shared with `hrsync check` and `explain`)
     submit.py    preview, or submit: the submission recorded, then `process`
     confirm.py   after submit: polling teams.list, resends, the audit trail, and the
                  recovery of a submission an earlier run left unfinished
-    outcomes.py  DX's errors as the run's outcomes
-    pause.py     the garbage-collector pause around read → map → assign
-    attributes.py  the attribute step after the hierarchy (users.attributes.update)
+    error_outcomes.py  DX's errors as the run's outcomes
+    attribute_step.py  the attribute step after the hierarchy (users.attributes.update)
     attribute_calls.py  its calls, one per person, each answer stored as it comes
 
 Each step's thinking lives in a pure module of hrsync.core; this package only moves
@@ -21,8 +22,3 @@ Crash safety: identities and the submission are written to the store before the
 submission verifies it before planning anything new, so a restart never resubmits
 blindly.
 """
-
-from hrsync.sync.context import Pacing, SyncRequest, SyncResult, utcnow
-from hrsync.sync.story import run_sync
-
-__all__ = ["Pacing", "SyncRequest", "SyncResult", "run_sync", "utcnow"]

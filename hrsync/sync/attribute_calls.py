@@ -25,7 +25,7 @@ from hrsync.core.text import plural
 from hrsync.dx.errors import DxAuthError, DxError, DxRejected
 from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
 from hrsync.logcap import Capped
-from hrsync.store.attributes import AttributeStore
+from hrsync.store.attribute_values import AttributeStore
 from hrsync.sync.context import Run
 
 log = logs.get_logger("hrsync.sync")

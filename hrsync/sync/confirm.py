@@ -17,14 +17,14 @@ from typing import NoReturn
 
 from hrsync import logs
 from hrsync.core.plan import Plan, SeenTeam, payload_size
+from hrsync.core.render import describe
 from hrsync.core.verify import check_convergence, match_audit
 from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
-from hrsync.render import describe
 from hrsync.store.repo import SubmissionRecord
-from hrsync.store.submission import SubmissionStatus, SubmittedPlan
+from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.context import Run, Submitted, end
 
 log = logs.get_logger("hrsync.sync")

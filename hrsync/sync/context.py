@@ -1,5 +1,6 @@
-"""What the stages of one run share: the request and result, the run's context, the
-products each stage hands to the next, and the one way a stage ends the run.
+"""What the stages of one run share: the run's context, the products each stage hands to
+the next, and `end`, the one way a stage ends the run (the result types are
+`hrsync.sync.results`).
 
 A stage is a function over the frozen `Run` and the product of the stage before it; it
 returns its own product, or ends the run by raising `RunEnded` (through `end`), which
@@ -9,15 +10,15 @@ carries the decided `SyncResult`. Nothing else ends a run early.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NoReturn
 
 from hrsync import logs
-from hrsync.config import Settings
-from hrsync.core.attributes import more_serious
-from hrsync.core.identity import Assignment, TeamRow
+from hrsync.clock import Clock
+from hrsync.config.loading import Settings
+from hrsync.core.identity import Assignment
 from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
@@ -25,78 +26,14 @@ from hrsync.dx.client import DxClient
 from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
-from hrsync.store.submission import SubmittedPlan
+from hrsync.store.submission_record import SubmittedPlan
+from hrsync.sync.results import RunEnded, SyncRequest, SyncResult
 
-if TYPE_CHECKING:
-    from hrsync.sync.attributes import AttributeResult
-
-Clock = Callable[[], datetime]
 # A crashed holder on another host blocks runs for at most this long; a live run renews
 # the lease at every verification poll and step, so the TTL only has to outlast one step.
 LEASE_TTL_S = 600.0
 
 log = logs.get_logger("hrsync.sync")
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class SyncRequest:
-    trigger: str = "manual"  # manual | schedule | resume | startup
-    dry_run: bool = False
-    preview: bool = False
-    allow_archive: int = 0
-    allow_shrink: bool = False
-    allow_attribute_changes: bool = False  # manual runs only: past the attribute guard
-
-    @property
-    def operational(self) -> bool:
-        """A dry run or a preview changes nothing later runs rely on: it neither ends a
-        failure streak, grows an import backoff, nor touches the daemon's deferral."""
-        return not (self.dry_run or self.preview)
-
-
-@dataclass(frozen=True, slots=True)
-class SyncResult:
-    run_id: str
-    outcome: Outcome
-    counts: Mapping[str, int] = field(default_factory=dict)
-    reason: str | None = None
-    resume_at: datetime | None = None
-    plan: Plan | None = None
-    report: str = ""  # human-readable text for `hrsync plan` / `sync --dry-run`
-    preview_url: str | None = None
-    people_count: int | None = None
-    attributes: AttributeResult | None = None  # the attribute step, once it ran
-    # People kept from the export but in no team, with why (the plan's section).
-    unplaced: tuple[Unplaced, ...] = ()
-    # The desired teams with their reference_ids, once planned (`plan --format tree|json`).
-    rows: tuple[TeamRow, ...] = ()
-    action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
-    problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
-
-    @property
-    def overall(self) -> Outcome:
-        """The more serious of the hierarchy's and the attribute step's outcomes: what the
-        run ends with for a person (exit code, attention, notifications). `outcome` stays
-        the hierarchy's own (history, guards, the last success)."""
-        if self.attributes is None:
-            return self.outcome
-        return Outcome(more_serious(self.outcome.value, self.attributes.outcome.value))
-
-    @property
-    def exit_code(self) -> int:
-        return self.overall.exit_code
-
-
-class RunEnded(Exception):
-    """A stage decided how the run ends; `run_sync` records and logs `result`."""
-
-    def __init__(self, result: SyncResult) -> None:
-        super().__init__(result.outcome.value)
-        self.result = result
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +125,7 @@ def end(
     preview_url: str | None = None,
     action: str | None = None,
     problems: Sequence[str] = (),
+    defer_kind: str | None = None,
 ) -> NoReturn:
     """End the run here with `outcome`; `report` defaults to the plan's."""
     plan = planned.plan if planned is not None else None
@@ -206,5 +144,6 @@ def end(
             rows=tuple(planned.assignment.teams) if planned is not None else (),
             action=action,
             problems=tuple(problems),
+            defer_kind=defer_kind,
         )
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hrsync import logs
-from hrsync.config import Settings
+from hrsync.config.loading import Settings
 from hrsync.core.attributes import used_columns
 from hrsync.core.mapping import MappingError, TeamMap, build_teams, no_team_problem
 from hrsync.core.people import Directory, read_people

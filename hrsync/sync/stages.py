@@ -12,9 +12,7 @@ from hrsync import logs
 from hrsync.core.guards import Defer, Refuse, gate
 from hrsync.core.identity import assign
 from hrsync.core.plan import MembershipChange, make_plan
-from hrsync.logcap import capped, debug_enabled
-from hrsync.outcome import Outcome
-from hrsync.render import (
+from hrsync.core.render import (
     approval_command,
     describe,
     event_fields,
@@ -24,8 +22,10 @@ from hrsync.render import (
     render_unknown_managers,
     render_unplaced,
 )
+from hrsync.logcap import capped, debug_enabled
+from hrsync.outcome import Outcome
 from hrsync.sync.context import Mapped, Planned, Run, end
-from hrsync.sync.outcomes import dx_read
+from hrsync.sync.error_outcomes import dx_read
 from hrsync.sync.reading import Export, InputRefused, map_teams, read_and_map, read_export
 from hrsync.sync.submit import preview, submit
 
@@ -141,6 +141,7 @@ def gate_plan(run: Run, planned: Planned) -> None:
             report=planned.report + "\n" + text,
             reason=decision.deferral.reason,
             resume_at=decision.deferral.resume_at,
+            defer_kind=decision.deferral.kind,
         )
     if isinstance(decision, Refuse):
         refusal = decision.refusal

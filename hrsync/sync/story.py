@@ -1,7 +1,8 @@
-"""One run, start to finish: the story, told by `run_sync` in the order of DESIGN's data flow.
+"""One run, start to finish: the story, told by `run_sync` in the order of the data flow
+(docs/explanation/architecture.md).
 
     lease → record → recover → read → map → assign → plan → gate → submit → confirm
-          → attributes (sync/attributes.py) → record → sync.finished
+          → attributes (sync/attribute_step.py) → record → sync.finished
 
 Each stage is a function in stages.py or confirm.py over the run's context; a stage
 ends the run by raising `RunEnded` with its result, and nothing else does. This module
@@ -20,27 +21,17 @@ import time
 from datetime import timedelta
 
 from hrsync import logs
-from hrsync.config import Settings
+from hrsync.clock import Clock, utcnow
+from hrsync.config.loading import Settings
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.dx.client import DxClient, DxObserver
+from hrsync.gcpause import collector_paused
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
-from hrsync.sync.attributes import COUNT_KEYS as ATTRIBUTE_COUNT_KEYS
-from hrsync.sync.attributes import attributes_outcome, with_attributes
+from hrsync.sync.attribute_step import attributes_outcome, with_attributes
 from hrsync.sync.confirm import recover_unfinished, verify
-from hrsync.sync.context import (
-    DEFAULT_PACING,
-    LEASE_TTL_S,
-    Clock,
-    Mapped,
-    Pacing,
-    Run,
-    RunEnded,
-    SyncRequest,
-    SyncResult,
-    utcnow,
-)
-from hrsync.sync.pause import collector_paused
+from hrsync.sync.context import DEFAULT_PACING, LEASE_TTL_S, Mapped, Pacing, Run
+from hrsync.sync.results import ATTRIBUTE_COUNT_KEYS, RunEnded, SyncRequest, SyncResult
 from hrsync.sync.stages import assign_and_plan, gate_plan, preview, read_and_map, submit
 
 log = logs.get_logger("hrsync.sync")
@@ -116,8 +107,15 @@ def run_sync(
 
 
 def _story(run: Run) -> SyncResult:
-    """The stages in order; the one that decides how the run ends raises RunEnded.
-    Then the attribute step, whatever the hierarchy's outcome."""
+    """The hierarchy's stages, then the attribute step, whatever the hierarchy's ending."""
+    hierarchy, mapped = _hierarchy(run)
+    return with_attributes(run, hierarchy, mapped)
+
+
+def _hierarchy(run: Run) -> tuple[SyncResult, Mapped | None]:
+    """The hierarchy's stages in order, until the one that decides how it ends (every
+    path ends in `end`: `verify` never returns); and what was read and mapped, if the
+    run got that far, for the attribute step."""
     mapped: Mapped | None = None
     try:
         recover_unfinished(run)
@@ -130,8 +128,7 @@ def _story(run: Run) -> SyncResult:
             preview(run, planned)
         verify(run, submit(run, planned))
     except RunEnded as ended:
-        return with_attributes(run, ended.result, mapped)
-    raise AssertionError("confirm always ends the run")  # pragma: no cover
+        return ended.result, mapped
 
 
 def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncResult) -> None:
@@ -147,6 +144,7 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         plan_digest=result.plan.payload_digest if result.plan else None,
         people_count=result.people_count,
         action=result.action,
+        defer_kind=result.defer_kind,
     )
     if not request.operational:
         return  # the daemon's deferral is not a dry run's business

@@ -9,9 +9,9 @@ from hrsync.core.plan import LeadChange, Rename, awaited_refs
 from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
 from hrsync.outcome import Outcome
-from hrsync.store.submission import SubmissionStatus, SubmittedPlan
+from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.context import Planned, Run, Submitted, end
-from hrsync.sync.outcomes import end_deferred_by_dx, end_rejected
+from hrsync.sync.error_outcomes import end_deferred_by_dx, end_rejected
 
 log = logs.get_logger("hrsync.sync")
 

@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.core.people import read_people
+from hrsync.core.rows import MAX_FIELD_CHARS, LineLocations
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.sources.base import CHUNK_BYTES, Export, Lines, LineTooLong, SourceError, lines
 from hrsync.sources.csv_reader import line_limit, sniff_delimiter
 from hrsync.sources.open import open_export
-from hrsync.sources.rows import MAX_FIELD_CHARS, LineLocations
 
 BOM = b"\xef\xbb\xbf"
 

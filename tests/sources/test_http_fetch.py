@@ -15,7 +15,7 @@ import httpx
 import pytest
 from structlog.testing import capture_logs
 
-from hrsync.config import SourceSettings
+from hrsync.config.loading import SourceSettings
 from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.http_fetch import safe_url
 from hrsync.sources.open import open_export

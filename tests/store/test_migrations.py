@@ -17,8 +17,8 @@ from sqlalchemy import inspect
 
 from hrsync.store.engine import make_engine
 from hrsync.store.migrate import HEAD_REVISION, current_revision, head_revision, upgrade
-from hrsync.store.models import metadata
 from hrsync.store.repo import Store
+from hrsync.store.tables import metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 

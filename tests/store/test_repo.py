@@ -16,7 +16,7 @@ from hrsync.core.identity import KnownIdentity, TeamRow
 from hrsync.core.plan import SeenTeam
 from hrsync.dx.methods import PROCESS
 from hrsync.store.repo import Store
-from hrsync.store.submission import SubmissionStatus, SubmittedPlan
+from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 
 NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
 
@@ -84,6 +84,20 @@ def test_runs_finish_and_history_is_newest_first(store: Store) -> None:
     assert [r.id for r in runs] == ["r2", "r1", "r0"]
     assert runs[1].counts == {"create": 2}
     assert store.last_accepted_people_count() == 40
+
+
+def test_what_deferred_a_run_is_kept_as_data(store: Store) -> None:
+    """The import back-off counts runs deferred by a running import from this column;
+    the reason's wording is free to change."""
+    store.start_run("d", "schedule", NOW, dry_run=False)
+    store.finish_run(
+        "d", NOW, outcome="deferred", exit_code=3, counts={}, reason="any words",
+        defer_kind="import_in_progress",
+    )  # fmt: skip
+    store.start_run("e", "schedule", NOW + timedelta(minutes=1), dry_run=False)
+    store.finish_run("e", NOW, outcome="applied", exit_code=0, counts={}, reason=None)
+    kinds = [(r.id, r.defer_kind) for r in store.recent_runs()]
+    assert kinds == [("e", None), ("d", "import_in_progress")]
 
 
 def test_last_accepted_people_ignores_refused_and_dry_runs(store: Store) -> None:

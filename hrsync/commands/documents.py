@@ -1,0 +1,263 @@
+"""The plan for machines and reviewers: `plan --format json` (one document, its schema in
+config/plan.schema.json), `plan --format tree` (the desired hierarchy with each team's
+change marked), and `history --format json`.
+
+The JSON lists every change in full (every member added or removed): it is where the
+log's capped events point. The `schema` value changes only with an incompatible change
+of the document; new keys may appear without one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from hrsync.core.plan import (
+    COUNT_KEYS,
+    Archive,
+    Change,
+    Create,
+    LeadChange,
+    MembershipChange,
+    Move,
+    Rename,
+)
+from hrsync.core.text import plural, quoted
+from hrsync.outcome import Outcome
+
+if TYPE_CHECKING:
+    from hrsync.core.identity import TeamRow
+    from hrsync.store.repo import RunRecord
+    from hrsync.sync.results import SyncResult
+
+PLAN_SCHEMA = "hrsync.plan/1"
+HISTORY_SCHEMA = "hrsync.history/1"
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def plan_document(result: SyncResult) -> dict[str, Any]:
+    """The run's plan as one JSON-ready document (see config/plan.schema.json)."""
+    plan = result.plan
+    changes = [] if plan is None else [c for c in plan.changes if c.kind != "unchanged"]
+    return {
+        "schema": PLAN_SCHEMA,
+        "run_id": result.run_id,
+        "outcome": result.outcome.value,
+        "exit_code": result.exit_code,
+        "reason": result.reason,
+        "problems": list(result.problems),
+        "people": result.people_count,
+        "teams": None if plan is None else plan.desired_count,
+        "counts": {key: (plan.counts if plan else {}).get(key, 0) for key in COUNT_KEYS},
+        "changes": [change_document(c) for c in changes],
+        "drift": [
+            {"team": d.name, "reference_id": d.reference_id, "details": list(d.details)}
+            for d in (plan.drift if plan else ())
+        ],
+        "guards": guard_document(result),
+        "people_in_no_team": [
+            {
+                "employee_id": p.employee_id,
+                "name": p.name,
+                "email": p.email,
+                "location": p.location,
+                "reason": p.reason,
+            }
+            for p in result.unplaced
+        ],
+        "attributes": attributes_document(result),
+    }
+
+
+def change_document(change: Change) -> dict[str, Any]:
+    """One change: the same keys for every kind (null or empty where they do not apply)."""
+    doc: dict[str, Any] = {
+        "kind": change.kind,
+        "team": _team_name(change),
+        "reference_id": change.reference_id,
+        "from": None,
+        "to": None,
+        "members_added": [],
+        "members_removed": [],
+        "drift": bool(getattr(change, "drift", False)),
+    }
+    match change:
+        case Create():
+            doc |= {
+                "parent": change.parent_name,
+                "parent_reference_id": change.parent_reference_id,
+                "lead": change.lead_email,
+                "contributors": change.contributors,
+            }
+        case Rename():
+            doc |= {"from": change.old_name, "to": change.new_name}
+        case Move():
+            doc |= {
+                "from": change.old_parent_name,
+                "to": change.new_parent_name,
+                "from_reference_id": change.old_parent_reference_id,
+                "to_reference_id": change.new_parent_reference_id,
+            }
+        case LeadChange():
+            doc |= {
+                "from": change.old_lead,
+                "to": change.new_lead,
+                "lead_known": change.old_lead_known,
+                "contributors": change.contributors,
+            }
+        case MembershipChange():
+            doc |= {
+                "members_added": list(change.added),
+                "members_removed": list(change.removed),
+                "contributors_from": change.old_count,
+                "contributors_to": change.new_count,
+            }
+        case Archive():
+            doc |= {"dx_id": change.dx_id, "contributors": change.contributors, "note": change.note}
+    return doc
+
+
+def _team_name(change: Change) -> str:
+    return change.new_name if isinstance(change, Rename) else change.name
+
+
+def guard_document(result: SyncResult) -> dict[str, Any]:
+    """What the gate decided: go, defer or refuse (or not reached: the run ended first)."""
+    outcome = result.outcome
+    if result.plan is None:
+        decision = "not_reached"
+    elif outcome is Outcome.REFUSED:
+        decision = "refuse"
+    elif outcome is Outcome.DEFERRED:
+        decision = "defer"
+    else:
+        decision = "go"
+    return {
+        "decision": decision,
+        "reason": result.reason if decision in ("refuse", "defer") else None,
+        "resume_at": _iso(result.resume_at),
+        "approve_with": result.action,
+    }
+
+
+def attributes_document(result: SyncResult) -> dict[str, Any] | None:
+    attributes = result.attributes
+    if attributes is None:
+        return None
+    plan = attributes.plan
+    return {
+        "outcome": attributes.outcome.value,
+        "reason": attributes.reason,
+        "counts": attributes.counts,
+        "changes": [
+            {"email": c.email, "values": dict(c.values), "previous": dict(c.previous)}
+            for c in (plan.changes if plan else ())
+        ],
+        "held": [
+            {"email": h.email, "error": h.error, "retry_at": _iso(h.retry_at)}
+            for h in (plan.held if plan else ())
+        ],
+    }
+
+
+def history_document(runs: Sequence[RunRecord]) -> dict[str, Any]:
+    return {
+        "schema": HISTORY_SCHEMA,
+        "runs": [
+            {
+                "id": r.id,
+                "trigger": r.trigger,
+                "started_at": _iso(r.started_at),
+                "finished_at": _iso(r.finished_at),
+                "outcome": r.outcome,
+                "exit_code": r.exit_code,
+                "dry_run": r.dry_run,
+                "counts": dict(r.counts),
+                "reason": r.reason,
+            }
+            for r in runs
+        ],
+    }
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat()
+
+
+# ---------------------------------------------------------------- tree
+
+
+def render_tree(result: SyncResult) -> str:
+    """The desired hierarchy, indented, each team's change marked; archives after it."""
+    rows = result.rows
+    plan = result.plan
+    if not rows and plan is None:
+        return result.report or "no plan: the run ended before planning"
+    marks: dict[str, list[str]] = defaultdict(list)
+    for change in plan.changes if plan else ():
+        if change.reference_id is not None and not isinstance(change, Archive):
+            mark = _mark(change)
+            if mark:
+                marks[change.reference_id].append(mark)
+    children: dict[str | None, list[TeamRow]] = defaultdict(list)
+    ours = {row.reference_id for row in rows}
+    for row in rows:
+        parent = row.parent_reference_id if row.parent_reference_id in ours else None
+        children[parent].append(row)
+    lines: list[str] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for row in sorted(children.get(parent, ()), key=lambda r: r.name.casefold()):
+            outside = (
+                f" (under {quoted(row.parent_name)}, not from the export)"
+                if depth == 0 and row.parent_reference_id is not None and row.parent_name
+                else ""
+            )
+            mark = f"  [{'; '.join(marks[row.reference_id])}]" if marks[row.reference_id] else ""
+            lines.append(
+                f"{'  ' * depth}{row.name} [{row.reference_id}] lead {row.lead_email}, "
+                f"{plural(len(row.contributors), 'contributor')}{outside}{mark}"
+            )
+            walk(row.reference_id, depth + 1)
+
+    walk(None, 0)
+    archives = plan.archives if plan else []
+    if archives:
+        lines.append("")
+        lines.append("Archived (not in the export):")
+        lines.extend(
+            f"  - {quoted(a.name)} [{a.reference_id or 'no reference_id'}]" for a in archives
+        )
+    lines.append("")
+    lines.append(_counts_line(plan.counts if plan else {}))
+    return "\n".join(lines)
+
+
+def _mark(change: Change) -> str:
+    match change:
+        case Create():
+            return "created"
+        case Rename():
+            return f"renamed from {quoted(change.old_name)}"
+        case Move():
+            old = quoted(change.old_parent_name) if change.old_parent_name else "the root"
+            return f"moved from under {old}"
+        case LeadChange():
+            return f"lead {change.old_lead or 'unknown'} -> {change.new_lead}"
+        case MembershipChange():
+            return f"members +{len(change.added)} -{len(change.removed)}"
+    return ""
+
+
+def _counts_line(counts: Mapping[str, int]) -> str:
+    shown: Iterable[str] = (f"{counts.get(k, 0)} {k.replace('_', ' ')}" for k in COUNT_KEYS)
+    return "Plan: " + ", ".join(shown)

@@ -1,0 +1,254 @@
+"""`hrsync check`: is this installation ready to sync? A report, one line per check.
+
+Nothing here writes to DX. In particular the `snapshots:admin` scope is not
+probed with a preview call: a preview leaves an import in DX's web app that a
+person could finish by hand, and an empty one would archive the org.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from hrsync.config.loading import Settings
+from hrsync.core.attributes import column_problems, compile_sources
+from hrsync.core.guards import check_snapshots
+from hrsync.core.listing import LIMIT, capped
+from hrsync.core.mapping import LeadWithoutReports, Unplaced
+from hrsync.core.people import Person, UnknownManager, export_columns
+from hrsync.core.text import plural
+from hrsync.dx.client import DxClient
+from hrsync.dx.errors import DxAuthError, DxError
+from hrsync.sources.base import SourceError
+from hrsync.store.repo import Store
+from hrsync.sync.stages import InputRefused, map_teams, read_export
+
+_FIX_SOURCE = "fix source.path / source.url and its access"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None  # what to do about it, when not ok
+    warning: bool = False  # ok, but worth a look
+
+
+def run_checks(
+    settings: Settings,
+    *,
+    client: DxClient,
+    store: Store,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> list[Check]:
+    checks = [Check("config", True, f"loaded {settings.config_path or '(environment only)'}")]
+    checks.append(_state(store))
+    checks.extend(_export(settings))
+    checks.extend(_dx(settings, client, now()))
+    return checks
+
+
+def _state(store: Store) -> Check:
+    runs = store.recent_runs(1)
+    deferral = store.pending_deferral()
+    detail = "state store ready"
+    if runs:
+        last = runs[0]
+        detail += f"; last run {last.started_at:%Y-%m-%d %H:%M}Z: {last.outcome or 'running'}"
+    if deferral:
+        detail += f"; deferred until {deferral.resume_at.isoformat()} ({deferral.reason})"
+    return Check("state", True, detail)
+
+
+def _pages(settings: Settings, pages: int) -> str:
+    # Over HTTP the page count shows a paged API was read through, not just its first page.
+    if not settings.source.url:
+        return ""
+    return f"{plural(pages, 'page')} read, "
+
+
+def _export(settings: Settings) -> list[Check]:
+    # The run's own read and map stages: what `check` accepts, a sync accepts.
+    try:
+        export = read_export(settings)
+    except SourceError as exc:  # unavailable: worth a retry, but not ready now
+        return [Check("export", False, str(exc), _FIX_SOURCE)]
+    except InputRefused as exc:
+        if exc.stage == "source":
+            return [Check("export", False, exc.problems[0], _FIX_SOURCE)]
+        shown = capped(exc.problems, limit=5, sep="; ")
+        return [
+            Check(
+                "export",
+                False,
+                f"{exc.source}: {len(exc.problems)} problems: {shown}",
+                "fix the export or [source.fields]; `hrsync plan` lists every problem",
+            )
+        ]
+    directory = export.directory
+    checks = [
+        Check(
+            "export",
+            True,
+            f"{export.source}: {_pages(settings, export.pages)}{len(directory.people)} people "
+            f"kept, {directory.excluded} excluded by filters, {len(directory.warnings)} warnings",
+        )
+    ]
+    if directory.unknown_managers:
+        checks.append(_unknown_managers(directory.unknown_managers))
+    if settings.attributes.active:
+        checks.append(_attributes(settings, directory.people))
+    try:
+        team_map = map_teams(settings, export)
+    except InputRefused as exc:
+        if exc.stage == "template":
+            checks.append(Check("mapping", False, "; ".join(exc.problems), "fix [mapping]"))
+        else:
+            checks.append(Check("mapping", False, exc.problems[0], "fix [mapping] or the export"))
+        return checks
+    checks.append(
+        Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")
+    )
+    if team_map.unplaced:
+        checks.append(_unplaced(team_map.unplaced))
+    if team_map.leads_without_reports:
+        checks.append(_weak_leads(team_map.leads_without_reports))
+    return checks
+
+
+def _bullets(items: Sequence[object]) -> str:
+    """The first LIMIT items as indented bullet lines, then how many more."""
+    lines = "".join(f"\n       - {item}" for item in items[:LIMIT])
+    if len(items) > LIMIT:
+        lines += f"\n       and {len(items) - LIMIT} more"
+    return lines
+
+
+def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
+    # Not a failure (a contractor without a manager is normal), never silence either.
+    lines = _bullets(unplaced)
+    return Check(
+        "people in no team",
+        True,
+        f"{len(unplaced)} kept from the export, neither lead nor member of a team:{lines}",
+        warning=True,
+        fix="give them a manager (or reports) in HR, or filter them out if intended",
+    )
+
+
+def _weak_leads(weak: Sequence[LeadWithoutReports]) -> Check:
+    lines = _bullets(weak)
+    return Check(
+        "department leads",
+        True,
+        f"{len(weak)} units led by someone without reports:{lines}",
+        warning=True,
+        fix="set source.fields.department_lead to name each unit's lead",
+    )
+
+
+def _unknown_managers(unknown: Sequence[UnknownManager]) -> Check:
+    # Accepted by source.unknown_manager = "top", but never silently: who, and how many.
+    people = sum(u.reports for u in unknown)
+    shown = capped(
+        f"{u.field} {u.value!r} ({u.reports} from {u.first})"
+        for u in sorted(unknown, key=lambda u: (-u.reports, u.value))
+    )
+    return Check(
+        "managers",
+        True,
+        f"{len(unknown)} managers not in the export; the {people} people naming them are top "
+        f'of the org (source.unknown_manager = "top"): {shown}',
+        warning=True,
+    )
+
+
+def _attributes(settings: Settings, people: tuple[Person, ...]) -> Check:
+    sources = compile_sources(settings.attributes.entries)
+    problems = column_problems(sources, export_columns(people))
+    if problems:
+        return Check(
+            "attributes",
+            False,
+            capped(problems, limit=5, sep="; "),
+            "fix [attributes] or the export; a sync would refuse the attribute step",
+        )
+    names = capped(repr(source.name) for source in sources)
+    return Check(
+        "attributes",
+        True,
+        f"{names} read from the export; the token needs users:write (only a real sync "
+        "uses it: no probe call)",
+    )
+
+
+def _dx(settings: Settings, client: DxClient, now: datetime) -> list[Check]:
+    checks: list[Check] = []
+    try:
+        who = client.whoami()
+    except DxAuthError as exc:
+        return [Check("token", False, str(exc), "set a valid token in $HRSYNC_DX_TOKEN")]
+    except DxError as exc:
+        return [Check("dx", False, str(exc), f"is dx.base_url {settings.dx.base_url} right?")]
+    if who.auth_token_type == "account_web_api_token":
+        checks.append(Check("token", True, f"organization token for {who.account_name}"))
+    else:
+        user = who.user.email if who.user else "unknown user"
+        checks.append(
+            Check(
+                "token",
+                True,
+                f"personal access token of {user} ({who.account_name})",
+                warning=True,
+                fix="an organization token is recommended for a daemon",
+            )
+        )
+    try:
+        snapshots = client.snapshots()
+        teams = client.teams()
+    except DxAuthError as exc:
+        checks.append(Check("scopes", False, str(exc), "give the token the snapshots:read scope"))
+        return checks
+    except DxError as exc:
+        checks.append(Check("scopes", False, str(exc)))
+        return checks
+    unreferenced = sum(1 for t in teams if not t.reference_id)
+    detail = f"snapshots:read works; DX has {len(teams)} teams"
+    if unreferenced:
+        detail += f" ({unreferenced} without reference_id, created in the web app?)"
+    checks.append(
+        Check(
+            "scopes",
+            True,
+            detail + "; snapshots:admin is only checked by a real sync (no probe call)",
+        )
+    )
+    deferral = check_snapshots(snapshots, now, settings.sync.retro_window_days)
+    if deferral is None:
+        checks.append(Check("snapshot window", True, "no snapshot live or in its window"))
+    else:
+        checks.append(
+            Check(
+                "snapshot window",
+                True,
+                f"syncs defer until {deferral.resume_at.isoformat()}: {deferral.reason}",
+                warning=True,
+            )
+        )
+    return checks
+
+
+def render(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        mark = "FAIL" if not check.ok else ("WARN" if check.warning else "ok")
+        line = f"[{mark:>4}] {check.name}: {check.detail}"
+        if check.fix and (not check.ok or check.warning):
+            line += f"\n       -> {check.fix}"
+        lines.append(line)
+    failed = [c for c in checks if not c.ok]
+    lines.append("")
+    lines.append("ready" if not failed else f"not ready: {len(failed)} check(s) failed")
+    return "\n".join(lines)

@@ -1,0 +1,93 @@
+"""The paragraph `hrsync sync` ends with on a terminal: what happened, the counts, whether
+DX was seen to take it, and what to do next. Not on a pipe: there the log (JSON) and
+`sync.finished` say it for machines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hrsync.core.attributes import AttributeOutcome
+from hrsync.core.plan import COUNT_KEYS
+from hrsync.outcome import Outcome
+
+if TYPE_CHECKING:
+    from hrsync.sync.results import SyncResult
+
+_ATTRIBUTES_NEED_A_PERSON = (
+    AttributeOutcome.REFUSED,
+    AttributeOutcome.REJECTED,
+    AttributeOutcome.FAILED,
+)
+
+
+def human_summary(result: SyncResult, config_path: Path | str | None = None) -> str:
+    """One paragraph (a few sentences, no list) for the person who ran `hrsync sync`."""
+    config = f" --config {config_path}" if config_path else ""
+    counts = result.counts
+    changed = [
+        f"{counts[k]} {k.replace('_', ' ')}"
+        for k in COUNT_KEYS
+        if k != "unchanged" and counts.get(k)
+    ]
+    what = ", ".join(changed) if changed else "no changes"
+    people = f" from {result.people_count} people" if result.people_count is not None else ""
+    teams = f"{result.plan.desired_count} teams{people}" if result.plan is not None else "no plan"
+    reason = f" Reason: {result.reason}." if result.reason else ""
+    action = result.action
+    match result.outcome:
+        case Outcome.APPLIED:
+            head = f"Applied: {what} ({teams}); DX was seen to take every change (verified)."
+            nxt = "Nothing to do; the daemon keeps it in step."
+        case Outcome.IN_SYNC:
+            head = f"In sync: DX already matches the export ({teams}); nothing was sent."
+            nxt = "Nothing to do."
+        case Outcome.PLANNED:
+            head = f"Planned, nothing sent: {what} ({teams})."
+            nxt = f"Run `hrsync{config} sync` to apply it."
+        case Outcome.DEFERRED:
+            when = result.resume_at.isoformat(timespec="minutes") if result.resume_at else "later"
+            head = f"Deferred, nothing sent: {what} ({teams}).{reason}"
+            nxt = (
+                f"The daemon tries again at {when} (or run `hrsync{config} sync` after it); "
+                "nothing to do unless it keeps deferring."
+            )
+        case Outcome.REFUSED:
+            head = f"Refused, nothing sent: {what} ({teams}).{reason}"
+            nxt = (
+                f"Check the plan (`hrsync{config} plan`), then approve it once with `{action}`."
+                if action
+                else f"Fix the export or the settings, then run `hrsync{config} sync` again."
+            )
+        case Outcome.UNVERIFIED:
+            head = (
+                f"Sent but not verified: {what} ({teams}); DX accepted the import but did not "
+                f"show every change in time.{reason}"
+            )
+            nxt = f"Run `hrsync{config} sync` again later; it checks DX before sending anything."
+        case Outcome.REJECTED:
+            head = f"Rejected by DX: {what} ({teams}).{reason}"
+            nxt = "Fix what DX named above (the token, its scopes or the rows), then sync again."
+        case _:
+            head = f"Failed: {what} ({teams}).{reason}"
+            nxt = (
+                f"See the log above; `hrsync{config} check` tests the settings, the export and DX."
+            )
+    attributes = result.attributes
+    extra = (
+        f" User attributes: {attributes.outcome.value} ({attributes.updated} updated, "
+        f"{attributes.failed} failed)."
+        if attributes is not None and attributes.outcome.value != "skipped"
+        else ""
+    )
+    if (
+        attributes is not None
+        and attributes.outcome in _ATTRIBUTES_NEED_A_PERSON
+        and attributes.reason
+        and result.outcome in (Outcome.APPLIED, Outcome.IN_SYNC, Outcome.PLANNED)
+    ):
+        # These heads carry no reason: without it a refused attribute step (exit 4) would
+        # end on "Nothing to do".
+        needs = f"The attribute step needs you: {attributes.reason.rstrip('.')}."
+        nxt = f"{nxt} {needs}" if result.outcome is Outcome.PLANNED else needs
+    return f"{head}{extra} {nxt} (run {result.run_id}, exit {result.exit_code})"

@@ -1,0 +1,1 @@
+"""Loading the settings and checking them across keys."""

@@ -1,0 +1,276 @@
+"""The checks `load_settings` runs once every key is parsed: values that must lie in a
+range, keys that depend on each other, names of columns, zones, cron expressions,
+e-mail addresses and databases.
+
+Each message names the key, the value and what was expected; every problem is returned,
+so an operator fixes a config in one pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from hrsync.core.emails import EMAIL_RULE, is_valid_email
+from hrsync.core.settings import NOTIFY_EVENTS, Settings, SourceSettings
+from hrsync.core.templates import check_template, is_template, template_names
+from hrsync.store.url import check_database_url
+
+
+def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list[str]:
+    """Every problem a parsed config still has: ranges, keys that depend on each other,
+    what must name a column, a zone, a cron expression, an address or a database."""
+    p: list[str] = []
+    if not s.dx.base_url:
+        if require_dx:
+            p.append("dx.base_url is required, e.g. https://api.getdx.com")
+    elif not re.match(r"^https?://", s.dx.base_url):
+        p.append(f"dx.base_url must start with http:// or https://, got {s.dx.base_url!r}")
+    if s.dx.timeout_s <= 0:
+        p.append(f"dx.timeout_s must be greater than 0, got {s.dx.timeout_s}")
+    if s.dx.max_requests_per_minute < 1:
+        p.append(
+            f"dx.max_requests_per_minute must be at least 1, got {s.dx.max_requests_per_minute}"
+        )
+    src = s.source
+    if src.path is not None and src.url:
+        p.append("source.path and source.url are both set; choose one")
+    elif require_source and src.path is None and not src.url:
+        p.append("source.path or source.url is required")
+    if src.url and not re.match(r"^https?://", src.url):
+        p.append(f"source.url must start with http:// or https://, got {src.url!r}")
+    if len(src.delimiter) > 1:
+        p.append(f"source.delimiter must be a single character, got {src.delimiter!r}")
+    if src.max_bytes < 1:
+        p.append(f"source.max_bytes must be at least 1, got {src.max_bytes}")
+    if src.encoding:
+        import codecs
+
+        try:
+            codecs.lookup(src.encoding)
+        except LookupError:
+            p.append(f"source.encoding must be a known text encoding, got {src.encoding!r}")
+    p.extend(_http_source_checks(src))
+    for key in ("employee_id", "email", "name"):
+        if not getattr(src.fields, key):
+            p.append(f"source.fields.{key} must name a column, got ''")
+    p.extend(_field_template_checks(src))
+    fields = src.fields
+    if s.mapping.strategy == "manager" and not (
+        fields.manager_id or fields.manager_email or fields.manager_name
+    ):
+        p.append(
+            "source.fields.manager_id, manager_email or manager_name must name a column "
+            "for mapping.strategy 'manager'"
+        )
+    if s.mapping.strategy == "department" and not src.fields.department:
+        p.append("source.fields.department must name a column for mapping.strategy 'department'")
+    if s.mapping.min_team_size < 0:
+        p.append(f"mapping.min_team_size must be 0 or more, got {s.mapping.min_team_size}")
+    if s.log.events_per_kind < 0:
+        p.append(f"log.events_per_kind must be 0 or more, got {s.log.events_per_kind}")
+    attributes = s.attributes
+    if not 0 <= attributes.max_change_fraction <= 1:
+        p.append(
+            "attributes.max_change_fraction must be between 0 and 1, got "
+            f"{attributes.max_change_fraction}"
+        )
+    if attributes.enabled and not attributes.entries:
+        p.append(
+            'attributes.enabled is true but [attributes] maps no attribute; add e.g. "Location" '
+            '= "{Office}"'
+        )
+    sync = s.sync
+    for key in ("max_archive_fraction", "min_people_fraction"):
+        value = getattr(sync, key)
+        if not 0 <= value <= 1:
+            p.append(f"sync.{key} must be between 0 and 1, got {value}")
+    for key in ("max_archive", "retro_window_days", "max_resends"):
+        if getattr(sync, key) < 0:
+            p.append(f"sync.{key} must be 0 or more, got {getattr(sync, key)}")
+    if sync.heartbeat_s >= sync.healthcheck_max_age_s:
+        p.append(
+            f"sync.heartbeat_s must be less than sync.healthcheck_max_age_s "
+            f"({sync.healthcheck_max_age_s:g}), got {sync.heartbeat_s:g}: the healthcheck "
+            "would find every heartbeat stale"
+        )
+    if sync.quarantine_after < 1:
+        p.append(f"sync.quarantine_after must be at least 1, got {sync.quarantine_after}")
+    for key in (
+        "verify_timeout_s",
+        "heartbeat_s",
+        "shutdown_grace_s",
+        "healthcheck_max_age_s",
+        "quarantine_alert_s",
+    ):
+        if getattr(sync, key) <= 0:
+            p.append(f"sync.{key} must be greater than 0, got {getattr(sync, key)}")
+    try:
+        ZoneInfo(sync.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        p.append(
+            f"sync.timezone must be an IANA time zone such as Europe/Berlin, got {sync.timezone!r}"
+        )
+    cron_problem = _check_cron(sync.schedule)
+    if cron_problem:
+        p.append(
+            "sync.schedule must be a cron expression (5 fields, or 6 with seconds first), "
+            f"got {sync.schedule!r} ({cron_problem})"
+        )
+    # The export's rule (DX refuses what it refuses, e.g. hr..ops@acme.test). Only the
+    # case is folded: spaces around the address would be sent to DX as they are.
+    if sync.notify_email is not None and not is_valid_email(sync.notify_email.lower()):
+        p.append(f"sync.notify_email must be {EMAIL_RULE}, got {sync.notify_email!r}")
+    database_problem = check_database_url(s.state.database_url)
+    if database_problem is not None:
+        p.append(database_problem)
+    p.extend(_monitoring_checks(s))
+    return p
+
+
+def _monitoring_checks(s: Settings) -> list[str]:
+    """[daemon] listen and [notify]: the endpoints' address and the webhook's keys."""
+    p: list[str] = []
+    listen = s.daemon.listen
+    if listen:
+        host, sep, port = listen.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            p.append(
+                'daemon.listen must be "HOST:PORT" such as "0.0.0.0:9464" (empty: off), '
+                f"got {listen!r}"
+            )
+    notify = s.notify
+    if notify.webhook_url_env and not _ENV_NAME.match(notify.webhook_url_env):
+        # Not echoed: what is written here by mistake is most likely the URL, a secret.
+        p.append(
+            "notify.webhook_url_env must be the NAME of an environment variable holding the "
+            "webhook URL, such as HRSYNC_WEBHOOK_URL, not the URL itself (not shown here)"
+        )
+    unknown = [event for event in notify.on if event not in NOTIFY_EVENTS]
+    if unknown:
+        p.append(f"notify.on must list events among {', '.join(NOTIFY_EVENTS)}, got {unknown!r}")
+    if notify.repeat_s <= 0:
+        p.append(f"notify.repeat_s must be greater than 0, got {notify.repeat_s:g}")
+    return p
+
+
+def _field_template_checks(src: SourceSettings) -> list[str]:
+    """[source.fields] templates: their shape here; their columns when the export is read."""
+    p: list[str] = []
+    for field in dataclasses.fields(src.fields):
+        value = getattr(src.fields, field.name)
+        if not is_template(value):
+            continue
+        where = f"source.fields.{field.name} {value!r}"
+        if field.name in _COLUMN_ONLY:
+            p.append(
+                f"{where} must name a column: the department strategy reads it from each "
+                "person's row (a template is for the person's own fields)"
+            )
+            continue
+        p.extend(check_template(value, template_names(value), where=where))
+    return p
+
+
+# Read by the department strategy from the rows themselves, by column.
+_COLUMN_ONLY = ("department_parent", "department_lead")
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+
+
+def _http_source_checks(src: SourceSettings) -> list[str]:
+    """[source] keys for reading over HTTP: method, body, headers, pagination, oauth2."""
+    p: list[str] = []
+    paging = src.pagination
+    if not src.url:
+        for key, value, default in (
+            ("source.method", src.method, "GET"),
+            ("source.body", src.body, ""),
+            ("source.pagination.style", paging.style, "none"),
+            ("source.oauth2.token_url", src.oauth2.token_url, ""),
+        ):
+            if value != default:
+                p.append(f"{key} is only used with source.url, got {value!r}")
+        if src.headers:
+            p.append("source.headers is only used with source.url")
+    if src.body:
+        if src.method != "POST":
+            p.append('source.body is sent only with source.method = "POST"; set it or drop body')
+        try:
+            body = json.loads(src.body)
+        except json.JSONDecodeError as exc:
+            p.append(f"source.body must be JSON text, got {exc.msg} at column {exc.colno}")
+        else:
+            if paging.style in ("cursor", "offset") and not isinstance(body, dict):
+                p.append(
+                    f"source.body must be a JSON object for source.pagination.style "
+                    f"{paging.style!r}: the page position is added to it as a field"
+                )
+    if src.retries < 0:
+        p.append(f"source.retries must be 0 or more, got {src.retries}")
+    for header, variable in src.headers.items():
+        if not _HEADER_NAME.match(header):
+            p.append(f"source.headers: {header!r} is not a valid HTTP header name")
+        if not _ENV_NAME.match(variable):
+            p.append(
+                f"source.headers.{header} must name an environment variable holding the "
+                f'header\'s value (e.g. "HR_API_KEY"), not the value itself (not shown here)'
+            )
+    if paging.max_pages < 1:
+        p.append(f"source.pagination.max_pages must be at least 1, got {paging.max_pages}")
+    if paging.page_size < 1:
+        p.append(f"source.pagination.page_size must be at least 1, got {paging.page_size}")
+    if paging.style == "cursor":
+        if not paging.next_cursor_path:
+            p.append(
+                "source.pagination.next_cursor_path must name where each page holds the next "
+                'cursor (a dotted path, e.g. "response_metadata.next_cursor") for style "cursor"'
+            )
+        if not paging.cursor_param:
+            p.append("source.pagination.cursor_param must name the parameter for the cursor")
+    if paging.style == "offset":
+        for key in ("offset_param", "limit_param"):
+            if not getattr(paging, key):
+                p.append(f"source.pagination.{key} must name a parameter for style 'offset'")
+    oauth = src.oauth2
+    if oauth.token_url:
+        if not re.match(r"^https?://", oauth.token_url):
+            p.append(
+                f"source.oauth2.token_url must start with http:// or https://, "
+                f"got {oauth.token_url!r}"
+            )
+        for key in ("client_id_env", "client_secret_env"):
+            value = getattr(oauth, key)
+            if not _ENV_NAME.match(value):
+                p.append(
+                    f"source.oauth2.{key} must name an environment variable, not hold the "
+                    "value itself (not shown here)"
+                )
+        if src.auth_header_env or src.username_env or src.password_env:
+            p.append(
+                "source.oauth2 sends its own Authorization header: drop source.auth_header_env "
+                "and source.username_env/password_env"
+            )
+        if any(name.lower() == "authorization" for name in src.headers):
+            p.append(
+                "source.oauth2 sends its own Authorization header: drop it from source.headers"
+            )
+    elif oauth.client_id_env or oauth.client_secret_env or oauth.scope or oauth.audience:
+        p.append("source.oauth2.token_url is required when [source.oauth2] is used")
+    return p
+
+
+def _check_cron(expression: str) -> str | None:
+    # The very function the daemon schedules with, so validation accepts exactly that.
+    from hrsync.daemon.cron import cron_trigger
+
+    if len(expression.split()) not in (5, 6):
+        return f"{len(expression.split())} fields"
+    try:
+        cron_trigger(expression, "UTC")
+    except ValueError as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,389 @@
+"""Loading the settings: the TOML file, HRSYNC_* environment variables, the DX token,
+each key parsed to its type (`hrsync.core.settings`), then `config_checks` across keys.
+
+Every problem found is collected, so an operator fixes a config in one pass
+instead of one error per restart. Each message names the key, the value and
+what was expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from hrsync.config.crosschecks import cross_checks
+from hrsync.core.listing import capped
+from hrsync.core.settings import (
+    AttributeSettings,
+    DxSettings,
+    FieldSettings,
+    FilterSettings,
+    LogSettings,
+    MappingSettings,
+    OAuth2Settings,
+    PaginationSettings,
+    Settings,
+    SourceSettings,
+    StateSettings,
+    SyncSettings,
+)
+from hrsync.core.templates import check_template, is_template, template_names
+from hrsync.secret import Secret
+from hrsync.store.url import anchor_sqlite
+
+__all__ = [
+    "CONFIG_ENV",
+    "ENV_PREFIX",
+    "TOKEN_ENV",
+    "AttributeSettings",
+    "ConfigError",
+    "DxSettings",
+    "FieldSettings",
+    "FilterSettings",
+    "LogSettings",
+    "MappingSettings",
+    "OAuth2Settings",
+    "PaginationSettings",
+    "Settings",
+    "SourceSettings",
+    "StateSettings",
+    "SyncSettings",
+    "load_settings",
+]
+
+ENV_PREFIX = "HRSYNC_"
+TOKEN_ENV = "HRSYNC_DX_TOKEN"
+CONFIG_ENV = "HRSYNC_CONFIG"
+_TOKEN_KEYS = {"token", "api_token", "dx_token", "access_token", "bearer_token"}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used. The message lists every problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        # One line, however many problems: the first 20, then how many more.
+        super().__init__(capped(problems, sep="; "))
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_settings(
+    path: Path | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    require_token: bool = True,
+    require_source: bool = True,
+    require_dx: bool = True,
+) -> Settings:
+    """Read the TOML file, apply environment overrides, validate everything."""
+    env = os.environ if environ is None else environ
+    if path is None and env.get(CONFIG_ENV):
+        path = Path(env[CONFIG_ENV])
+    raw: dict[str, Any] = {}
+    problems: list[str] = []
+    if path is not None:
+        try:
+            with path.open("rb") as fh:
+                raw = tomllib.load(fh)
+        except FileNotFoundError:
+            raise ConfigError([f"config file {path} does not exist"]) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError([f"config file {path} is not valid TOML: {exc}"]) from None
+    problems.extend(_refuse_token_in_file(raw, path))
+    _apply_env_overrides(raw, env, problems)
+    base = path.parent if path is not None else Path.cwd()
+    settings = _build(Settings, raw, "", problems, base)
+    assert isinstance(settings, Settings)
+    token = _read_token(settings, env, problems, require_token)
+    settings = dataclasses.replace(
+        settings,
+        token=token,
+        config_path=path,
+        state=dataclasses.replace(
+            settings.state, database_url=anchor_sqlite(settings.state.database_url, base)
+        ),
+    )
+    problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str]:
+    found: list[str] = []
+
+    def walk(node: Mapping[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            dotted = f"{prefix}{key}"
+            if isinstance(value, dict):
+                walk(value, dotted + ".")
+            elif key.lower() in _TOKEN_KEYS:
+                found.append(
+                    f"{dotted} must not be written in the config file {path}: "
+                    f"put the DX token in ${TOKEN_ENV} or in a file named by dx.token_file"
+                )
+
+    walk(raw, "")
+    # Remove them so the secret never travels further (not even into an error).
+    for problem in found:
+        dotted = problem.split(" ", 1)[0]
+        node: Any = raw
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            node = node[part]
+        node.pop(parts[-1], None)
+    return found
+
+
+def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> None:
+    sections = {f.name for f in dataclasses.fields(Settings)} - {"token", "config_path"}
+    for name, value in sorted(env.items()):
+        if not name.startswith(ENV_PREFIX):
+            continue
+        if "__" not in name:
+            head = name[len(ENV_PREFIX) :].lower()
+            section = head.split("_", 1)[0]
+            if section in sections and name not in (TOKEN_ENV, CONFIG_ENV):
+                problems.append(
+                    f"environment variable {name} is not used: section and key are "
+                    f"separated by two underscores, e.g. HRSYNC_{section.upper()}__"
+                    f"{head.split('_', 1)[1].upper() if '_' in head else 'KEY'}"
+                )
+            continue
+        parts = [p.lower() for p in name[len(ENV_PREFIX) :].split("__")]
+        if any(not p for p in parts):
+            problems.append(f"environment variable {name} is not of the form HRSYNC_SECTION__KEY")
+            continue
+        if parts[-1] in _TOKEN_KEYS:
+            problems.append(f"{name} cannot carry the DX token: use ${TOKEN_ENV} or dx.token_file")
+            continue
+        node = raw
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                problems.append(f"{name}: {'.'.join(parts[:-1])} is not a section")
+                break
+            node = child
+        else:
+            node[parts[-1]] = _EnvValue(value, name)
+
+
+@dataclass(frozen=True)
+class _EnvValue:
+    """A string from the environment, parsed according to the field's type."""
+
+    text: str
+    origin: str
+
+
+def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) -> Any:
+    if not isinstance(raw, dict):
+        problems.append(f"{prefix.rstrip('.') or 'config'} must be a table, got {_kind(raw)}")
+        raw = {}
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("token", "config_path")}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        dotted = f"{prefix}{key}"
+        if key not in fields:
+            problems.append(_unknown_key(dotted, key, list(fields)))
+            continue
+        hint = hints[key]
+        if hint is AttributeSettings:
+            values[key] = _build_attributes(value, dotted + ".", problems, base)
+            continue
+        if dataclasses.is_dataclass(hint):
+            values[key] = _build(typing.cast(type, hint), value, dotted + ".", problems, base)
+            continue
+        try:
+            values[key] = _coerce(value, hint, base)
+        except _BadValue as exc:
+            shown = value.text if isinstance(value, _EnvValue) else value
+            origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
+            got = "a value not shown here" if exc.secret else repr(shown)
+            problems.append(f"{dotted} must be {exc.expected}, got {got}{origin}")
+    return cls(**values)
+
+
+ATTRIBUTE_KEYS = frozenset(
+    f.name for f in dataclasses.fields(AttributeSettings) if f.name != "entries"
+)
+
+
+def _build_attributes(raw: Any, prefix: str, problems: list[str], base: Path) -> AttributeSettings:
+    """`[attributes]`: the reserved keys are settings, every other key a DX attribute."""
+    if not isinstance(raw, dict):
+        problems.append(f"{prefix.rstrip('.')} must be a table, got {_kind(raw)}")
+        return AttributeSettings()
+    reserved = {key: value for key, value in raw.items() if key in ATTRIBUTE_KEYS}
+    settings = _build(AttributeSettings, reserved, prefix, problems, base)
+    assert isinstance(settings, AttributeSettings)
+    entries: dict[str, str] = {}
+    for name, value in raw.items():
+        if name in ATTRIBUTE_KEYS:
+            continue
+        where = f"{prefix}{name}"
+        if isinstance(value, _EnvValue):
+            # Environment names are folded to lower case; DX attribute names are not.
+            problems.append(
+                f"{value.origin} cannot add the attribute {name!r}: attribute entries come "
+                f"from the config file only (the environment may set "
+                f"{', '.join(f'{prefix}{k}' for k in sorted(ATTRIBUTE_KEYS))})"
+            )
+            continue
+        if not name.strip():
+            problems.append(f"{prefix.rstrip('.')} has an attribute with an empty name")
+            continue
+        if not isinstance(value, str) or not value.strip():
+            problems.append(
+                f'{where} must be an HR column name or a template such as "{{Office}}", '
+                f"got {value!r}"
+            )
+            continue
+        if is_template(value):
+            # The export's columns are checked when it is read; here only the template's shape.
+            problems.extend(
+                check_template(value, template_names(value), where=f"{where} {value!r}")
+            )
+        entries[name] = value
+    return dataclasses.replace(settings, entries=entries)
+
+
+def _unknown_key(dotted: str, key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    section = dotted.rsplit(".", 1)[0] if "." in dotted else ""
+    if close:
+        suggestion = f"{section}.{close[0]}" if section else close[0]
+        return f"{dotted} is not a known key; did you mean {suggestion}?"
+    where = f"in [{section}]" if section else "at the top level"
+    return f"{dotted} is not a known key; known keys {where}: {capped(sorted(known))}"
+
+
+def _kind(value: Any) -> str:
+    """What was written where a table belongs, without the value: a section's key written
+    as a plain value (`notify = "https://hooks…"`) may well be a secret."""
+    if isinstance(value, str | _EnvValue):
+        return "a string"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+class _BadValue(Exception):
+    def __init__(self, expected: str, *, secret: bool = False) -> None:
+        self.expected = expected
+        self.secret = secret  # the value may be a credential: never echo it
+
+
+def _coerce(value: Any, hint: Any, base: Path) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        non_none = [a for a in args if a is not type(None)]
+        if isinstance(value, _EnvValue) and value.text == "":
+            return None
+        return _coerce(value, non_none[0], base)
+    if origin is Literal:
+        text = value.text if isinstance(value, _EnvValue) else value
+        if text not in args:
+            raise _BadValue("one of " + ", ".join(repr(a) for a in args if a))
+        return text
+    if hint is bool:
+        if isinstance(value, _EnvValue):
+            lowered = value.text.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+        elif isinstance(value, bool):
+            return value
+        raise _BadValue("true or false")
+    if hint is int or hint is float:
+        # TOML's 3 is a fine float; its 3.0 is no whole number; true is neither.
+        accepted, expected = (int, "a whole number") if hint is int else (int | float, "a number")
+        if isinstance(value, _EnvValue):
+            try:
+                return hint(value.text.strip())
+            except ValueError:
+                raise _BadValue(expected) from None
+        if isinstance(value, bool) or not isinstance(value, accepted):
+            raise _BadValue(expected)
+        return hint(value)
+    if hint is str:
+        if isinstance(value, _EnvValue):
+            return value.text
+        if not isinstance(value, str):
+            raise _BadValue("a string")
+        return value
+    if hint is Path:
+        text = _coerce(value, str, base)
+        path = Path(text).expanduser()
+        return path if path.is_absolute() else base / path
+    if origin is tuple:
+        items = _as_list(value)
+        return tuple(_coerce(item, args[0], base) for item in items)
+    if origin is Mapping and args[1] is str:
+        # source.headers: header name -> name of an environment variable. What is written
+        # in another shape is most likely the header itself, credentials and all.
+        expected = "a table of header name = environment variable name"
+        if isinstance(value, _EnvValue) or not isinstance(value, dict):
+            raise _BadValue(expected, secret=True)
+        # HRSYNC_SOURCE__HEADERS__<NAME> arrives as an _EnvValue inside the table.
+        entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in value.items()}
+        if not all(isinstance(item, str) for item in entries.values()):
+            raise _BadValue(expected, secret=True)
+        return {str(k): item for k, item in entries.items()}
+    if origin is Mapping:
+        if isinstance(value, _EnvValue) or not isinstance(value, dict):
+            raise _BadValue("a table of field = [patterns]")
+        return {str(k): tuple(str(v) for v in _as_list(item)) for k, item in value.items()}
+    raise _BadValue(f"a value of type {hint}")
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, _EnvValue):
+        return [part.strip() for part in value.text.split(",") if part.strip()]
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        raise _BadValue("a list")
+    return value
+
+
+def _read_token(
+    settings: Settings, env: Mapping[str, str], problems: list[str], required: bool
+) -> Secret | None:
+    text = env.get(TOKEN_ENV, "").strip()
+    if not text and settings.dx.token_file is not None:
+        try:
+            text = settings.dx.token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            problems.append(
+                f"dx.token_file must name a readable file, got {str(settings.dx.token_file)!r} "
+                f"({exc.strerror})"
+            )
+            return None
+        if not text:
+            problems.append(f"dx.token_file {str(settings.dx.token_file)!r} is empty")
+            return None
+    if not text:
+        if required:
+            problems.append(
+                f"dx token is missing: set ${TOKEN_ENV} or dx.token_file to a file holding it"
+            )
+        return None
+    return Secret(text)

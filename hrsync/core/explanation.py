@@ -1,0 +1,250 @@
+"""`hrsync explain PERSON`: why a person is (or is not) in a team, from the run's own
+products (pure).
+
+The command reads the export, maps it and assigns reference_ids with the run's own
+stages; this module finds the person, derives each field again to show how it was made,
+walks the manager chain and says which team they lead or belong to and why, or why they
+are in no team. Nothing here reads a file, DX or the store: those answers come in.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from hrsync.core.compare import index_dx
+from hrsync.core.filters import STATUS_REASON, RowFilter
+from hrsync.core.identity import TeamRow
+from hrsync.core.listing import capped
+from hrsync.core.mapping import DesiredTeam, TeamMap, Unplaced
+from hrsync.core.people import Person
+from hrsync.core.rows import SourceRow
+from hrsync.core.settings import FieldSettings
+from hrsync.core.templates import Template, is_template
+from hrsync.core.text import quoted
+from hrsync.dx.models import DxTeam
+
+# A chain longer than this is cut (the mapping already refused any cycle).
+_CHAIN_LIMIT = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """The last submission that sent a team's row to DX."""
+
+    run_id: str
+    at: datetime
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    field: str  # the logical field (`email`)
+    source: str  # the configured column, or template
+    template: bool
+    value: str  # what the column holds, or the template renders, on this row
+
+
+def find_person(people: Sequence[Person], query: str) -> Person | None:
+    """The person with this employee id (exact) or e-mail (any case)."""
+    wanted = query.strip()
+    folded = wanted.casefold()
+    for person in people:
+        if person.employee_id == wanted or person.email.casefold() == folded:
+            return person
+    return None
+
+
+def suggestions(people: Sequence[Person], query: str, limit: int = 5) -> list[str]:
+    """Employee ids and e-mails close to `query`, closest first."""
+    candidates = [p.employee_id for p in people] + [p.email for p in people]
+    return difflib.get_close_matches(query.strip(), candidates, n=limit, cutoff=0.6)
+
+
+@dataclass(frozen=True, slots=True)
+class Excluded:
+    """A row of the export that holds the person asked about but that the filters drop."""
+
+    location: str  # `people.csv line 41`
+    setting: str  # the filter that drops it: `filter.active_status`, `filter.exclude.x`
+    column: str  # the column that filter read
+    value: str  # what the row holds there
+
+
+def find_excluded(
+    rows: Iterable[SourceRow], fields: FieldSettings, row_filter: RowFilter, query: str
+) -> Excluded | None:
+    """The row a filter drops whose employee id (exact) or e-mail (any case) is `query`.
+
+    `find_person` sees only the people kept; without this, a person the filters leave out
+    (a leaver, an excluded department) was answered "no person with that id", as if the
+    export did not hold them.
+    """
+    wanted = query.strip()
+    folded = wanted.casefold()
+    if not wanted:
+        return None
+    sources = [(getattr(fields, name), name == "email") for name in ("employee_id", "email")]
+    readers = [
+        (Template(source) if is_template(source) else source, fold)
+        for source, fold in sources
+        if isinstance(source, str) and source
+    ]
+    for row in rows:
+        values = row.values
+        for reader, fold in readers:
+            value = (
+                reader.render(_cells(values))
+                if isinstance(reader, Template)
+                else values.get(reader, "")
+            ).strip()
+            if value == wanted or (fold and value.casefold() == folded):
+                setting = row_filter.reason(values)
+                if setting is None:
+                    return None  # kept by the filters: not left out, so not explained here
+                column = _filter_column(row_filter, setting)
+                return Excluded(row.location, setting, column, values.get(column, ""))
+    return None
+
+
+def _cells(values: Mapping[str, str]) -> Callable[[str], str]:
+    return lambda name: values.get(name, "")
+
+
+def _filter_column(row_filter: RowFilter, setting: str) -> str:
+    if setting == STATUS_REASON:
+        return row_filter.status_column or ""
+    for rule in (*row_filter.include, *row_filter.exclude):
+        if rule.setting == setting:
+            return rule.column
+    return ""
+
+
+def explain_excluded(query: str, excluded: Excluded) -> str:
+    """The answer for a person the filters leave out."""
+    held = f" ({excluded.column} {excluded.value!r})" if excluded.column else ""
+    return (
+        f"{query.strip()} is at {excluded.location}, but left out by {excluded.setting}{held}: "
+        f"a person the filters leave out is in no team and is not sent to DX\n"
+    )
+
+
+def derive_fields(person: Person, settings: FieldSettings) -> tuple[Derived, ...]:
+    """Each configured `[source.fields]` entry: its column or template and its value."""
+    values = person.attributes
+    out: list[Derived] = []
+    for entry in fields(settings):
+        source = getattr(settings, entry.name)
+        if not isinstance(source, str) or not source:
+            continue
+        if is_template(source):
+            value = Template(source).render(lambda name: values.get(name, ""))
+            out.append(Derived(entry.name, source, True, value))
+        else:
+            out.append(Derived(entry.name, source, False, values.get(source, "")))
+    return tuple(out)
+
+
+def manager_chain(person: Person, people: Sequence[Person]) -> tuple[Person, ...]:
+    """The person's manager, theirs, … up to the top (within the people kept)."""
+    by_id = {p.employee_id: p for p in people}
+    chain: list[Person] = []
+    seen = {person.employee_id}
+    current = person
+    while current.manager_id is not None and len(chain) < _CHAIN_LIMIT:
+        manager = by_id.get(current.manager_id)
+        if manager is None or manager.employee_id in seen:
+            break
+        chain.append(manager)
+        seen.add(manager.employee_id)
+        current = manager
+    return tuple(chain)
+
+
+def _who(person: Person) -> str:
+    return f"{person.name} ({person.employee_id})"
+
+
+def _team_lines(
+    team: DesiredTeam,
+    rows: Mapping[str, TeamRow],
+    dx_by_ref: Mapping[str, DxTeam],
+    sent: Mapping[str, Sent],
+) -> list[str]:
+    row = rows.get(team.key)
+    ref = row.reference_id if row is not None else None
+    lines = [f"    HR key {team.key}, reference_id {ref or '(none yet)'}"]
+    dx = dx_by_ref.get(ref) if ref else None
+    if dx is None:
+        lines.append("    DX: no team with this reference_id yet (the next sync creates it)")
+    else:
+        changed = f"{dx.last_changed_at:%Y-%m-%d %H:%M}Z" if dx.last_changed_at else "unknown"
+        lines.append(f"    DX: team {dx.id} {quoted(dx.name)}, last changed {changed}")
+    last = sent.get(ref) if ref else None
+    if last is None:
+        lines.append("    last sent: never, by this state store")
+    else:
+        lines.append(
+            f"    last sent: run {last.run_id} at {last.at:%Y-%m-%d %H:%M}Z ({last.status})"
+        )
+    return lines
+
+
+def explain(
+    person: Person,
+    people: Sequence[Person],
+    team_map: TeamMap,
+    settings: FieldSettings,
+    *,
+    rows: Sequence[TeamRow],
+    dx_teams: Sequence[DxTeam],
+    sent: Mapping[str, Sent],
+    strategy: str,
+) -> str:
+    """The report: the row, the fields, the chain, the team(s) and their DX side."""
+    lines = [f"{_who(person)} <{person.email}>", f"  row: {person.location}", "  fields:"]
+    for d in derive_fields(person, settings):
+        how = f"template {d.source!r}" if d.template else f"column {d.source!r}"
+        lines.append(f"    {d.field} = {d.value!r}  ({how})")
+    chain = manager_chain(person, people)
+    if chain:
+        lines.append(f"  manager chain: {capped((_who(p) for p in chain), sep=' -> ')} (top)")
+    elif person.manager_id is not None:
+        lines.append(f"  manager chain: {person.manager_id!r} is not among the people kept")
+    else:
+        lines.append("  manager chain: none (top of the org)")
+    by_row = {r.key: r for r in rows}
+    # The team planning and verifying match (of two sharing a reference_id, the one kept).
+    dx_by_ref = index_dx(dx_teams).by_ref
+    led = [t for t in team_map.teams if t.lead_employee_id == person.employee_id]
+    member = [t for t in team_map.teams if person.email in t.contributors]
+    by_key = {t.key: t for t in team_map.teams}
+    for team in led:
+        reports = sum(1 for p in people if p.manager_id == person.employee_id)
+        if strategy == "department":
+            why = "the unit's lead (source.fields.department_lead, or its most senior manager)"
+        else:
+            why = f"{reports} {'person reports' if reports == 1 else 'people report'} to them"
+        parent = by_key.get(team.parent_key) if team.parent_key else None
+        under = f"under {quoted(parent.name)}" if parent else "a root team"
+        lines.append(f"  leads {quoted(team.name)} ({under}): {why}")
+        lines.extend(_team_lines(team, by_row, dx_by_ref, sent))
+    for team in member:
+        lead = team.lead_employee_id or team.lead_email
+        if strategy == "department":
+            why = f"their department is {team.key.removeprefix('department:')!r}"
+        elif team.lead_employee_id == person.manager_id:
+            why = "their manager leads it"
+        else:
+            why = f"their manager's team was folded into it (mapping.min_team_size); lead {lead}"
+        lines.append(f"  member of {quoted(team.name)}: {why}")
+        lines.extend(_team_lines(team, by_row, dx_by_ref, sent))
+    if not led and not member:
+        unplaced: Unplaced | None = next(
+            (u for u in team_map.unplaced if u.employee_id == person.employee_id), None
+        )
+        reason = unplaced.reason if unplaced is not None else "left out by the mapping"
+        lines.append(f"  in no team: {reason}")
+    return "\n".join(lines) + "\n"

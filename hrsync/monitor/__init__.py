@@ -1,0 +1,1 @@
+"""What the daemon tells the world about itself: metrics, HTTP endpoints, the webhook."""

@@ -1,0 +1,140 @@
+"""What the daemon tells the world about itself: metrics, the HTTP endpoints, the webhook.
+
+`hrsync run` builds one Monitor; the daemon hands it each finished run. Nothing here may
+fail or hold up a run: every step is guarded and logged.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from hrsync.clock import Clock
+from hrsync.core.notify import observe
+from hrsync.core.plan import Archive
+from hrsync.core.settings import Settings
+from hrsync.logs import get_logger
+from hrsync.monitor.endpoints import Endpoints
+from hrsync.monitor.metrics import Metrics
+from hrsync.monitor.webhook import Notifier
+from hrsync.store.repo import Store
+from hrsync.sync.results import SyncResult
+
+log = get_logger(__name__)
+
+
+class DaemonView(Protocol):
+    """What the monitor asks of the daemon (hrsync.daemon.Daemon has it)."""
+
+    def scheduler_alive(self) -> bool: ...
+
+    def last_beat_at(self) -> datetime | None: ...
+
+    def quarantined(self) -> bool: ...
+
+
+class Monitor:
+    def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
+        self.settings = settings
+        self.store = store
+        self.clock = clock
+        self.metrics = Metrics()
+        self.notifier = Notifier.configured(settings.notify, store)
+        self._endpoints: Endpoints | None = None
+        self._daemon: DaemonView | None = None
+
+    def start(self, daemon: DaemonView) -> None:
+        self._daemon = daemon
+        try:
+            self.metrics.seed(self.store, quarantined=daemon.quarantined())
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+        if self.settings.daemon.listen:
+            self._endpoints = Endpoints(
+                self.settings.daemon.listen,
+                health=self.health,
+                ready=self.ready,
+                metrics=self._scrape,
+            )
+            self._endpoints.start()
+
+    def stop(self) -> None:
+        if self._endpoints is not None:
+            self._endpoints.stop()
+
+    @property
+    def address(self) -> str | None:
+        return self._endpoints.address if self._endpoints else None
+
+    def _scrape(self) -> bytes:
+        # The quarantine also ends outside the daemon's runs (a `hrsync sync` by hand ends
+        # the streak): take the daemon's latest view at every scrape.
+        if self._daemon is not None:
+            self.metrics.quarantine_changed(self._daemon.quarantined())
+        return self.metrics.exposition()
+
+    # ----------------------------------------------------------- probes
+
+    def health(self) -> tuple[bool, str]:
+        daemon = self._daemon
+        if daemon is None or not daemon.scheduler_alive():
+            return False, "the scheduler is not running"
+        beat = daemon.last_beat_at()
+        if beat is None:
+            return False, "no heartbeat written yet"
+        age = (self.clock() - beat).total_seconds()
+        limit = self.settings.sync.healthcheck_max_age_s
+        if age > limit:
+            return False, f"stale heartbeat: last written {age:.0f}s ago (limit {limit:g}s)"
+        return True, f"ok: heartbeat {max(age, 0):.0f}s ago"
+
+    def ready(self) -> tuple[bool, str]:
+        daemon = self._daemon
+        if daemon is None or not daemon.scheduler_alive():
+            return False, "not ready: the scheduler is not running"
+        try:
+            self.store.heartbeat()
+        except SQLAlchemyError as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            return False, f"not ready: the state store is unreachable: {first}"
+        if daemon.quarantined():
+            return False, "not ready: quarantined after failed runs in a row; see `hrsync status`"
+        return True, "ready"
+
+    # ------------------------------------------------------------- runs
+
+    def run_finished(self, result: SyncResult, duration_s: float, *, quarantined: bool) -> None:
+        now = self.clock()
+        deferred_until = None
+        try:
+            pending = self.store.pending_deferral()
+            deferred_until = pending.resume_at if pending else None
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+        self.metrics.run_finished(
+            result,
+            ended_at=now,
+            duration_s=duration_s,
+            quarantined=quarantined,
+            deferred_until=deferred_until,
+        )
+        if self.notifier is None:
+            return
+        archives = (
+            [c.name for c in result.plan.changes if isinstance(c, Archive)] if result.plan else []
+        )
+        seen = observe(
+            result.run_id,
+            result.overall.value,  # an attribute step a person must approve is news too
+            quarantined=quarantined,
+            plan_digest=result.plan.payload_digest if result.plan else None,
+            reason=result.reason,
+            archives=archives,
+            action=result.action,
+        )
+        try:
+            self.notifier.after_run(seen, now)
+        except Exception as exc:  # the webhook must never take a run or the daemon down
+            log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])

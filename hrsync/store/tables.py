@@ -1,0 +1,153 @@
+"""The state store's tables (SQLAlchemy Core).
+
+Tables, not ORM classes: the ORM's import, mapping and first queries cost every `plan`
+and `sync` ~75 ms of CPU (opening the store and a plan's reads: 0.22 s then, 0.14 s now)
+for no query Core could not say as plainly (issue 12).
+
+Migrations in ``migrations/versions`` must describe exactly these tables;
+tests/store/test_migrations.py fails when they drift apart.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, ForeignKey, Index, Integer, MetaData, String, Table, Text
+
+from hrsync.store.types import UTCDateTime
+
+metadata = MetaData()
+
+# HR key -> reference_id. Rows are never deleted: a retired id stays taken.
+team_identities = Table(
+    "team_identities",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("hr_key", String(300), unique=True, nullable=False),
+    Column("reference_id", String(200), unique=True, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("parent_key", String(300)),
+    Column("lead_email", String(320)),
+    Column("members_json", Text, nullable=False, default="[]"),
+    Column("member_digest", String(64), nullable=False),
+    Column("first_seen", UTCDateTime(), nullable=False),
+    Column("last_seen", UTCDateTime(), nullable=False),
+    Column("retired_at", UTCDateTime()),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("trigger", String(20), nullable=False),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("finished_at", UTCDateTime()),
+    Column("outcome", String(20)),
+    Column("exit_code", Integer),
+    Column("counts_json", Text),
+    Column("reason", Text),
+    Column("plan_digest", String(64)),
+    Column("people_count", Integer),
+    Column("dry_run", Integer, nullable=False, default=0),
+    # The command a person runs to resolve this run's outcome (a refusal's approval).
+    Column("action", Text),
+    # What deferred the run (`import_in_progress`, `snapshot_window`, …): the import
+    # back-off counts these, rather than reading it back out of `reason`.
+    Column("defer_kind", String(30)),
+    Index("ix_runs_started_at", "started_at"),
+)
+
+# A hierarchy sent (or about to be sent) to DX. Written before the HTTP call so a crash
+# leaves evidence to verify, not guess.
+submissions = Table(
+    "submissions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("method", String(60), nullable=False),
+    Column("payload_digest", String(64), nullable=False),
+    Column("payload_json", Text, nullable=False),
+    Column("plan_json", Text, nullable=False, default="{}"),
+    Column("people_count", Integer, nullable=False, default=0),
+    Column("status", String(20), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("sent_at", UTCDateTime()),
+    Column("accepted_at", UTCDateTime()),
+    Column("verified_at", UTCDateTime()),
+    Column("import_id", String(200)),
+    Column("detail", Text),
+    # Per reference_id, DX's manager_id and last_changed_at once it showed this
+    # submission: later differences are hand edits (drift).
+    Column("dx_seen_json", Text),
+    Index("ix_submissions_status", "status"),
+)
+
+deferrals = Table(
+    "deferrals",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", ForeignKey("runs.id", ondelete="SET NULL")),
+    Column("reason", Text, nullable=False),
+    Column("resume_at", UTCDateTime(), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("resolved_at", UTCDateTime()),
+)
+
+# One sync at a time, across processes sharing the store.
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(40), primary_key=True),
+    Column("holder", String(200), nullable=False),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+    # When that pid started (Linux: ticks since boot), so a reused pid, as in every
+    # restarted container, is not taken for the holder still running.
+    Column("pid_started", String(40)),
+    Column("acquired_at", UTCDateTime(), nullable=False),
+    Column("expires_at", UTCDateTime(), nullable=False),
+)
+
+heartbeats = Table(
+    "heartbeats",
+    metadata,
+    Column("name", String(40), primary_key=True),
+    Column("beat_at", UTCDateTime(), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("host", String(200), nullable=False),
+    Column("state", String(40), nullable=False),
+    Column("quarantined_since", UTCDateTime()),
+    Column("consecutive_failures", Integer, nullable=False, default=0),
+    Column("detail", Text),
+)
+
+# A user attribute value DX confirmed (`users.attributes.update`), per person.
+attribute_values = Table(
+    "attribute_values",
+    metadata,
+    Column("email", String(320), primary_key=True),
+    Column("name", String(300), primary_key=True),
+    Column("value", Text, nullable=False),
+    Column("confirmed_at", UTCDateTime(), nullable=False),
+)
+
+# A person's last failed attribute call: retried when their values change, or later.
+attribute_failures = Table(
+    "attribute_failures",
+    metadata,
+    Column("email", String(320), primary_key=True),
+    Column("error", Text, nullable=False),
+    Column("failed_at", UTCDateTime(), nullable=False),
+    # sha256 of the desired values that failed (hrsync.core.attributes.values_digest).
+    Column("values_digest", String(64), nullable=False),
+)
+
+# The daemon's last notification sent: one POST per change of state survives restarts.
+notify_state = Table(
+    "notify_state",
+    metadata,
+    Column("name", String(40), primary_key=True),
+    Column("state", String(20), nullable=False),
+    # Which plan (or reason) the state was about: a new one notifies again.
+    Column("digest", String(64), nullable=False),
+    Column("notified_at", UTCDateTime(), nullable=False),
+    Column("run_id", String(40)),
+)

@@ -1,0 +1,249 @@
+"""The attribute step: after the hierarchy, HR attributes to DX (`users.attributes.update`).
+
+The thinking is in hrsync.core.attributes; this module reads the confirmed values from
+the store, sends one call per changed person through the client (and its limiter),
+writes each answer to the store as it comes, and decides the step's outcome:
+
+    skipped   not configured; a preview; the run ended before the export was read and
+              mapped (a refused export, a mapping problem); with_hierarchy_only
+              after a hierarchy step that did not apply (or find in sync)
+    refused   a column the export lacks, or the guard; nothing sent
+    planned   a dry run with changes (nothing sent)
+    in_sync   nothing to send
+    applied   the calls were made; people DX refused are counted and logged, never
+              more than that (`attributes.failed`)
+    rejected  DX refused the token or its scope (users:write)
+    failed    DX unreachable after the client's retries, the lease lost, or SIGTERM
+              before the last call; everything confirmed so far is kept
+
+SIGTERM (the run's stop event) is honoured between calls (attribute_calls.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TextIO
+
+from hrsync import logs
+from hrsync.core.attributes import (
+    AttributeOutcome,
+    AttributePlan,
+    column_problems,
+    compile_sources,
+    desired_values,
+    guard,
+    plan_attributes,
+    shown_value,
+)
+from hrsync.core.listing import LIMIT, capped
+from hrsync.core.people import Person, export_columns
+from hrsync.core.render import hrsync_command
+from hrsync.core.text import plural
+from hrsync.outcome import Outcome
+from hrsync.store.attribute_values import AttributeStore
+from hrsync.sync.attribute_calls import send
+from hrsync.sync.context import Mapped, Run
+from hrsync.sync.results import AttributeResult, SyncResult
+
+log = logs.get_logger("hrsync.sync")
+
+OVERRIDE_FLAG = "--allow-attribute-changes"
+# The hierarchy outcomes after which `with_hierarchy_only` lets attributes through.
+_HIERARCHY_DONE = frozenset({Outcome.APPLIED, Outcome.IN_SYNC, Outcome.PLANNED})
+
+
+def skipped(reason: str | None = None) -> AttributeResult:
+    return AttributeResult(AttributeOutcome.SKIPPED, reason=reason)
+
+
+# The attribute outcomes whose reason the run's reason carries.
+_NEEDS_A_PERSON = frozenset(
+    {AttributeOutcome.REFUSED, AttributeOutcome.REJECTED, AttributeOutcome.FAILED}
+)
+
+
+def with_attributes(run: Run, result: SyncResult, mapped: Mapped | None) -> SyncResult:
+    """`result` (the hierarchy's) with the attribute step run after it and added to it.
+
+    `mapped` is None when the run ended before the export was read and mapped.
+    """
+    people = mapped.directory.people if mapped is not None else None
+    try:
+        attributes = sync_attributes(
+            run, people, result.outcome, allow_changes=run.request.allow_attribute_changes
+        )
+    except Exception as exc:
+        # Whatever the attribute step hit, the hierarchy's outcome stands.
+        log.error("attributes.crashed", error=str(exc), exc_info=True)
+        attributes = AttributeResult(
+            AttributeOutcome.FAILED, reason=f"attributes: {type(exc).__name__}: {exc}"
+        )
+    reason, action = result.reason, result.action
+    if attributes.reason and attributes.outcome in _NEEDS_A_PERSON:
+        reason = f"{reason}; {attributes.reason}" if reason else attributes.reason
+        # The hierarchy's own approval comes first: it is the one sent before the attributes.
+        action = action or attributes.action
+    report = result.report
+    if attributes.report:
+        report = f"{report.rstrip()}\n\n{attributes.report}" if report else attributes.report
+    return dataclasses.replace(
+        result,
+        attributes=attributes,
+        counts={**result.counts, **attributes.counts},
+        reason=reason,
+        action=action,
+        report=report,
+    )
+
+
+def attributes_outcome(result: SyncResult) -> str:
+    """`attributes_outcome` of `sync.finished`: skipped when the step never ran."""
+    attributes = result.attributes
+    return (attributes.outcome if attributes is not None else AttributeOutcome.SKIPPED).value
+
+
+def sync_attributes(
+    run: Run,
+    people: Sequence[Person] | None,
+    hierarchy: Outcome,
+    *,
+    allow_changes: bool = False,
+    progress_to: TextIO | None = None,
+) -> AttributeResult:
+    """The attribute step of `run`; `people` None when the export was refused."""
+    settings = run.settings.attributes
+    if not settings.active:
+        return skipped()
+    if run.request.preview:
+        return skipped("a preview sends no attributes")
+    if people is None:
+        return skipped("the run ended before the export was read and mapped: nothing is sent")
+    if settings.with_hierarchy_only and hierarchy not in _HIERARCHY_DONE:
+        reason = (
+            f"attributes.with_hierarchy_only is set and the hierarchy step ended {hierarchy.value}"
+        )
+        log.info("attributes.skipped", reason=reason)
+        return skipped(reason)
+
+    sources = compile_sources(settings.entries)
+    problems = column_problems(sources, export_columns(people))
+    if problems:
+        reason = "attributes refused, nothing sent: " + capped(problems, sep="; ")
+        log.error("attributes.refused", reason=reason)
+        return AttributeResult(AttributeOutcome.REFUSED, reason=reason, report=reason)
+
+    store = AttributeStore(run.store)
+    desired = desired_values(people, sources, clear_empty=settings.clear_empty)
+    plan = plan_attributes(
+        desired, store.confirmed(), store.failures(), run.clock(), tuple(settings.entries)
+    )
+    report = render_attribute_plan(plan)
+    _log_plan(plan)
+    held = len(plan.held)
+    tripped = guard(plan, settings.max_change_fraction)
+    if tripped and allow_changes:
+        log.warning("attributes.guard_overridden", reasons=tripped, flag=OVERRIDE_FLAG)
+    elif tripped:
+        command = hrsync_command(run.settings.config_path, "sync", OVERRIDE_FLAG)
+        reason = (
+            "attributes refused, nothing sent: "
+            + "; ".join(tripped)
+            + f". If these changes are intended, run once: {command}"
+        )
+        log.error("attributes.refused", reason=reason, approve=command)
+        return AttributeResult(
+            AttributeOutcome.REFUSED,
+            unchanged=plan.unchanged,
+            failed=held,
+            reason=reason,
+            action=command,
+            plan=plan,
+            report=report + "\n" + reason,
+        )
+    if run.request.dry_run or not plan.changes:
+        outcome = AttributeOutcome.PLANNED if plan.changes else AttributeOutcome.IN_SYNC
+        return AttributeResult(
+            outcome, unchanged=plan.unchanged, failed=held, plan=plan, report=report
+        )
+    sent = send(run, store, plan, progress_to)
+    return AttributeResult(
+        sent.outcome,
+        updated=sent.updated,
+        unchanged=plan.unchanged,
+        failed=len(sent.failures) + len(plan.held),
+        reason=sent.reason,
+        plan=plan,
+        report=report,
+        failures=sent.failures,
+    )
+
+
+def _log_plan(plan: AttributePlan) -> None:
+    for count in plan.counts:
+        if count.new or count.changed:
+            log.info(
+                "attributes.planned",
+                attribute=count.name,
+                new=count.new,
+                changed=count.changed,
+                cleared=count.cleared,
+                confirmed=count.confirmed,
+            )
+    if plan.held:
+        log.warning(
+            "attributes.held",
+            people=len(plan.held),
+            first=[
+                f"{h.email} ({h.error}; retry after {h.retry_at.isoformat()})"
+                for h in plan.held[:LIMIT]
+            ],
+            detail="DX refused these people's values before; they are retried when the values "
+            "change, or after a day",
+        )
+
+
+# ---------------------------------------------------------------- presentation
+
+
+def render_attribute_plan(plan: AttributePlan) -> str:
+    """Attribute changes for a person: counts per attribute, then the first people."""
+    if not plan.changes and not plan.held:
+        return f"Attributes: in sync ({_people(plan.unchanged)} unchanged)."
+    lines = [
+        f"Attributes: {_people(len(plan.changes))} to update "
+        f"({plural(plan.values_to_send, 'value')}), {plan.unchanged} unchanged"
+        + (f", {len(plan.held)} held after an earlier failure" if plan.held else "")
+        + "."
+    ]
+    for count in plan.counts:
+        if count.new or count.changed:
+            cleared = f" ({count.cleared} cleared)" if count.cleared else ""
+            lines.append(
+                f"  {count.name}: {count.new} new, {count.changed} changed{cleared} "
+                f"of {count.confirmed} confirmed"
+            )
+    for change in plan.changes[:LIMIT]:
+        shown = ", ".join(
+            f"{name} {_before(change.previous.get(name))}-> {shown_value(value)}"
+            for name, value in change.values.items()
+        )
+        lines.append(f"  - {change.email}: {shown}")
+    if len(plan.changes) > LIMIT:
+        lines.append(f"  ... and {len(plan.changes) - LIMIT} more")
+    for held in plan.held[:LIMIT]:
+        lines.append(
+            f"  - {held.email}: held ({held.error}); retried after {held.retry_at.isoformat()} "
+            "or when the values change"
+        )
+    if len(plan.held) > LIMIT:
+        lines.append(f"  ... and {len(plan.held) - LIMIT} more held")
+    return "\n".join(lines)
+
+
+def _people(count: int) -> str:
+    return f"{count} {'person' if count == 1 else 'people'}"
+
+
+def _before(value: str | None) -> str:
+    return "" if value is None else f"{shown_value(value)} "

@@ -1,0 +1,102 @@
+"""The run's vocabulary, shared by every stage and by what reads a run's result (the
+daemon, the monitor, the commands): the request, the result, the attribute step's result,
+and `RunEnded`, the control-flow exception a stage ends the run with.
+
+A leaf of the `sync` room: it imports only the core and the outcome, so nothing that
+reads a result pulls in the run's machinery, and no stage imports another for a type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hrsync.core.attributes import AttributeOutcome, AttributePlan, more_serious
+from hrsync.core.identity import TeamRow
+from hrsync.core.mapping import Unplaced
+from hrsync.core.plan import Plan
+from hrsync.outcome import Outcome
+
+# The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).
+ATTRIBUTE_COUNT_KEYS = ("attributes_updated", "attributes_unchanged", "attributes_failed")
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRequest:
+    trigger: str = "manual"  # manual | schedule | resume | startup
+    dry_run: bool = False
+    preview: bool = False
+    allow_archive: int = 0
+    allow_shrink: bool = False
+    allow_attribute_changes: bool = False  # manual runs only: past the attribute guard
+
+    @property
+    def operational(self) -> bool:
+        """A dry run or a preview changes nothing later runs rely on: it neither ends a
+        failure streak, grows an import backoff, nor touches the daemon's deferral."""
+        return not (self.dry_run or self.preview)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncResult:
+    run_id: str
+    outcome: Outcome
+    counts: Mapping[str, int] = field(default_factory=dict)
+    reason: str | None = None
+    resume_at: datetime | None = None
+    plan: Plan | None = None
+    report: str = ""  # human-readable text for `hrsync plan` / `sync --dry-run`
+    preview_url: str | None = None
+    people_count: int | None = None
+    attributes: AttributeResult | None = None  # the attribute step, once it ran
+    # People kept from the export but in no team, with why (the plan's section).
+    unplaced: tuple[Unplaced, ...] = ()
+    # The desired teams with their reference_ids, once planned (`plan --format tree|json`).
+    rows: tuple[TeamRow, ...] = ()
+    action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
+    problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
+    # What deferred the run, as `core.guards` names it (`import_in_progress` counts the
+    # import back-off); None when not deferred or deferred for our own reasons.
+    defer_kind: str | None = None
+
+    @property
+    def overall(self) -> Outcome:
+        """The more serious of the hierarchy's and the attribute step's outcomes: what the
+        run ends with for a person (exit code, attention, notifications). `outcome` stays
+        the hierarchy's own (history, guards, the last success)."""
+        if self.attributes is None:
+            return self.outcome
+        return Outcome(more_serious(self.outcome.value, self.attributes.outcome.value))
+
+    @property
+    def exit_code(self) -> int:
+        return self.overall.exit_code
+
+
+@dataclass(frozen=True)
+class AttributeResult:
+    outcome: AttributeOutcome
+    updated: int = 0  # people whose call DX confirmed in full
+    unchanged: int = 0  # people with nothing to send
+    failed: int = 0  # people DX refused this run, or held after an earlier refusal
+    reason: str | None = None
+    plan: AttributePlan | None = None
+    report: str = ""
+    failures: Mapping[str, str] = field(default_factory=dict)  # e-mail -> error, this run
+    action: str | None = None  # the command that approves a refused step
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(
+            zip(ATTRIBUTE_COUNT_KEYS, (self.updated, self.unchanged, self.failed), strict=True)
+        )
+
+
+class RunEnded(Exception):
+    """Control flow, not an error: a stage decided how the run ends. Raised only through
+    `hrsync.sync.context.end`; caught only by the story, which records and logs `result`."""
+
+    def __init__(self, result: SyncResult) -> None:
+        super().__init__(result.outcome.value)
+        self.result = result

@@ -1,0 +1,84 @@
+"""The paragraph `hrsync sync` ends with on a terminal: one per outcome, one paragraph."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from hrsync.commands.summary import human_summary
+from hrsync.core.plan import Create, Plan
+from hrsync.outcome import Outcome
+from hrsync.sync.results import SyncResult
+
+PLAN = Plan(
+    changes=(Create("r1", "Data", None, None, "a@example.com", 3),),
+    drift=(),
+    payload_digest="x",
+    desired_count=12,
+    payload_bytes=100,
+)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "extra", "phrases"),
+    [
+        (Outcome.APPLIED, {}, ["Applied: 1 create (12 teams from 40 people)", "verified"]),
+        (Outcome.IN_SYNC, {}, ["In sync", "Nothing to do"]),
+        (Outcome.PLANNED, {}, ["Planned, nothing sent", "`hrsync --config c.toml sync`"]),
+        (
+            Outcome.DEFERRED,
+            {"resume_at": datetime(2030, 6, 1, 7, 0, tzinfo=UTC), "reason": "snapshot window"},
+            ["Deferred", "snapshot window", "2030-06-01T07:00+00:00"],
+        ),
+        (
+            Outcome.REFUSED,
+            {"reason": "would archive 9 teams", "action": "hrsync sync --allow-archive 9"},
+            ["Refused, nothing sent", "would archive 9 teams", "`hrsync sync --allow-archive 9`"],
+        ),
+        (Outcome.REFUSED, {"reason": "export invalid"}, ["Fix the export or the settings"]),
+        (Outcome.UNVERIFIED, {}, ["Sent but not verified", "again later"]),
+        (Outcome.REJECTED, {"reason": "missing scope"}, ["Rejected by DX", "missing scope"]),
+        (Outcome.FAILED, {"reason": "boom"}, ["Failed", "boom", "check"]),
+    ],
+)
+def test_one_paragraph_per_outcome(
+    outcome: Outcome, extra: dict[str, object], phrases: list[str]
+) -> None:
+    result = SyncResult(
+        "run1",
+        outcome,
+        counts=PLAN.counts,
+        plan=PLAN,
+        people_count=40,
+        **extra,  # type: ignore[arg-type]
+    )
+    text = human_summary(result, "c.toml")
+    assert "\n" not in text and text.endswith(f"(run run1, exit {outcome.exit_code})")
+    for phrase in phrases:
+        assert phrase in text
+
+
+@pytest.mark.parametrize("hierarchy", [Outcome.APPLIED, Outcome.IN_SYNC])
+def test_an_attribute_step_that_needs_a_person_is_not_nothing_to_do(hierarchy: Outcome) -> None:
+    from hrsync.core.attributes import AttributeOutcome
+    from hrsync.sync.results import AttributeResult
+
+    why = (
+        "attributes refused, nothing sent: Location 40% of confirmed values change. "
+        "If these changes are intended, run once: hrsync sync --allow-attribute-changes"
+    )
+    result = SyncResult(
+        "run1",
+        hierarchy,
+        counts=PLAN.counts,
+        plan=PLAN,
+        people_count=40,
+        reason=why,  # what with_attributes sets when the hierarchy had none
+        attributes=AttributeResult(AttributeOutcome.REFUSED, reason=why),
+    )
+    text = human_summary(result, "c.toml")
+    assert "\n" not in text and text.endswith("(run run1, exit 4)")
+    assert "User attributes: refused" in text
+    assert "hrsync sync --allow-attribute-changes" in text
+    assert "Nothing to do" not in text

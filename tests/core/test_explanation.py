@@ -1,0 +1,73 @@
+"""Tests for hrsync/core/explanation.py: finding the person, deriving fields, the chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from hrsync.core.explanation import derive_fields, explain, find_person, manager_chain, suggestions
+from hrsync.core.identity import TeamRow
+from hrsync.core.mapping import DesiredTeam, TeamMap
+from hrsync.core.settings import FieldSettings
+from hrsync.dx.models import DxTeam
+from tests.strategies import make_person
+
+PEOPLE = [
+    make_person("E1", "Ada Root", None, "X"),
+    make_person("E2", "Ben Mid", "E1", "X"),
+    make_person("E3", "Chen Low", "E2", "X", email="Chen.Low@example.com"),
+    make_person("E4", "Dana Away", "E9", "X"),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [("E3", "E3"), (" E3 ", "E3"), ("chen.low@EXAMPLE.com", "E3"), ("e3", None), ("E5", None)],
+)
+def test_find_person_by_id_or_email(query: str, found: str | None) -> None:
+    person = find_person(PEOPLE, query)
+    assert (person.employee_id if person else None) == found
+
+
+def test_suggestions_are_close_ids_and_emails() -> None:
+    assert "E2" in suggestions(PEOPLE, "E22")
+    assert suggestions(PEOPLE, "zzzzzz") == []
+
+
+@pytest.mark.parametrize(
+    ("who", "chain"), [("E3", ["E2", "E1"]), ("E1", []), ("E4", [])]
+)  # fmt: skip
+def test_manager_chain_up_to_the_top(who: str, chain: list[str]) -> None:
+    person = find_person(PEOPLE, who)
+    assert person is not None
+    assert [p.employee_id for p in manager_chain(person, PEOPLE)] == chain
+
+
+def test_derived_fields_show_column_or_template_and_value() -> None:
+    person = make_person(
+        "E7", "Zoë Brandt", None, None, extra={"First": "Zoë", "Last": "Van Brandt"}
+    )
+    settings = FieldSettings(
+        employee_id="Employee ID",
+        email="{First|ascii|lower}.{Last|nospace|lower}@example.com",
+        name="{First} {Last}",
+        manager_id="",
+    )
+    derived = {d.field: d for d in derive_fields(person, settings)}
+    assert set(derived) == {"employee_id", "email", "name"}
+    assert derived["email"].template and derived["email"].value == "zoe.vanbrandt@example.com"
+    assert derived["name"].value == "Zoë Van Brandt"
+    assert not derived["employee_id"].template and derived["employee_id"].value == "E7"
+
+
+def test_a_shared_reference_id_shows_the_dx_team_the_plan_keeps() -> None:
+    # Two DX teams hold the team's reference_id: the smallest id holds it (the plan
+    # archives the other), so that is the DX side `explain` shows, whatever the order.
+    ada = PEOPLE[0]
+    team = DesiredTeam("manager:E1", "Root", ada.email, "E1", None, (PEOPLE[1].email,))
+    row = TeamRow("manager:E1", "ref-root", "Root", ada.email, None, None, team.contributors)
+    holder = DxTeam(id="1", name="Root", parent_id=None, reference_id="ref-root")
+    extra = DxTeam(id="2", name="Root copy", parent_id=None, reference_id="ref-root")
+    for listed in ([holder, extra], [extra, holder]):
+        text = explain(ada, PEOPLE, TeamMap(teams=(team,)), FieldSettings(), rows=[row],
+                       dx_teams=listed, sent={}, strategy="manager")  # fmt: skip
+        assert 'DX: team 1 "Root"' in text, text

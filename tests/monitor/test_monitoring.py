@@ -1,0 +1,430 @@
+"""The daemon's metrics, endpoints, webhook sender and `status`, in process: a real SQLite
+store, a real HTTP listener and a real local webhook receiver (no mocks of our modules)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from hrsync.core.attributes import AttributeOutcome
+from hrsync.core.notify import observe
+from hrsync.core.settings import NotifySettings, Settings, SyncSettings
+from hrsync.monitor.endpoints import Endpoints
+from hrsync.monitor.metrics import Metrics
+from hrsync.monitor.webhook import Notifier
+from hrsync.outcome import Outcome
+from hrsync.store.repo import Store
+from hrsync.sync.results import AttributeResult, SyncResult
+
+NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = Store.open(f"sqlite:///{tmp_path / 'state.db'}")
+    yield s
+    s.close()
+
+
+def sample(text: str, name: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return None
+
+
+def record(
+    store: Store, run_id: str, outcome: str, at: datetime, exit_code: int = 0, **extra: Any
+) -> None:
+    store.start_run(run_id, "schedule", at, dry_run=False)
+    store.finish_run(
+        run_id,
+        at + timedelta(seconds=5),
+        outcome=outcome,
+        exit_code=exit_code,
+        counts={},
+        reason=None,
+        **extra,
+    )
+
+
+# ------------------------------------------------------------------ metrics
+
+
+def test_each_metrics_has_its_own_registry() -> None:
+    a, b = Metrics(), Metrics()
+    a.dx_request("teams.list", "ok")
+    assert (
+        sample(
+            a.exposition().decode(), 'hrsync_dx_requests_total{method="teams.list",outcome="ok"}'
+        )
+        == 1
+    )
+    assert (
+        sample(
+            b.exposition().decode(), 'hrsync_dx_requests_total{method="teams.list",outcome="ok"}'
+        )
+        is None
+    )
+
+
+def finish(
+    m: Metrics,
+    result: SyncResult,
+    *,
+    duration_s: float = 1.0,
+    deferred_until: datetime | None = None,
+) -> str:
+    """Tell `m` a run ended now (NOW, not quarantined); its exposition after."""
+    m.run_finished(
+        result,
+        ended_at=NOW,
+        duration_s=duration_s,
+        quarantined=False,
+        deferred_until=deferred_until,
+    )
+    return m.exposition().decode()
+
+
+def test_a_refusal_raises_attention_and_a_success_clears_it() -> None:
+    m = Metrics()
+    text = finish(m, SyncResult("r1", Outcome.REFUSED, reason="too many archives"), duration_s=2.0)
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, 'hrsync_runs_total{outcome="refused"}') == 1
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == NOW.timestamp()
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == 0
+    # a deferral in between says nothing about the refusal: it stays
+    until = NOW + timedelta(hours=1)
+    text = finish(m, SyncResult("r2", Outcome.DEFERRED), deferred_until=until)
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, "hrsync_deferred_until_timestamp_seconds") == until.timestamp()
+    text = finish(m, SyncResult("r3", Outcome.APPLIED, people_count=40))
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
+    assert sample(text, "hrsync_deferred_until_timestamp_seconds") == 0
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
+    assert sample(text, "hrsync_people") == 40
+    assert sample(text, "hrsync_run_duration_seconds_count") == 3
+
+
+def test_the_attribute_step_counts_its_people_by_outcome() -> None:
+    m = Metrics()
+    for run_id, updated, failed in (("a1", 3, 1), ("a2", 2, 0)):
+        attributes = AttributeResult(
+            AttributeOutcome.APPLIED, updated=updated, unchanged=5, failed=failed
+        )
+        text = finish(m, SyncResult(run_id, Outcome.APPLIED, attributes=attributes))
+    assert sample(text, 'hrsync_attribute_updates_total{outcome="updated"}') == 5
+    assert sample(text, 'hrsync_attribute_updates_total{outcome="unchanged"}') == 10
+    assert sample(text, 'hrsync_attribute_updates_total{outcome="failed"}') == 1
+
+
+def test_a_restarted_daemon_seeds_its_gauges_from_the_store(store: Store) -> None:
+    record(store, "a1", "applied", NOW - timedelta(days=1), people_count=12)
+    record(store, "r1", "refused", NOW)
+    resume = NOW + timedelta(hours=3)
+    store.add_deferral("r1", "snapshot", resume, NOW)
+    m = Metrics()
+    m.seed(store, quarantined=False)
+    text = m.exposition().decode()
+    ended = NOW - timedelta(days=1) + timedelta(seconds=5)
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == ended.timestamp()
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="applied"}') == ended.timestamp()
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, "hrsync_deferred_until_timestamp_seconds") == resume.timestamp()
+    assert sample(text, "hrsync_people") == 12
+
+
+def test_a_restarted_daemon_still_raises_attention_for_a_refused_attribute_step(
+    store: Store,
+) -> None:
+    # The hierarchy applied, the attribute step was refused: the run's exit code says so,
+    # as `hrsync status` reads it. A restart must not clear what a person must approve.
+    record(store, "a1", "applied", NOW, exit_code=Outcome.REFUSED.exit_code)
+    m = Metrics()
+    m.seed(store, quarantined=False)
+    text = m.exposition().decode()
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert (
+        sample(text, "hrsync_last_success_timestamp_seconds")
+        == (NOW + timedelta(seconds=5)).timestamp()
+    )
+
+
+def test_every_metric_is_documented_and_the_alert_rules_name_real_ones() -> None:
+    names = {
+        m.name + ("_total" if m.type == "counter" else "") for m in Metrics().registry.collect()
+    }
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in names:
+        assert f"`{name}" in readme, f"{name} is not documented in README.md"
+    alerts = (ROOT / "config" / "prometheus-alerts.yml").read_text(encoding="utf-8")
+    used = set(re.findall(r"hrsync_[a-z_]+", alerts))
+    assert used and used <= names
+
+
+# ---------------------------------------------------------------- endpoints
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_endpoints_answer_each_probe_and_503_with_the_reason() -> None:
+    healthy = [True]
+    m = Metrics()
+    server = Endpoints(
+        "127.0.0.1:0",
+        health=lambda: (healthy[0], "ok" if healthy[0] else "stale"),
+        ready=lambda: (False, "not ready: quarantined"),
+        metrics=m.exposition,
+    )
+    server.start()
+    try:
+        base = f"http://{server.address}"
+        assert get(base + "/healthz") == (200, "ok\n")
+        assert get(base + "/readyz") == (503, "not ready: quarantined\n")
+        healthy[0] = False
+        assert get(base + "/healthz")[0] == 503
+        status, text = get(base + "/metrics")
+        assert status == 200 and "hrsync_runs_total" in text
+        assert get(base + "/nothing")[0] == 404
+    finally:
+        server.stop()
+
+
+def test_an_endpoint_that_breaks_answers_503_and_says_so_in_the_log_once() -> None:
+    def broken() -> bytes:
+        raise RuntimeError("registry gone")
+
+    server = Endpoints(
+        "127.0.0.1:0",
+        health=lambda: (True, "ok"),
+        ready=lambda: (True, "ready"),
+        metrics=broken,
+    )
+    server.start()
+    try:
+        with capture_logs() as logs:
+            for _ in range(3):
+                status, text = get(f"http://{server.address}/metrics")
+                assert status == 503 and "RuntimeError: registry gone" in text
+        errors = [e for e in logs if e["event"] == "daemon.http_error"]
+        # Once, not per scrape: a scrape every 15 s would bury everything else.
+        assert len(errors) == 1
+        assert errors[0]["path"] == "/metrics" and "registry gone" in errors[0]["error"]
+        assert errors[0]["log_level"] == "warning"
+    finally:
+        server.stop()
+
+
+# ----------------------------------------------------------------- webhook
+
+
+@contextmanager
+def receiver(status: int = 200) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    got: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook/s3cret-path", got
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def refused(run_id: str, digest: str = "d1") -> Any:
+    return observe(run_id, "refused", quarantined=False, plan_digest=digest, reason="r")
+
+
+def test_a_refusal_three_times_notifies_once_then_recovered(store: Store) -> None:
+    with receiver() as (url, got):
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        for i in range(3):
+            notifier.after_run(refused(f"r{i}"), NOW + timedelta(minutes=i))
+        assert [n["event"] for n in got] == ["refused"]
+        # a new notifier (a restarted daemon) remembers through the store
+        again = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        again.after_run(refused("r9"), NOW + timedelta(hours=1))
+        assert len(got) == 1
+        again.after_run(refused("r10", "d2"), NOW + timedelta(hours=2))  # another plan
+        again.after_run(observe("a1", "applied", quarantined=False), NOW + timedelta(hours=3))
+        assert [n["event"] for n in got] == ["refused", "refused", "recovered"]
+        assert got[0]["text"].startswith("hrsync refused to sync")
+
+
+def test_an_attribute_step_waiting_for_a_person_raises_attention_and_notifies(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hierarchy applied, the attribute step was refused (exit 4): in the daemon only the
+    # log said so. It is a refusal like any other for whoever watches the alerts.
+    from hrsync.monitor.reporting import Monitor
+
+    with receiver() as (url, got):
+        monkeypatch.setenv("HOOK", url)
+        monitor = Monitor(
+            Settings(notify=NotifySettings(webhook_url_env="HOOK")), store, lambda: NOW
+        )
+        refused_step = AttributeResult(
+            AttributeOutcome.REFUSED, reason="attributes: 300 changes, over the limit of 100"
+        )
+        result = SyncResult(
+            "r1", Outcome.APPLIED, reason=refused_step.reason, attributes=refused_step
+        )
+        monitor.run_finished(result, 1.0, quarantined=False)
+        text = monitor.metrics.exposition().decode()
+        assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+        # The hierarchy did apply: that is still a success, and counted as applied.
+        assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
+        assert sample(text, 'hrsync_runs_total{outcome="applied"}') == 1
+        assert [n["event"] for n in got] == ["refused"]
+        assert "300 changes" in got[0]["text"]
+        monitor.run_finished(SyncResult("r2", Outcome.IN_SYNC), 1.0, quarantined=False)
+        text = monitor.metrics.exposition().decode()
+        assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
+        assert [n["event"] for n in got] == ["refused", "recovered"]
+
+
+def test_a_failed_post_is_logged_without_the_url_and_retried_next_run(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hrsync import logs
+
+    logs.configure("json", "info", None)
+    with receiver(status=500) as (url, got):
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        assert notifier.after_run(refused("r1"), NOW) is None
+        assert len(got) == 1  # posted, and answered 500
+        assert store.notify_state() is None  # not remembered: the next run tries again
+    with receiver() as (url2, got2):
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url2})
+        assert notifier.after_run(refused("r2"), NOW) is not None
+        assert len(got2) == 1
+    unreachable = Notifier(
+        NotifySettings(webhook_url_env="HOOK"),
+        store,
+        environ={"HOOK": "http://127.0.0.1:9/hook/s3cret-path"},
+    )
+    assert unreachable.after_run(refused("r3", "d3"), NOW) is None
+    out = capsys.readouterr()
+    assert "notify.failed" in out.out + out.err
+    assert "s3cret-path" not in out.out + out.err
+
+
+def test_no_url_in_the_named_variable_is_said_and_nothing_is_sent(store: Store) -> None:
+    assert Notifier.configured(NotifySettings(), store) is None
+    settings = Settings(notify=NotifySettings(webhook_url_env="HRSYNC_TEST_UNSET_HOOK"))
+    assert Notifier.configured(settings.notify, store) is None
+
+
+# ------------------------------------------------------------------ status
+
+
+def test_status_names_attention_the_approval_and_the_next_run(store: Store) -> None:
+    from hrsync.commands.status import gather, render
+
+    settings = Settings(sync=SyncSettings(schedule="0 6 * * *"), config_path=Path("/etc/h.toml"))
+    record(store, "a1", "applied", NOW - timedelta(days=1), people_count=12)
+    record(store, "r1", "refused", NOW, action="hrsync --config /etc/h.toml sync --allow-archive 3")
+    doc = gather(settings, store, NOW + timedelta(minutes=1))
+    assert doc["last_run"]["outcome"] == "refused"
+    assert doc["last_success"]["outcome"] == "applied"
+    (item,) = doc["attention"]
+    assert item["reason"] == "refused"
+    assert item["command"] == "hrsync --config /etc/h.toml sync --allow-archive 3"
+    assert doc["next_scheduled_run"] == "2026-11-23T06:00:00+00:00"
+    assert doc["heartbeat"] is None and doc["deferral"] is None
+    text = render(doc)
+    assert "ATTENTION:   refused" in text and "--allow-archive 3" in text
+    record(store, "a2", "in_sync", NOW + timedelta(hours=1))
+    assert gather(settings, store, NOW + timedelta(hours=2))["attention"] == []
+
+
+def test_status_keeps_a_refusal_and_the_last_success_behind_many_deferrals(
+    store: Store,
+) -> None:
+    from hrsync.commands.status import gather
+
+    settings = Settings(sync=SyncSettings(schedule="0 6 * * *"), config_path=Path("/etc/h.toml"))
+    record(store, "a1", "applied", NOW - timedelta(days=30))
+    record(store, "r1", "refused", NOW - timedelta(days=20), action="hrsync sync --allow-archive 3")
+    for i in range(60):
+        record(store, f"d{i}", "deferred", NOW - timedelta(days=10) + timedelta(minutes=i))
+    doc = gather(settings, store, NOW)
+    assert doc["last_run"]["outcome"] == "deferred"
+    assert doc["last_success"]["outcome"] == "applied"
+    (item,) = doc["attention"]
+    assert item["reason"] == "refused" and item["command"] == "hrsync sync --allow-archive 3"
+
+
+def test_status_names_an_attribute_step_a_person_must_approve(store: Store) -> None:
+    from hrsync.commands.status import gather
+
+    settings = Settings(sync=SyncSettings(schedule="0 6 * * *"), config_path=Path("/etc/h.toml"))
+    store.start_run("a1", "schedule", NOW, dry_run=False)
+    # The hierarchy applied; the attribute step was refused: the run ended with exit 4.
+    store.finish_run(
+        "a1",
+        NOW,
+        outcome="applied",
+        exit_code=Outcome.REFUSED.exit_code,
+        counts={},
+        reason="attributes: 300 changes, over the limit of 100",
+        action="hrsync --config /etc/h.toml sync --allow-attribute-changes",
+    )
+    doc = gather(settings, store, NOW)
+    assert doc["last_success"]["outcome"] == "applied"
+    (item,) = doc["attention"]
+    assert item["reason"] == "refused" and "300 changes" in (item["detail"] or "")
+    assert item["command"] == "hrsync --config /etc/h.toml sync --allow-attribute-changes"
+
+
+def test_a_restart_keeps_a_refusal_and_the_last_success_behind_many_other_runs(
+    store: Store,
+) -> None:
+    # A deferral says nothing new about a refusal or the last success: however many came
+    # since (a lease held for days), a restart must not report them gone.
+    record(store, "a1", "applied", NOW - timedelta(days=30))
+    record(store, "r1", "refused", NOW - timedelta(days=20))
+    for i in range(520):
+        record(store, f"d{i}", "deferred", NOW - timedelta(days=10) + timedelta(minutes=i))
+    m = Metrics()
+    m.seed(store, quarantined=False)
+    text = m.exposition().decode()
+    applied_end = NOW - timedelta(days=30) + timedelta(seconds=5)
+    refused_end = NOW - timedelta(days=20) + timedelta(seconds=5)
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == applied_end.timestamp()
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="applied"}') == (
+        applied_end.timestamp()
+    )
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == (
+        refused_end.timestamp()
+    )
