@@ -438,3 +438,15 @@ def test_a_rooms_init_imports_nothing_outside_its_room() -> None:
             if not target.startswith(package + "."):
                 found.append(f"{package} line {line}: imports {target}")
     assert not found, "\n".join(found)
+
+
+def test_the_run_is_typed_without_any() -> None:
+    """The orchestration's types say what flows between stages: no `Any` in `sync/`."""
+    found = []
+    for path in (PACKAGE / "sync").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = isinstance(node, ast.Name) and node.id == "Any"
+            attr = isinstance(node, ast.Attribute) and node.attr == "Any"
+            if named or attr:
+                found.append(f"{path.relative_to(ROOT)} line {node.lineno}")
+    assert not found, "Any in sync/: " + ", ".join(found)

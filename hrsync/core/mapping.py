@@ -160,18 +160,22 @@ class TeamMap:
     leads_without_reports: tuple[LeadWithoutReports, ...] = ()  # by unit
 
 
-class MappingError(ValueError):
-    """The input cannot be mapped at all (bad template, duplicate ids, a manager cycle).
+class _ManagerCycle(Exception):
+    """Control flow inside this module, not an error: a chain of managers (or of their
+    teams) leads back to itself. `build_teams` turns it into a problem of its TeamMap."""
 
-    Validation upstream should have caught these; the message lists every problem.
-    """
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(problems))
+    def __init__(self, cycle: Sequence[str]) -> None:
+        super().__init__(" -> ".join([*cycle, cycle[0]]))
+        self.chain = str(self)
 
 
 # ---------------------------------------------------------------- templates
+
+
+def team_name_problems(template: str, people: Sequence[Person]) -> list[str]:
+    """Problems with `mapping.team_name` over the columns `people` have; empty when usable.
+    The run checks this before `build_teams`, which expects a usable template."""
+    return validate_template(template, _template_columns(template, people)) if people else []
 
 
 def validate_template(template: str, columns: Collection[str]) -> list[str]:
@@ -274,18 +278,33 @@ def build_teams(
     *,
     absent_managers: Collection[str] = (),
 ) -> TeamMap:
-    """The desired teams for `people` (already filtered and validated)."""
+    """The desired teams for `people` (already filtered and validated), and every problem
+    that stops them being synced (`TeamMap.problems`, the one way a mapping reports one).
+
+    `settings.team_name` must be usable (`team_name_problems` is empty): an unusable
+    template is the caller's error, raised as ValueError.
+    """
     if not people:
         return TeamMap(teams=())
-    template_problems = validate_template(
-        settings.team_name, _template_columns(settings.team_name, people)
-    )
-    if template_problems:
-        raise MappingError(template_problems)
+    if team_name_problems(settings.team_name, people):
+        raise ValueError("mapping.team_name does not fit the export: see team_name_problems")
     by_id = dict(zip(map(attrgetter("employee_id"), people), people, strict=True))
     if len(by_id) < len(people):
-        raise MappingError(_duplicate_ids(people))
+        return TeamMap(teams=(), problems=_duplicate_ids(people, fields.employee_id))
+    try:
+        return _build_teams(people, by_id, settings, fields, absent_managers)
+    except _ManagerCycle as cycle:
+        problem = Problem("export", fields.manager_id, cycle.chain, "must not form a cycle")
+        return TeamMap(teams=(), problems=(problem,))
 
+
+def _build_teams(
+    people: Sequence[Person],
+    by_id: dict[str, Person],
+    settings: MappingSettings,
+    fields: FieldSettings,
+    absent_managers: Collection[str],
+) -> TeamMap:
     notes: list[str] = []
     problems: list[Problem] = []
     weak_leads: list[LeadWithoutReports] = []
@@ -328,16 +347,16 @@ def build_teams(
     )
 
 
-def _duplicate_ids(people: Sequence[Person]) -> list[str]:
+def _duplicate_ids(people: Sequence[Person], column: str) -> tuple[Problem, ...]:
     seen: set[str] = set()
-    duplicates: list[str] = []
+    duplicates: list[Problem] = []
     for person in people:
         if person.employee_id in seen:
             duplicates.append(
-                f"employee id {person.employee_id!r} appears twice ({person.location})"
+                Problem(person.location, column, person.employee_id, "must appear once")
             )
         seen.add(person.employee_id)
-    return duplicates
+    return tuple(duplicates)
 
 
 def no_team_problem(source: str, people: int, team_map: TeamMap, strategy: str) -> str | None:
@@ -510,8 +529,7 @@ def _depths_or_refuse(
     `order`: the nodes sorted, when the caller has them (the walk needs that order)."""
     tree = forest(parents, sorted(parents) if order is None else order)
     if tree.cycles:
-        cycle = tree.cycles[0]
-        raise MappingError([f"manager cycle: {' -> '.join([*cycle, cycle[0]])}"])
+        raise _ManagerCycle(tree.cycles[0])
     return tree.depths
 
 

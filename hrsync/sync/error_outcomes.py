@@ -11,7 +11,7 @@ DxOutcomeUnknown on process         -> not an outcome: the run verifies (confirm
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 from hrsync import logs
 from hrsync.core.guards import check_snapshots, deferral_for_api_error
@@ -85,24 +85,24 @@ def end_rejected(run: Run, exc: DxRejected, planned: Planned) -> NoReturn:
     )
 
 
-def named_rows(details: Any, payload: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def named_rows(details: object, payload: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
     """Rows DX named in `error_details` (untyped JSON), joined with what we sent in them.
 
     The shape is not public; we recognise a list of objects carrying an index
     and/or a reference_id (under `rows`, `errors` or at the top) and skip the rest.
     """
-    items: Any = details
+    items = details
     if isinstance(details, Mapping):
         items = details.get("rows") or details.get("errors") or []
     if not isinstance(items, list):
         return []
     by_ref = {str(t.get("reference_id")): (i, t) for i, t in enumerate(payload)}
-    named: list[dict[str, Any]] = []
+    named: list[dict[str, object]] = []
     for item in items:
         if not isinstance(item, Mapping):
             continue
-        index: Any = item.get("index", item.get("row"))
-        team: Mapping[str, Any] = {}
+        index: object = item.get("index", item.get("row"))
+        team: Mapping[str, object] = {}
         if isinstance(index, int) and 0 <= index < len(payload):
             team = payload[index]
         ref = item.get("reference_id")

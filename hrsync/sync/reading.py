@@ -14,7 +14,7 @@ from typing import Literal
 from hrsync import logs
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import used_columns
-from hrsync.core.mapping import MappingError, TeamMap, build_teams, no_team_problem
+from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.people import Directory, read_people
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.templates import template_names
@@ -93,12 +93,10 @@ def map_teams(settings: Settings, export: Export) -> TeamMap:
     """map: the desired teams of the people read, or InputRefused."""
     people = export.directory.people
     absent = frozenset(u.value.strip() for u in export.directory.unknown_managers)
-    try:
-        team_map = build_teams(
-            people, settings.mapping, settings.source.fields, absent_managers=absent
-        )
-    except MappingError as exc:
-        raise InputRefused("template", exc.problems, source=export.source) from None
+    template = team_name_problems(settings.mapping.team_name, people)
+    if template:
+        raise InputRefused("template", template, source=export.source)
+    team_map = build_teams(people, settings.mapping, settings.source.fields, absent_managers=absent)
     if team_map.problems:
         raise InputRefused("mapping", grouped_lines(team_map.problems), source=export.source)
     empty = no_team_problem(export.source, len(people), team_map, settings.mapping.strategy)

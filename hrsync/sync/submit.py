@@ -4,6 +4,8 @@ recorded in the store first; what follows DX's answer is in confirm.py).
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from hrsync import logs
 from hrsync.core.plan import LeadChange, Rename, awaited_refs
 from hrsync.core.verify import awaiting_since
@@ -16,7 +18,7 @@ from hrsync.sync.error_outcomes import end_deferred_by_dx, end_rejected
 log = logs.get_logger("hrsync.sync")
 
 
-def preview(run: Run, planned: Planned) -> None:
+def preview(run: Run, planned: Planned) -> NoReturn:
     """`sync --preview`: DX's preview call instead of `process`; always ends the run."""
     try:
         accepted = run.client.preview(planned.payload())
