@@ -25,7 +25,7 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
 OURSELVES = "hrsync (pyproject.toml)"
-UPDATE = "run `.venv/bin/pip-compile` (README: Updating the lock file)"
+UPDATE = "run `.venv/bin/pip-compile` (docs/reference/development.md: Updating the lock file)"
 
 
 @dataclass

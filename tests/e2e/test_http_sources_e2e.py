@@ -1,4 +1,4 @@
-"""`hrsync sync` reading HR APIs directly: the README's recipes, run as they are written
+"""`hrsync sync` reading HR APIs directly: the how-to recipes, run as they are written
 (only the API's host is swapped for a local fake of it), against the DX simulator; and a
 paged read that must never reach DX in part."""
 
@@ -25,7 +25,8 @@ from tests.fakes.hr_apis import (
 pytestmark = pytest.mark.slow
 
 RECIPES = ROOT / "config" / "recipes"
-README = ROOT / "README.md"
+# Each recipe's how-to page, docs/how-to/NAME.md, shows config/recipes/NAME.toml verbatim.
+HOW_TO = ROOT / "docs" / "how-to"
 # The hosts each recipe names, served by one local fake per recipe.
 HOSTS = {
     "microsoft-graph": ("https://graph.microsoft.com", "https://login.microsoftonline.com"),
@@ -85,11 +86,13 @@ def api_and_env(name: str) -> tuple[Callable[..., Any], dict[str, str]]:
     return workday, {"WORKDAY_USER": workday.user, "WORKDAY_PASSWORD": workday.password}
 
 
-def test_every_recipe_is_in_the_readme_verbatim() -> None:
-    readme = README.read_text(encoding="utf-8")
+def test_every_recipe_is_on_its_how_to_page_verbatim() -> None:
     for name in HOSTS:
+        page = HOW_TO / f"{name}.md"
+        text = page.read_text(encoding="utf-8")
         recipe = (RECIPES / f"{name}.toml").read_text(encoding="utf-8")
-        assert f"```toml\n{recipe}```" in readme, f"config/recipes/{name}.toml differs in README"
+        where = page.relative_to(ROOT)
+        assert f"```toml\n{recipe}```" in text, f"config/recipes/{name}.toml differs in {where}"
     assert sorted(p.stem for p in RECIPES.glob("*.toml")) == sorted(HOSTS)
 
 

@@ -1,4 +1,4 @@
-"""Fakes of the HR APIs in the README's recipes: their paging and auth shapes.
+"""Fakes of the HR APIs in the how-to recipes (docs/how-to/): their paging and auth shapes.
 
 Each `*Api` is a handler for `tests.fakes.serve`, over the same people (by default the
 sample org of config/sample-org.csv, which the DX simulator's demo scenario knows), with

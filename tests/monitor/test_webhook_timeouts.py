@@ -1,6 +1,6 @@
 """The webhook's time limits: a receiver that answers one byte at a time held the daemon's
 run thread for as long as it liked (62 s in a trial; each byte restarted httpx's read
-timeout), where the README promises about 7 s at most."""
+timeout), where docs/how-to/monitoring.md promises about 7 s at most."""
 
 from __future__ import annotations
 
