@@ -1,4 +1,4 @@
-"""Run outcomes and the exit codes scripts rely on (DESIGN.md's table)."""
+"""Run outcomes and the exit codes scripts rely on (docs/reference/commands.md, Exit codes)."""
 
 from __future__ import annotations
 

@@ -26,11 +26,6 @@ README_MAX_LINES = 200
 # Written so that this file does not match itself.
 OUTSIDE = re.compile(r"DESIGN\.md|ARCHITECTURE\.md|(?:\.\./)+share[d]\b|/work/share[d]\b")
 
-# Code this branch does not edit still cites the old design document; whoever moves the
-# modules repoints them (see docs/explanation/) and then deletes the entry here: a stale
-# entry fails the test, so the list can only shrink.
-NOT_YET_REPOINTED = frozenset({"hrsync/outcome.py", "hrsync/core/plan.py"})
-
 
 def nav_pages(node: Any) -> Iterator[str]:
     if isinstance(node, str):
@@ -76,10 +71,7 @@ def test_no_file_cites_a_document_outside_the_repository() -> None:
         hits = sorted({m.group(0) for m in OUTSIDE.finditer(text)})
         if hits:
             found[name] = hits
-    unexpected = {name: hits for name, hits in found.items() if name not in NOT_YET_REPOINTED}
-    assert unexpected == {}, "cite the page under docs/ instead"
-    stale = sorted(NOT_YET_REPOINTED - set(found))
-    assert stale == [], "repointed: remove these from NOT_YET_REPOINTED"
+    assert found == {}, "cite the page under docs/ instead"
 
 
 def test_the_readme_is_a_short_front_door() -> None:

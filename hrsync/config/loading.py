@@ -1,5 +1,5 @@
 """Loading the settings: the TOML file, HRSYNC_* environment variables, the DX token,
-each key parsed to its type (`hrsync.core.settings`), then `config_checks` across keys.
+each key parsed to its type (`hrsync.core.settings`), then `crosschecks` across keys.
 
 Every problem found is collected, so an operator fixes a config in one pass
 instead of one error per restart. Each message names the key, the value and

@@ -26,7 +26,8 @@ from hrsync.core.identity import TeamRow
 from hrsync.core.text import parent_label, quoted
 from hrsync.dx.models import DxTeam
 
-# The log contract (DESIGN.md, `sync.finished.counts`): exactly these keys, in this order.
+# The log contract (docs/reference/log-events.md, `sync.finished.counts`): exactly these
+# keys, in this order.
 COUNT_KEYS: tuple[str, ...] = (
     "create",
     "rename",

@@ -1,6 +1,6 @@
 """The daemon's Prometheus metrics, in a registry of their own (not the global default),
 so each daemon, and each test, starts from a fresh one. Every metric is documented in
-README.md's "Monitoring" section."""
+docs/reference/metrics.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """CSV exports: header, delimiter (configured or sniffed), rows streamed with their line numbers.
 
-Refused, naming file and line (see README, "The HR source"): a row with fewer or more
+Refused, naming file and line (docs/reference/exports.md): a row with fewer or more
 values than the header (only the header's own unnamed trailing columns may be left out or
 blank), all such rows in one message at the end of the pass, a short last row without a
 line end as a cut-off export; a value over `MAX_FIELD_CHARS`, naming its column; a line

@@ -1,6 +1,6 @@
 """The submissions table: each `process` call recorded before it is made, each step
 after it, and the queries recovery and planning read (the record's shape is
-store/submission.py)."""
+store/submission_record.py)."""
 
 from __future__ import annotations
 

@@ -39,12 +39,15 @@ code = main(sys.argv[1:])
 # collection's walk.
 frozen = gc.get_freeze_count() > 0
 # What a plan has no use for: migrations, the daemon's scheduler and metrics, the fake DX,
-# the other database's dialect, SQLAlchemy's ORM (the store is Core).
+# the other database's dialect, SQLAlchemy's ORM (the store is Core). The daemon's cron
+# maths is a leaf the settings check `sync.schedule` with (its package __init__ is empty).
+CRON = ("hrsync.daemon", "hrsync.daemon.cron")
 unneeded = sorted(
     name
     for name in sys.modules
     if name.split(".")[0] in ("alembic", "prometheus_client", "psycopg")
     or name.startswith(("apscheduler.schedulers", "hrsync.simulator", "hrsync.daemon"))
+    and name not in CRON
     or name.startswith(("sqlalchemy.dialects.postgresql", "sqlalchemy.orm"))
 )
 sys.stderr.write(json.dumps({"probe": seen, "unneeded": unneeded, "frozen": frozen}) + "\\n")
