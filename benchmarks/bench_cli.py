@@ -46,10 +46,11 @@ assigning 0.05-0.08, planning 0.06 (of which 0.04 encoding the canonical payload
 digest and the 5 MB check), settings 0.01, rendering, logging, the store's reads and
 writes and DX's two reads ~0.03, interpreter exit ~0.01. The store went from the ORM to
 SQLAlchemy Core (19:00): opening it and its reads cost 0.14 s CPU instead of 0.22 s
-(store/models.py), the whole plan 4.0% fewer instructions (8.58 G to 8.23 G under
+(store/tables.py), the whole plan 4.0% fewer instructions (8.58 G to 8.23 G under
 callgrind, same export and code otherwise). Opening the store after reading the export
 would save nothing (one thread, the same work either way); a `plan` imports no Alembic,
-APScheduler scheduler, Prometheus client, daemon, simulator or ORM
+APScheduler scheduler, Prometheus client, daemon (beyond its cron maths, with which the
+settings check `sync.schedule`), simulator or ORM
 (tests/e2e/test_plan_cost_e2e.py). 5x needs the read, map and assign stages together
 within ~2x of csv.DictReader, or a plan that does not import SQLAlchemy at all (a second
 store reader, which one-owner-per-fact rules out).

@@ -119,7 +119,7 @@ def _output_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -
         "--format",
         choices=formats,
         default="text",
-        help="text for a person; json: one document (docs/reference/plan-json.md)"
+        help="text for a person; json: one document (docs: Reference, The plan as JSON)"
         + ("; tree: the desired hierarchy, each team's change marked" if "tree" in formats else ""),
     )
     parser.add_argument(

@@ -1,6 +1,6 @@
 """The plan for machines and reviewers: `plan --format json` (one document, its schema in
-config/plan.schema.json), `plan --format tree` (the desired hierarchy with each team's
-change marked), and `history --format json`.
+the repository's config/plan.schema.json), `plan --format tree` (the desired hierarchy
+with each team's change marked), and `history --format json`.
 
 The JSON lists every change in full (every member added or removed): it is where the
 log's capped events point. The `schema` value changes only with an incompatible change

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hrsync.clock import Clock
-from hrsync.core.settings import StateSettings, SyncSettings
+from hrsync.clock import Clock, utcnow
+from hrsync.core import defaults
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def check(settings: Settings, *, clock: Clock | None = None) -> Health:
     missing = _missing_sqlite_file(url)
     if missing is not None:
         return Health(False, f"no heartbeat yet: the state store {missing} does not exist")
-    now = (clock or _utcnow)()
+    now = (clock or utcnow)()
     try:
         store = Store.open(url, migrate=False)
     except SQLAlchemyError as exc:
@@ -114,7 +114,7 @@ def healthcheck(args: argparse.Namespace) -> int:
     if quick is not None and quick.listen:
         health = probe_http(quick.listen)
     elif quick is not None and quick.sqlite_path is not None:
-        health = probe_sqlite(quick, _utcnow())
+        health = probe_sqlite(quick, utcnow())
     if health is not None:
         return _print(health, sys.stdout, sys.stderr)
     from hrsync.commands.startup import load_local
@@ -141,10 +141,6 @@ def _print(health: Health, out: TextIO, err: TextIO) -> int:
 
 # ---------------------------------------------------------------- the cheap path
 
-# The defaults are the settings' own (plain dataclasses, cheap to import): the cheap path
-# reads them from there, not through the loader (hrsync.config.loading).
-_STATE = StateSettings()
-_SYNC = SyncSettings()
 _SQLITE_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
 HTTP_TIMEOUT_S = 5.0
 
@@ -176,11 +172,11 @@ def probe_settings(config: Path | None, env: Mapping[str, str]) -> ProbeSettings
         except (OSError, tomllib.TOMLDecodeError):
             return None
     try:
-        url = _setting(raw, env, "state", "database_url", str, _STATE.database_url)
+        url = _setting(raw, env, "state", "database_url", str, defaults.DATABASE_URL)
         max_age = _setting(
-            raw, env, "sync", "healthcheck_max_age_s", float, _SYNC.healthcheck_max_age_s
+            raw, env, "sync", "healthcheck_max_age_s", float, defaults.HEALTHCHECK_MAX_AGE_S
         )
-        alert = _setting(raw, env, "sync", "quarantine_alert_s", float, _SYNC.quarantine_alert_s)
+        alert = _setting(raw, env, "sync", "quarantine_alert_s", float, defaults.QUARANTINE_ALERT_S)
         listen = _setting(raw, env, "daemon", "listen", str, "")
     except (TypeError, ValueError):
         return None
@@ -305,10 +301,6 @@ def _missing_sqlite_file(url: str) -> str | None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def _iso(value: datetime) -> str:

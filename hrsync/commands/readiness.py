@@ -7,10 +7,11 @@ person could finish by hand, and an empty one would archive the org.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
+from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
@@ -41,7 +42,7 @@ def run_checks(
     *,
     client: DxClient,
     store: Store,
-    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    now: Clock = utcnow,
 ) -> list[Check]:
     checks = [Check("config", True, f"loaded {settings.config_path or '(environment only)'}")]
     checks.append(_state(store))
@@ -106,7 +107,8 @@ def _export(settings: Settings) -> list[Check]:
         if exc.stage == "template":
             checks.append(Check("mapping", False, "; ".join(exc.problems), "fix [mapping]"))
         else:
-            checks.append(Check("mapping", False, exc.problems[0], "fix [mapping] or the export"))
+            shown = capped(exc.problems, limit=5, sep="; ")
+            checks.append(Check("mapping", False, shown, "fix [mapping] or the export"))
         return checks
     checks.append(
         Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")

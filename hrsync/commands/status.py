@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from hrsync.clock import utcnow
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.notify import ATTENTION, SUCCESS
@@ -27,7 +28,7 @@ def status(args: argparse.Namespace) -> int:
     settings = load_local(args)
     store = open_store(settings)
     try:
-        document = gather(settings, store, datetime.now(UTC))
+        document = gather(settings, store, utcnow())
     finally:
         store.close()
     if args.format == "json":

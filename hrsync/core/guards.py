@@ -34,8 +34,8 @@ from hrsync.dx.payload import MAX_PAYLOAD_BYTES
 DEFAULT_RECHECK = timedelta(hours=6)
 IMPORT_BACKOFF_START = timedelta(minutes=1)
 IMPORT_BACKOFF_CAP = timedelta(minutes=30)
-# How a deferral for a running import begins; the engine counts such runs in a row
-# (from the run history) to grow the backoff.
+# How a deferral for a running import begins. The back-off counts such runs by their
+# stored kind (`runs.defer_kind`), not by these words, which are free to change.
 _IMPORT_RUNNING = "DX says a team hierarchy import is running"
 # `sync.max_archive_fraction` never forbids archiving this many teams.
 ARCHIVE_FLOOR = 1

@@ -167,6 +167,7 @@ class _ManagerCycle(Exception):
     def __init__(self, cycle: Sequence[str]) -> None:
         super().__init__(" -> ".join([*cycle, cycle[0]]))
         self.chain = str(self)
+        self.first = cycle[0]  # an employee id, or the key of a team (`manager:E1`)
 
 
 # ---------------------------------------------------------------- templates
@@ -294,7 +295,11 @@ def build_teams(
     try:
         return _build_teams(people, by_id, settings, fields, absent_managers)
     except _ManagerCycle as cycle:
-        problem = Problem("export", fields.manager_id, cycle.chain, "must not form a cycle")
+        # The manager column the export names managers by, and the row of one in the cycle.
+        column = fields.manager_id or fields.manager_email or fields.manager_name or "manager"
+        person = by_id.get(cycle.first.removeprefix("manager:"))
+        location = person.location if person is not None else "export"
+        problem = Problem(location, column, cycle.chain, "must not form a cycle")
         return TeamMap(teams=(), problems=(problem,))
 
 

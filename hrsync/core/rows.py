@@ -7,8 +7,7 @@ CONTRACT (shared by the readers and `hrsync.core.people`; change only with care)
   index, one sequence of cells per row, one location per row.
 - `MAX_FIELD_CHARS` is the longest value hrsync accepts.
 
-The core imports this module, so it imports nothing that does I/O (the package's
-`__init__` neither): `tests/test_architecture.py` keeps it so.
+Part of the core, so pure: `tests/test_architecture.py` keeps it so.
 """
 
 from __future__ import annotations

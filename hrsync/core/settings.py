@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hrsync.core import defaults
 from hrsync.secret import Secret
 
 DEFAULT_NULL_VALUES: tuple[str, ...] = ("NULL", "null", "None", "N/A", "n/a", "#N/A", "-")
@@ -163,8 +164,8 @@ class SyncSettings:
     quarantine_after: int = 5
     heartbeat_s: float = 30.0
     shutdown_grace_s: float = 30.0
-    healthcheck_max_age_s: float = 120.0
-    quarantine_alert_s: float = 86400.0
+    healthcheck_max_age_s: float = defaults.HEALTHCHECK_MAX_AGE_S
+    quarantine_alert_s: float = defaults.QUARANTINE_ALERT_S
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ class NotifySettings:
 
 @dataclass(frozen=True)
 class StateSettings:
-    database_url: str = "sqlite:///hrsync.db"
+    database_url: str = defaults.DATABASE_URL
 
 
 @dataclass(frozen=True)

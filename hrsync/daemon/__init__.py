@@ -26,5 +26,7 @@ The modules, one concern each:
 - `quarantine` the failure streak, entered and left loudly;
 - `standby`    another process's lease: watch it, take over when its run dies;
 - `followups`  after a run: resume a deferral, retry an unverified run, a refusal waits;
-- `heartbeat`  the beat in the store.
+- `heartbeat`  the beat in the store;
+- `cron`       cron maths and the quarantine back-off (a leaf: the settings check
+               `sync.schedule` with it).
 """

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from apscheduler.job import Job
 from sqlalchemy.exc import SQLAlchemyError
 
+from hrsync.clock import Clock
 from hrsync.config.loading import Settings
 from hrsync.core.render import hrsync_command
 from hrsync.daemon.scheduler import RESUME_JOB, Jobs, iso
@@ -42,7 +43,7 @@ class Followups:
         settings: Settings,
         *,
         store: Store,
-        clock: Callable[[], datetime],
+        clock: Clock,
         jobs: Jobs,
         execute: Callable[[str], object],
     ) -> None:

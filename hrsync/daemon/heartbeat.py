@@ -6,9 +6,9 @@ beat that reached the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 
+from hrsync.clock import Clock
 from hrsync.config.loading import SyncSettings
 from hrsync.daemon.cron import Quarantine
 from hrsync.daemon.scheduler import iso
@@ -16,7 +16,7 @@ from hrsync.store.repo import Store
 
 
 class Heartbeat:
-    def __init__(self, store: Store, clock: Callable[[], datetime], sync: SyncSettings) -> None:
+    def __init__(self, store: Store, clock: Clock, sync: SyncSettings) -> None:
         self.store = store
         self.clock = clock
         self.sync = sync

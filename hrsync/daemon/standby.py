@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from hrsync.clock import Clock
 from hrsync.daemon.scheduler import STANDBY_JOB, TAKEOVER_JOB, Jobs, iso
 from hrsync.logs import get_logger
 from hrsync.store.lease import LeaseState
@@ -32,7 +33,7 @@ class Standby:
         self,
         *,
         store: Store,
-        clock: Callable[[], datetime],
+        clock: Clock,
         jobs: Jobs,
         stopping: threading.Event,
         beat: Callable[[], None],

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import structlog
 
+from hrsync.clock import Clock
 from hrsync.dx import parse
 from hrsync.dx.methods import (
     API_KEYS_LIST,
@@ -50,7 +51,7 @@ class DxClient:
         timeout_s: float = 30.0,
         retry: RetryPolicy | None = None,
         max_requests_per_minute: int = 900,
-        clock: Callable[[], datetime] | None = None,
+        clock: Clock | None = None,
         sleep: Callable[[float], None] | None = None,
         transport: httpx.BaseTransport | None = None,
         observer: DxObserver | None = None,

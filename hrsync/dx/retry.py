@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from hrsync.clock import utcnow
+
 # Past this the doubling only overflows; max_delay_s caps it long before.
 _MAX_EXPONENT = 60
 
@@ -91,7 +93,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    reference = now if now is not None else datetime.now(UTC)
+    reference = now if now is not None else utcnow()
     return max(0.0, (when - reference).total_seconds())
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 import httpx
 import structlog
 
 from hrsync import __version__
+from hrsync.clock import Clock, utcnow
 from hrsync.dx import parse
 from hrsync.dx.errors import (
     TOO_MANY_REQUESTS,
@@ -99,7 +100,7 @@ class Transport:
         timeout_s: float,
         retry: RetryPolicy,
         max_requests_per_minute: int,
-        clock: Callable[[], datetime] | None,
+        clock: Clock | None,
         sleep: Callable[[float], None] | None,
         transport: httpx.BaseTransport | None,
         observer: DxObserver | None,
@@ -297,7 +298,7 @@ class Transport:
         raise DxRejected(method, f"unexpected HTTP {status}: {detail}", status=status)
 
     def _now(self) -> datetime:
-        return self._clock() if self._clock is not None else datetime.now(UTC)
+        return self._clock() if self._clock is not None else utcnow()
 
 
 def _describe(exc: httpx.RequestError) -> str:

@@ -26,7 +26,7 @@ log = get_logger(__name__)
 
 
 class DaemonView(Protocol):
-    """What the monitor asks of the daemon (hrsync.daemon.Daemon has it)."""
+    """What the monitor asks of the daemon (hrsync.daemon.service.Daemon has it)."""
 
     def scheduler_alive(self) -> bool: ...
 

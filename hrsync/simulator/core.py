@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import structlog
 
-from hrsync.clock import Clock
+from hrsync.clock import Clock, utcnow
 from hrsync.dx import methods
 from hrsync.simulator.faults import Fault, FaultBook
 from hrsync.simulator.hierarchy import (
@@ -134,7 +134,7 @@ class SimulatedDx:
     # ---- time -------------------------------------------------------------------------
 
     def now(self) -> datetime:
-        moment = self._external_clock() if self._external_clock else datetime.now(UTC)
+        moment = self._external_clock() if self._external_clock else utcnow()
         if moment.tzinfo is None:
             raise ValueError("the simulator's clock must return timezone-aware datetimes")
         return moment + self._offset
@@ -858,4 +858,4 @@ def _decode_cursor(cursor: str) -> int | None:
     return int(number) if number.isdigit() else None
 
 
-__all__ = ["ORG_TOKEN", "PERSONAL_TOKEN", "SERVED_METHODS", "Clock", "SimulatedDx"]
+__all__ = ["ORG_TOKEN", "PERSONAL_TOKEN", "SERVED_METHODS", "SimulatedDx"]

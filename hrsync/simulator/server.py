@@ -15,7 +15,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import structlog
 
-from hrsync.simulator.core import Clock, SimulatedDx
+from hrsync.clock import Clock
+from hrsync.simulator.core import SimulatedDx
 from hrsync.simulator.scenario import Scenario
 from hrsync.simulator.wire import Response, failure
 

@@ -1,7 +1,7 @@
 """The heartbeat row as a record: its columns and how a row reads.
 
 The standard library only: `healthcheck`'s cheap probe reads the row with `sqlite3`
-and must not import SQLAlchemy, yet it and the store (heartbeat.py) share one record,
+and must not import SQLAlchemy, yet it and the store (heartbeat_table.py) share one record,
 one column list and one reading of the stored values.
 """
 

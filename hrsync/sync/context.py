@@ -18,6 +18,7 @@ from typing import NoReturn
 from hrsync import logs
 from hrsync.clock import Clock
 from hrsync.config.loading import Settings
+from hrsync.core.guards import DeferralKind
 from hrsync.core.identity import Assignment
 from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
@@ -125,7 +126,7 @@ def end(
     preview_url: str | None = None,
     action: str | None = None,
     problems: Sequence[str] = (),
-    defer_kind: str | None = None,
+    defer_kind: DeferralKind | None = None,
 ) -> NoReturn:
     """End the run here with `outcome`; `report` defaults to the plan's."""
     plan = planned.plan if planned is not None else None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hrsync.core.attributes import AttributeOutcome, AttributePlan, more_serious
+from hrsync.core.guards import DeferralKind
 from hrsync.core.identity import TeamRow
 from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import Plan
@@ -56,9 +57,9 @@ class SyncResult:
     rows: tuple[TeamRow, ...] = ()
     action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
     problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
-    # What deferred the run, as `core.guards` names it (`import_in_progress` counts the
-    # import back-off); None when not deferred or deferred for our own reasons.
-    defer_kind: str | None = None
+    # What deferred the run, as `core.guards` names it (the import back-off counts
+    # `import_in_progress`); None when not deferred, or deferred by the lease or a shutdown.
+    defer_kind: DeferralKind | None = None
 
     @property
     def overall(self) -> Outcome:

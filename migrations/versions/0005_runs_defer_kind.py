@@ -19,6 +19,12 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.add_column(sa.Column("defer_kind", sa.String(length=30), nullable=True))
+    # Runs deferred by a running import before this column: the words they were recorded
+    # with, so a daemon upgraded during a long import keeps its back-off where it was.
+    op.execute(
+        "UPDATE runs SET defer_kind = 'import_in_progress' WHERE outcome = 'deferred' "
+        "AND reason LIKE 'DX says a team hierarchy import is running%'"
+    )
 
 
 def downgrade() -> None:

@@ -300,6 +300,7 @@ def test_a_manager_cycle_is_a_problem_naming_the_cycle() -> None:
     result = build_teams(people, MANAGER, FIELDS)
     (problem,) = result.problems
     assert problem.value == "manager:E1 -> manager:E2 -> manager:E1"
+    assert (problem.location, problem.field) == (people[0].location, FIELDS.manager_id)
     assert "must not form a cycle" in str(problem)
     assert result.teams == ()
 

@@ -1,6 +1,6 @@
 """A daemon whose lease another process (a second replica) holds: it stands by.
 
-Paused scheduler and explicit clock as in test_daemon.py; the lease is real, held by a
+Paused scheduler and explicit clock as in tests/daemon/test_service.py; the lease is real, held by a
 second Store on the same database (SQLite and PostgreSQL, as two replicas would).
 """
 

@@ -23,7 +23,7 @@ NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
 
 @pytest.fixture
 def store(database_url: str) -> Iterator[Store]:
-    # database_url (tests/store/conftest.py): every test here runs on SQLite and PostgreSQL.
+    # database_url (tests/conftest.py): every test here runs on SQLite and PostgreSQL.
     s = Store.open(database_url)
     yield s
     s.close()
