@@ -59,7 +59,7 @@ from hrsync.simulator.records import (
     UserRecord,
     opaque_id,
 )
-from hrsync.simulator.scenario import Scenario, TimeRef, default_scenario
+from hrsync.simulator.scenario import Scenario, ScenarioUser, TimeRef, default_scenario
 from hrsync.simulator.wire import (
     HTML_TYPE,
     RecordedRequest,
@@ -73,6 +73,8 @@ from hrsync.simulator.wire import (
 log = structlog.get_logger(__name__)
 
 
+# The simulator's own method (not DX's): make a person a DX user now.
+SIMULATOR_USERS_ADD: Final = "simulator.users.add"
 _PROXY_PAGE: Final = (
     b"<html><head><title>502 Bad Gateway</title></head><body>"
     b"<center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"
@@ -123,6 +125,8 @@ class SimulatedDx:
         # The account's user attribute groups, by name: when each was created.
         self._attribute_groups: dict[str, datetime] = {}
         self._pending: ImportRecord | None = None
+        # Users who become DX users later (scenario `joins_at`), soonest first.
+        self._joining: list[tuple[datetime, ScenarioUser]] = []
         self._recent_requests: deque[datetime] = deque()
         self._user_ids = IdMint(512050)
         self._team_ids = IdMint(50600)
@@ -151,7 +155,12 @@ class SimulatedDx:
     def _seed(self, start: datetime) -> None:
         scenario = self.scenario
         for user in scenario.users:
-            self._add_user(user.name, user.email, user.id)
+            joins = _resolve(user.joins_at, start) if user.joins_at is not None else start
+            if joins <= start:
+                self._add_user(user.name, user.email, user.id)
+            else:
+                self._joining.append((joins, user))
+        self._joining.sort(key=lambda pair: pair[0])
         for key in scenario.api_keys:
             self._api_keys[key.id] = ApiKeyRecord(
                 id=key.id,
@@ -224,6 +233,13 @@ class SimulatedDx:
         self._users[user.id] = user
         self._users_by_email[email.casefold()] = user
         return user
+
+    def _admit_due_users(self, now: datetime) -> None:
+        """Users whose `joins_at` has come are DX users from now on (in time order)."""
+        while self._joining and self._joining[0][0] <= now:
+            _, user = self._joining.pop(0)
+            if user.email.casefold() not in self._users_by_email:  # added by hand meanwhile
+                self._add_user(user.name, user.email, user.id)
 
     def _add_snapshot(self, snapshot: SnapshotRecord) -> None:
         if snapshot.id in self._snapshots:
@@ -320,9 +336,16 @@ class SimulatedDx:
             return self._pending
 
     def users_view(self) -> list[dict[str, str]]:
-        """Every user DX knows: ``id``, ``name``, ``email``."""
+        """Every user DX knows now: ``id``, ``name``, ``email``."""
         with self._lock:
+            self._admit_due_users(self.now())
             return [user_json(user) for user in self._users.values()]
+
+    def joining_users(self) -> list[tuple[datetime, str]]:
+        """Who becomes a DX user later, and when, soonest first."""
+        with self._lock:
+            self._admit_due_users(self.now())
+            return [(at, user.email) for at, user in self._joining]
 
     def user_attributes(self, email: str) -> dict[str, str]:
         with self._lock:
@@ -349,6 +372,7 @@ class SimulatedDx:
         lowered = {key.lower(): value for key, value in headers.items()}
         with self._lock:
             now = self.now()
+            self._admit_due_users(now)
             self._apply_due_import(now)
             body, problem, recorded_body = _parse_body(verb, lowered, body_bytes)
             call = _Call(method, verb, lowered, dict(query), body, problem, now)
@@ -748,6 +772,23 @@ class SimulatedDx:
             user={"id": user.id, "email": user.email, "failures": failures, "attributes": results}
         )
 
+    def _simulator_users_add(self, call: _Call) -> Response:
+        """`POST /simulator.users.add {"name", "email", "id"?}`: a person becomes a DX user
+        now, as when DX's other integrations bring them in."""
+        body = call.body or {}
+        name, email = _text_field(body, "name"), _text_field(body, "email")
+        if name is None or email is None or not looks_like_email(email):
+            return failure(400, "invalid_arguments", "name and a valid email are required")
+        user_id = _text_field(body, "id")
+        try:
+            user = self._add_user(name, email, user_id)
+        except ValueError as exc:
+            return failure(409, "already_exists", str(exc))
+        self._joining = [
+            pair for pair in self._joining if pair[1].email.casefold() != email.casefold()
+        ]
+        return ok(user=user_json(user))
+
 
 _VS_FIELDS: Final = ("vs_prev", "vs_org", "vs_50th", "vs_75th", "vs_90th")
 
@@ -761,9 +802,16 @@ _METHODS: Final[dict[str, _Method]] = {
     methods.PREVIEW: _Method("POST", "snapshots:admin", SimulatedDx._preview),
     methods.PROCESS: _Method("POST", "snapshots:admin", SimulatedDx._process),
     methods.USER_ATTRIBUTES_UPDATE: _Method("POST", "users:write", SimulatedDx._update_attributes),
+    # Not DX's: the simulator's own call, so a rehearsal can make a person a DX user.
+    SIMULATOR_USERS_ADD: _Method("POST", "snapshots:admin", SimulatedDx._simulator_users_add),
 }
 
 SERVED_METHODS: Final = frozenset(_METHODS)
+
+
+def _text_field(body: Mapping[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _resolve(ref: TimeRef, start: datetime) -> datetime:
@@ -858,4 +906,4 @@ def _decode_cursor(cursor: str) -> int | None:
     return int(number) if number.isdigit() else None
 
 
-__all__ = ["ORG_TOKEN", "PERSONAL_TOKEN", "SERVED_METHODS", "SimulatedDx"]
+__all__ = ["ORG_TOKEN", "PERSONAL_TOKEN", "SERVED_METHODS", "SIMULATOR_USERS_ADD", "SimulatedDx"]

@@ -21,7 +21,11 @@ A scenario file (unknown keys are refused, so typos do not pass silently)::
 
 Only ``account_name``, ``app_url`` and the lists' required fields must be given.
 Times are ISO 8601 strings (a zone is required), or relative to the moment the
-simulator starts: ``{"days_ago": 30}`` / ``{"hours_ago": 2}``. ``scheduled_for``
+simulator starts: ``{"days_ago": 30}`` / ``{"hours_ago": 2}``, or ahead of it:
+``{"in_days": 3}`` / ``{"in_hours": 6}``. A user with ``joins_at`` becomes a DX user
+then (``{"name": "Nina", "email": "nina@acme.example", "joins_at": {"in_days": 2}}``);
+until then DX ignores them as a contributor and refuses them as a lead. Tokens and
+seeded teams need users who are there from the start. ``scheduled_for``
 is a ``YYYY-MM-DD`` date or relative the same way. A team's parent is given by
 ``parent_reference_id`` or, for teams created in the web app without one, by
 ``parent_name``; ``reference_id`` null makes such a web-app team.
@@ -75,6 +79,10 @@ class ScenarioUser:
     name: str
     email: str
     id: str | None = None
+    # When the person becomes a DX user (DX learns people from other integrations, often
+    # days after HR): until then DX ignores their e-mail as a contributor, refuses it as a
+    # lead, and has no attributes for them. None: a user from the start.
+    joins_at: TimeRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,13 +255,18 @@ class _Reader:
         raise self.fail(where, f'expected an ISO 8601 string or {{"days_ago": N}}, got {value!r}')
 
     def offset(self, value: dict[str, Any], where: str) -> timedelta:
-        allowed = {"days_ago", "hours_ago"}
-        if len(value) != 1 or not set(value) <= allowed:
-            raise self.fail(where, 'expected exactly one of "days_ago" or "hours_ago"')
+        units = {
+            "days_ago": timedelta(days=1),
+            "hours_ago": timedelta(hours=1),
+            "in_days": timedelta(days=-1),
+            "in_hours": timedelta(hours=-1),
+        }
+        if len(value) != 1 or not set(value) <= set(units):
+            raise self.fail(where, f"expected exactly one of {', '.join(map(repr, units))}")
         ((unit, amount),) = value.items()
         if isinstance(amount, bool) or not isinstance(amount, int | float):
             raise self.fail(f"{where}.{unit}", f"expected a number, got {amount!r}")
-        return timedelta(days=amount) if unit == "days_ago" else timedelta(hours=amount)
+        return units[unit] * amount
 
     def optional_time(self, data: Mapping[str, Any], key: str, where: str) -> TimeRef | None:
         value = data.get(key)
@@ -275,7 +288,8 @@ class _Reader:
         ids = [u.id for u in users if u.id is not None]
         if len(ids) != len(set(ids)):
             raise self.fail("users", "user ids must be unique")
-        known = set(first_user)
+        # Tokens and seeded teams need their users from the start.
+        known = {user.email.casefold() for user in users if user.joins_at is None}
         api_keys = tuple(self.api_key(item, where) for where, item in self.items(top, "api_keys"))
         key_ids = {key.id for key in api_keys}
         tokens = tuple(
@@ -320,11 +334,12 @@ class _Reader:
         )
 
     def user(self, item: object, where: str) -> ScenarioUser:
-        data = self.obj(item, where, {"id", "name", "email"})
+        data = self.obj(item, where, {"id", "name", "email", "joins_at"})
         return ScenarioUser(
             name=self.text(data, "name", where),
             email=self.email(data, "email", where),
             id=self.text(data, "id", where, optional=True),
+            joins_at=self.optional_time(data, "joins_at", where),
         )
 
     def token(
@@ -342,7 +357,9 @@ class _Reader:
         if kind == ORG_TOKEN and user_email is not None:
             raise self.fail(f"{where}.user_email", "an account_web_api_token has no user")
         if user_email is not None and user_email.casefold() not in known_emails:
-            raise self.fail(f"{where}.user_email", f"{user_email!r} is not one of the users")
+            raise self.fail(
+                f"{where}.user_email", f"{user_email!r} is not one of the users from the start"
+            )
         key_id = self.text(data, "api_key_id", where, optional=True)
         if key_id is not None and key_id not in key_ids:
             raise self.fail(f"{where}.api_key_id", f"{key_id!r} is not one of the api_keys")
@@ -381,7 +398,9 @@ class _Reader:
         )
         lead = self.email(data, "lead_email", where)
         if lead.casefold() not in known_emails:
-            raise self.fail(f"{where}.lead_email", f"{lead!r} is not one of the users")
+            raise self.fail(
+                f"{where}.lead_email", f"{lead!r} is not one of the users from the start"
+            )
         parent_ref = self.text(data, "parent_reference_id", where, optional=True)
         parent_name = self.text(data, "parent_name", where, optional=True)
         if parent_ref is not None and parent_name is not None:
