@@ -30,6 +30,7 @@ from hrsync.core.plan import (
     Rename,
     Unchanged,
 )
+from hrsync.core.substitutes import LeadSubstitute
 from hrsync.core.text import parent_label, plural, quoted
 from hrsync.dx.errors import DxRejected
 
@@ -286,6 +287,22 @@ def render_deferral(deferral: Deferral) -> str:
         f"Deferred: nothing was sent to DX. {deferral.reason}.\n"
         f"Next attempt at {deferral.resume_at.isoformat()}.\n"
     )
+
+
+def render_substitutes(substitutes: Sequence[LeadSubstitute]) -> str:
+    """The section of `sync` for teams whose lead DX does not know yet: who stands in."""
+    if not substitutes:
+        return ""
+    count = len(substitutes)
+    lines = [f"Leads DX does not know yet ({count}): the nearest lead above stands in:"]
+    lines.extend(
+        f"  ~ {quoted(s.team)} [{s.reference_id}]: {s.substitute_email} stands in for "
+        f"{s.lead_email} until they join DX"
+        for s in substitutes[:LIMIT]
+    )
+    if count > LIMIT:
+        lines.append(f"  and {count - LIMIT} more")
+    return "\n".join(lines) + "\n"
 
 
 def render_unplaced(unplaced: Sequence[Unplaced]) -> str:

@@ -125,6 +125,9 @@ class MappingSettings:
     team_name: str = "{lead_name}'s team"
     min_team_size: int = 0
     department_separator: str = "/"
+    # A team lead DX does not know yet (DX names the row): "next_manager" lets the nearest
+    # lead above stand in until they join; "reject" ends the run rejected, as DX did.
+    lead_not_in_dx: Literal["next_manager", "reject"] = "next_manager"
 
 
 @dataclass(frozen=True)

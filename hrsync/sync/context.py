@@ -19,10 +19,11 @@ from hrsync import logs
 from hrsync.clock import Clock
 from hrsync.config.loading import Settings
 from hrsync.core.guards import DeferralKind
-from hrsync.core.identity import Assignment
+from hrsync.core.identity import Assignment, TeamRow
 from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
+from hrsync.core.substitutes import LeadSubstitute
 from hrsync.dx.client import DxClient
 from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.outcome import Outcome
@@ -99,6 +100,12 @@ class Planned:
     plan: Plan
     report: str
     unplaced: tuple[Unplaced, ...] = ()  # people in no team, with why
+    notes: str = ""  # the report's sections after the plan (unknown managers, unplaced)
+    # Leads DX does not know yet and who stands in (sync/lead_substitution.py), and how
+    # many times the run planned again for them.
+    substitutes: tuple[LeadSubstitute, ...] = ()
+    replans: int = 0
+    hr_rows: tuple[TeamRow, ...] = ()  # the rows as HR makes them, once a lead stands in
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -143,6 +150,7 @@ def end(
             people_count=planned.people_count if planned is not None else None,
             unplaced=planned.unplaced if planned is not None else (),
             rows=tuple(planned.assignment.teams) if planned is not None else (),
+            substitutes=planned.substitutes if planned is not None else (),
             action=action,
             problems=tuple(problems),
             defer_kind=defer_kind,

@@ -17,6 +17,7 @@ from hrsync.core.guards import DeferralKind
 from hrsync.core.identity import TeamRow
 from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import Plan
+from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 
 # The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).
@@ -55,6 +56,8 @@ class SyncResult:
     unplaced: tuple[Unplaced, ...] = ()
     # The desired teams with their reference_ids, once planned (`plan --format tree|json`).
     rows: tuple[TeamRow, ...] = ()
+    # Teams whose lead DX does not know yet, and who stands in for them in what was sent.
+    substitutes: tuple[LeadSubstitute, ...] = ()
     action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
     problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
     # What deferred the run, as `core.guards` names it (the import back-off counts

@@ -11,21 +11,19 @@ from __future__ import annotations
 from hrsync import logs
 from hrsync.core.guards import Defer, Refuse, gate
 from hrsync.core.identity import assign
-from hrsync.core.plan import MembershipChange, make_plan
 from hrsync.core.render import (
     approval_command,
-    describe,
-    event_fields,
     render_deferral,
     render_plan,
     render_refusal,
     render_unknown_managers,
     render_unplaced,
 )
-from hrsync.logcap import capped, debug_enabled
+from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sync.context import Mapped, Planned, Run, end
 from hrsync.sync.error_outcomes import dx_read
+from hrsync.sync.planning import end_when_in_sync, plan_rows
 from hrsync.sync.reading import Export, InputRefused, map_teams, read_and_map, read_export
 from hrsync.sync.submit import preview, submit
 
@@ -62,48 +60,19 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
                     },
                     decision,
                 )
-    last = run.store.last_verified_submission()
-    plan = make_plan(
-        assignment.teams,
-        dx_teams,
-        {r.reference_id: r for r in last.plan.rows} if last else {},
-        unreferenced_dx=assignment.unreferenced_dx,
-        last_seen=last.dx_seen if last else {},
+    plan = plan_rows(run, assignment.teams, dx_teams, assignment.unreferenced_dx)
+    notes = render_unknown_managers(mapped.directory.unknown_managers) + render_unplaced(
+        mapped.team_map.unplaced
     )
-    # Member e-mails only at debug (plan.members): HR data a log at info need not hold.
-    debug = debug_enabled()
-    with capped(log, "plan.change") as changes:
-        for change in plan.changes:
-            if change.kind != "unchanged":
-                changes.emit(
-                    lambda c: {
-                        "summary": describe(c, emails=False),
-                        **event_fields(c, emails=False),
-                    },
-                    change,
-                )
-                if debug and isinstance(change, MembershipChange):
-                    log.debug("plan.members", **event_fields(change))
-    for drift in plan.drift:
-        log.warning(
-            "plan.drift",
-            team=drift.name,
-            reference_id=drift.reference_id,
-            details=list(drift.details),
-        )
-    log.info("plan.ready", **plan.counts)
     return Planned(
         people_count=mapped.people_count,
         assignment=assignment,
         dx_teams=tuple(dx_teams),
         snapshots=tuple(snapshots),
         plan=plan,
-        report=(
-            render_plan(plan)
-            + render_unknown_managers(mapped.directory.unknown_managers)
-            + render_unplaced(mapped.team_map.unplaced)
-        ),
+        report=render_plan(plan) + notes,
         unplaced=mapped.team_map.unplaced,
+        notes=notes,
     )
 
 
@@ -111,13 +80,7 @@ def gate_plan(run: Run, planned: Planned) -> None:
     """gate: returns when the plan may be sent; ends the run when there is nothing to
     send, a deferral or a guard stops it, or this is a dry run."""
     plan = planned.plan
-    if not plan.has_changes:
-        # Names and parents match DX; leads and members match what DX last verifiably
-        # took: nothing to send.
-        log.info("sync.in_sync", teams=plan.desired_count)
-        if run.request.operational:
-            run.store.save_identities(planned.assignment.identities, run.clock())
-        end(run, Outcome.IN_SYNC, planned)
+    end_when_in_sync(run, planned)
     run.renew_lease()
     decision = gate(
         plan,

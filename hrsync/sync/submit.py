@@ -14,6 +14,8 @@ from hrsync.outcome import Outcome
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.context import Planned, Run, Submitted, end
 from hrsync.sync.error_outcomes import end_deferred_by_dx, end_rejected
+from hrsync.sync.lead_substitution import with_substitutes
+from hrsync.sync.planning import end_when_in_sync
 
 log = logs.get_logger("hrsync.sync")
 
@@ -25,7 +27,7 @@ def preview(run: Run, planned: Planned) -> NoReturn:
     except DxDeferred as exc:
         end_deferred_by_dx(run, exc, planned)
     except DxRejected as exc:
-        end_rejected(run, exc, planned)
+        preview(run, _planned_again(run, planned, exc))
     except DxError as exc:
         end(run, Outcome.FAILED, planned, reason=str(exc))
     url = accepted.preview_url
@@ -64,7 +66,7 @@ def submit(run: Run, planned: Planned) -> Submitted:
         end_deferred_by_dx(run, exc, planned)
     except DxRejected as exc:
         store.mark_submission(sid, SubmissionStatus.REJECTED, run.clock(), detail=str(exc))
-        end_rejected(run, exc, planned)
+        return submit(run, _planned_again(run, planned, exc))
     except DxError as exc:
         store.mark_submission(sid, SubmissionStatus.FAILED, run.clock(), detail=str(exc))
         end(run, Outcome.FAILED, planned, reason=str(exc))
@@ -72,6 +74,17 @@ def submit(run: Run, planned: Planned) -> Submitted:
     store.save_identities(planned.assignment.identities, run.clock())
     log.info("sync.accepted", import_id=accepted.import_id)
     return Submitted(planned, sid, record, now, ambiguous=False)
+
+
+def _planned_again(run: Run, planned: Planned, refusal: DxRejected) -> Planned:
+    """The plan with stand-ins for leads DX does not know yet, to send instead; or the end
+    of the run: rejected when that is not what DX refused, in sync when DX already has
+    the stand-ins."""
+    again = with_substitutes(run, planned, refusal)
+    if again is None:
+        end_rejected(run, refusal, planned)
+    end_when_in_sync(run, again)
+    return again
 
 
 def _submitted_plan(run: Run, planned: Planned) -> SubmittedPlan:

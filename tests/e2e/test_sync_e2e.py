@@ -149,43 +149,6 @@ def test_unverified_then_import_in_progress_backs_off(workspace: Workspace) -> N
     assert timedelta(seconds=90) < resume_at - datetime.now(UTC) <= timedelta(minutes=2)
 
 
-def test_lead_unknown_to_dx_is_rejected_with_the_rows(workspace: Workspace) -> None:
-    rows = read_rows("sample-org.csv")
-    rows.append(
-        {
-            **rows[-1],
-            "Employee ID": "E900",
-            "Full Name": "New Person",
-            "Work Email": "new.person@example.com",
-            "Manager ID": "E001",
-            "Department": "Newcomers",
-            "Status": "Active",
-        }
-    )
-    rows.append(
-        {
-            **rows[-1],
-            "Employee ID": "E901",
-            "Full Name": "Report Person",
-            "Work Email": "report.person@example.com",
-            "Manager ID": "E900",
-            "Department": "Newcomers",
-            "Status": "Active",
-        }
-    )
-    workspace.write_export(rows)
-    run = workspace.hrsync("sync")
-    assert run.code == 6
-    assert run.finished["outcome"] == "rejected"
-    (rejected,) = run.named("sync.rejected")
-    assert rejected["error"] == "invalid_rows"
-    assert rejected["error_details"]["rows"], "DX's details are logged verbatim"
-    (row,) = run.named("sync.rejected.row")
-    assert row["team"] == "Newcomers" and row["lead"] == "new.person@example.com"
-    assert row["field"] == "team_lead_email"
-    assert workspace.dx_teams() == {}
-
-
 def test_dropped_connection_after_process_is_verified_not_resent(workspace: Workspace) -> None:
     workspace.sim.dx.add_fault(
         Fault(method="orgfiles.teamHierarchy.process", kind="drop_after_send", count=1)

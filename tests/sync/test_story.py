@@ -224,7 +224,8 @@ def test_a_rejected_request_keeps_no_identities_and_a_preview_no_state(
     assert store.load_identities() == []
 
     rows = _sample_rows()
-    rows[1]["Work Email"] = "not.a.dx.user@example.com"  # the CTO, a lead
+    # The CEO leads the top team: nobody above can stand in, so DX's refusal stands.
+    rows[0]["Work Email"] = "not.a.dx.user@example.com"
     assert settings.source.path is not None
     _write_rows(settings.source.path, rows)
     rejected = run_sync(settings, SyncRequest(), store=store)

@@ -1,0 +1,70 @@
+"""Planning against DX, shared by the first plan of a run (stages.py) and a plan made again
+in the same run for leads DX does not know yet (lead_substitution.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hrsync import logs
+from hrsync.core.identity import TeamRow
+from hrsync.core.plan import MembershipChange, Plan, make_plan
+from hrsync.core.render import describe, event_fields
+from hrsync.dx.models import DxTeam
+from hrsync.logcap import capped, debug_enabled
+from hrsync.outcome import Outcome
+from hrsync.sync.context import Planned, Run, end
+
+log = logs.get_logger("hrsync.sync")
+
+
+def plan_rows(
+    run: Run, rows: Sequence[TeamRow], dx_teams: Sequence[DxTeam], unreferenced_dx: Sequence[DxTeam]
+) -> Plan:
+    """The changes from what DX holds to `rows`, leads and members judged against the last
+    submission DX verifiably took; each change logged."""
+    last = run.store.last_verified_submission()
+    plan = make_plan(
+        rows,
+        dx_teams,
+        {r.reference_id: r for r in last.plan.rows} if last else {},
+        unreferenced_dx=unreferenced_dx,
+        last_seen=last.dx_seen if last else {},
+    )
+    _log_plan(plan)
+    return plan
+
+
+def _log_plan(plan: Plan) -> None:
+    # Member e-mails only at debug (plan.members): HR data a log at info need not hold.
+    debug = debug_enabled()
+    with capped(log, "plan.change") as changes:
+        for change in plan.changes:
+            if change.kind != "unchanged":
+                changes.emit(
+                    lambda c: {
+                        "summary": describe(c, emails=False),
+                        **event_fields(c, emails=False),
+                    },
+                    change,
+                )
+                if debug and isinstance(change, MembershipChange):
+                    log.debug("plan.members", **event_fields(change))
+    for drift in plan.drift:
+        log.warning(
+            "plan.drift",
+            team=drift.name,
+            reference_id=drift.reference_id,
+            details=list(drift.details),
+        )
+    log.info("plan.ready", **plan.counts)
+
+
+def end_when_in_sync(run: Run, planned: Planned) -> None:
+    """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
+    leads and members match what DX last verifiably took."""
+    if planned.plan.has_changes:
+        return
+    log.info("sync.in_sync", teams=planned.plan.desired_count)
+    if run.request.operational:
+        run.store.save_identities(planned.assignment.identities, run.clock())
+    end(run, Outcome.IN_SYNC, planned)

@@ -1,0 +1,104 @@
+"""A team lead who is not a DX user yet (DX names the row in `invalid_rows`): the team is
+led by the nearest manager above whom DX accepts, in the same run, and keeps its name,
+members and reference_id; the real lead takes over once they join DX."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.conftest import Workspace, read_rows
+
+NEW_LEAD = "new.person@example.com"
+REPORT = "report.person@example.com"
+CEO = "ada.okafor@example.com"
+
+
+def with_a_new_team(workspace: Workspace) -> None:
+    """E900 joins under the CEO with one report: a new team whose lead DX does not know.
+    The report is a DX user (people DX does not count are another matter)."""
+    rows = read_rows("sample-org.csv")
+    base = {**rows[-1], "Department": "Newcomers", "Status": "Active"}
+    for employee_id, name, email, manager in (
+        ("E900", "New Person", NEW_LEAD, "E001"),
+        ("E901", "Report Person", REPORT, "E900"),
+    ):
+        person = {"Employee ID": employee_id, "Full Name": name, "Work Email": email}
+        rows.append({**base, **person, "Manager ID": manager})
+    workspace.write_export(rows)
+    workspace.sim.dx.add_user("Report Person", REPORT)
+
+
+def lead_of(workspace: Workspace, team: dict[str, Any]) -> str:
+    by_id = {user["id"]: user["email"] for user in workspace.sim.dx.users_view()}
+    return by_id[team["manager_id"]]
+
+
+def newcomers(workspace: Workspace) -> dict[str, Any]:
+    (team,) = [t for t in workspace.sim.dx.teams_view() if REPORT in t["member_emails"]]
+    return team
+
+
+def test_a_lead_dx_does_not_know_is_stood_in_for_by_the_manager_above(
+    workspace: Workspace,
+) -> None:
+    with_a_new_team(workspace)
+    first = workspace.hrsync("sync")
+    assert first.code == 0, first.stdout[-3000:]
+    assert first.finished["outcome"] == "applied"
+    (substituted,) = first.named("sync.lead_substituted")
+    assert substituted["lead"] == NEW_LEAD and substituted["substitute"] == CEO
+    team = newcomers(workspace)
+    assert lead_of(workspace, team) == CEO
+    assert team["name"] == substituted["team"]
+    reference_id = team["reference_id"]
+    (listed,) = first.finished["lead_substitutes"]
+    assert listed == {
+        "team": team["name"],
+        "reference_id": reference_id,
+        "lead": NEW_LEAD,
+        "substitute": CEO,
+    }
+
+    # Still not in DX: DX already has the stand-in, so nothing changes and nothing is sent.
+    imports = len([r for r in workspace.process_requests() if r.error is None])
+    second = workspace.hrsync("sync")
+    assert second.code == 0 and second.finished["outcome"] == "in_sync"
+    assert second.named("sync.lead_substituted")
+    assert len([r for r in workspace.process_requests() if r.error is None]) == imports
+
+    # They join DX: the next run hands the team to them.
+    workspace.sim.dx.add_user("New Person", NEW_LEAD)
+    third = workspace.hrsync("sync")
+    assert third.code == 0 and third.finished["outcome"] == "applied"
+    assert third.named("sync.lead_substituted") == []
+    team = newcomers(workspace)
+    assert lead_of(workspace, team) == NEW_LEAD
+    assert team["reference_id"] == reference_id
+
+
+def test_reject_keeps_the_import_refused_naming_the_row(workspace: Workspace) -> None:
+    with_a_new_team(workspace)
+    run = workspace.hrsync("sync", env={"HRSYNC_MAPPING__LEAD_NOT_IN_DX": "reject"})
+    assert run.code == 6 and run.finished["outcome"] == "rejected"
+    (rejected,) = run.named("sync.rejected")
+    assert rejected["error"] == "invalid_rows"
+    assert rejected["error_details"]["rows"], "DX's details are logged verbatim"
+    (row,) = run.named("sync.rejected.row")
+    assert row["team"] == "Newcomers" and row["lead"] == NEW_LEAD
+    assert row["field"] == "team_lead_email"
+    assert run.named("sync.lead_substituted") == []
+    assert workspace.dx_teams() == {}
+
+
+def test_a_top_team_whose_lead_dx_does_not_know_is_still_rejected(
+    workspace: Workspace,
+) -> None:
+    """Nobody is above the top team's lead to stand in: DX's refusal stands."""
+    rows = read_rows("sample-org.csv")
+    rows[0] = {**rows[0], "Work Email": "new.ceo@example.com"}
+    workspace.write_export(rows)
+    run = workspace.hrsync("sync")
+    assert run.code == 6 and run.finished["outcome"] == "rejected"
+    (row,) = run.named("sync.rejected.row")
+    assert row["lead"] == "new.ceo@example.com"
+    assert run.named("sync.lead_substituted") == []
