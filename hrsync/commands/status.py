@@ -15,6 +15,7 @@ from typing import Any
 from hrsync.clock import utcnow
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
+from hrsync.core.listing import LIMIT
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.render import hrsync_command
 from hrsync.daemon.cron import next_cron_fire
@@ -89,6 +90,16 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         ),
         "schedule": settings.sync.schedule,
         "timezone": settings.sync.timezone,
+        # As DX has them since the last success: each until the real lead joins DX.
+        "stand_in_leads": [
+            {
+                "team": s.team,
+                "reference_id": s.reference_id,
+                "lead": s.lead_email,
+                "stands_in": s.substitute_email,
+            }
+            for s in (success.substitutes if success is not None else ())
+        ],
     }
 
 
@@ -144,6 +155,12 @@ def render(doc: dict[str, Any]) -> str:
             lines.append(f"  resolve:   {item['command']}")
     else:
         lines.append("Attention:   nothing needs a person")
+    for item in doc["stand_in_leads"][:LIMIT]:
+        lines.append(
+            f"Stand-in:    {item['stands_in']} leads {item['team']!r} until {item['lead']} joins DX"
+        )
+    if len(doc["stand_in_leads"]) > LIMIT:
+        lines.append(f"             and {len(doc['stand_in_leads']) - LIMIT} more stand-ins")
     deferral = doc["deferral"]
     lines.append(
         f"Deferred:    until {deferral['until']}: {deferral['reason']}"

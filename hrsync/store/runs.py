@@ -4,7 +4,7 @@ daemon read back."""
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Row, insert, select, update
 
 from hrsync.core.notify import ATTENTION
+from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
@@ -34,6 +35,7 @@ class RunRecord:
     dry_run: bool
     action: str | None = None  # the command that resolves this outcome, if any
     defer_kind: str | None = None  # what deferred it (core.guards' DeferralKind), if it was
+    substitutes: tuple[LeadSubstitute, ...] = ()  # stand-in leads in what it sent
 
     @property
     def waiting_on(self) -> str | None:
@@ -72,6 +74,7 @@ class RunQueries(StoreSessions):
         people_count: int | None = None,
         action: str | None = None,
         defer_kind: str | None = None,
+        substitutes: Sequence[LeadSubstitute] = (),
     ) -> None:
         with self._write() as s:
             finished = s.execute(
@@ -87,6 +90,9 @@ class RunQueries(StoreSessions):
                     people_count=people_count,
                     action=action,
                     defer_kind=defer_kind,
+                    substitutes_json=json.dumps([s._asdict() for s in substitutes])
+                    if substitutes
+                    else None,
                 )
             )
             if finished.rowcount == 0:
@@ -177,4 +183,7 @@ def _run_record(r: Row[Any]) -> RunRecord:
         dry_run=bool(r.dry_run),
         action=r.action,
         defer_kind=r.defer_kind,
+        substitutes=tuple(
+            LeadSubstitute(**item) for item in json.loads(r.substitutes_json or "[]")
+        ),
     )

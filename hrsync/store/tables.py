@@ -52,6 +52,8 @@ runs = Table(
     # What deferred the run (`import_in_progress`, `snapshot_window`, …): the import
     # back-off counts these, rather than reading it back out of `reason`.
     Column("defer_kind", String(30)),
+    # Teams whose lead DX did not know yet and who stood in, as sent (`hrsync status`).
+    Column("substitutes_json", Text),
     Index("ix_runs_started_at", "started_at"),
 )
 

@@ -146,6 +146,7 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         people_count=result.people_count,
         action=result.action,
         defer_kind=result.defer_kind,
+        substitutes=result.substitutes,
     )
     if not request.operational:
         return  # the daemon's deferral is not a dry run's business

@@ -1,4 +1,5 @@
-"""what deferred a run, as data (the import back-off counted from it, not from a reason)
+"""what deferred a run, as data (the import back-off counted from it, not from a reason);
+the leads that stood in for leads DX does not know yet
 
 Revision ID: 0005
 Revises: 0004
@@ -19,6 +20,7 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
         batch_op.add_column(sa.Column("defer_kind", sa.String(length=30), nullable=True))
+        batch_op.add_column(sa.Column("substitutes_json", sa.Text(), nullable=True))
     # Runs deferred by a running import before this column: the words they were recorded
     # with, so a daemon upgraded during a long import keeps its back-off where it was.
     op.execute(
@@ -29,4 +31,5 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     with op.batch_alter_table("runs", schema=None) as batch_op:
+        batch_op.drop_column("substitutes_json")
         batch_op.drop_column("defer_kind")

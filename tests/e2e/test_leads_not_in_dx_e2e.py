@@ -4,6 +4,7 @@ members and reference_id; the real lead takes over once they join DX."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.e2e.conftest import Workspace, read_rows
@@ -33,6 +34,13 @@ def lead_of(workspace: Workspace, team: dict[str, Any]) -> str:
     return by_id[team["manager_id"]]
 
 
+def stand_ins(workspace: Workspace) -> list[dict[str, str]]:
+    status = workspace.hrsync("status", "--format", "json")
+    assert status.code == 0, status.stderr
+    listed: list[dict[str, str]] = json.loads(status.stdout)["stand_in_leads"]
+    return listed
+
+
 def newcomers(workspace: Workspace) -> dict[str, Any]:
     (team,) = [t for t in workspace.sim.dx.teams_view() if REPORT in t["member_emails"]]
     return team
@@ -59,6 +67,12 @@ def test_a_lead_dx_does_not_know_is_stood_in_for_by_the_manager_above(
         "substitute": CEO,
     }
 
+    assert stand_ins(workspace) == [
+        {"team": team["name"], "reference_id": reference_id, "lead": NEW_LEAD, "stands_in": CEO}
+    ]
+    status = workspace.hrsync("status")
+    assert f"Stand-in:    {CEO} leads {team['name']!r} until {NEW_LEAD} joins DX" in status.stdout
+
     # Still not in DX: DX already has the stand-in, so nothing changes and nothing is sent.
     imports = len([r for r in workspace.process_requests() if r.error is None])
     second = workspace.hrsync("sync")
@@ -74,6 +88,7 @@ def test_a_lead_dx_does_not_know_is_stood_in_for_by_the_manager_above(
     team = newcomers(workspace)
     assert lead_of(workspace, team) == NEW_LEAD
     assert team["reference_id"] == reference_id
+    assert stand_ins(workspace) == []
 
 
 def test_reject_keeps_the_import_refused_naming_the_row(workspace: Workspace) -> None:
