@@ -33,12 +33,12 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
     if run.settings.mapping.lead_not_in_dx != "next_manager" or planned.replans >= MAX_REPLANS:
         return None
     named = named_rows(refusal.error_details, planned.payload())
-    leads = {row["lead"] for row in named if isinstance(row["lead"], str)}
     if not named or any(row["field"] != "team_lead_email" for row in named):
         return None
-    if len(leads) < len({row["index"] for row in named if isinstance(row["index"], int)}):
+    leads = [row["lead"] for row in named]
+    if not all(isinstance(lead, str) for lead in leads):
         return None  # a named row we cannot match to what we sent
-    unknown = leads | {s.lead_email for s in planned.substitutes}
+    unknown = {str(lead) for lead in leads} | {s.lead_email for s in planned.substitutes}
     hr_rows = planned.hr_rows or planned.assignment.teams
     substituted = substitute_leads(hr_rows, unknown)
     if substituted is None:
