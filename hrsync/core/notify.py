@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.substitutes import LeadSubstitute
 
 ATTENTION = ("refused", "rejected", "quarantined", "unverified")
 SUCCESS = ("applied", "in_sync")
@@ -118,6 +119,75 @@ def decide(
     if seen.state == OK and last is not None and last.state in ATTENTION and RECOVERED in on:
         return Notice(RECOVERED, seen)
     return None
+
+
+# ---------------------------------------------------------------- stand-in leads
+
+STAND_IN = "stand_in"  # the `notify.on` event, and the name of its notify_state row
+
+
+@dataclass(frozen=True, slots=True)
+class StandInChange:
+    """Stand-in leads that began or ended since the last message about them."""
+
+    started: tuple[LeadSubstitute, ...]
+    ended: tuple[LeadSubstitute, ...]
+
+
+def stand_in_change(
+    told: Sequence[LeadSubstitute], now: Sequence[LeadSubstitute]
+) -> StandInChange | None:
+    """What changed between the stand-ins last told and those of a run that succeeded; None
+    when nothing did (the same stand-ins run after run are told once)."""
+
+    def key(s: LeadSubstitute) -> tuple[str, str, str]:
+        return (s.reference_id, s.lead_email.casefold(), s.substitute_email.casefold())
+
+    before, after = {key(s): s for s in told}, {key(s): s for s in now}
+    started = tuple(s for k, s in after.items() if k not in before)
+    ended = tuple(s for k, s in before.items() if k not in after)
+    return StandInChange(started, ended) if started or ended else None
+
+
+def stand_in_message(
+    change: StandInChange, fmt: str, *, run_id: str, now: datetime, host: str = ""
+) -> dict[str, Any]:
+    """The webhook's body for a change of stand-ins (`json` or `slack`)."""
+    lines = []
+    if change.started:
+        lines.append(
+            f"DX does not know {len(change.started)} team lead(s) yet; until they join DX, "
+            "the lead above stands in:"
+        )
+        lines.extend(
+            f"- {s.team}: {s.substitute_email} stands in for {s.lead_email}"
+            for s in change.started[:LIMIT]
+        )
+    if change.ended:
+        lines.append(f"{len(change.ended)} stand-in(s) ended (the lead joined DX, or left):")
+        lines.extend(f"- {s.team}: no longer led by a stand-in" for s in change.ended[:LIMIT])
+    lines.append(f"Run {run_id}" + (f" on {host}" if host else ""))
+    text = "\n".join(lines)
+    if fmt == "slack":
+        return {"text": text}
+
+    def item(s: LeadSubstitute) -> dict[str, str]:
+        return {
+            "team": s.team,
+            "reference_id": s.reference_id,
+            "lead": s.lead_email,
+            "stands_in": s.substitute_email,
+        }
+
+    return {
+        "event": STAND_IN,
+        "started": [item(s) for s in change.started[:LIMIT]],
+        "ended": [item(s) for s in change.ended[:LIMIT]],
+        "run_id": run_id,
+        "host": host or None,
+        "at": now.astimezone(UTC).isoformat(),
+        "text": text,
+    }
 
 
 def recovered_quietly(last: Sent | None, seen: Observation) -> bool:

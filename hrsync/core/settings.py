@@ -177,7 +177,7 @@ class DaemonSettings:
     listen: str = ""
 
 
-NOTIFY_EVENTS = ("refused", "rejected", "quarantined", "unverified", "recovered")
+NOTIFY_EVENTS = ("refused", "rejected", "quarantined", "unverified", "recovered", "stand_in")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Protocol
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock
-from hrsync.core.notify import observe
+from hrsync.core.notify import SUCCESS, observe
 from hrsync.core.plan import Archive
 from hrsync.core.settings import Settings
 from hrsync.logs import get_logger
@@ -136,5 +136,7 @@ class Monitor:
         )
         try:
             self.notifier.after_run(seen, now)
+            if result.outcome.value in SUCCESS:
+                self.notifier.after_success(result.run_id, now)
         except Exception as exc:  # the webhook must never take a run or the daemon down
             log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])

@@ -19,12 +19,16 @@ import httpx
 from hrsync import logs
 from hrsync.core.notify import (
     OK,
+    STAND_IN,
     Notice,
     Observation,
     Sent,
+    StandInChange,
     decide,
     message,
     recovered_quietly,
+    stand_in_change,
+    stand_in_message,
 )
 from hrsync.core.settings import NotifySettings
 from hrsync.store.repo import NotifyRecord, Store
@@ -84,20 +88,42 @@ class Notifier:
                 self.store.save_notify_state(NotifyRecord(OK, seen.digest, now, seen.run_id))
             return None
         body = message(notice, self.settings.format, now=now, host=socket.gethostname())
-        if not self._post(body, notice):
+        if not self._post(body, notice.event):
             return None
         self.store.save_notify_state(NotifyRecord(notice.remember, seen.digest, now, seen.run_id))
         log.info("notify.sent", notify_event=notice.event, run_id=seen.run_id)
         return notice
 
-    def _post(self, body: Mapping[str, object], notice: Notice) -> bool:
+    def after_success(self, run_id: str, now: datetime) -> StandInChange | None:
+        """After a run that succeeded: tell of stand-in leads that began or ended since the
+        last message about them (kept in the store, so a restart does not repeat it)."""
+        if STAND_IN not in self.settings.on:
+            return None
+        current = self.store.run_record(run_id)
+        if current is None:
+            return None
+        last = self.store.notify_state(STAND_IN)
+        told = self.store.run_record(last.run_id) if last and last.run_id else None
+        change = stand_in_change(told.substitutes if told else (), current.substitutes)
+        if change is None:
+            return None
+        body = stand_in_message(
+            change, self.settings.format, run_id=run_id, now=now, host=socket.gethostname()
+        )
+        if not self._post(body, STAND_IN):
+            return None
+        self.store.save_notify_state(NotifyRecord(STAND_IN, STAND_IN, now, run_id), STAND_IN)
+        log.info("notify.sent", notify_event=STAND_IN, run_id=run_id)
+        return change
+
+    def _post(self, body: Mapping[str, object], event: str) -> bool:
         assert self._url is not None
         try:
             response = self._post_within_deadline(self._url, body)
         except TimeoutError:
             log.warning(
                 "notify.failed",
-                notify_event=notice.event,
+                notify_event=event,
                 error="deadline",
                 detail=f"the webhook did not answer within the {self._deadline_s:g} s deadline; "
                 "retried after the next run",
@@ -107,7 +133,7 @@ class Notifier:
             # httpx names the URL in its messages: say only what kind of failure it was.
             log.warning(
                 "notify.failed",
-                notify_event=notice.event,
+                notify_event=event,
                 error=type(exc).__name__,
                 detail="the webhook could not be reached; retried after the next run",
             )
@@ -115,7 +141,7 @@ class Notifier:
         if response.status_code >= 300:
             log.warning(
                 "notify.failed",
-                notify_event=notice.event,
+                notify_event=event,
                 status=response.status_code,
                 detail="the webhook refused the message; retried after the next run",
             )

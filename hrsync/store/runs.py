@@ -154,6 +154,12 @@ class RunQueries(StoreSessions):
                 query = query.where(runs.c.started_at > ended)
             return [_run_record(r) for r in s.execute(query.order_by(runs.c.started_at.desc()))]
 
+    def run_record(self, run_id: str) -> RunRecord | None:
+        runs = tables.runs
+        with self._read() as s:
+            row = s.execute(select(runs).where(runs.c.id == run_id)).first()
+        return None if row is None else _run_record(row)
+
     def newest_run(self, outcomes: Collection[str]) -> RunRecord | None:
         """The newest finished operational run whose outcome is one of `outcomes`, however
         far back (a window of recent runs lost a refusal or the last success behind a

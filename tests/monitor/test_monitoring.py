@@ -21,6 +21,7 @@ from structlog.testing import capture_logs
 from hrsync.core.attributes import AttributeOutcome
 from hrsync.core.notify import observe
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
+from hrsync.core.substitutes import LeadSubstitute
 from hrsync.monitor.endpoints import Endpoints
 from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
@@ -428,3 +429,83 @@ def test_a_restart_keeps_a_refusal_and_the_last_success_behind_many_other_runs(
     assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == (
         refused_end.timestamp()
     )
+
+
+# ------------------------------------------------------------ stand-in leads
+
+STAND_IN_FOR_NINA = LeadSubstitute("ref-n", "Newcomers", "nina@x.com", "ada@x.com")
+STAND_IN_FOR_OMAR = LeadSubstitute("ref-o", "Ops", "omar@x.com", "ada@x.com")
+
+
+def test_stand_in_leads_are_told_once_when_they_begin_and_once_when_they_end(
+    store: Store,
+) -> None:
+    """A team led by a stand-in is news when it begins and when it ends, not every run,
+    and a restarted daemon remembers what it told (through the store)."""
+    runs = [
+        ("s1", (STAND_IN_FOR_NINA,)),
+        ("s2", (STAND_IN_FOR_NINA,)),  # the same: quiet
+        ("s3", (STAND_IN_FOR_NINA, STAND_IN_FOR_OMAR)),  # Omar's begins
+        ("s4", (STAND_IN_FOR_OMAR,)),  # Nina joined DX: hers ends
+        ("s5", ()),  # Omar's ends
+    ]
+    with receiver() as (url, got):
+        for i, (run_id, substitutes) in enumerate(runs):
+            at = NOW + timedelta(hours=i)
+            record(store, run_id, "applied", at, substitutes=substitutes)
+            # a new notifier each run: as a daemon restarted between runs
+            notifier = Notifier(
+                NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url}
+            )
+            notifier.after_success(run_id, at)
+        told = [([s["lead"] for s in n["started"]], [s["lead"] for s in n["ended"]]) for n in got]
+    assert told == [
+        (["nina@x.com"], []),
+        (["omar@x.com"], []),
+        ([], ["nina@x.com"]),
+        ([], ["omar@x.com"]),
+    ]
+    assert all(n["event"] == "stand_in" for n in got)
+    assert "ada@x.com stands in for nina@x.com" in got[0]["text"]
+
+
+def test_stand_in_leads_are_not_told_when_left_out_of_notify_on(store: Store) -> None:
+    with receiver() as (url, got):
+        record(store, "s1", "applied", NOW, substitutes=(STAND_IN_FOR_NINA,))
+        settings = NotifySettings(webhook_url_env="HOOK", on=("refused", "recovered"))
+        Notifier(settings, store, environ={"HOOK": url}).after_success("s1", NOW)
+    assert got == []
+
+
+def test_a_stand_in_message_that_was_not_delivered_is_told_after_the_next_run(
+    store: Store,
+) -> None:
+    with receiver(status=500) as (url, got):
+        record(store, "s1", "applied", NOW, substitutes=(STAND_IN_FOR_NINA,))
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        assert notifier.after_success("s1", NOW) is None
+    with receiver() as (url, got):
+        record(store, "s2", "in_sync", NOW + timedelta(hours=1), substitutes=(STAND_IN_FOR_NINA,))
+        notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
+        assert notifier.after_success("s2", NOW + timedelta(hours=1)) is not None
+    assert [[s["lead"] for s in n["started"]] for n in got] == [["nina@x.com"]]
+
+
+def test_the_daemons_monitor_tells_of_stand_ins_after_a_success(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hrsync.monitor.reporting import Monitor
+
+    with receiver() as (url, got):
+        monkeypatch.setenv("HOOK", url)
+        monitor = Monitor(
+            Settings(notify=NotifySettings(webhook_url_env="HOOK")), store, lambda: NOW
+        )
+        record(store, "s1", "applied", NOW, substitutes=(STAND_IN_FOR_NINA,))
+        result = SyncResult("s1", Outcome.APPLIED, substitutes=(STAND_IN_FOR_NINA,))
+        monitor.run_finished(result, 1.0, quarantined=False)
+        assert [(n["event"], len(n["started"])) for n in got] == [("stand_in", 1)]
+        # A run that did not succeed says nothing of stand-ins (it sent none).
+        record(store, "s2", "refused", NOW, exit_code=4)
+        monitor.run_finished(SyncResult("s2", Outcome.REFUSED, reason="r"), 1.0, quarantined=False)
+        assert [n["event"] for n in got] == ["stand_in", "refused"]
