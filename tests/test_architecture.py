@@ -143,7 +143,8 @@ def module_path(name: str) -> Path:
 
 
 def core_modules() -> list[str]:
-    return sorted(module_name(path) for path in CORE.glob("*.py"))
+    # Every module under core/, its packages' too (core/people/ is one).
+    return sorted(module_name(path) for path in CORE.rglob("*.py"))
 
 
 def allowed_hrsync(name: str) -> bool:

@@ -1,18 +1,19 @@
-"""Each kept person's manager from the references the export gives, reporting cycles, and
-the org under `filter.root` (pure)."""
+"""Manager resolution (pure): each kept person's manager from the references the export
+gives (an id, an e-mail or a name), reporting cycles, and the org under `filter.root`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import eq
+from typing import NamedTuple
 
 from hrsync.core.emails import normalise_email
 from hrsync.core.listing import capped
-from hrsync.core.people.columns import _pick, _Rows, _scatter, _take
-from hrsync.core.people.validation import _natural, _Report
+from hrsync.core.people.columns import PersonColumns, pick, scatter, take
+from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, natural, warning
 from hrsync.core.tree import forest
 
 _PUNCTUATION = re.compile(r"[^\w\s,]")
@@ -43,11 +44,13 @@ class UnknownManager:
     first: str  # location of the first of them
 
 
-class _Index:
+class RowIndex:
     """Rows by a key: the first row for each key, and every row for keys held more than once."""
 
+    __slots__ = ("first", "repeated")
+
     def __init__(self, rows: Sequence[int], keys: Sequence[str]) -> None:
-        held = _take(keys, rows)
+        held = take(keys, rows)
         # Built backwards, so that the first row of each key is the one that stays.
         self.first: dict[str, int] = dict(zip(reversed(held), reversed(rows), strict=True))
         self.first.pop("", None)
@@ -58,7 +61,7 @@ class _Index:
                     self.repeated.setdefault(key, [self.first[key]]).append(row)
 
 
-def _first(data: _Rows, rows: Iterable[int], keys: Sequence[str]) -> dict[str, int]:
+def _earliest(locations: Sequence[str], rows: Iterable[int], keys: Sequence[str]) -> dict[str, int]:
     """One row per key; on a tie the earliest location, whatever the order of the rows."""
     firsts: dict[str, int] = {}
     for row in rows:
@@ -66,28 +69,21 @@ def _first(data: _Rows, rows: Iterable[int], keys: Sequence[str]) -> dict[str, i
         if not key:
             continue
         held = firsts.get(key)
-        if held is None or _natural(data.location[row]) < _natural(data.location[held]):
+        if held is None or natural(locations[row]) < natural(locations[held]):
             firsts[key] = row
     return firsts
 
 
-@dataclass(frozen=True, slots=True)
-class _Names:
-    """Rows by `name_key` of their name, for `source.fields.manager_name` (empty when unset)."""
+class Refs(NamedTuple):
+    """Where a manager reference may point: kept rows first, then filtered-out ones. Names
+    are by `name_key`, and empty unless `source.fields.manager_name` is set."""
 
-    kept: _Index
-    dropped: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class _Refs:
-    """Where a manager reference may point: kept rows first, then filtered-out ones."""
-
-    kept_by_id: _Index
-    kept_by_email: _Index
+    kept_by_id: RowIndex
+    kept_by_email: RowIndex
+    kept_by_name: RowIndex
     dropped_by_id: Mapping[str, int]
     dropped_by_email: Mapping[str, int]
-    names: _Names
+    dropped_by_name: Mapping[str, int]
 
     def by_id(self, ref: str) -> int | None:
         return _lookup(ref, self.kept_by_id, self.dropped_by_id)
@@ -96,71 +92,143 @@ class _Refs:
         return _lookup(ref, self.kept_by_email, self.dropped_by_email)
 
     def by_name(self, written: str) -> int | None:
-        return _lookup(name_key(written), self.names.kept, self.names.dropped)
+        return _lookup(name_key(written), self.kept_by_name, self.dropped_by_name)
 
 
-def _lookup(ref: str, kept: _Index, dropped: Mapping[str, int]) -> int | None:
+def _lookup(ref: str, kept: RowIndex, dropped: Mapping[str, int]) -> int | None:
     if not ref:
         return None
     found = kept.first.get(ref)
     return dropped.get(ref) if found is None else found
 
 
-def _resolve_plain_ids(
-    data: _Rows, kept: Sequence[int], kept_by_id: _Index, *, links: bool
-) -> Sequence[int]:
-    """The common case in bulk: a manager given by an id alone (no e-mail beside it to
-    compare) that names one kept person other than the row itself. Returns the rows left
-    for the exact, row-by-row rules (`_resolve_managers`)."""
-    if kept_by_id.repeated or not any(data.manager_id_ref):
-        return kept  # an id held twice needs the exact rules for every row naming it
-    references = _take(data.manager_id_ref, kept)
+def index_rows(
+    fields: PersonColumns, kept: Sequence[int], dropped: Sequence[int], *, by_name: bool
+) -> Refs:
+    """The rows by id and e-mail (and by name, when managers may be given by name)."""
+    locations = fields.location
+    names = list(map(name_key, fields.name)) if by_name else ()
+    return Refs(
+        kept_by_id=RowIndex(kept, fields.employee_id),
+        kept_by_email=RowIndex(kept, fields.email),
+        kept_by_name=RowIndex(kept if by_name else (), names),
+        dropped_by_id=_earliest(locations, dropped, fields.employee_id),
+        dropped_by_email=_earliest(locations, dropped, fields.email),
+        dropped_by_name=_earliest(locations, dropped if by_name else (), names),
+    )
+
+
+class Managers(NamedTuple):
+    """Each kept row's manager, as `resolve_managers` found them."""
+
+    manager: Sequence[str | None]  # by row: the manager's employee id (None: no manager)
+    # By row: the manager's row, kept or not (for filter.root only: empty without it).
+    up: Mapping[int, int | None]
+    ambiguous: frozenset[int]  # rows whose manager reference matches several people
+    unknown: tuple[UnknownManager, ...]  # with unknown_manager = "top": references to nobody
+    findings: list[Finding]
+
+
+def resolve_managers(
+    export_name: str,
+    fields: PersonColumns,
+    reason: Sequence[str | None],
+    kept: Sequence[int],
+    refs: Refs,
+    labels: Mapping[str, str],
+    *,
+    top: bool,
+    links: bool,
+) -> Managers:
+    """Each kept row's manager (`reason`: why each row is filtered out, None when kept):
+    the common case in bulk (`_by_id_in_bulk`), the others
+        row by row (`_by_rules`). With `top`, references matching nobody are returned, grouped
+        by value, instead of reported; `links` keeps every row's manager row for filter.root."""
+    bulk = _by_id_in_bulk(fields, kept, refs.kept_by_id, links=links)
+    exact = _by_rules(fields, reason, bulk.left, refs, labels, top=top)
+    manager = bulk.manager
+    scatter(manager, exact.manager.keys(), exact.manager.values())
+    unknown = tuple(
+        UnknownManager(column, value, len(rows), fields.location[rows[0]])
+        for (column, value), rows in exact.absent.items()
+    )
+    return Managers(
+        manager=manager,
+        up={**bulk.up, **exact.up},
+        ambiguous=frozenset(exact.ambiguous),
+        unknown=unknown,
+        findings=[*exact.findings, *_unknown_warnings(export_name, unknown)],
+    )
+
+
+class _Bulk(NamedTuple):
+    manager: list[str | None]  # by row
+    up: dict[int, int | None]  # by kept row, when asked for
+    left: Sequence[int]  # the kept rows the bulk pass leaves to the rules, ascending
+
+
+def _by_id_in_bulk(
+    fields: PersonColumns, kept: Sequence[int], kept_by_id: RowIndex, *, links: bool
+) -> _Bulk:
+    """The common case, in C over whole columns: a manager given by an id alone (no e-mail
+    beside it to compare) that names one kept person other than the row itself. The rows
+    left have no manager here."""
+    manager: list[str | None] = [None] * len(fields.employee_id)
+    if kept_by_id.repeated or not any(fields.manager_id_ref):
+        return _Bulk(manager, {}, kept)  # an id held twice needs the rules for every row
+    references = take(fields.manager_id_ref, kept)
     nobody = -1  # the position of no row: where a reference matches no kept person
     chosen = list(map(kept_by_id.first.get, references, repeat(nobody)))
-    # Left for the exact rules: no match (or no id given), the row itself, an e-mail beside.
+    # Left for the rules: no match (or no id given), the row itself, an e-mail beside.
     left = set(compress(kept, map(nobody.__eq__, chosen)))
     # No id is held twice here, so a row names itself exactly when its manager is its row.
     if any(map(eq, chosen, kept)):
         left.update(r for r, c in zip(kept, chosen, strict=True) if c == r)
-    if any(data.manager_email_ref):
-        left.update(r for r in kept if data.manager_email_ref[r])
-    if links:
-        data.up.update(zip(kept, chosen, strict=True))
+    if any(fields.manager_email_ref):
+        left.update(r for r in kept if fields.manager_email_ref[r])
+    up: dict[int, int | None] = dict(zip(kept, chosen, strict=True)) if links else {}
     # Found by id, the manager's id equals the reference. The manager's own id string is
     # kept, not the reference's copy of it: every later look-up by a manager's id (teams,
     # cycles, leads) then matches by identity instead of comparing text.
-    owners = [*data.employee_id, None]  # owners[nobody] is None
-    _scatter(data.manager, kept, _pick(owners, chosen))
+    owners = [*fields.employee_id, None]  # owners[nobody] is None
+    scatter(manager, kept, pick(owners, chosen))
     for row in left:
-        data.up[row] = data.manager[row] = None
-    return sorted(left)
+        manager[row] = None
+        if links:
+            up[row] = None
+    return _Bulk(manager, up, sorted(left))
 
 
-def _resolve_managers(
-    data: _Rows,
-    kept: Sequence[int],
-    refs: _Refs,
-    columns: Mapping[str, str],
-    report: _Report,
+class _Exact(NamedTuple):
+    manager: dict[int, str | None]  # by row, for the rows given
+    up: dict[int, int | None]
+    ambiguous: set[int]
+    absent: dict[tuple[str, str], list[int]]  # by (column, value): the rows naming nobody
+    findings: list[Finding]
+
+
+def _by_rules(
+    fields: PersonColumns,
+    reason: Sequence[str | None],
+    rows: Sequence[int],
+    refs: Refs,
+    labels: Mapping[str, str],
     *,
     top: bool,
-    links: bool,
-) -> list[UnknownManager]:
-    """Each kept row's manager; with `top`, references matching nobody are returned
-    (grouped by value) instead of reported."""
-    id_column = columns.get("manager_id", "")
-    email_column = columns.get("manager_email", "")
-    name_column = columns.get("manager_name", "")
-    absent: dict[tuple[str, str], list[int]] = {}
-    ids, emails, reason = data.employee_id, data.email, data.reason
+) -> _Exact:
+    """The manager of each of `rows` by every rule: the id wins when several references
+    are given, then the e-mail, then the name."""
+    id_column = labels.get("manager_id", "")
+    email_column = labels.get("manager_email", "")
+    name_column = labels.get("manager_name", "")
+    ids, emails, location = fields.employee_id, fields.email, fields.location
     id_refs, email_refs, name_refs = (
-        data.manager_id_ref,
-        data.manager_email_ref,
-        data.manager_name_ref,
+        fields.manager_id_ref,
+        fields.manager_email_ref,
+        fields.manager_name_ref,
     )
-    manager, up = data.manager, data.up
-    for row in _resolve_plain_ids(data, kept, refs.kept_by_id, links=links):
-        # The id wins when several are given, then the e-mail, then the name.
+    out = _Exact({}, {}, set(), {}, [])
+    for row in rows:
         written: str
         if id_refs[row]:
             ref = written = id_refs[row]
@@ -172,7 +240,7 @@ def _resolve_managers(
             what, own = "e-mail", emails[row]
         elif name_refs[row]:
             written, ref = name_refs[row], name_key(name_refs[row])
-            column, kept_by, dropped_by = name_column, refs.names.kept, refs.names.dropped
+            column, kept_by, dropped_by = name_column, refs.kept_by_name, refs.dropped_by_name
             what, own = "name", None
         else:
             continue
@@ -181,113 +249,110 @@ def _resolve_managers(
             chosen = dropped_by.get(ref)
         if chosen is None:
             if top:
-                absent.setdefault((column, written), []).append(row)
+                out.absent.setdefault((column, written), []).append(row)
                 continue
-            report.fatal(
-                row,
-                data.location[row],
-                column,
-                written,
-                f"must be the {what} of a person in the export, but it matches nobody"
-                + ' (source.unknown_manager = "top" makes such people top of the org)',
+            out.findings.append(
+                fatal(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    f"must be the {what} of a person in the export, but it matches nobody"
+                    + ' (source.unknown_manager = "top" makes such people top of the org)',
+                )
             )
             continue
         if what == "name" and ref in kept_by.repeated:
             # Ids and e-mails held twice are fatal anyway; a name held twice is fine until
             # someone's manager is given by it alone.
-            same = sorted(kept_by.repeated[ref], key=lambda i: _natural(data.location[i]))
-            listed = capped((f"{data.describe(i)} at {data.location[i]}" for i in same), sep="; ")
-            report.fatal(
-                row,
-                data.location[row],
-                column,
-                written,
-                f"must name one person, but it matches {len(same)}: {listed}; "
-                "give the manager by id or e-mail too (source.fields.manager_id or "
-                "manager_email), which wins over the name",
+            same = sorted(kept_by.repeated[ref], key=lambda i: natural(location[i]))
+            listed = capped((f"{fields.describe(i)} at {location[i]}" for i in same), sep="; ")
+            out.findings.append(
+                fatal(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    f"must name one person, but it matches {len(same)}: {listed}; "
+                    "give the manager by id or e-mail too (source.fields.manager_id or "
+                    "manager_email), which wins over the name",
+                )
             )
             continue
-        up[row] = chosen
+        out.up[row] = chosen
         if ref in kept_by.repeated:
-            data.ambiguous.add(row)
+            out.ambiguous.add(row)
         if reason[chosen] is not None:
-            report.warn(
-                row,
-                data.location[row],
-                column,
-                written,
-                f"names {data.describe(chosen)} at {data.location[chosen]}, who is excluded "
-                f"by {reason[chosen]}; {data.describe(row)} is kept without a manager",
+            out.findings.append(
+                warning(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    f"names {fields.describe(chosen)} at {location[chosen]}, who is excluded "
+                    f"by {reason[chosen]}; {fields.describe(row)} is kept without a manager",
+                )
             )
             continue
         if chosen == row or ref == own:
-            report.fatal(
-                row,
-                data.location[row],
-                column,
-                written,
-                "must name someone else: a person cannot be their own manager",
+            out.findings.append(
+                fatal(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    "must name someone else: a person cannot be their own manager",
+                )
             )
-            up[row] = None
+            out.up[row] = None
             continue
-        manager[row] = ids[chosen] or None
+        out.manager[row] = ids[chosen] or None
         if not (id_refs[row] and email_refs[row]):
             continue
         by_email = refs.by_email(email_refs[row])
         if by_email is not None and by_email != chosen:
-            report.warn(
-                row,
-                data.location[row],
-                email_column,
-                email_refs[row],
-                f"names {data.describe(by_email)}, but {id_column} names "
-                f"{data.describe(chosen)}; the employee id wins",
+            out.findings.append(
+                warning(
+                    row,
+                    location[row],
+                    email_column,
+                    email_refs[row],
+                    f"names {fields.describe(by_email)}, but {id_column} names "
+                    f"{fields.describe(chosen)}; the employee id wins",
+                )
             )
+    return out
+
+
+def _unknown_warnings(export_name: str, unknown: Iterable[UnknownManager]) -> list[Finding]:
+    """One warning per manager absent from the export: the people naming them are top."""
     return [
-        UnknownManager(column, value, len(rows), data.location[rows[0]])
-        for (column, value), rows in absent.items()
+        warning(
+            WHOLE_EXPORT,
+            export_name,
+            u.field,
+            u.value,
+            f"matches nobody in the export; {u.reports} "
+            + ("person naming it is" if u.reports == 1 else "people naming it are")
+            + f' top of the org (first at {u.first}; source.unknown_manager = "top")',
+        )
+        for u in unknown
     ]
 
 
-def _report_unknown_managers(
-    export_name: str, absent: Sequence[UnknownManager], report: _Report
-) -> None:
-    """One warning per manager absent from the export: the people naming them are top."""
-    for unknown in absent:
-        people = "person naming it is" if unknown.reports == 1 else "people naming it are"
-        report.warn(
-            -1,
-            export_name,
-            unknown.field,
-            unknown.value,
-            f"matches nobody in the export; {unknown.reports} {people} top of the org "
-            f'(first at {unknown.first}; source.unknown_manager = "top")',
-        )
-
-
-def _link_dropped(data: _Rows, dropped: Sequence[int], refs: _Refs) -> None:
-    """Reporting lines through filtered-out rows, so filter.root still sees the whole org."""
-    for row in dropped:
-        up = refs.by_id(data.manager_id_ref[row])
-        if up is None:
-            up = refs.by_email(data.manager_email_ref[row])
-        if up is None:
-            up = refs.by_name(data.manager_name_ref[row])
-        data.up[row] = up if up != row else None
-
-
-def _report_cycles(
-    data: _Rows,
+def find_cycles(
+    fields: PersonColumns,
     kept: Sequence[int],
-    kept_by_id: _Index,
-    columns: Mapping[str, str],
-    report: _Report,
-) -> None:
+    kept_by_id: RowIndex,
+    managers: Managers,
+    labels: Mapping[str, str],
+) -> list[Finding]:
+    """Reporting cycles among the kept people, each told once, as a chain of ids."""
     # A duplicated id has no single manager, and a reference to a duplicated id or e-mail no
     # single target; both are already fatal, so they end chains here, which keeps the
     # reported cycles the same whatever the order of the rows.
-    repeated, ambiguous = kept_by_id.repeated, data.ambiguous
-    ids, manager = data.employee_id, data.manager
+    repeated, ambiguous = kept_by_id.repeated, managers.ambiguous
+    ids, manager = fields.employee_id, managers.manager
     if repeated or ambiguous:
         manager_of = {
             ids[i]: manager[i]
@@ -302,34 +367,51 @@ def _report_cycles(
         bosses.pop(None, None)
         manager_of = {boss: manager[row_of[boss]] for boss in bosses if boss in row_of}
     column = (
-        columns.get("manager_id") or columns.get("manager_email") or columns.get("manager_name", "")
+        labels.get("manager_id") or labels.get("manager_email") or labels.get("manager_name", "")
     )
+    found: list[Finding] = []
     for cycle in forest(manager_of).cycles:
         # From the smallest id, so a cycle reads the same whatever the order of the rows.
         first = cycle.index(min(cycle))
         chain = cycle[first:] + cycle[:first]
         owner = kept_by_id.first[chain[0]]
-        report.fatal(
-            owner,
-            data.location[owner],
-            column,
-            capped([*chain, chain[0]], sep=" → "),
-            "must not form a reporting cycle (each id's manager is the next one)",
+        found.append(
+            fatal(
+                owner,
+                fields.location[owner],
+                column,
+                capped([*chain, chain[0]], sep=" → "),
+                "must not form a reporting cycle (each id's manager is the next one)",
+            )
         )
+    return found
 
 
-def _apply_root(
+class Org(NamedTuple):
+    """The org under `filter.root`."""
+
+    rows: Set[int] | None  # the kept rows in it (None: no root filter)
+    root: int | None  # the root's row, whose own manager is cut
+    findings: list[Finding]
+
+
+NO_ROOT = Org(None, None, [])
+
+
+def apply_root(
     export_name: str,
     root: str | None,
-    data: _Rows,
+    fields: PersonColumns,
+    reason: Sequence[str | None],
     kept: Sequence[int],
     dropped: Sequence[int],
-    refs: _Refs,
-    report: _Report,
-) -> set[int] | None:
-    """Positions of the kept rows in the org under filter.root (None: no root filter)."""
+    refs: Refs,
+    up: Mapping[int, int | None],
+) -> Org:
+    """The root and everyone below them, following reporting lines also through
+    filtered-out managers (a manager who left does not cut their team out of the org)."""
     if root is None or not root.strip():
-        return None
+        return NO_ROOT
     wanted = root.strip()
     top = refs.kept_by_id.first.get(wanted)
     if top is None:
@@ -339,28 +421,42 @@ def _apply_root(
         if gone is None:
             gone = refs.dropped_by_email.get(normalise_email(wanted))
         why = (
-            f"names {data.describe(gone)} at {data.location[gone]}, who is excluded by "
-            f"{data.reason[gone]}"
+            f"names {fields.describe(gone)} at {fields.location[gone]}, who is excluded by "
+            f"{reason[gone]}"
             if gone is not None
             else "must be the employee id or e-mail of a person in the export"
         )
-        report.fatal(-1, export_name, "filter.root", wanted, why)
-        return None
+        return Org(None, None, [fatal(WHOLE_EXPORT, export_name, "filter.root", wanted, why)])
+    lines = {**up, **_lines_of_dropped(fields, dropped, refs)}
     below: dict[int, list[int]] = {}
     for row in [*kept, *dropped]:
-        up = data.up.get(row)
-        if up is not None:
-            below.setdefault(up, []).append(row)
+        boss = lines.get(row)
+        if boss is not None:
+            below.setdefault(boss, []).append(row)
     in_org: set[int] = set()
     visited = {top}
     queue = [top]
     while queue:
         row = queue.pop()
-        if data.reason[row] is None:
+        if reason[row] is None:
             in_org.add(row)
         for child in below.get(row, ()):
             if child not in visited:
                 visited.add(child)
                 queue.append(child)
-    data.manager[top] = None
-    return in_org
+    return Org(in_org, top, [])
+
+
+def _lines_of_dropped(
+    fields: PersonColumns, dropped: Sequence[int], refs: Refs
+) -> dict[int, int | None]:
+    """Reporting lines through filtered-out rows, so filter.root still sees the whole org."""
+    lines: dict[int, int | None] = {}
+    for row in dropped:
+        boss = refs.by_id(fields.manager_id_ref[row])
+        if boss is None:
+            boss = refs.by_email(fields.manager_email_ref[row])
+        if boss is None:
+            boss = refs.by_name(fields.manager_name_ref[row])
+        lines[row] = boss if boss != row else None
+    return lines

@@ -1,44 +1,43 @@
-"""`read_people`: an export's rows to a `Directory` (pure)."""
+"""`read_people` (pure): an export's rows to a `Directory`, as the steps the package's
+docstring lists, each one call returning what it finds."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import is_, not_
+from typing import NamedTuple
 
-from hrsync.core.filters import LOGICAL_FIELDS, build_row_filter
-from hrsync.core.people.columns import _all_kept, _Rows
+from hrsync.core.filters import LOGICAL_FIELDS, RowFilter, build_row_filter
+from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept, read_fields
 from hrsync.core.people.managers import (
+    Org,
+    RowIndex,
     UnknownManager,
-    _apply_root,
-    _first,
-    _Index,
-    _link_dropped,
-    _Names,
-    _Refs,
-    _report_cycles,
-    _report_unknown_managers,
-    _resolve_managers,
-    name_key,
+    apply_root,
+    find_cycles,
+    index_rows,
+    resolve_managers,
 )
-from hrsync.core.people.person import Person, _new_person
+from hrsync.core.people.person import Person, new_person
 from hrsync.core.people.validation import (
+    WHOLE_EXPORT,
     Problem,
-    _check_columns,
-    _check_values,
-    _Report,
-    _report_all_filtered,
-    _report_duplicates,
-    _validate_rows,
-    _warn_unused_status,
+    check_columns,
+    check_some_kept,
+    check_values,
+    fatal,
+    report_duplicates,
+    sort_findings,
+    validate_rows,
 )
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import is_template, template_names
 from hrsync.core.text import collapse_whitespace
 from hrsync.sources.rows import LineLocations, RowTable, SourceRow
 
-# ---------------------------------------------------------------- reading people
+ROOT_REASON = "filter.root"
 
 
 @dataclass(frozen=True)
@@ -89,152 +88,187 @@ def read_people(
         key: f"source.fields.{key} {value!r}" if is_template(value) else value
         for key, value in configured.items()
     }
-    nulls = frozenset(value.strip() for value in null_values)
-    report = _Report()
-    row_filter, unknown = build_row_filter(filters, fields, columns)
-    if _check_columns(export_name, columns, configured, unknown, report):
-        problems, _ = report.sorted(lambda _: True)
-        return Directory((), 0, {}, problems, ())
-    _warn_unused_status(export_name, columns, configured, filters, report)
+    row_filter, unknown_fields = build_row_filter(filters, fields, columns)
 
+    # The steps of the package's docstring, in its order.
+    header = check_columns(export_name, columns, configured, unknown_fields, filters)  # 1
+    if any(problem.fatal for _, problem in header):
+        return Directory((), 0, {}, sort_findings(header)[0], ())
     table = rows if isinstance(rows, RowTable) else RowTable.of_rows(rows, columns)
-    data = _Rows(table, configured, nulls)
+    nulls = frozenset(value.strip() for value in null_values)
+    spaced = (configured.get("name", ""), configured.get("department", ""))
+    export = ExportColumns(table, nulls, spaced)
+    person_columns = read_fields(export, configured)  # 2
+    used = _used_columns(columns, configured, row_filter, also_used)
+    unusable = check_values(export, used)  # 3
+    filtered = filter_rows(row_filter, export, person_columns.status)  # 4
+    kept, dropped, reason = filtered.kept, filtered.dropped, filtered.reason
+    checked = validate_rows(person_columns, kept, labels)  # 5
+    refs = index_rows(person_columns, kept, dropped, by_name="manager_name" in configured)  # 6
+    duplicates = report_duplicates(
+        person_columns, refs.kept_by_id.repeated, refs.kept_by_email.repeated, labels
+    )
+    managers = resolve_managers(  # 7
+        export_name,
+        person_columns,
+        reason,
+        kept,
+        refs,
+        labels,
+        top=unknown_manager == "top",
+        # Reporting lines by row are for filter.root only: without it they are not kept.
+        links=bool(filters.root and filters.root.strip()),
+    )
+    cycles = find_cycles(person_columns, kept, refs.kept_by_id, managers, labels)  # 8
+    org = apply_root(  # 9
+        export_name, filters.root, person_columns, reason, kept, dropped, refs, managers.up
+    )
+    nobody = check_some_kept(  # 10
+        export_name, reason, kept, person_columns.status, filters, configured
+    )
+    people = build_people(  # 11
+        export, person_columns, checked.valid, refs.kept_by_id, managers.manager, org
+    )
+
+    findings = [
+        *header,
+        *unusable,
+        *nobody,
+        *checked.findings,
+        *duplicates,
+        *managers.findings,
+        *cycles,
+        *org.findings,
+    ]
+    if not people and not any(problem.fatal for _, problem in findings):
+        # Every path to an empty org above is its own problem; this one keeps it so.
+        findings.append(fatal(WHOLE_EXPORT, export_name, "people", "0", "must number at least one"))
+    problems, warnings = sort_findings(findings, _in_org(reason, org))
+    excluded = _excluded(filtered, org)
+    return Directory(
+        people=people,
+        excluded=sum(excluded.values()),
+        excluded_by_reason=excluded,
+        problems=problems,
+        warnings=warnings,
+        rows_read=export.count,
+        unknown_managers=managers.unknown,
+    )
+
+
+def _used_columns(
+    columns: Sequence[str],
+    configured: Mapping[str, str],
+    row_filter: RowFilter,
+    also_used: Collection[str],
+) -> tuple[str, ...]:
+    """Every column of the export hrsync reads: those of the fields (a template's too), of
+    the filters, and `also_used`."""
     present = set(columns)
-    template_names_used = [
+    in_templates = [
         name
         for value in configured.values()
         if is_template(value)
         for name in template_names(value)
     ]
     filtered_on = [rule.column for rule in (*row_filter.include, *row_filter.exclude)]
-    used = tuple(
-        dict.fromkeys(
-            c
-            for c in (*configured.values(), *template_names_used, *filtered_on, *also_used)
-            if c in present
-        )
-    )
-    _check_values(data, used, report)
-    data.reason = row_filter.reasons(data.column, data.count, status=data.status)
+    named = (*configured.values(), *in_templates, *filtered_on, *also_used)
+    return tuple(dict.fromkeys(c for c in named if c in present))
 
-    # Row positions as one list of ints, shared by every list and index of rows below
-    # (a range would make a new int each time it is walked).
-    everyone = data.positions
-    kept: Sequence[int] = everyone
-    dropped: list[int] = []
-    if data.reason.count(None) != data.count:
-        is_kept = list(map(is_, data.reason, repeat(None)))
-        kept = list(compress(everyone, is_kept))
-        dropped = list(compress(everyone, map(not_, is_kept)))
-    if not data.count:
-        report.fatal(
-            -1,
-            export_name,
-            "rows",
-            "",
-            "must hold at least one person, but the export has its header and no rows "
-            "(an export with no people is never applied: it would archive every team)",
-        )
-    elif not kept:
-        _report_all_filtered(export_name, data, filters, configured, report)
-    valid = _validate_rows(data, kept, labels, report)
-    kept_by_id = _Index(kept, data.employee_id)
-    kept_by_email = _Index(kept, data.email)
-    dropped_by_id = _first(data, dropped, data.employee_id)
-    dropped_by_email = _first(data, dropped, data.email)
-    by_name = "manager_name" in configured
-    name_keys = list(map(name_key, data.name)) if by_name else data.blank
-    names = _Names(
-        _Index(kept if by_name else (), name_keys),
-        _first(data, dropped if by_name else (), name_keys),
-    )
-    _report_duplicates(data, kept_by_id.repeated, labels["employee_id"], "employee id", report)
-    _report_duplicates(data, kept_by_email.repeated, labels["email"], "e-mail", report)
-    refs = _Refs(kept_by_id, kept_by_email, dropped_by_id, dropped_by_email, names)
-    # Reporting lines by row are for filter.root only: without it they are not kept.
-    links = bool(filters.root and filters.root.strip())
-    absent = _resolve_managers(
-        data, kept, refs, labels, report, top=unknown_manager == "top", links=links
-    )
-    _report_unknown_managers(export_name, absent, report)
-    if links:
-        _link_dropped(data, dropped, refs)
-    _report_cycles(data, kept, kept_by_id, labels, report)
 
-    in_org = _apply_root(export_name, filters.root, data, kept, dropped, refs, report)
-    reasons: dict[str, int] = {}
-    for i in dropped:
-        reason = data.reason[i]
-        assert reason is not None
-        reasons[reason] = reasons.get(reason, 0) + 1
-    if in_org is not None:
-        outside = sum(1 for i in kept if i not in in_org)
-        if outside:
-            reasons[ROOT_REASON] = outside
+class Filtered(NamedTuple):
+    reason: Sequence[str | None]  # by row: None when kept, else the setting excluding it
+    kept: Sequence[int]  # positions, ascending
+    dropped: Sequence[int]
+
+
+def filter_rows(row_filter: RowFilter, export: ExportColumns, status: Sequence[str]) -> Filtered:
+    """Each row kept or filtered out (status, include, exclude)."""
+    reason = row_filter.reasons(export.column, export.count, status=status)
+    everyone = export.positions
+    if reason.count(None) == export.count:
+        return Filtered(reason, everyone, [])
+    is_kept = list(map(is_, reason, repeat(None)))
+    kept = list(compress(everyone, is_kept))
+    dropped = list(compress(everyone, map(not_, is_kept)))
+    return Filtered(reason, kept, dropped)
+
+
+def _in_org(reason: Sequence[str | None], org: Org) -> Callable[[int], bool]:
+    """Whether a warning at a position stays: those about people outside the org go."""
+    rows = org.rows
 
     def keeps(position: int) -> bool:
         if position < 0:
             return True  # about the whole export
-        return data.reason[position] is None and (in_org is None or position in in_org)
+        return reason[position] is None and (rows is None or position in rows)
 
-    people = _people(data, valid, kept_by_id, in_org)
-    if not people and not report.problems:
-        # Every path to an empty org above is its own problem; this one keeps it so.
-        report.fatal(-1, export_name, "people", "0", "must number at least one")
-    problems, warnings = report.sorted(keeps)
-    return Directory(
-        people=people,
-        excluded=sum(reasons.values()),
-        excluded_by_reason=reasons,
-        problems=problems,
-        warnings=warnings,
-        rows_read=data.count,
-        unknown_managers=tuple(absent),
-    )
+    return keeps
 
 
-ROOT_REASON = "filter.root"
+def _excluded(filtered: Filtered, org: Org) -> dict[str, int]:
+    """How many rows each filter excluded, filter.root's outside the org too."""
+    counts: dict[str, int] = {}
+    for row in filtered.dropped:
+        reason = filtered.reason[row]
+        assert reason is not None
+        counts[reason] = counts.get(reason, 0) + 1
+    if org.rows is not None:
+        outside = sum(1 for row in filtered.kept if row not in org.rows)
+        if outside:
+            counts[ROOT_REASON] = outside
+    return counts
 
 
-def _people(
-    data: _Rows, valid: Sequence[int], kept_by_id: _Index, in_org: set[int] | None
+def build_people(
+    export: ExportColumns,
+    person_columns: PersonColumns,
+    valid: Sequence[int],
+    kept_by_id: RowIndex,
+    manager: Sequence[str | None],
+    org: Org,
 ) -> tuple[Person, ...]:
+    """The people of the valid rows (of the org, with filter.root), in export order. A
+    duplicate id is reported; its first row stands for diagnostics."""
     first_by_id = kept_by_id.first
-    ids = data.employee_id
+    ids = person_columns.employee_id
     rows = valid
-    if in_org is not None or kept_by_id.repeated:
-        # A duplicate id is reported; its first row stands for diagnostics.
+    if org.rows is not None or kept_by_id.repeated:
+        in_org = org.rows
         rows = [i for i in valid if (in_org is None or i in in_org) and first_by_id[ids[i]] == i]
     if not rows:
         return ()
     # Every row is built and the people's rows picked by a mask, in C: cheaper than
-    # picking each of eight columns when most rows are people (the usual case).
-    emails, names = data.email, data.name
-    if not _all_kept(names, rows):
+    # picking each of nine columns when most rows are people (the usual case).
+    emails, names = person_columns.email, person_columns.name
+    if not all_kept(names, rows):
         names = [name or email for name, email in zip(names, emails, strict=True)]
     # Collapsed already and none blank (the usual case): taken as they are.
-    departments: Sequence[str | None] = data.department
-    if not (data.department_collapsed and all(data.department)):
-        normalised = {v: collapse_whitespace(v) or None for v in set(data.department)}
-        departments = list(map(normalised.__getitem__, data.department))
-    statuses = data.status
+    departments: Sequence[str | None] = person_columns.department
+    if not (person_columns.department_collapsed and all(departments)):
+        normalised = {v: collapse_whitespace(v) or None for v in set(person_columns.department)}
+        departments = list(map(normalised.__getitem__, person_columns.department))
+    statuses = person_columns.status
+    if org.root is not None:
+        manager = [*manager]
+        manager[org.root] = None  # the root's own manager is cut
     columns = (
         ids,
         emails,
         names,
-        data.manager,
+        manager,
         departments,
         statuses if all(statuses) else [status or None for status in statuses],
         # A location the export writes when asked (`LineLocations`) stays unwritten: each
         # person holds their row's position in it instead (see `Person.location`).
-        data.positions if isinstance(data.location, LineLocations) else data.location,
-        data.row,
-        data.row_shape,
+        export.positions if isinstance(export.locations, LineLocations) else export.locations,
+        export.held,
+        export.shapes,
     )
     built: Iterable[tuple[object, ...]] = zip(*columns, strict=True)
-    if len(rows) < data.count:
-        chosen = bytearray(data.count)
+    if len(rows) < export.count:
+        chosen = bytearray(export.count)
         for row in rows:
             chosen[row] = 1
         built = compress(built, chosen)
-    return tuple(map(_new_person, built))
+    return tuple(map(new_person, built))

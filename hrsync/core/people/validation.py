@@ -1,5 +1,8 @@
-"""Problems with an export and its rows: missing columns, unusable values, rows that
-cannot be people, duplicates (pure)."""
+"""Problems with an export and its rows (pure): missing columns, unusable values, rows that
+cannot be people, duplicate ids and e-mails, an export that keeps nobody.
+
+Each check returns its findings; `read_people` sorts them all at the end (`sort_findings`).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +10,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from hrsync.core.emails import EMAIL_RULE, valid_emails
 from hrsync.core.filters import STATUS_REASON, UnknownField, closest_name
 from hrsync.core.listing import capped
-from hrsync.core.people.columns import _all_kept, _Rows, _take
+from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept
 from hrsync.core.settings import FilterSettings
 from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.core.text import shown_value
@@ -31,52 +35,150 @@ class Problem:
         return f"{kind}{self.location}: {self.field} {self.expected}, got {shown_value(self.value)}"
 
 
-# ---------------------------------------------------------------- row values
+# A problem and the position of the row it is about (-1: the whole export), by which
+# problems are told in export order.
+Finding = tuple[int, Problem]
+
+WHOLE_EXPORT = -1
+
+
+def fatal(position: int, location: str, field: str, value: str, expected: str) -> Finding:
+    return (position, Problem(location, field, value, expected))
+
+
+def warning(position: int, location: str, field: str, value: str, expected: str) -> Finding:
+    return (position, Problem(location, field, value, expected, fatal=False))
+
+
+def sort_findings(
+    findings: Iterable[Finding], keep_warning: Callable[[int], bool] = lambda _: True
+) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
+    """The problems and the warnings (those `keep_warning` keeps, by position), each in
+    export order."""
+
+    def order(item: Finding) -> tuple[int, str, str, str]:
+        return (item[0], item[1].field, item[1].expected, item[1].value)
+
+    ordered = sorted(findings, key=order)
+    problems = tuple(p for _, p in ordered if p.fatal)
+    warnings = tuple(p for at, p in ordered if not p.fatal and keep_warning(at))
+    return problems, warnings
+
+
+def check_columns(
+    export_name: str,
+    columns: Sequence[str],
+    configured: Mapping[str, str],
+    unknown: Sequence[UnknownField],
+    filters: FilterSettings,
+) -> list[Finding]:
+    """Configured columns the export lacks (one problem), unknown filter fields, and a status
+    column the config leaves unused (a warning)."""
+    found = _warn_unused_status(export_name, columns, configured, filters)
+    present = set(columns)
+    missing: list[tuple[str, str, str]] = []  # (key, column, the template naming it or "")
+    for key, value in configured.items():
+        if is_template(value):
+            # Its shape first (braces, filters); its columns below, with the others.
+            where = f"source.fields.{key}"
+            for problem in check_template(value, template_names(value), where=where):
+                found.append(fatal(WHOLE_EXPORT, export_name, "template", value, problem))
+            missing.extend(
+                (key, name, value) for name in template_names(value) if name not in present
+            )
+        elif value not in present:
+            missing.append((key, value, ""))
+    listed = capped(columns, empty="(none)")
+    if missing:
+        details = []
+        for key, column, template in missing:
+            close = closest_name(column, [c for c in columns if c not in configured.values()])
+            hint = f", did you mean {close!r}?" if close else ""
+            setting = f"source.fields.{key} {template!r}" if template else f"source.fields.{key}"
+            details.append(f"{column!r} ({setting}{hint})")
+        found.append(
+            fatal(
+                WHOLE_EXPORT,
+                export_name,
+                capped(column for _, column, _ in missing),
+                listed,
+                f"must be {'a column' if len(missing) == 1 else 'columns'} of the export: "
+                f"missing {capped(details, sep='; ')}; columns found",
+            )
+        )
+    for bad in unknown:
+        hint = f"; did you mean {bad.suggestion!r}?" if bad.suggestion else ""
+        if (
+            bad.field in configured
+            and configured[bad.field] not in present
+            and not is_template(configured[bad.field])
+        ):
+            continue  # already reported as a missing column
+        found.append(
+            fatal(
+                WHOLE_EXPORT,
+                export_name,
+                bad.setting,
+                bad.field,
+                f"must name a column of the export or a field of [source.fields]{hint} "
+                f"(columns: {listed})",
+            )
+        )
+    return found
+
+
+def _warn_unused_status(
+    export_name: str,
+    columns: Sequence[str],
+    configured: Mapping[str, str],
+    filters: FilterSettings,
+) -> list[Finding]:
+    """`status` is unset by default now: an export with a status column whose config names
+    none keeps its terminated rows, so say so rather than sync them silently."""
+    if "status" in configured or not filters.active_status:
+        return []
+    found = [c for c in columns if c.casefold().replace("_", " ").strip() in _STATUS_NAMES]
+    if not found:
+        return []
+    return [
+        warning(
+            WHOLE_EXPORT,
+            export_name,
+            "source.fields.status",
+            "",
+            f"is not set, so filter.active_status {list(filters.active_status)!r} is not "
+            f"applied although the export has {capped(repr(c) for c in found)}: every row is "
+            f'kept, whatever its status; set e.g. source.fields.status = "{found[0]}"',
+        )
+    ]
+
+
+_STATUS_NAMES = frozenset({"status", "employment status", "worker status", "employee status"})
 
 # Unicode category Cc except tab: C0 controls (NUL, CR, LF, ESC, ...), DEL and C1 controls.
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
-class _Report:
-    """Collects problems and warnings with the export position they belong to."""
-
-    def __init__(self) -> None:
-        self.problems: list[tuple[int, Problem]] = []
-        self.warnings: list[tuple[int, Problem]] = []
-
-    def fatal(self, position: int, location: str, field: str, value: str, expected: str) -> None:
-        self.problems.append((position, Problem(location, field, value, expected)))
-
-    def warn(self, position: int, location: str, field: str, value: str, expected: str) -> None:
-        self.warnings.append((position, Problem(location, field, value, expected, fatal=False)))
-
-    def sorted(
-        self, keep_warning: Callable[[int], bool]
-    ) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
-        def order(item: tuple[int, Problem]) -> tuple[int, str, str, str]:
-            return (item[0], item[1].field, item[1].expected, item[1].value)
-
-        problems = tuple(p for _, p in sorted(self.problems, key=order))
-        warnings = tuple(p for pos, p in sorted(self.warnings, key=order) if keep_warning(pos))
-        return problems, warnings
-
-
-def _check_values(data: _Rows, used: Sequence[str], report: _Report) -> None:
+def check_values(export: ExportColumns, used: Sequence[str]) -> list[Finding]:
     """Every used value of every row, kept or filtered: no control character, no value over
     `MAX_FIELD_CHARS`. A template's columns are used, so its rendered text needs no check."""
     suspicious: set[int] = set()
     for column in used:
-        values = data.column(column)
+        values = export.column(column)
         # A printable column has no control character; the length is one C pass.
-        unprintable = not data.printable(column) and not "".join(values).isprintable()
-        if unprintable or (not data.short and max(map(len, values), default=0) > MAX_FIELD_CHARS):
+        unprintable = not export.printable(column) and not "".join(values).isprintable()
+        longest = 0 if export.short else max(map(len, values), default=0)
+        if unprintable or longest > MAX_FIELD_CHARS:
             suspicious.update(
                 i
                 for i, value in enumerate(values)
                 if len(value) > MAX_FIELD_CHARS or _CONTROL.search(value)
             )
-    for i in sorted(suspicious):
-        _report_unusable(i, data.location[i], data.values(i), used, report)
+    return [
+        finding
+        for i in sorted(suspicious)
+        for finding in _unusable(i, export.locations[i], export.values(i), used)
+    ]
 
 
 _CONTROL_NAMES = {
@@ -88,233 +190,166 @@ _CONTROL_NAMES = {
 }
 
 
-def _report_unusable(
-    position: int,
-    location: str,
-    values: Mapping[str, str],
-    columns: Sequence[str],
-    report: _Report,
-) -> None:
-    """Report each used value of one row that is over the length limit or holds a control
+def _unusable(
+    position: int, location: str, values: Mapping[str, str], columns: Sequence[str]
+) -> list[Finding]:
+    """Each used value of one row that is over the length limit or holds a control
     character (the row's joined text showed there is at least one)."""
+    found: list[Finding] = []
     for column in columns:
         value = values.get(column, "")
         if len(value) > MAX_FIELD_CHARS:
-            report.fatal(
+            found.append(
+                fatal(
+                    position,
+                    location,
+                    column,
+                    value[:40] + "…",
+                    f"must be at most {MAX_FIELD_CHARS:,} characters, but holds {len(value):,}",
+                )
+            )
+            continue
+        control = _CONTROL.search(value)
+        if control is None:
+            continue
+        at = control.start()
+        char = control.group()
+        name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "a control character")
+        found.append(
+            fatal(
                 position,
                 location,
                 column,
-                value[:40] + "…",
-                f"must be at most {MAX_FIELD_CHARS:,} characters, but holds {len(value):,}",
+                value[max(0, at - 30) : at + 30],
+                f"must not contain control characters (only a tab is allowed): found "
+                f"U+{ord(char):04X} ({name}) at character {at + 1}",
             )
-            continue
-        found = _CONTROL.search(value)
-        if found is None:
-            continue
-        at = found.start()
-        char = found.group()
-        name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "a control character")
-        report.fatal(
-            position,
-            location,
-            column,
-            value[max(0, at - 30) : at + 30],
-            f"must not contain control characters (only a tab is allowed): found "
-            f"U+{ord(char):04X} ({name}) at character {at + 1}",
         )
+    return found
 
 
-def _check_columns(
+def check_some_kept(
     export_name: str,
-    columns: Sequence[str],
+    reason: Sequence[str | None],
+    kept: Sequence[int],
+    statuses: Sequence[str],
+    filters: FilterSettings,
     configured: Mapping[str, str],
-    unknown: Sequence[UnknownField],
-    report: _Report,
-) -> bool:
-    """Report configured columns the export lacks (one problem) and unknown filter fields."""
-    present = set(columns)
-    missing: list[tuple[str, str, str]] = []  # (key, column, the template naming it or "")
-    for key, value in configured.items():
-        if is_template(value):
-            # Its shape first (braces, filters); its columns below, with the others.
-            where = f"source.fields.{key}"
-            for problem in check_template(value, template_names(value), where=where):
-                report.fatal(-1, export_name, "template", value, problem)
-            missing.extend(
-                (key, name, value) for name in template_names(value) if name not in present
+) -> list[Finding]:
+    """An export with no rows, or whose every row is filtered out, is fatal: zero people is
+    never a sync (it would archive every team), and a wrong `filter.active_status` must not
+    look like an empty org."""
+    if not reason:
+        return [
+            fatal(
+                WHOLE_EXPORT,
+                export_name,
+                "rows",
+                "",
+                "must hold at least one person, but the export has its header and no rows "
+                "(an export with no people is never applied: it would archive every team)",
             )
-        elif value not in present:
-            missing.append((key, value, ""))
-    found = capped(columns, empty="(none)")
-    if missing:
-        details = []
-        for key, column, template in missing:
-            close = closest_name(column, [c for c in columns if c not in configured.values()])
-            hint = f", did you mean {close!r}?" if close else ""
-            setting = f"source.fields.{key} {template!r}" if template else f"source.fields.{key}"
-            details.append(f"{column!r} ({setting}{hint})")
-        report.fatal(
-            -1,
-            export_name,
-            capped(column for _, column, _ in missing),
-            found,
-            f"must be {'a column' if len(missing) == 1 else 'columns'} of the export: "
-            f"missing {capped(details, sep='; ')}; columns found",
-        )
-    for bad in unknown:
-        hint = f"; did you mean {bad.suggestion!r}?" if bad.suggestion else ""
-        if (
-            bad.field in configured
-            and configured[bad.field] not in present
-            and not is_template(configured[bad.field])
-        ):
-            continue  # already reported as a missing column
-        report.fatal(
-            -1,
-            export_name,
-            bad.setting,
-            bad.field,
-            f"must name a column of the export or a field of [source.fields]{hint} "
-            f"(columns: {found})",
-        )
-    return bool(report.problems)
-
-
-def _warn_unused_status(
-    export_name: str,
-    columns: Sequence[str],
-    configured: Mapping[str, str],
-    filters: FilterSettings,
-    report: _Report,
-) -> None:
-    """`status` is unset by default now: an export with a status column whose config names
-    none keeps its terminated rows, so say so rather than sync them silently."""
-    if "status" in configured or not filters.active_status:
-        return
-    found = [c for c in columns if c.casefold().replace("_", " ").strip() in _STATUS_NAMES]
-    if found:
-        report.warn(
-            -1,
-            export_name,
-            "source.fields.status",
-            "",
-            f"is not set, so filter.active_status {list(filters.active_status)!r} is not "
-            f"applied although the export has {capped(repr(c) for c in found)}: every row is "
-            f'kept, whatever its status; set e.g. source.fields.status = "{found[0]}"',
-        )
-
-
-_STATUS_NAMES = frozenset({"status", "employment status", "worker status", "employee status"})
-
-
-def _report_all_filtered(
-    export_name: str,
-    data: _Rows,
-    filters: FilterSettings,
-    columns: Mapping[str, str],
-    report: _Report,
-) -> None:
+        ]
+    if kept:
+        return []
     counts: dict[str, int] = {}
-    for reason in data.reason:
-        assert reason is not None
-        counts[reason] = counts.get(reason, 0) + 1
-    by_reason = capped(f"{count} by {reason}" for reason, count in sorted(counts.items()))
-    statuses = sorted(set(data.status))
+    for why in reason:
+        assert why is not None
+        counts[why] = counts.get(why, 0) + 1
+    by_reason = capped(f"{count} by {why}" for why, count in sorted(counts.items()))
     seen = ""
     if STATUS_REASON in counts:
-        shown = capped(repr(s) for s in statuses)
-        seen = f"; the {columns.get('status', 'status')} values in the export are {shown}"
-    report.fatal(
-        -1,
-        export_name,
-        "filters",
-        capped(sorted(counts)),
-        f"must keep at least one of the {data.count} rows, but all were excluded "
-        f"({by_reason}){seen}; filter.active_status is {list(filters.active_status)!r}",
-    )
+        shown = capped(repr(s) for s in sorted(set(statuses)))
+        seen = f"; the {configured.get('status', 'status')} values in the export are {shown}"
+    return [
+        fatal(
+            WHOLE_EXPORT,
+            export_name,
+            "filters",
+            capped(sorted(counts)),
+            f"must keep at least one of the {len(reason)} rows, but all were excluded "
+            f"({by_reason}){seen}; filter.active_status is {list(filters.active_status)!r}",
+        )
+    ]
 
 
-def _validate_rows(
-    data: _Rows, kept: Sequence[int], columns: Mapping[str, str], report: _Report
-) -> Sequence[int]:
-    """Report row-level problems; return the rows good enough to become people."""
-    ids, emails, names = data.employee_id, data.email, data.name
+class CheckedRows(NamedTuple):
+    valid: Sequence[int]  # the kept rows good enough to become people
+    findings: list[Finding]
+
+
+def validate_rows(
+    fields: PersonColumns, kept: Sequence[int], labels: Mapping[str, str]
+) -> CheckedRows:
+    """Each kept row's id, e-mail and name."""
+    ids, emails, names = fields.employee_id, fields.email, fields.name
     valid_email = valid_emails(emails)
-    if all(_all_kept(column, kept) for column in (valid_email, ids, names)):
-        return kept
-    faulty = [i for i in kept if not (ids[i] and names[i] and valid_email[i])]
-    id_column, email_column, name_column = columns["employee_id"], columns["email"], columns["name"]
-    for i in faulty:
-        location = data.location[i]
+    if all(all_kept(column, kept) for column in (valid_email, ids, names)):
+        return CheckedRows(kept, [])
+    found: list[Finding] = []
+    id_column, email_column, name_column = labels["employee_id"], labels["email"], labels["name"]
+    for i in kept:
+        if ids[i] and names[i] and valid_email[i]:
+            continue
+        location = fields.location[i]
         if not ids[i]:
-            report.fatal(i, location, id_column, "", "must not be empty")
+            found.append(fatal(i, location, id_column, "", "must not be empty"))
         if not emails[i]:
-            report.fatal(
-                i,
-                location,
-                email_column,
-                "",
-                "must not be empty: every person synced to DX needs an e-mail address",
+            found.append(
+                fatal(
+                    i,
+                    location,
+                    email_column,
+                    "",
+                    "must not be empty: every person synced to DX needs an e-mail address",
+                )
             )
         elif not valid_email[i]:
-            report.fatal(i, location, email_column, emails[i], f"must be {EMAIL_RULE}")
+            found.append(fatal(i, location, email_column, emails[i], f"must be {EMAIL_RULE}"))
         if not names[i]:
-            report.warn(
-                i,
-                location,
-                name_column,
-                "",
-                "should not be empty; the e-mail address stands in for the name",
+            found.append(
+                warning(
+                    i,
+                    location,
+                    name_column,
+                    "",
+                    "should not be empty; the e-mail address stands in for the name",
+                )
             )
-    return [i for i in kept if ids[i] and valid_email[i]]
+    return CheckedRows([i for i in kept if ids[i] and valid_email[i]], found)
 
 
-class _Index:
-    """Rows by a key: the first row for each key, and every row for keys held more than once."""
-
-    def __init__(self, rows: Sequence[int], keys: Sequence[str]) -> None:
-        held = _take(keys, rows)
-        # Built backwards, so that the first row of each key is the one that stays.
-        self.first: dict[str, int] = dict(zip(reversed(held), reversed(rows), strict=True))
-        self.first.pop("", None)
-        self.repeated: dict[str, list[int]] = {}
-        if len(self.first) + held.count("") != len(held):
-            for key, row in zip(held, rows, strict=True):
-                if key and self.first[key] != row:
-                    self.repeated.setdefault(key, [self.first[key]]).append(row)
-
-
-def _first(data: _Rows, rows: Iterable[int], keys: Sequence[str]) -> dict[str, int]:
-    """One row per key; on a tie the earliest location, whatever the order of the rows."""
-    firsts: dict[str, int] = {}
-    for row in rows:
-        key = keys[row]
-        if not key:
-            continue
-        held = firsts.get(key)
-        if held is None or _natural(data.location[row]) < _natural(data.location[held]):
-            firsts[key] = row
-    return firsts
-
-
-def _report_duplicates(
-    data: _Rows, groups: Mapping[str, list[int]], column: str, what: str, report: _Report
-) -> None:
-    for value, rows in groups.items():
-        # Every row after the first is told once, pointing back at the first; the words
-        # are the same for all of them, so a repeated block of rows (an API serving a
-        # page twice) groups into one line per column instead of one line per pair.
-        first, *later = sorted(rows, key=lambda i: _natural(data.location[i]))
-        for row in later:
-            report.fatal(
-                row,
-                f"{data.location[row]} (first at {data.location[first]})",
-                column,
-                value,
-                f"must be unique, but the same {what} is on an earlier row",
-            )
-
-
-def _natural(text: str) -> list[tuple[int, str]]:
+def natural(text: str) -> list[tuple[int, str]]:
     """Sort key that puts 'line 9' before 'line 10'."""
     return [(int(part), "") if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text)]
+
+
+def report_duplicates(
+    fields: PersonColumns,
+    ids: Mapping[str, list[int]],
+    emails: Mapping[str, list[int]],
+    labels: Mapping[str, str],
+) -> list[Finding]:
+    """Every kept row whose id or e-mail an earlier row holds, naming that row; `ids` and
+    `emails` are the rows holding each value held more than once."""
+    found: list[Finding] = []
+    for groups, column, what in (
+        (ids, labels["employee_id"], "employee id"),
+        (emails, labels["email"], "e-mail"),
+    ):
+        for value, rows in groups.items():
+            # Every row after the first is told once, pointing back at the first; the words
+            # are the same for all of them, so a repeated block of rows (an API serving a
+            # page twice) groups into one line per column instead of one line per pair.
+            first, *later = sorted(rows, key=lambda i: natural(fields.location[i]))
+            found.extend(
+                fatal(
+                    row,
+                    f"{fields.location[row]} (first at {fields.location[first]})",
+                    column,
+                    value,
+                    f"must be unique, but the same {what} is on an earlier row",
+                )
+                for row in later
+            )
+    return found
