@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 
@@ -65,3 +66,14 @@ def padded(whole: str) -> bool:
     """Whether a value in `joined` text may begin or end with a space (other whitespace is
     unprintable: test `isprintable` for it)."""
     return " |" in whole or "| " in whole or whole[:1] == " " or whole[-1:] == " "
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[str | int, ...]:
+    """Sort key that puts ``line 9`` before ``line 10``: runs of digits compare as numbers,
+    so locations sort in export order."""
+    # Split on a group, text and digit runs alternate, text first: at each place both keys
+    # hold the same kind, so a str is never compared with an int.
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(text)))

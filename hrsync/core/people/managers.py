@@ -13,7 +13,8 @@ from typing import NamedTuple
 from hrsync.core.emails import normalise_email
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import PersonColumns, pick, scatter, take
-from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, natural, warning
+from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, warning
+from hrsync.core.text import natural_key
 from hrsync.core.tree import forest
 
 _PUNCTUATION = re.compile(r"[^\w\s,]")
@@ -69,7 +70,7 @@ def _earliest(locations: Sequence[str], rows: Iterable[int], keys: Sequence[str]
         if not key:
             continue
         held = firsts.get(key)
-        if held is None or natural(locations[row]) < natural(locations[held]):
+        if held is None or natural_key(locations[row]) < natural_key(locations[held]):
             firsts[key] = row
     return firsts
 
@@ -265,7 +266,7 @@ def _by_rules(
         if what == "name" and ref in kept_by.repeated:
             # Ids and e-mails held twice are fatal anyway; a name held twice is fine until
             # someone's manager is given by it alone.
-            same = sorted(kept_by.repeated[ref], key=lambda i: natural(location[i]))
+            same = sorted(kept_by.repeated[ref], key=lambda i: natural_key(location[i]))
             listed = capped((f"{fields.describe(i)} at {location[i]}" for i in same), sep="; ")
             out.findings.append(
                 fatal(

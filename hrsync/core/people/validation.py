@@ -18,7 +18,7 @@ from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept
 from hrsync.core.settings import FilterSettings
 from hrsync.core.templates import check_template, is_template, template_names
-from hrsync.core.text import shown_value
+from hrsync.core.text import natural_key, shown_value
 from hrsync.sources.rows import MAX_FIELD_CHARS
 
 
@@ -319,11 +319,6 @@ def validate_rows(
     return CheckedRows([i for i in kept if ids[i] and valid_email[i]], found)
 
 
-def natural(text: str) -> list[tuple[int, str]]:
-    """Sort key that puts 'line 9' before 'line 10'."""
-    return [(int(part), "") if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text)]
-
-
 def report_duplicates(
     fields: PersonColumns,
     ids: Mapping[str, list[int]],
@@ -341,7 +336,7 @@ def report_duplicates(
             # Every row after the first is told once, pointing back at the first; the words
             # are the same for all of them, so a repeated block of rows (an API serving a
             # page twice) groups into one line per column instead of one line per pair.
-            first, *later = sorted(rows, key=lambda i: natural(fields.location[i]))
+            first, *later = sorted(rows, key=lambda i: natural_key(fields.location[i]))
             found.extend(
                 fatal(
                     row,
