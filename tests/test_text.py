@@ -14,6 +14,7 @@ from hrsync.core.text import (
     joined,
     natural_key,
     padded,
+    plural,
 )
 
 values = st.lists(st.text(alphabet="a |\t\u00a0\u3000é", max_size=6), max_size=6)
@@ -58,3 +59,16 @@ digits_and_words = st.text(alphabet="ab 0129٣", max_size=8)
 def test_natural_key_orders_as_the_keys_it_replaced(a: str, b: str) -> None:
     assert (natural_key(a) < natural_key(b)) == (_earlier_key(a) < _earlier_key(b))
     assert (natural_key(a) == natural_key(b)) == (_earlier_key(a) == _earlier_key(b))
+
+
+@pytest.mark.parametrize(
+    ("count", "word", "said"),
+    [
+        (1, "team", "1 team"),
+        (2, "team", "2 teams"),
+        (1, "person", "1 person"),
+        (0, "person", "0 people"),
+    ],
+)
+def test_plural_says_people_for_persons(count: int, word: str, said: str) -> None:
+    assert plural(count, word) == said

@@ -7,8 +7,13 @@ from collections.abc import Iterable, Sequence
 
 
 def plural(count: int, word: str) -> str:
-    """`1 team`, `2 teams`: every noun used here takes a plain -s."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+    """`1 team`, `2 teams`, `2 people`: every noun used here but `person` takes a plain -s."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {_PLURALS.get(word, word + 's')}"
+
+
+_PLURALS = {"person": "people"}
 
 
 def quoted(name: str) -> str:
