@@ -141,10 +141,10 @@ def resolve_managers(
     top: bool,
     links: bool,
 ) -> Managers:
-    """Each kept row's manager (`reason`: why each row is filtered out, None when kept):
-    the common case in bulk (`_by_id_in_bulk`), the others
-        row by row (`_by_rules`). With `top`, references matching nobody are returned, grouped
-        by value, instead of reported; `links` keeps every row's manager row for filter.root."""
+    """Each kept row's manager: the common case in bulk (`_by_id_in_bulk`), the others row
+    by row (`_by_rules`). `reason`: why each row is filtered out (None: kept). With `top`,
+    references matching nobody are returned, grouped by value, instead of reported;
+    `links` keeps every row's manager row, for filter.root."""
     bulk = _by_id_in_bulk(fields, kept, refs.kept_by_id, links=links)
     exact = _by_rules(fields, reason, bulk.left, refs, labels, top=top)
     manager = bulk.manager
