@@ -49,8 +49,8 @@ def make_person(
         manager_id=manager_id,
         department=department,
         status="Active",
-        location=f"people.csv row {employee_id}",
-        attributes=attributes,
+        at=f"people.csv row {employee_id}",
+        row=attributes,
     )
 
 

@@ -143,6 +143,7 @@ def module_path(name: str) -> Path:
 
 
 def core_modules() -> list[str]:
+    # Every module under core/, its packages' too (core/people/ is one).
     return sorted(module_name(path) for path in CORE.rglob("*.py"))
 
 

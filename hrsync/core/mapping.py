@@ -66,7 +66,6 @@ Output order: parents before children, by depth, then by key.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,6 +78,7 @@ from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, Problem, export_columns, normalise_name
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import FILTERS, Template, TemplateError, check_template
+from hrsync.core.text import natural_key
 from hrsync.core.tree import ancestors, forest
 
 MANAGER_PREFIX = "manager:"
@@ -411,7 +411,7 @@ def _unplaced(
         )
         for p in left_out
     ]
-    out.sort(key=lambda u: _natural(u.location))
+    out.sort(key=lambda u: natural_key(u.location))
     return tuple(out)
 
 
@@ -454,14 +454,6 @@ def _why(
             "absent from the export) and nobody reports to them"
         )
     return "left out by the mapping"  # not reached: a known manager's reports are placed
-
-
-def _natural(location: str) -> tuple[tuple[int, str, int], ...]:
-    # "line 9" before "line 10": export order whatever order the people came in.
-    return tuple(
-        (0, "", int(part)) if part.isdigit() else (1, part, 0)
-        for part in re.split(r"(\d+)", location)
-    )
 
 
 def _manager_drafts(

@@ -326,17 +326,14 @@ def render_unknown_managers(unknown: Sequence[UnknownManager]) -> str:
     people = sum(u.reports for u in unknown)
     lines = [
         f'Managers not in the export ({len(unknown)}; source.unknown_manager = "top"): '
-        f"{_people(people)} reporting to them {'is' if people == 1 else 'are'} top of the org:"
+        f"{plural(people, 'person')} reporting to them "
+        f"{'is' if people == 1 else 'are'} top of the org:"
     ]
     shown = sorted(unknown, key=lambda u: (-u.reports, u.value))
     lines.extend(
-        f"  ? {u.field} {u.value!r}: {_people(u.reports)} (first at {u.first})"
+        f"  ? {u.field} {u.value!r}: {plural(u.reports, 'person')} (first at {u.first})"
         for u in shown[:LIMIT]
     )
     if len(shown) > LIMIT:
         lines.append(f"  and {len(shown) - LIMIT} more")
     return "\n".join(lines) + "\n"
-
-
-def _people(count: int) -> str:
-    return f"{count} {'person' if count == 1 else 'people'}"

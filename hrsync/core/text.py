@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 
 def plural(count: int, word: str) -> str:
-    """`1 team`, `2 teams`: every noun used here takes a plain -s."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+    """`1 team`, `2 teams`, `2 people`: every noun used here but `person` takes a plain -s."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {_PLURALS.get(word, word + 's')}"
+
+
+_PLURALS = {"person": "people"}
 
 
 def quoted(name: str) -> str:
@@ -65,3 +71,14 @@ def padded(whole: str) -> bool:
     """Whether a value in `joined` text may begin or end with a space (other whitespace is
     unprintable: test `isprintable` for it)."""
     return " |" in whole or "| " in whole or whole[:1] == " " or whole[-1:] == " "
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[str | int, ...]:
+    """Sort key that puts ``line 9`` before ``line 10``: runs of digits compare as numbers,
+    so locations sort in export order."""
+    # Split on a group, text and digit runs alternate, text first: at each place both keys
+    # hold the same kind, so a str is never compared with an int.
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(text)))

@@ -209,9 +209,9 @@ def _log_plan(plan: AttributePlan) -> None:
 def render_attribute_plan(plan: AttributePlan) -> str:
     """Attribute changes for a person: counts per attribute, then the first people."""
     if not plan.changes and not plan.held:
-        return f"Attributes: in sync ({_people(plan.unchanged)} unchanged)."
+        return f"Attributes: in sync ({plural(plan.unchanged, 'person')} unchanged)."
     lines = [
-        f"Attributes: {_people(len(plan.changes))} to update "
+        f"Attributes: {plural(len(plan.changes), 'person')} to update "
         f"({plural(plan.values_to_send, 'value')}), {plan.unchanged} unchanged"
         + (f", {len(plan.held)} held after an earlier failure" if plan.held else "")
         + "."
@@ -239,10 +239,6 @@ def render_attribute_plan(plan: AttributePlan) -> str:
     if len(plan.held) > LIMIT:
         lines.append(f"  ... and {len(plan.held) - LIMIT} more held")
     return "\n".join(lines)
-
-
-def _people(count: int) -> str:
-    return f"{count} {'person' if count == 1 else 'people'}"
 
 
 def _before(value: str | None) -> str:

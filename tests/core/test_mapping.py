@@ -644,7 +644,7 @@ def test_many_teams_sharing_a_name_are_noted_with_the_first_20_renames() -> None
 
 
 def at(person: Person, line: int) -> Person:
-    return person._replace(location=f"hr.csv line {line}")
+    return person._replace(at=f"hr.csv line {line}")
 
 
 def test_people_in_no_team_are_listed_with_why_in_export_order() -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import pickle
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +20,11 @@ from hrsync.core.people import (
     Person,
     PersonValues,
     Problem,
-    _normalise,
     normalise_name,
     read_people,
     read_value,
 )
+from hrsync.core.people.columns import normalise_column
 from hrsync.core.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.core.templates import template_names
@@ -993,13 +994,35 @@ def test_a_person_holds_the_row_as_read_and_equals_one_built_from_a_mapping() ->
     built = Person("E2", "bo@x.io", "Bo", "E1", None, None, "hr.csv line 3", dict(bo.attributes))
     assert bo == built
     assert (bo != built) is False
-    assert bo != built._replace(location="hr.csv line 4")
-    changed = Person(*built[:7], attributes={**bo.attributes, "Title": "Principal"})
+    assert bo != built._replace(at="hr.csv line 4")
+    changed = built._replace(row={**bo.attributes, "Title": "Principal"})
     assert bo != changed
     assert (bo == changed) is False
-    assert "attributes={'Employee ID': 'E2'" in repr(bo)
+    # Shown as it would be made by hand, and so made it is equal.
+    assert "row={'Employee ID': 'E2'" in repr(bo)
+    assert eval(repr(bo), {"Person": Person}) == bo
     # Copied or pickled, a person reads as before.
     assert copy.deepcopy(bo) == bo and pickle.loads(pickle.dumps(bo)) == bo
+
+
+def test_a_person_has_the_fields_its_constructor_takes() -> None:
+    assert tuple(inspect.signature(Person).parameters) == Person._fields
+    ann = Person("E1", "ann@x.io", "Ann", None, "Eng", "Active", "hr.csv line 2", {"T": "x"})
+    assert ann == Person._make(ann)
+    assert ann._asdict()["at"] == ann.location == "hr.csv line 2"
+    assert ann._asdict()["row"] == ann.attributes == {"T": "x"}
+
+
+def test_a_person_is_unhashable_on_purpose() -> None:
+    # Equal people read alike, row included, and a row may be a mapping its maker still
+    # changes: people are keyed by employee id or e-mail, never hashed themselves.
+    ann = Person("E1", "ann@x.io", "Ann", None, None, None, "hr.csv line 2")
+    assert Person.__hash__ is None
+    assert not isinstance(ann, Hashable)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(ann)
+    with pytest.raises(TypeError, match="unhashable"):
+        {ann}  # noqa: B018
 
 
 spaced_text = st.text(alphabet="ab \t\u00a0", max_size=7)
@@ -1047,7 +1070,7 @@ cell_words = st.text(alphabet=" aN\tUL\u00a0-\x00", max_size=5)
 def test_a_column_reads_as_each_value_would_read_alone(values: list[str], spacing: bool) -> None:
     nulls = frozenset({"NULL", "N/A", "-"})
     read = list(values)
-    facts = _normalise(read, nulls, spacing=spacing)
+    facts = normalise_column(read, nulls, spacing=spacing)
     assert read == [read_value(v, nulls) for v in values]
     assert facts.printable == all(v.isprintable() for v in values)
     # Collapsed and spaceless are never said wrongly; collapsed only when asked.

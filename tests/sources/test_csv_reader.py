@@ -467,4 +467,4 @@ def test_people_read_in_one_pass_know_their_lines(tmp_path: Path) -> None:
         "people.csv line 4",
     ]
     assert [p.location for p in directory.problems] == ["people.csv line 4"]
-    assert "location='people.csv line 3'" in repr(directory.people[1])
+    assert "at='people.csv line 3'" in repr(directory.people[1])

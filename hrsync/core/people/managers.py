@@ -1,0 +1,463 @@
+"""Manager resolution (pure): each kept person's manager from the references the export
+gives (an id, an e-mail or a name), reporting cycles, and the org under `filter.root`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import eq
+from typing import NamedTuple
+
+from hrsync.core.emails import normalise_email
+from hrsync.core.listing import capped
+from hrsync.core.people.columns import PersonColumns, pick, scatter, take
+from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, warning
+from hrsync.core.text import natural_key
+from hrsync.core.tree import forest
+
+_PUNCTUATION = re.compile(r"[^\w\s,]")
+
+
+def name_key(value: str) -> str:
+    """A display name as `source.fields.manager_name` compares it.
+
+    Case, surrounding and repeated whitespace and punctuation (``.``, ``'``, ``-``) do not
+    count, and ``Last, First Middle`` reads as ``First Middle Last``: ``Brandon R.
+    LeBlanc`` and ``LeBlanc, Brandon  R`` are one key. Only the first comma turns the
+    order; a name without one is taken as written.
+    """
+    folded = _PUNCTUATION.sub("", value.casefold())
+    last, comma, rest = folded.partition(",")
+    if comma:
+        folded = f"{rest.replace(',', ' ')} {last}"
+    return " ".join(folded.split())
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownManager:
+    """A manager reference matching nobody, accepted by `source.unknown_manager = "top"`."""
+
+    field: str  # the column (or template) it was read from
+    value: str  # as written in the export
+    reports: int  # how many people name it: each is top of the org
+    first: str  # location of the first of them
+
+
+class RowIndex:
+    """Rows by a key: the first row for each key, and every row for keys held more than once."""
+
+    __slots__ = ("first", "repeated")
+
+    def __init__(self, rows: Sequence[int], keys: Sequence[str]) -> None:
+        held = take(keys, rows)
+        # Built backwards, so that the first row of each key is the one that stays.
+        self.first: dict[str, int] = dict(zip(reversed(held), reversed(rows), strict=True))
+        self.first.pop("", None)
+        self.repeated: dict[str, list[int]] = {}
+        if len(self.first) + held.count("") != len(held):
+            for key, row in zip(held, rows, strict=True):
+                if key and self.first[key] != row:
+                    self.repeated.setdefault(key, [self.first[key]]).append(row)
+
+
+def _earliest(locations: Sequence[str], rows: Iterable[int], keys: Sequence[str]) -> dict[str, int]:
+    """One row per key; on a tie the earliest location, whatever the order of the rows."""
+    firsts: dict[str, int] = {}
+    for row in rows:
+        key = keys[row]
+        if not key:
+            continue
+        held = firsts.get(key)
+        if held is None or natural_key(locations[row]) < natural_key(locations[held]):
+            firsts[key] = row
+    return firsts
+
+
+class Refs(NamedTuple):
+    """Where a manager reference may point: kept rows first, then filtered-out ones. Names
+    are by `name_key`, and empty unless `source.fields.manager_name` is set."""
+
+    kept_by_id: RowIndex
+    kept_by_email: RowIndex
+    kept_by_name: RowIndex
+    dropped_by_id: Mapping[str, int]
+    dropped_by_email: Mapping[str, int]
+    dropped_by_name: Mapping[str, int]
+
+    def by_id(self, ref: str) -> int | None:
+        return _lookup(ref, self.kept_by_id, self.dropped_by_id)
+
+    def by_email(self, ref: str) -> int | None:
+        return _lookup(ref, self.kept_by_email, self.dropped_by_email)
+
+    def by_name(self, written: str) -> int | None:
+        return _lookup(name_key(written), self.kept_by_name, self.dropped_by_name)
+
+
+def _lookup(ref: str, kept: RowIndex, dropped: Mapping[str, int]) -> int | None:
+    if not ref:
+        return None
+    found = kept.first.get(ref)
+    return dropped.get(ref) if found is None else found
+
+
+def index_rows(
+    fields: PersonColumns, kept: Sequence[int], dropped: Sequence[int], *, by_name: bool
+) -> Refs:
+    """The rows by id and e-mail (and by name, when managers may be given by name)."""
+    locations = fields.location
+    names = list(map(name_key, fields.name)) if by_name else ()
+    return Refs(
+        kept_by_id=RowIndex(kept, fields.employee_id),
+        kept_by_email=RowIndex(kept, fields.email),
+        kept_by_name=RowIndex(kept if by_name else (), names),
+        dropped_by_id=_earliest(locations, dropped, fields.employee_id),
+        dropped_by_email=_earliest(locations, dropped, fields.email),
+        dropped_by_name=_earliest(locations, dropped if by_name else (), names),
+    )
+
+
+class Managers(NamedTuple):
+    """Each kept row's manager, as `resolve_managers` found them."""
+
+    manager: Sequence[str | None]  # by row: the manager's employee id (None: no manager)
+    # By row: the manager's row, kept or not (for filter.root only: empty without it).
+    up: Mapping[int, int | None]
+    ambiguous: frozenset[int]  # rows whose manager reference matches several people
+    unknown: tuple[UnknownManager, ...]  # with unknown_manager = "top": references to nobody
+    findings: list[Finding]
+
+
+def resolve_managers(
+    export_name: str,
+    fields: PersonColumns,
+    reason: Sequence[str | None],
+    kept: Sequence[int],
+    refs: Refs,
+    labels: Mapping[str, str],
+    *,
+    top: bool,
+    links: bool,
+) -> Managers:
+    """Each kept row's manager: the common case in bulk (`_by_id_in_bulk`), the others row
+    by row (`_by_rules`). `reason`: why each row is filtered out (None: kept). With `top`,
+    references matching nobody are returned, grouped by value, instead of reported;
+    `links` keeps every row's manager row, for filter.root."""
+    bulk = _by_id_in_bulk(fields, kept, refs.kept_by_id, links=links)
+    exact = _by_rules(fields, reason, bulk.left, refs, labels, top=top)
+    manager = bulk.manager
+    scatter(manager, exact.manager.keys(), exact.manager.values())
+    unknown = tuple(
+        UnknownManager(column, value, len(rows), fields.location[rows[0]])
+        for (column, value), rows in exact.absent.items()
+    )
+    return Managers(
+        manager=manager,
+        up={**bulk.up, **exact.up},
+        ambiguous=frozenset(exact.ambiguous),
+        unknown=unknown,
+        findings=[*exact.findings, *_unknown_warnings(export_name, unknown)],
+    )
+
+
+class _Bulk(NamedTuple):
+    manager: list[str | None]  # by row
+    up: dict[int, int | None]  # by kept row, when asked for
+    left: Sequence[int]  # the kept rows the bulk pass leaves to the rules, ascending
+
+
+def _by_id_in_bulk(
+    fields: PersonColumns, kept: Sequence[int], kept_by_id: RowIndex, *, links: bool
+) -> _Bulk:
+    """The common case, in C over whole columns: a manager given by an id alone (no e-mail
+    beside it to compare) that names one kept person other than the row itself. The rows
+    left have no manager here."""
+    manager: list[str | None] = [None] * len(fields.employee_id)
+    if kept_by_id.repeated or not any(fields.manager_id_ref):
+        return _Bulk(manager, {}, kept)  # an id held twice needs the rules for every row
+    references = take(fields.manager_id_ref, kept)
+    nobody = -1  # the position of no row: where a reference matches no kept person
+    chosen = list(map(kept_by_id.first.get, references, repeat(nobody)))
+    # Left for the rules: no match (or no id given), the row itself, an e-mail beside.
+    left = set(compress(kept, map(nobody.__eq__, chosen)))
+    # No id is held twice here, so a row names itself exactly when its manager is its row.
+    if any(map(eq, chosen, kept)):
+        left.update(r for r, c in zip(kept, chosen, strict=True) if c == r)
+    if any(fields.manager_email_ref):
+        left.update(r for r in kept if fields.manager_email_ref[r])
+    up: dict[int, int | None] = dict(zip(kept, chosen, strict=True)) if links else {}
+    # Found by id, the manager's id equals the reference. The manager's own id string is
+    # kept, not the reference's copy of it: every later look-up by a manager's id (teams,
+    # cycles, leads) then matches by identity instead of comparing text.
+    owners = [*fields.employee_id, None]  # owners[nobody] is None
+    scatter(manager, kept, pick(owners, chosen))
+    for row in left:
+        manager[row] = None
+        if links:
+            up[row] = None
+    return _Bulk(manager, up, sorted(left))
+
+
+class _Exact(NamedTuple):
+    manager: dict[int, str | None]  # by row, for the rows given
+    up: dict[int, int | None]
+    ambiguous: set[int]
+    absent: dict[tuple[str, str], list[int]]  # by (column, value): the rows naming nobody
+    findings: list[Finding]
+
+
+def _by_rules(
+    fields: PersonColumns,
+    reason: Sequence[str | None],
+    rows: Sequence[int],
+    refs: Refs,
+    labels: Mapping[str, str],
+    *,
+    top: bool,
+) -> _Exact:
+    """The manager of each of `rows` by every rule: the id wins when several references
+    are given, then the e-mail, then the name."""
+    id_column = labels.get("manager_id", "")
+    email_column = labels.get("manager_email", "")
+    name_column = labels.get("manager_name", "")
+    ids, emails, location = fields.employee_id, fields.email, fields.location
+    id_refs, email_refs, name_refs = (
+        fields.manager_id_ref,
+        fields.manager_email_ref,
+        fields.manager_name_ref,
+    )
+    out = _Exact({}, {}, set(), {}, [])
+    for row in rows:
+        written: str
+        if id_refs[row]:
+            ref = written = id_refs[row]
+            column, kept_by, dropped_by = id_column, refs.kept_by_id, refs.dropped_by_id
+            what, own = "employee id", ids[row]
+        elif email_refs[row]:
+            ref = written = email_refs[row]
+            column, kept_by, dropped_by = email_column, refs.kept_by_email, refs.dropped_by_email
+            what, own = "e-mail", emails[row]
+        elif name_refs[row]:
+            written, ref = name_refs[row], name_key(name_refs[row])
+            column, kept_by, dropped_by = name_column, refs.kept_by_name, refs.dropped_by_name
+            what, own = "name", None
+        else:
+            continue
+        chosen = kept_by.first.get(ref)
+        if chosen is None:
+            chosen = dropped_by.get(ref)
+        if chosen is None:
+            if top:
+                out.absent.setdefault((column, written), []).append(row)
+                continue
+            out.findings.append(
+                fatal(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    f"must be the {what} of a person in the export, but it matches nobody"
+                    + ' (source.unknown_manager = "top" makes such people top of the org)',
+                )
+            )
+            continue
+        if what == "name" and ref in kept_by.repeated:
+            # Ids and e-mails held twice are fatal anyway; a name held twice is fine until
+            # someone's manager is given by it alone.
+            same = sorted(kept_by.repeated[ref], key=lambda i: natural_key(location[i]))
+            listed = capped((f"{fields.describe(i)} at {location[i]}" for i in same), sep="; ")
+            out.findings.append(
+                fatal(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    f"must name one person, but it matches {len(same)}: {listed}; "
+                    "give the manager by id or e-mail too (source.fields.manager_id or "
+                    "manager_email), which wins over the name",
+                )
+            )
+            continue
+        out.up[row] = chosen
+        if ref in kept_by.repeated:
+            out.ambiguous.add(row)
+        if reason[chosen] is not None:
+            out.findings.append(
+                warning(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    f"names {fields.describe(chosen)} at {location[chosen]}, who is excluded "
+                    f"by {reason[chosen]}; {fields.describe(row)} is kept without a manager",
+                )
+            )
+            continue
+        if chosen == row or ref == own:
+            out.findings.append(
+                fatal(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    "must name someone else: a person cannot be their own manager",
+                )
+            )
+            out.up[row] = None
+            continue
+        out.manager[row] = ids[chosen] or None
+        if not (id_refs[row] and email_refs[row]):
+            continue
+        by_email = refs.by_email(email_refs[row])
+        if by_email is not None and by_email != chosen:
+            out.findings.append(
+                warning(
+                    row,
+                    location[row],
+                    email_column,
+                    email_refs[row],
+                    f"names {fields.describe(by_email)}, but {id_column} names "
+                    f"{fields.describe(chosen)}; the employee id wins",
+                )
+            )
+    return out
+
+
+def _unknown_warnings(export_name: str, unknown: Iterable[UnknownManager]) -> list[Finding]:
+    """One warning per manager absent from the export: the people naming them are top."""
+    return [
+        warning(
+            WHOLE_EXPORT,
+            export_name,
+            u.field,
+            u.value,
+            f"matches nobody in the export; {u.reports} "
+            + ("person naming it is" if u.reports == 1 else "people naming it are")
+            + f' top of the org (first at {u.first}; source.unknown_manager = "top")',
+        )
+        for u in unknown
+    ]
+
+
+def find_cycles(
+    fields: PersonColumns,
+    kept: Sequence[int],
+    kept_by_id: RowIndex,
+    managers: Managers,
+    labels: Mapping[str, str],
+) -> list[Finding]:
+    """Reporting cycles among the kept people, each told once, as a chain of ids."""
+    # A duplicated id has no single manager, and a reference to a duplicated id or e-mail no
+    # single target; both are already fatal, so they end chains here, which keeps the
+    # reported cycles the same whatever the order of the rows.
+    repeated, ambiguous = kept_by_id.repeated, managers.ambiguous
+    ids, manager = fields.employee_id, managers.manager
+    if repeated or ambiguous:
+        manager_of = {
+            ids[i]: manager[i]
+            for i in kept
+            if manager[i] and ids[i] and i not in ambiguous and ids[i] not in repeated
+        }
+    else:
+        # No id held twice, no reference to one. Everyone on a cycle is the manager of the
+        # one before, so the walk needs only the managers, each with their own manager.
+        row_of = kept_by_id.first
+        bosses = dict.fromkeys(manager)
+        bosses.pop(None, None)
+        manager_of = {boss: manager[row_of[boss]] for boss in bosses if boss in row_of}
+    column = (
+        labels.get("manager_id") or labels.get("manager_email") or labels.get("manager_name", "")
+    )
+    found: list[Finding] = []
+    for cycle in forest(manager_of).cycles:
+        # From the smallest id, so a cycle reads the same whatever the order of the rows.
+        first = cycle.index(min(cycle))
+        chain = cycle[first:] + cycle[:first]
+        owner = kept_by_id.first[chain[0]]
+        found.append(
+            fatal(
+                owner,
+                fields.location[owner],
+                column,
+                capped([*chain, chain[0]], sep=" → "),
+                "must not form a reporting cycle (each id's manager is the next one)",
+            )
+        )
+    return found
+
+
+class Org(NamedTuple):
+    """The org under `filter.root`."""
+
+    rows: Set[int] | None  # the kept rows in it (None: no root filter)
+    root: int | None  # the root's row, whose own manager is cut
+    findings: list[Finding]
+
+
+NO_ROOT = Org(None, None, [])
+
+
+def apply_root(
+    export_name: str,
+    root: str | None,
+    fields: PersonColumns,
+    reason: Sequence[str | None],
+    kept: Sequence[int],
+    dropped: Sequence[int],
+    refs: Refs,
+    up: Mapping[int, int | None],
+) -> Org:
+    """The root and everyone below them, following reporting lines also through
+    filtered-out managers (a manager who left does not cut their team out of the org)."""
+    if root is None or not root.strip():
+        return NO_ROOT
+    wanted = root.strip()
+    top = refs.kept_by_id.first.get(wanted)
+    if top is None:
+        top = refs.kept_by_email.first.get(normalise_email(wanted))
+    if top is None:
+        gone = refs.dropped_by_id.get(wanted)
+        if gone is None:
+            gone = refs.dropped_by_email.get(normalise_email(wanted))
+        why = (
+            f"names {fields.describe(gone)} at {fields.location[gone]}, who is excluded by "
+            f"{reason[gone]}"
+            if gone is not None
+            else "must be the employee id or e-mail of a person in the export"
+        )
+        return Org(None, None, [fatal(WHOLE_EXPORT, export_name, "filter.root", wanted, why)])
+    lines = {**up, **_lines_of_dropped(fields, dropped, refs)}
+    below: dict[int, list[int]] = {}
+    for row in [*kept, *dropped]:
+        boss = lines.get(row)
+        if boss is not None:
+            below.setdefault(boss, []).append(row)
+    in_org: set[int] = set()
+    visited = {top}
+    queue = [top]
+    while queue:
+        row = queue.pop()
+        if reason[row] is None:
+            in_org.add(row)
+        for child in below.get(row, ()):
+            if child not in visited:
+                visited.add(child)
+                queue.append(child)
+    return Org(in_org, top, [])
+
+
+def _lines_of_dropped(
+    fields: PersonColumns, dropped: Sequence[int], refs: Refs
+) -> dict[int, int | None]:
+    """Reporting lines through filtered-out rows, so filter.root still sees the whole org."""
+    lines: dict[int, int | None] = {}
+    for row in dropped:
+        boss = refs.by_id(fields.manager_id_ref[row])
+        if boss is None:
+            boss = refs.by_email(fields.manager_email_ref[row])
+        if boss is None:
+            boss = refs.by_name(fields.manager_name_ref[row])
+        lines[row] = boss if boss != row else None
+    return lines

@@ -1,0 +1,274 @@
+"""`read_people` (pure): an export's rows to a `Directory`, as the steps the package's
+docstring lists, each one call returning what it finds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_, not_
+from typing import NamedTuple
+
+from hrsync.core.filters import LOGICAL_FIELDS, RowFilter, build_row_filter
+from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept, read_fields
+from hrsync.core.people.managers import (
+    Org,
+    RowIndex,
+    UnknownManager,
+    apply_root,
+    find_cycles,
+    index_rows,
+    resolve_managers,
+)
+from hrsync.core.people.person import Person, new_person
+from hrsync.core.people.validation import (
+    WHOLE_EXPORT,
+    Problem,
+    check_columns,
+    check_some_kept,
+    check_values,
+    fatal,
+    report_duplicates,
+    sort_findings,
+    validate_rows,
+)
+from hrsync.core.rows import LineLocations, RowTable, SourceRow
+from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
+from hrsync.core.templates import is_template, template_names
+from hrsync.core.text import collapse_whitespace
+
+ROOT_REASON = "filter.root"
+
+
+@dataclass(frozen=True)
+class Directory:
+    """The export read as people.
+
+    `people` are the kept, valid people in export order. When `ok` is false the run must
+    stop; `people` then holds only what could be built, for diagnostics.
+    """
+
+    people: tuple[Person, ...]
+    excluded: int  # rows dropped by filters (not errors)
+    excluded_by_reason: Mapping[str, int]  # e.g. {"filter.active_status": 12}
+    problems: tuple[Problem, ...]  # fatal
+    warnings: tuple[Problem, ...]  # logged, not fatal
+    rows_read: int = 0
+    # With source.unknown_manager = "top": managers absent from the export, by value.
+    unknown_managers: tuple[UnknownManager, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def read_people(
+    export_name: str,
+    columns: Sequence[str],
+    rows: Iterable[SourceRow] | RowTable,
+    fields: FieldSettings,
+    filters: FilterSettings,
+    *,
+    also_used: Collection[str] = (),
+    null_values: Collection[str] = DEFAULT_NULL_VALUES,
+    unknown_manager: str = "refuse",
+) -> Directory:
+    """Normalise, filter and validate the rows of one export; every problem is reported.
+
+    `rows`: the export's rows, one by one or as one table (`Export.table()`, what a run
+    passes). `also_used`: columns hrsync reads beyond `[source.fields]` and the filters
+    (e.g. `template_names(mapping.team_name)`), checked like them; names that are not
+    columns of the export are ignored. `null_values`: cells that read as empty
+    (`source.null_values`). `unknown_manager`: "top" accepts a manager reference that
+    matches nobody as "no manager", collected in `Directory.unknown_managers`.
+    """
+    configured = {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
+    # How messages name a field: its column, or the setting and its template.
+    labels = {
+        key: f"source.fields.{key} {value!r}" if is_template(value) else value
+        for key, value in configured.items()
+    }
+    row_filter, unknown_fields = build_row_filter(filters, fields, columns)
+
+    # The steps of the package's docstring, in its order.
+    header = check_columns(export_name, columns, configured, unknown_fields, filters)  # 1
+    if any(problem.fatal for _, problem in header):
+        return Directory((), 0, {}, sort_findings(header)[0], ())
+    table = rows if isinstance(rows, RowTable) else RowTable.of_rows(rows, columns)
+    nulls = frozenset(value.strip() for value in null_values)
+    spaced = (configured.get("name", ""), configured.get("department", ""))
+    export = ExportColumns(table, nulls, spaced)
+    person_columns = read_fields(export, configured)  # 2
+    used = _used_columns(columns, configured, row_filter, also_used)
+    unusable = check_values(export, used)  # 3
+    filtered = filter_rows(row_filter, export, person_columns.status)  # 4
+    kept, dropped, reason = filtered.kept, filtered.dropped, filtered.reason
+    checked = validate_rows(person_columns, kept, labels)  # 5
+    refs = index_rows(person_columns, kept, dropped, by_name="manager_name" in configured)  # 6
+    duplicates = report_duplicates(
+        person_columns, refs.kept_by_id.repeated, refs.kept_by_email.repeated, labels
+    )
+    managers = resolve_managers(  # 7
+        export_name,
+        person_columns,
+        reason,
+        kept,
+        refs,
+        labels,
+        top=unknown_manager == "top",
+        # Reporting lines by row are for filter.root only: without it they are not kept.
+        links=bool(filters.root and filters.root.strip()),
+    )
+    cycles = find_cycles(person_columns, kept, refs.kept_by_id, managers, labels)  # 8
+    org = apply_root(  # 9
+        export_name, filters.root, person_columns, reason, kept, dropped, refs, managers.up
+    )
+    nobody = check_some_kept(  # 10
+        export_name, reason, kept, person_columns.status, filters, configured
+    )
+    people = build_people(  # 11
+        export, person_columns, checked.valid, refs.kept_by_id, managers.manager, org
+    )
+
+    findings = [
+        *header,
+        *unusable,
+        *nobody,
+        *checked.findings,
+        *duplicates,
+        *managers.findings,
+        *cycles,
+        *org.findings,
+    ]
+    if not people and not any(problem.fatal for _, problem in findings):
+        # Every path to an empty org above is its own problem; this one keeps it so.
+        findings.append(fatal(WHOLE_EXPORT, export_name, "people", "0", "must number at least one"))
+    problems, warnings = sort_findings(findings, _in_org(reason, org))
+    excluded = _excluded(filtered, org)
+    return Directory(
+        people=people,
+        excluded=sum(excluded.values()),
+        excluded_by_reason=excluded,
+        problems=problems,
+        warnings=warnings,
+        rows_read=export.count,
+        unknown_managers=managers.unknown,
+    )
+
+
+def _used_columns(
+    columns: Sequence[str],
+    configured: Mapping[str, str],
+    row_filter: RowFilter,
+    also_used: Collection[str],
+) -> tuple[str, ...]:
+    """Every column of the export hrsync reads: those of the fields (a template's too), of
+    the filters, and `also_used`."""
+    present = set(columns)
+    in_templates = [
+        name
+        for value in configured.values()
+        if is_template(value)
+        for name in template_names(value)
+    ]
+    filtered_on = [rule.column for rule in (*row_filter.include, *row_filter.exclude)]
+    named = (*configured.values(), *in_templates, *filtered_on, *also_used)
+    return tuple(dict.fromkeys(c for c in named if c in present))
+
+
+class Filtered(NamedTuple):
+    reason: Sequence[str | None]  # by row: None when kept, else the setting excluding it
+    kept: Sequence[int]  # positions, ascending
+    dropped: Sequence[int]
+
+
+def filter_rows(row_filter: RowFilter, export: ExportColumns, status: Sequence[str]) -> Filtered:
+    """Each row kept or filtered out (status, include, exclude)."""
+    reason = row_filter.reasons(export.column, export.count, status=status)
+    everyone = export.positions
+    if reason.count(None) == export.count:
+        return Filtered(reason, everyone, [])
+    is_kept = list(map(is_, reason, repeat(None)))
+    kept = list(compress(everyone, is_kept))
+    dropped = list(compress(everyone, map(not_, is_kept)))
+    return Filtered(reason, kept, dropped)
+
+
+def _in_org(reason: Sequence[str | None], org: Org) -> Callable[[int], bool]:
+    """Whether a warning at a position stays: those about people outside the org go."""
+    rows = org.rows
+
+    def keeps(position: int) -> bool:
+        if position < 0:
+            return True  # about the whole export
+        return reason[position] is None and (rows is None or position in rows)
+
+    return keeps
+
+
+def _excluded(filtered: Filtered, org: Org) -> dict[str, int]:
+    """How many rows each filter excluded, filter.root's outside the org too."""
+    counts: dict[str, int] = {}
+    for row in filtered.dropped:
+        reason = filtered.reason[row]
+        assert reason is not None
+        counts[reason] = counts.get(reason, 0) + 1
+    if org.rows is not None:
+        outside = sum(1 for row in filtered.kept if row not in org.rows)
+        if outside:
+            counts[ROOT_REASON] = outside
+    return counts
+
+
+def build_people(
+    export: ExportColumns,
+    person_columns: PersonColumns,
+    valid: Sequence[int],
+    kept_by_id: RowIndex,
+    manager: Sequence[str | None],
+    org: Org,
+) -> tuple[Person, ...]:
+    """The people of the valid rows (of the org, with filter.root), in export order. A
+    duplicate id is reported; its first row stands for diagnostics."""
+    first_by_id = kept_by_id.first
+    ids = person_columns.employee_id
+    rows = valid
+    if org.rows is not None or kept_by_id.repeated:
+        in_org = org.rows
+        rows = [i for i in valid if (in_org is None or i in in_org) and first_by_id[ids[i]] == i]
+    if not rows:
+        return ()
+    # Every row is built and the people's rows picked by a mask, in C: cheaper than
+    # picking each of nine columns when most rows are people (the usual case).
+    emails, names = person_columns.email, person_columns.name
+    if not all_kept(names, rows):
+        names = [name or email for name, email in zip(names, emails, strict=True)]
+    # Collapsed already and none blank (the usual case): taken as they are.
+    departments: Sequence[str | None] = person_columns.department
+    if not (person_columns.department_collapsed and all(departments)):
+        normalised = {v: collapse_whitespace(v) or None for v in set(person_columns.department)}
+        departments = list(map(normalised.__getitem__, person_columns.department))
+    statuses = person_columns.status
+    if org.root is not None:
+        manager = [*manager]
+        manager[org.root] = None  # the root's own manager is cut
+    columns = (
+        ids,
+        emails,
+        names,
+        manager,
+        departments,
+        statuses if all(statuses) else [status or None for status in statuses],
+        # A location the export writes when asked (`LineLocations`) stays unwritten: each
+        # person holds their row's position in it instead (see `Person.location`).
+        export.positions if isinstance(export.locations, LineLocations) else export.locations,
+        export.held,
+        export.shapes,
+    )
+    built: Iterable[tuple[object, ...]] = zip(*columns, strict=True)
+    if len(rows) < export.count:
+        chosen = bytearray(export.count)
+        for row in rows:
+            chosen[row] = 1
+        built = compress(built, chosen)
+    return tuple(map(new_person, built))
