@@ -91,15 +91,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         "schedule": settings.sync.schedule,
         "timezone": settings.sync.timezone,
         # As DX has them since the last success: each until the real lead joins DX.
-        "stand_in_leads": [
-            {
-                "team": s.team,
-                "reference_id": s.reference_id,
-                "lead": s.lead_email,
-                "stands_in": s.substitute_email,
-            }
-            for s in (success.substitutes if success is not None else ())
-        ],
+        "stand_in_leads": [s.shown() for s in (success.substitutes if success else ())],
     }
 
 

@@ -171,18 +171,10 @@ def stand_in_message(
     if fmt == "slack":
         return {"text": text}
 
-    def item(s: LeadSubstitute) -> dict[str, str]:
-        return {
-            "team": s.team,
-            "reference_id": s.reference_id,
-            "lead": s.lead_email,
-            "stands_in": s.substitute_email,
-        }
-
     return {
         "event": STAND_IN,
-        "started": [item(s) for s in change.started[:LIMIT]],
-        "ended": [item(s) for s in change.ended[:LIMIT]],
+        "started": [s.shown() for s in change.started[:LIMIT]],
+        "ended": [s.shown() for s in change.ended[:LIMIT]],
         "run_id": run_id,
         "host": host or None,
         "at": now.astimezone(UTC).isoformat(),

@@ -22,6 +22,24 @@ class LeadSubstitute(NamedTuple):
     lead_email: str  # the lead HR names, whom DX does not know yet
     substitute_email: str  # who leads the team in DX until they join
 
+    def log_fields(self) -> dict[str, str]:
+        """As the log tells it (`sync.lead_substituted`, `sync.finished.lead_substitutes`)."""
+        return {
+            "team": self.team,
+            "reference_id": self.reference_id,
+            "lead": self.lead_email,
+            "substitute": self.substitute_email,
+        }
+
+    def shown(self) -> dict[str, str]:
+        """As `hrsync status` and the webhook show it to a person."""
+        return {
+            "team": self.team,
+            "reference_id": self.reference_id,
+            "lead": self.lead_email,
+            "stands_in": self.substitute_email,
+        }
+
 
 def substitute_leads(
     rows: Sequence[TeamRow], unknown_leads: Collection[str]

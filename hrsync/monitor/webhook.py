@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import httpx
@@ -31,6 +31,7 @@ from hrsync.core.notify import (
     stand_in_message,
 )
 from hrsync.core.settings import NotifySettings
+from hrsync.core.substitutes import LeadSubstitute
 from hrsync.store.repo import NotifyRecord, Store
 
 log = logs.get_logger(__name__)
@@ -94,17 +95,17 @@ class Notifier:
         log.info("notify.sent", notify_event=notice.event, run_id=seen.run_id)
         return notice
 
-    def after_success(self, run_id: str, now: datetime) -> StandInChange | None:
-        """After a run that succeeded: tell of stand-in leads that began or ended since the
-        last message about them (kept in the store, so a restart does not repeat it)."""
+    def after_success(
+        self, run_id: str, substitutes: Sequence[LeadSubstitute], now: datetime
+    ) -> StandInChange | None:
+        """After a run that succeeded with these stand-in leads: tell of those that began or
+        ended since the last message about them (the run it was about is kept in the
+        store, so a restart does not repeat it)."""
         if STAND_IN not in self.settings.on:
-            return None
-        current = self.store.run_record(run_id)
-        if current is None:
             return None
         last = self.store.notify_state(STAND_IN)
         told = self.store.run_record(last.run_id) if last and last.run_id else None
-        change = stand_in_change(told.substitutes if told else (), current.substitutes)
+        change = stand_in_change(told.substitutes if told else (), substitutes)
         if change is None:
             return None
         body = stand_in_message(

@@ -14,7 +14,7 @@ import dataclasses
 
 from hrsync import logs
 from hrsync.core.render import render_plan, render_substitutes
-from hrsync.core.substitutes import substitute_leads
+from hrsync.core.substitutes import LeadSubstitute, substitute_leads
 from hrsync.dx.errors import DxRejected
 from hrsync.logcap import capped
 from hrsync.sync.context import Planned, Run
@@ -46,16 +46,7 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
     rows, substitutes = substituted
     with capped(log, "sync.lead_substituted") as events:
         for substitute in substitutes:
-            events.emit(
-                lambda s: {
-                    "team": s.team,
-                    "reference_id": s.reference_id,
-                    "lead": s.lead_email,
-                    "substitute": s.substitute_email,
-                },
-                substitute,
-                "warning",
-            )
+            events.emit(LeadSubstitute.log_fields, substitute, "warning")
     plan = plan_rows(run, rows, planned.dx_teams, planned.assignment.unreferenced_dx)
     return dataclasses.replace(
         planned,

@@ -173,15 +173,7 @@ def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> N
     if result.preview_url:
         fields["preview_url"] = result.preview_url
     if result.substitutes:
-        fields["lead_substitutes"] = [
-            {
-                "team": s.team,
-                "reference_id": s.reference_id,
-                "lead": s.lead_email,
-                "substitute": s.substitute_email,
-            }
-            for s in result.substitutes
-        ]
+        fields["lead_substitutes"] = [s.log_fields() for s in result.substitutes]
     level = "info" if result.exit_code == 0 else "warning"
     if result.outcome is Outcome.FAILED:
         level = "error"

@@ -457,7 +457,7 @@ def test_stand_in_leads_are_told_once_when_they_begin_and_once_when_they_end(
             notifier = Notifier(
                 NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url}
             )
-            notifier.after_success(run_id, at)
+            notifier.after_success(run_id, substitutes, at)
         told = [([s["lead"] for s in n["started"]], [s["lead"] for s in n["ended"]]) for n in got]
     assert told == [
         (["nina@x.com"], []),
@@ -473,7 +473,9 @@ def test_stand_in_leads_are_not_told_when_left_out_of_notify_on(store: Store) ->
     with receiver() as (url, got):
         record(store, "s1", "applied", NOW, substitutes=(STAND_IN_FOR_NINA,))
         settings = NotifySettings(webhook_url_env="HOOK", on=("refused", "recovered"))
-        Notifier(settings, store, environ={"HOOK": url}).after_success("s1", NOW)
+        Notifier(settings, store, environ={"HOOK": url}).after_success(
+            "s1", (STAND_IN_FOR_NINA,), NOW
+        )
     assert got == []
 
 
@@ -483,11 +485,13 @@ def test_a_stand_in_message_that_was_not_delivered_is_told_after_the_next_run(
     with receiver(status=500) as (url, got):
         record(store, "s1", "applied", NOW, substitutes=(STAND_IN_FOR_NINA,))
         notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
-        assert notifier.after_success("s1", NOW) is None
+        assert notifier.after_success("s1", (STAND_IN_FOR_NINA,), NOW) is None
     with receiver() as (url, got):
         record(store, "s2", "in_sync", NOW + timedelta(hours=1), substitutes=(STAND_IN_FOR_NINA,))
         notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
-        assert notifier.after_success("s2", NOW + timedelta(hours=1)) is not None
+        assert (
+            notifier.after_success("s2", (STAND_IN_FOR_NINA,), NOW + timedelta(hours=1)) is not None
+        )
     assert [[s["lead"] for s in n["started"]] for n in got] == [["nina@x.com"]]
 
 
