@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hrsync import __version__
-from hrsync.gcpause import imports_frozen
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
 
 
@@ -146,11 +145,15 @@ def _dispatch(args: argparse.Namespace) -> int:
 
             return run(args)
         case "sync":
+            from hrsync.gcpause import imports_frozen
+
             with imports_frozen():
                 from hrsync.commands.sync import sync
 
             return sync(args)
         case "plan":
+            from hrsync.gcpause import imports_frozen
+
             with imports_frozen():
                 from hrsync.commands.sync import plan
 
