@@ -22,6 +22,7 @@ from hrsync.store.lease_postgres import AdvisoryLease
 from hrsync.store.lease_row import RowLease
 from hrsync.store.migrate import ensure_current
 from hrsync.store.notifications import NotificationQueries, NotifyRecord
+from hrsync.store.people import DxPerson, HeldChanges, HeldRecord, PeopleQueries
 from hrsync.store.runs import ACCEPTED_OUTCOMES, RunQueries, RunRecord
 from hrsync.store.submissions import SubmissionQueries, SubmissionRecord
 
@@ -29,7 +30,10 @@ from hrsync.store.submissions import SubmissionQueries, SubmissionRecord
 __all__ = [
     "ACCEPTED_OUTCOMES",
     "DeferralRecord",
+    "DxPerson",
     "HeartbeatRecord",
+    "HeldChanges",
+    "HeldRecord",
     "NotifyRecord",
     "RunRecord",
     "Store",
@@ -45,6 +49,7 @@ class Store(
     DeferralQueries,
     HeartbeatQueries,
     NotificationQueries,
+    PeopleQueries,
 ):
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)

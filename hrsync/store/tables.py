@@ -153,3 +153,30 @@ notify_state = Table(
     Column("notified_at", UTCDateTime(), nullable=False),
     Column("run_id", String(40)),
 )
+
+# Each person in the last hierarchy DX verifiably took (or found in sync), by the e-mail
+# DX took, and whether DX counts them as a user. A held person keeps the place DX had for
+# them, found here by employee id; a person DX does not count holds up no verification.
+dx_people = Table(
+    "dx_people",
+    metadata,
+    Column("email", String(320), primary_key=True),
+    Column("employee_id", String(300)),
+    Column("first_sent_at", UTCDateTime(), nullable=False),
+    # 1: DX counts them; 0: DX ignored the e-mail (not a DX user yet); NULL: not known.
+    Column("counted", Integer),
+    Column("evidence", Text),  # how `counted` was learned, in words
+    Column("counted_at", UTCDateTime()),  # when `counted` last changed
+    Index("ix_dx_people_employee_id", "employee_id"),
+)
+
+# People whose own row has a problem, held where DX had them; `since` says how long.
+held_people = Table(
+    "held_people",
+    metadata,
+    # Their employee id, else their e-mail, else their row's location: what names them.
+    Column("person", String(320), primary_key=True),
+    Column("since", UTCDateTime(), nullable=False),
+    Column("location", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+)

@@ -1,0 +1,144 @@
+"""The people tables: each person as DX last verifiably took them (`dx_people`), and the
+people held for a problem with their own row (`held_people`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from sqlalchemy import delete, insert, select, update
+
+from hrsync.store import tables
+from hrsync.store.sessions import StoreSessions
+
+
+@dataclass(frozen=True, slots=True)
+class DxPerson:
+    email: str  # as DX took it
+    employee_id: str | None
+    first_sent_at: datetime
+    counted: bool | None  # whether DX counts them as a user; None: not known yet
+    evidence: str | None  # how `counted` was learned
+    counted_at: datetime | None  # when `counted` last changed
+
+
+@dataclass(frozen=True, slots=True)
+class HeldRecord:
+    person: str  # employee id, else e-mail, else the row's location
+    location: str
+    detail: str  # what is wrong with the row, in words
+    since: datetime | None = None  # set by the store: when they were first held
+
+
+@dataclass(frozen=True, slots=True)
+class HeldChanges:
+    held: tuple[HeldRecord, ...]  # everyone held now, each with `since`
+    started: tuple[HeldRecord, ...]  # held now, not before
+    cleared: tuple[HeldRecord, ...]  # held before, not now
+
+
+class PeopleQueries(StoreSessions):
+    def dx_people(self) -> dict[str, DxPerson]:
+        """Every person of the last hierarchy DX verifiably took, by e-mail."""
+        people = tables.dx_people
+        with self._read() as s:
+            return {
+                r.email: DxPerson(
+                    r.email,
+                    r.employee_id,
+                    r.first_sent_at,
+                    None if r.counted is None else bool(r.counted),
+                    r.evidence,
+                    r.counted_at,
+                )
+                for r in s.execute(select(people))
+            }
+
+    def record_sent_people(self, sent: Mapping[str, str | None], now: datetime) -> None:
+        """The people of a hierarchy DX verifiably took (e-mail -> employee id): new ones
+        added, changed ids kept, and those no longer sent forgotten. What DX counts of
+        each stays as it was learned."""
+        people = tables.dx_people
+        with self._write() as s:
+            known = dict(s.execute(select(people.c.email, people.c.employee_id)).tuples().all())
+            gone = [email for email in known if email not in sent]
+            for chunk in _chunks(gone):
+                s.execute(delete(people).where(people.c.email.in_(chunk)))
+            new = [
+                {"email": email, "employee_id": eid, "first_sent_at": now}
+                for email, eid in sent.items()
+                if email not in known
+            ]
+            if new:
+                s.execute(insert(people), new)
+            for email, eid in sent.items():
+                if email in known and known[email] != eid:
+                    s.execute(update(people).where(people.c.email == email).values(employee_id=eid))
+
+    def set_counted(self, verdicts: Mapping[str, tuple[bool, str]], now: datetime) -> None:
+        """What DX showed of these people (e-mail -> (counted, evidence)); `counted_at`
+        moves only when the verdict changes. E-mails not in the table are ignored."""
+        people = tables.dx_people
+        with self._write() as s:
+            known = {
+                r.email: r.counted
+                for r in s.execute(select(people.c.email, people.c.counted))
+                if r.email in verdicts
+            }
+            for email, (counted, evidence) in verdicts.items():
+                if email not in known:
+                    continue
+                values: dict[str, object] = {"counted": int(counted), "evidence": evidence}
+                if known[email] is None or bool(known[email]) != counted:
+                    values["counted_at"] = now
+                s.execute(update(people).where(people.c.email == email).values(**values))
+
+    def held_people(self) -> dict[str, HeldRecord]:
+        held = tables.held_people
+        with self._read() as s:
+            return {
+                r.person: HeldRecord(r.person, r.location, r.detail, r.since)
+                for r in s.execute(select(held))
+            }
+
+    def replace_held(self, current: Iterable[HeldRecord], now: datetime) -> HeldChanges:
+        """The people held now replace those held before, each keeping the `since` of an
+        unbroken hold; what started and what cleared is returned, for the notices."""
+        held = tables.held_people
+        with self._write() as s:
+            before = {
+                r.person: HeldRecord(r.person, r.location, r.detail, r.since)
+                for r in s.execute(select(held))
+            }
+            now_held = {
+                record.person: replace(
+                    record,
+                    since=before[record.person].since if record.person in before else now,
+                )
+                for record in current
+            }
+            s.execute(delete(held))
+            if now_held:
+                s.execute(
+                    insert(held),
+                    [
+                        {
+                            "person": r.person,
+                            "since": r.since,
+                            "location": r.location,
+                            "detail": r.detail,
+                        }
+                        for r in now_held.values()
+                    ],
+                )
+        return HeldChanges(
+            held=tuple(now_held.values()),
+            started=tuple(r for p, r in now_held.items() if p not in before),
+            cleared=tuple(r for p, r in before.items() if p not in now_held),
+        )
+
+
+def _chunks(values: list[str], size: int = 500) -> Iterable[list[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

@@ -1,0 +1,70 @@
+"""The people tables: who DX last verifiably took, whether DX counts them, who is held."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hrsync.store.repo import HeldRecord, Store
+
+NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    s = Store.open(database_url)
+    yield s
+    s.close()
+
+
+def test_sent_people_are_kept_by_email_and_those_no_longer_sent_forgotten(store: Store) -> None:
+    store.record_sent_people({"a@x.com": "E1", "b@x.com": "E2"}, NOW)
+    store.set_counted({"a@x.com": (True, "led a team DX took")}, NOW)
+    later = NOW + timedelta(days=1)
+    store.record_sent_people({"a@x.com": "E1b", "c@x.com": None}, later)
+    people = store.dx_people()
+    assert sorted(people) == ["a@x.com", "c@x.com"]
+    a = people["a@x.com"]
+    assert (a.employee_id, a.first_sent_at, a.counted, a.evidence) == (
+        "E1b",
+        NOW,
+        True,
+        "led a team DX took",
+    )
+    assert people["c@x.com"].counted is None
+    assert people["c@x.com"].first_sent_at == later
+
+
+def test_counted_at_moves_only_when_the_verdict_changes(store: Store) -> None:
+    store.record_sent_people({"a@x.com": "E1"}, NOW)
+    store.set_counted({"a@x.com": (False, "ignored"), "nobody@x.com": (True, "x")}, NOW)
+    store.set_counted({"a@x.com": (False, "ignored again")}, NOW + timedelta(hours=1))
+    a = store.dx_people()["a@x.com"]
+    assert (a.counted, a.counted_at, a.evidence) == (False, NOW, "ignored again")
+    store.set_counted({"a@x.com": (True, "counted")}, NOW + timedelta(days=2))
+    assert store.dx_people()["a@x.com"].counted_at == NOW + timedelta(days=2)
+    assert "nobody@x.com" not in store.dx_people()
+
+
+def test_held_people_keep_their_since_while_held_and_say_what_started_and_cleared(
+    store: Store,
+) -> None:
+    first = store.replace_held(
+        [HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW
+    )
+    assert [r.person for r in first.started] == ["E1"] and not first.cleared
+    later = NOW + timedelta(days=1)
+    second = store.replace_held(
+        [
+            HeldRecord("E1", "people.csv line 4", "Work Email is empty"),
+            HeldRecord("E2", "people.csv line 9", "manager 'E77' matches nobody"),
+        ],
+        later,
+    )
+    assert [r.person for r in second.started] == ["E2"]
+    assert {r.person: r.since for r in second.held} == {"E1": NOW, "E2": later}
+    third = store.replace_held([], later + timedelta(days=1))
+    assert sorted(r.person for r in third.cleared) == ["E1", "E2"] and not third.held
+    assert store.held_people() == {}
