@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, insert, select, update
 
@@ -95,48 +96,79 @@ class PeopleQueries(StoreSessions):
                 s.execute(update(people).where(people.c.email == email).values(**values))
 
     def held_people(self) -> dict[str, HeldRecord]:
+        """Everyone held now, by `HeldRecord.person`."""
         held = tables.held_people
         with self._read() as s:
-            return {
-                r.person: HeldRecord(r.person, r.location, r.detail, r.since)
-                for r in s.execute(select(held))
-            }
+            rows = s.execute(select(held).where(held.c.cleared_at.is_(None)))
+            return {r.person: HeldRecord(r.person, r.location, r.detail, r.since) for r in rows}
 
     def replace_held(self, current: Iterable[HeldRecord], now: datetime) -> HeldChanges:
         """The people held now replace those held before, each keeping the `since` of an
-        unbroken hold; what started and what cleared is returned, for the notices."""
+        unbroken hold. One whose hold was told and now ends is kept as cleared until
+        that is told too (`held_notices`)."""
         held = tables.held_people
         with self._write() as s:
-            before = {
-                r.person: HeldRecord(r.person, r.location, r.detail, r.since)
-                for r in s.execute(select(held))
-            }
-            now_held = {
-                record.person: replace(
-                    record,
-                    since=before[record.person].since if record.person in before else now,
-                )
-                for record in current
-            }
-            s.execute(delete(held))
-            if now_held:
-                s.execute(
-                    insert(held),
-                    [
-                        {
-                            "person": r.person,
-                            "since": r.since,
-                            "location": r.location,
-                            "detail": r.detail,
-                        }
-                        for r in now_held.values()
-                    ],
-                )
+            rows = {r.person: r for r in s.execute(select(held))}
+            before = {p: r for p, r in rows.items() if r.cleared_at is None}
+            now_held: dict[str, HeldRecord] = {}
+            for record in current:
+                old = before.get(record.person)
+                since = old.since if old is not None else now
+                now_held[record.person] = replace(record, since=since)
+                values: dict[str, object] = {"location": record.location, "detail": record.detail}
+                if record.person in rows:
+                    if old is None:  # cleared but not yet told: held again, as it was
+                        values["since"] = since
+                    s.execute(
+                        update(held)
+                        .where(held.c.person == record.person)
+                        .values(**values, cleared_at=None)
+                    )
+                else:
+                    s.execute(
+                        insert(held).values(person=record.person, since=now, **values, notified="")
+                    )
+            ended = [p for p in before if p not in now_held]
+            told = [p for p in ended if rows[p].notified == "held"]
+            untold = [p for p in ended if rows[p].notified != "held"]
+            for chunk in _chunks(told):
+                s.execute(update(held).where(held.c.person.in_(chunk)).values(cleared_at=now))
+            for chunk in _chunks(untold):
+                s.execute(delete(held).where(held.c.person.in_(chunk)))
         return HeldChanges(
             held=tuple(now_held.values()),
             started=tuple(r for p, r in now_held.items() if p not in before),
-            cleared=tuple(r for p, r in before.items() if p not in now_held),
+            cleared=tuple(
+                HeldRecord(p, before[p].location, before[p].detail, before[p].since) for p in ended
+            ),
         )
+
+    def held_notices(self) -> HeldChanges:
+        """What the webhook has yet to tell: people held and not told so, and people told
+        held whose hold has ended."""
+        held = tables.held_people
+        with self._read() as s:
+            rows = list(s.execute(select(held)))
+
+        def record(r: Any) -> HeldRecord:
+            return HeldRecord(r.person, r.location, r.detail, r.since)
+
+        return HeldChanges(
+            held=tuple(record(r) for r in rows if r.cleared_at is None),
+            started=tuple(record(r) for r in rows if r.cleared_at is None and r.notified != "held"),
+            cleared=tuple(record(r) for r in rows if r.cleared_at is not None),
+        )
+
+    def held_told(self, changes: HeldChanges) -> None:
+        """The webhook told `changes`: the started are told held, the cleared forgotten."""
+        held = tables.held_people
+        with self._write() as s:
+            for chunk in _chunks([r.person for r in changes.started]):
+                s.execute(update(held).where(held.c.person.in_(chunk)).values(notified="held"))
+            for chunk in _chunks([r.person for r in changes.cleared]):
+                s.execute(
+                    delete(held).where(held.c.person.in_(chunk), held.c.cleared_at.is_not(None))
+                )
 
 
 def _chunks(values: list[str], size: int = 500) -> Iterable[list[str]]:

@@ -179,4 +179,8 @@ held_people = Table(
     Column("since", UTCDateTime(), nullable=False),
     Column("location", Text, nullable=False),
     Column("detail", Text, nullable=False),
+    # What the webhook last told of them: "" nothing yet, "held" that they are held. A
+    # person told held whose row is fixed stays, `cleared_at` set, until that is told.
+    Column("notified", String(10), nullable=False, default=""),
+    Column("cleared_at", UTCDateTime()),
 )

@@ -35,6 +35,8 @@ def upgrade() -> None:
         sa.Column("since", sa.DateTime(), nullable=False),
         sa.Column("location", sa.Text(), nullable=False),
         sa.Column("detail", sa.Text(), nullable=False),
+        sa.Column("notified", sa.String(length=10), nullable=False),
+        sa.Column("cleared_at", sa.DateTime(), nullable=True),
         sa.PrimaryKeyConstraint("person"),
     )
 

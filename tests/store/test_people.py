@@ -51,9 +51,7 @@ def test_counted_at_moves_only_when_the_verdict_changes(store: Store) -> None:
 def test_held_people_keep_their_since_while_held_and_say_what_started_and_cleared(
     store: Store,
 ) -> None:
-    first = store.replace_held(
-        [HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW
-    )
+    first = store.replace_held([HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW)
     assert [r.person for r in first.started] == ["E1"] and not first.cleared
     later = NOW + timedelta(days=1)
     second = store.replace_held(
@@ -68,3 +66,26 @@ def test_held_people_keep_their_since_while_held_and_say_what_started_and_cleare
     third = store.replace_held([], later + timedelta(days=1))
     assert sorted(r.person for r in third.cleared) == ["E1", "E2"] and not third.held
     assert store.held_people() == {}
+
+
+def test_a_told_hold_that_ends_waits_to_be_told_cleared(store: Store) -> None:
+    store.replace_held([HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW)
+    pending = store.held_notices()
+    assert [r.person for r in pending.started] == ["E1"] and not pending.cleared
+    store.held_told(pending)
+    assert not store.held_notices().started
+    later = NOW + timedelta(days=1)
+    store.replace_held([], later)
+    assert store.held_people() == {}
+    cleared = store.held_notices()
+    assert [r.person for r in cleared.cleared] == ["E1"] and not cleared.held
+    store.held_told(cleared)
+    after = store.held_notices()
+    assert (after.held, after.started, after.cleared) == ((), (), ())
+
+
+def test_a_hold_never_told_that_ends_leaves_nothing_to_tell(store: Store) -> None:
+    store.replace_held([HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW)
+    store.replace_held([], NOW + timedelta(hours=1))
+    notices = store.held_notices()
+    assert (notices.held, notices.started, notices.cleared) == ((), (), ())
