@@ -58,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-shrink", action="store_true", help="accept a shrunken export this once"
     )
     sync.add_argument(
+        "--allow-held",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help="let this run hold up to N people whose own rows have problems, past "
+        "sync.max_held and sync.max_held_fraction",
+    )
+    sync.add_argument(
         "--allow-attribute-changes",
         action="store_true",
         help="let this run change more user attributes than attributes.max_change_fraction",

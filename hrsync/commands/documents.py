@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from hrsync.core.listing import LIMIT
 from hrsync.core.plan import (
     COUNT_KEYS,
     Archive,
@@ -29,6 +30,7 @@ from hrsync.core.text import plural, quoted
 from hrsync.outcome import Outcome
 
 if TYPE_CHECKING:
+    from hrsync.core.held import Hold
     from hrsync.core.identity import TeamRow
     from hrsync.store.repo import RunRecord
     from hrsync.sync.results import SyncResult
@@ -53,7 +55,10 @@ def plan_document(result: SyncResult) -> dict[str, Any]:
         "problems": list(result.problems),
         "people": result.people_count,
         "teams": None if plan is None else plan.desired_count,
-        "counts": {key: (plan.counts if plan else {}).get(key, 0) for key in COUNT_KEYS},
+        "counts": {
+            **{key: (plan.counts if plan else {}).get(key, 0) for key in COUNT_KEYS},
+            "held": len(result.held),
+        },
         "changes": [change_document(c) for c in changes],
         "drift": [
             {"team": d.name, "reference_id": d.reference_id, "details": list(d.details)}
@@ -70,7 +75,27 @@ def plan_document(result: SyncResult) -> dict[str, Any]:
             }
             for p in result.unplaced
         ],
+        "held": [held_document(h) for h in result.held],
         "attributes": attributes_document(result),
+    }
+
+
+def held_document(hold: Hold) -> dict[str, Any]:
+    """A held person: their row, what is wrong with it, and what DX keeps for them."""
+    person = hold.person
+    return {
+        "person": person.key,
+        "employee_id": person.employee_id or None,
+        "name": person.name,
+        "location": person.location,
+        "problems": [
+            {"field": p.field, "value": p.value, "expected": p.expected} for p in person.problems
+        ],
+        "dx_email": hold.dx_email,
+        "team": hold.team,
+        "leads": list(hold.leads),
+        "stood_in": [{"team": team, "lead": lead} for team, lead in hold.stood_in],
+        "kept": hold.kept,
     }
 
 
@@ -237,6 +262,14 @@ def render_tree(result: SyncResult) -> str:
         lines.extend(
             f"  - {quoted(a.name)} [{a.reference_id or 'no reference_id'}]" for a in archives
         )
+    if result.held:
+        lines.append("")
+        lines.append(f"Held ({len(result.held)}), as DX last verifiably had them:")
+        lines.extend(
+            f"  ! {h.person.shown}, {h.person.location}: {h.kept}" for h in result.held[:LIMIT]
+        )
+        if len(result.held) > LIMIT:
+            lines.append(f"  and {len(result.held) - LIMIT} more")
     lines.append("")
     lines.append(_counts_line(plan.counts if plan else {}))
     return "\n".join(lines)

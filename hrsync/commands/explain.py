@@ -7,22 +7,27 @@ from __future__ import annotations
 import argparse
 
 from hrsync.commands.startup import load_for, open_store
+from hrsync.config.loading import Settings
 from hrsync.core.explanation import (
     Sent,
     explain,
     explain_excluded,
+    explain_held,
     find_excluded,
+    find_held,
     find_person,
     suggestions,
 )
 from hrsync.core.filters import build_row_filter
 from hrsync.core.identity import assign
 from hrsync.core.listing import capped
+from hrsync.core.people import HeldPerson
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
 from hrsync.sources.open import open_export
-from hrsync.sync.stages import InputRefused, map_teams, read_export
+from hrsync.sync.holding import known_places
+from hrsync.sync.stages import Export, InputRefused, map_teams, read_export
 
 
 def explain_command(args: argparse.Namespace) -> int:
@@ -38,6 +43,9 @@ def explain_command(args: argparse.Namespace) -> int:
         print("\n".join(f"  - {p}" for p in exc.problems[:20]))
         return EXIT_FAILED
     people = export.directory.people
+    held = find_held(export.directory.held, query)
+    if held is not None:
+        return _explain_held(settings, export, held)
     person = find_person(people, query)
     if person is None:
         # The export was read and kept nobody of that id; a filtered row may still hold it.
@@ -54,14 +62,14 @@ def explain_command(args: argparse.Namespace) -> int:
             f"(among the {len(people)} people kept after filters){hint}"
         )
         return EXIT_FAILED
-    try:
-        team_map = map_teams(settings, export)
-    except InputRefused as exc:
-        print(f"hrsync: the teams cannot be made from {export.source}:")
-        print("\n".join(f"  - {p}" for p in exc.problems[:20]))
-        return EXIT_FAILED
     store = open_store(settings)
     try:
+        try:
+            team_map = map_teams(settings, export, known_places(store, export.directory)).team_map
+        except InputRefused as exc:
+            print(f"hrsync: the teams cannot be made from {export.source}:")
+            print("\n".join(f"  - {p}" for p in exc.problems[:20]))
+            return EXIT_FAILED
         with DxClient.from_settings(settings) as client:
             dx_teams = client.teams()
         # The assign stage's own function: the reference_ids a sync would send.
@@ -89,4 +97,20 @@ def explain_command(args: argparse.Namespace) -> int:
         ),
         end="",
     )
+    return EXIT_OK
+
+
+def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int:
+    store = open_store(settings)
+    try:
+        placed = map_teams(settings, export, known_places(store, export.directory))
+        record = store.held_people().get(person.key)
+    except InputRefused as exc:
+        print(f"hrsync: the teams cannot be made from {export.source}:")
+        print("\n".join(f"  - {p}" for p in exc.problems[:20]))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    hold = next(h for h in placed.holds if h.person.row == person.row)
+    print(explain_held(hold, record.since if record is not None else None), end="")
     return EXIT_OK

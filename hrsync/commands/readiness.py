@@ -17,7 +17,7 @@ from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.mapping import LeadWithoutReports, Unplaced
-from hrsync.core.people import Person, UnknownManager, export_columns
+from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
 from hrsync.core.text import plural
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
@@ -101,8 +101,10 @@ def _export(settings: Settings) -> list[Check]:
         checks.append(_unknown_managers(directory.unknown_managers))
     if settings.attributes.active:
         checks.append(_attributes(settings, directory.people))
+    if directory.held:
+        checks.append(_held(directory.held))
     try:
-        team_map = map_teams(settings, export)
+        team_map = map_teams(settings, export).team_map
     except InputRefused as exc:
         if exc.stage == "template":
             checks.append(Check("mapping", False, "; ".join(exc.problems), "fix [mapping]"))
@@ -126,6 +128,19 @@ def _bullets(items: Sequence[object]) -> str:
     if len(items) > LIMIT:
         lines += f"\n       and {len(items) - LIMIT} more"
     return lines
+
+
+def _held(held: Sequence[HeldPerson]) -> Check:
+    # Not a failure (everyone else syncs), but each needs their row fixed in HR.
+    lines = _bullets([f"{p.shown}, {p.location}: {p.detail}" for p in held])
+    return Check(
+        "held people",
+        True,
+        f"{len(held)} held for a problem of their own row; DX keeps what it last "
+        f"verifiably had for them:{lines}",
+        warning=True,
+        fix="fix their rows in HR; `hrsync explain PERSON` says where DX keeps each",
+    )
 
 
 def _unplaced(unplaced: Sequence[Unplaced]) -> Check:

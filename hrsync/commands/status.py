@@ -92,6 +92,16 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         "timezone": settings.sync.timezone,
         # As DX has them since the last success: each until the real lead joins DX.
         "stand_in_leads": [s.shown() for s in (success.substitutes if success else ())],
+        # Each until their row is fixed in HR; DX keeps what it last verifiably had.
+        "held": [
+            {
+                "person": h.person,
+                "location": h.location,
+                "detail": h.detail,
+                "since": _iso(h.since) if h.since else None,
+            }
+            for h in sorted(store.held_people().values(), key=lambda h: (h.since, h.person))
+        ],
     }
 
 
@@ -153,6 +163,14 @@ def render(doc: dict[str, Any]) -> str:
         )
     if len(doc["stand_in_leads"]) > LIMIT:
         lines.append(f"             and {len(doc['stand_in_leads']) - LIMIT} more stand-ins")
+    held = doc["held"]
+    for item in held[:LIMIT]:
+        lines.append(
+            f"Held:        {item['person']} since {item['since'][:10]}, {item['location']}: "
+            f"{item['detail']}"
+        )
+    if len(held) > LIMIT:
+        lines.append(f"             and {len(held) - LIMIT} more held")
     deferral = doc["deferral"]
     lines.append(
         f"Deferred:    until {deferral['until']}: {deferral['reason']}"

@@ -26,6 +26,7 @@ def sync(args: argparse.Namespace) -> int:
         allow_archive=args.allow_archive,
         allow_shrink=args.allow_shrink,
         allow_attribute_changes=args.allow_attribute_changes,
+        allow_held=args.allow_held,
     )
     settings = load_for(args)
     if request.dry_run:

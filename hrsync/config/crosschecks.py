@@ -83,11 +83,11 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
             '= "{Office}"'
         )
     sync = s.sync
-    for key in ("max_archive_fraction", "min_people_fraction"):
+    for key in ("max_archive_fraction", "min_people_fraction", "max_held_fraction"):
         value = getattr(sync, key)
         if not 0 <= value <= 1:
             p.append(f"sync.{key} must be between 0 and 1, got {value}")
-    for key in ("max_archive", "retro_window_days", "max_resends"):
+    for key in ("max_archive", "retro_window_days", "max_resends", "max_held"):
         if getattr(sync, key) < 0:
             p.append(f"sync.{key} must be 0 or more, got {getattr(sync, key)}")
     if sync.heartbeat_s >= sync.healthcheck_max_age_s:

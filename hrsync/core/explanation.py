@@ -16,10 +16,11 @@ from datetime import datetime
 
 from hrsync.core.compare import index_dx
 from hrsync.core.filters import STATUS_REASON, RowFilter
+from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped
 from hrsync.core.mapping import DesiredTeam, TeamMap, Unplaced
-from hrsync.core.people import Person
+from hrsync.core.people import HeldPerson, Person
 from hrsync.core.rows import SourceRow
 from hrsync.core.settings import FieldSettings
 from hrsync.core.templates import Template, is_template
@@ -55,6 +56,36 @@ def find_person(people: Sequence[Person], query: str) -> Person | None:
         if person.employee_id == wanted or person.email.casefold() == folded:
             return person
     return None
+
+
+def find_held(held: Sequence[HeldPerson], query: str) -> HeldPerson | None:
+    """The held person with this employee id (exact) or e-mail (any case)."""
+    wanted = query.strip()
+    folded = wanted.casefold()
+    for person in held:
+        if (person.employee_id and person.employee_id == wanted) or (
+            person.email and person.email.casefold() == folded
+        ):
+            return person
+    return None
+
+
+def explain_held(hold: Hold, since: datetime | None) -> str:
+    """A held person: since when, their row and what is wrong, and where DX keeps them."""
+    person = hold.person
+    when = f" since {since:%Y-%m-%d}" if since is not None else ""
+    lines = [
+        person.shown + (f" <{person.email}>" if person.email else ""),
+        f"  held{when}: {person.location}, {person.detail}; {hold.kept}",
+    ]
+    if hold.dx_email is not None:
+        lines.append(f"  DX has them as {hold.dx_email}, from the last import DX verifiably took")
+    lines.extend(
+        f"  leads {team!r} in HR, but DX never took them: {lead} stands in"
+        for team, lead in hold.stood_in
+    )
+    lines.append("  fix their row in HR; the next run syncs them as it says")
+    return "\n".join(lines) + "\n"
 
 
 def suggestions(people: Sequence[Person], query: str, limit: int = 5) -> list[str]:

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.substitutes import LeadSubstitute
@@ -175,6 +175,61 @@ def stand_in_message(
         "event": STAND_IN,
         "started": [s.shown() for s in change.started[:LIMIT]],
         "ended": [s.shown() for s in change.ended[:LIMIT]],
+        "run_id": run_id,
+        "host": host or None,
+        "at": now.astimezone(UTC).isoformat(),
+        "text": text,
+    }
+
+
+# ---------------------------------------------------------------- held people
+
+HELD = "held"  # the `notify.on` event
+
+
+class HeldEntry(NamedTuple):
+    """A held person as a notice tells of them (from the state store)."""
+
+    person: str  # employee id, else e-mail, else row
+    location: str
+    detail: str
+
+
+def held_message(
+    started: Sequence[HeldEntry],
+    cleared: Sequence[HeldEntry],
+    fmt: str,
+    *,
+    run_id: str,
+    now: datetime,
+    host: str = "",
+    explain: str = "hrsync explain",
+) -> dict[str, Any]:
+    """The webhook's body for people newly held and people whose hold ended: each told
+    once when it starts and once when it clears, never every run."""
+    lines = []
+    if started:
+        lines.append(
+            f"{len(started)} person(s) held for a problem of their own HR row; DX keeps what "
+            "it last verifiably had for them, everyone else is synced. Fix the rows in HR:"
+        )
+        lines.extend(f"- {p.person}, {p.location}: {p.detail}" for p in started[:LIMIT])
+        if len(started) > LIMIT:
+            lines.append(f"- and {len(started) - LIMIT} more")
+        lines.append(f"Where DX keeps each: {explain} {started[0].person}")
+    if cleared:
+        lines.append(f"{len(cleared)} held person(s) synced again (their row was fixed, or left):")
+        lines.extend(f"- {p.person}" for p in cleared[:LIMIT])
+    lines.append(f"Run {run_id}" + (f" on {host}" if host else ""))
+    text = "\n".join(lines)
+    if fmt == "slack":
+        return {"text": text}
+    return {
+        "event": HELD,
+        "started": [p._asdict() for p in started[:LIMIT]],
+        "started_count": len(started),
+        "cleared": [p.person for p in cleared[:LIMIT]],
+        "cleared_count": len(cleared),
         "run_id": run_id,
         "host": host or None,
         "at": now.astimezone(UTC).isoformat(),

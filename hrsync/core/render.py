@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hrsync.core.guards import Deferral, Refusal
+from hrsync.core.held import Hold
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.mapping import Unplaced
 from hrsync.core.people import UnknownManager
@@ -299,6 +300,25 @@ def render_substitutes(substitutes: Sequence[LeadSubstitute]) -> str:
         f"  ~ {quoted(s.team)} [{s.reference_id}]: {s.substitute_email} stands in for "
         f"{s.lead_email} until they join DX"
         for s in substitutes[:LIMIT]
+    )
+    if count > LIMIT:
+        lines.append(f"  and {count - LIMIT} more")
+    return "\n".join(lines) + "\n"
+
+
+def render_held(holds: Sequence[Hold]) -> str:
+    """The section of `plan` and `check` for people held for a problem of their own row:
+    each with their row, what is wrong, and where DX keeps them meanwhile."""
+    if not holds:
+        return ""
+    count = len(holds)
+    lines = [
+        f"Held ({count}): a problem of their own row; DX keeps what it last verifiably had "
+        "for them, everyone else is synced:"
+    ]
+    lines.extend(
+        f"  ! {h.person.shown}, {h.person.location}: {h.person.detail}; {h.kept}"
+        for h in holds[:LIMIT]
     )
     if count > LIMIT:
         lines.append(f"  and {count - LIMIT} more")

@@ -161,6 +161,10 @@ class SyncSettings:
     max_archive: int = 10
     max_archive_fraction: float = 0.2
     min_people_fraction: float = 0.8
+    # A problem of one person's own row holds that person ("hold") or refuses the run.
+    on_person_problem: Literal["hold", "refuse"] = "hold"
+    max_held: int = 25  # more held people than this refuses the run
+    max_held_fraction: float = 0.02  # … or more than this share of the export's people
     retro_window_days: int = 21
     verify_timeout_s: float = 600.0
     max_resends: int = 2
@@ -177,7 +181,15 @@ class DaemonSettings:
     listen: str = ""
 
 
-NOTIFY_EVENTS = ("refused", "rejected", "quarantined", "unverified", "recovered", "stand_in")
+NOTIFY_EVENTS = (
+    "refused",
+    "rejected",
+    "quarantined",
+    "unverified",
+    "recovered",
+    "stand_in",
+    "held",
+)
 
 
 @dataclass(frozen=True)

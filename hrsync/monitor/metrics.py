@@ -54,7 +54,13 @@ class Metrics:
             "When the pending deferral ends (Unix time); 0: not deferred.",
             registry=r,
         )
-        self.people = Gauge("hrsync_people", "People in the last accepted export.", registry=r)
+        self.people = Gauge(
+            "hrsync_people",
+            "People by state: synced (kept from the last accepted export and synced as it "
+            "says), held (a problem of their own row: DX keeps what it had).",
+            ["state"],
+            registry=r,
+        )
         self.teams = Gauge("hrsync_teams", "Teams in the last accepted export.", registry=r)
         self.plan_changes = Gauge(
             "hrsync_plan_changes",
@@ -84,6 +90,8 @@ class Metrics:
             self.attention.labels(reason).set(0)
         for kind in COUNT_KEYS:
             self.plan_changes.labels(kind).set(0)
+        for state in ("synced", "held"):
+            self.people.labels(state).set(0)
         self.last_success.set(0)
         self.deferred_until.set(0)
 
@@ -115,9 +123,11 @@ class Metrics:
             if outcome in SUCCESS:
                 self.last_success.set(ended_at.timestamp())
                 if result.people_count is not None:
-                    self.people.set(result.people_count)
+                    self.people.labels("synced").set(result.people_count)
                 if result.plan is not None:
                     self.teams.set(result.plan.desired_count)
+            if result.people_count is not None:  # the export was read and mapped
+                self.people.labels("held").set(len(result.held))
             if result.plan is not None:
                 for kind, count in result.plan.counts.items():
                     self.plan_changes.labels(kind).set(count)
@@ -159,7 +169,8 @@ class Metrics:
             self.last_success.set(_ended(success).timestamp())
         people = store.last_accepted_people_count()
         if people is not None:
-            self.people.set(people)
+            self.people.labels("synced").set(people)
+        self.people.labels("held").set(len(store.held_people()))
         self.teams.set(store.active_team_count())
         last = store.newest_run(OUTCOMES)
         if last is not None:

@@ -18,13 +18,16 @@ import httpx
 
 from hrsync import logs
 from hrsync.core.notify import (
+    HELD,
     OK,
     STAND_IN,
+    HeldEntry,
     Notice,
     Observation,
     Sent,
     StandInChange,
     decide,
+    held_message,
     message,
     recovered_quietly,
     stand_in_change,
@@ -116,6 +119,28 @@ class Notifier:
         self.store.save_notify_state(NotifyRecord(STAND_IN, STAND_IN, now, run_id), STAND_IN)
         log.info("notify.sent", notify_event=STAND_IN, run_id=run_id)
         return change
+
+    def after_held(self, run_id: str, now: datetime) -> bool:
+        """Tell of people newly held and of holds that ended, each once (what was told is
+        kept in the store, so a failed POST is told again after the next run)."""
+        if HELD not in self.settings.on:
+            return False
+        pending = self.store.held_notices()
+        if not pending.started and not pending.cleared:
+            return False
+        body = held_message(
+            [HeldEntry(r.person, r.location, r.detail) for r in pending.started],
+            [HeldEntry(r.person, r.location, r.detail) for r in pending.cleared],
+            self.settings.format,
+            run_id=run_id,
+            now=now,
+            host=socket.gethostname(),
+        )
+        if not self._post(body, HELD):
+            return False
+        self.store.held_told(pending)
+        log.info("notify.sent", notify_event=HELD, run_id=run_id)
+        return True
 
     def _post(self, body: Mapping[str, object], event: str) -> bool:
         assert self._url is not None

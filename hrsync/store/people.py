@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
@@ -55,6 +55,10 @@ class PeopleQueries(StoreSessions):
                 )
                 for r in s.execute(select(people))
             }
+
+    def dx_people_count(self) -> int:
+        with self._read() as s:
+            return int(s.execute(select(func.count()).select_from(tables.dx_people)).scalar_one())
 
     def record_sent_people(self, sent: Mapping[str, str | None], now: datetime) -> None:
         """The people of a hierarchy DX verifiably took (e-mail -> employee id): new ones

@@ -19,6 +19,7 @@ from hrsync import logs
 from hrsync.clock import Clock
 from hrsync.config.loading import Settings
 from hrsync.core.guards import DeferralKind
+from hrsync.core.held import Hold
 from hrsync.core.identity import Assignment, TeamRow
 from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
@@ -83,6 +84,7 @@ class Mapped:
     source: str  # the export's name, for the log
     directory: Directory
     team_map: TeamMap
+    holds: tuple[Hold, ...] = ()  # the held people, and where DX keeps them
 
     @property
     def people_count(self) -> int:
@@ -100,6 +102,7 @@ class Planned:
     plan: Plan
     report: str
     unplaced: tuple[Unplaced, ...] = ()  # people in no team, with why
+    holds: tuple[Hold, ...] = ()  # people held for a problem of their own row
     notes: str = ""  # the report's sections after the plan (unknown managers, unplaced)
     # Leads DX does not know yet and who stands in (sync/lead_substitution.py), and how
     # many times the run planned again for them.
@@ -141,7 +144,9 @@ def end(
         SyncResult(
             run.run_id,
             outcome,
-            counts=plan.counts if plan is not None else {},
+            counts={**plan.counts, "held": len(planned.holds)}
+            if plan is not None and planned is not None
+            else {},
             reason=reason,
             resume_at=resume_at,
             plan=plan,
@@ -149,6 +154,7 @@ def end(
             preview_url=preview_url,
             people_count=planned.people_count if planned is not None else None,
             unplaced=planned.unplaced if planned is not None else (),
+            held=planned.holds if planned is not None else (),
             rows=tuple(planned.assignment.teams) if planned is not None else (),
             substitutes=planned.substitutes if planned is not None else (),
             action=action,

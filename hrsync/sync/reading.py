@@ -14,6 +14,14 @@ from typing import Literal
 from hrsync import logs
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import used_columns
+from hrsync.core.held import (
+    NOTHING_KNOWN,
+    HeldTeams,
+    KnownPlaces,
+    graph_people,
+    held_refusal,
+    place_held,
+)
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.people import Directory, read_people
 from hrsync.core.problems import group_problems, grouped_lines
@@ -23,6 +31,7 @@ from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.open import open_export
 from hrsync.sync.context import Mapped, Run, end
+from hrsync.sync.holding import known_places, log_held, remember_held
 
 log = logs.get_logger("hrsync.sync")
 
@@ -56,8 +65,13 @@ class Export:
     pages: int = 1  # HTTP pages read (1 for a file)
 
 
-def read_export(settings: Settings) -> Export:
-    """read: the export as people, or InputRefused / SourceUnavailable (retry later)."""
+def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
+    """read: the export as people, or InputRefused / SourceUnavailable (retry later).
+
+    People with problems of their own row are held (`Directory.held`) unless
+    `sync.on_person_problem = "refuse"`, or there are more than the held guard lets
+    through (`allow_held`: `sync --allow-held N`): then the export is refused as a whole.
+    """
     src = settings.source
     try:
         export = open_export(src)
@@ -73,6 +87,7 @@ def read_export(settings: Settings) -> Export:
             ),
             null_values=src.null_values,
             unknown_manager=src.unknown_manager,
+            hold_people=settings.sync.on_person_problem == "hold",
         )
     except SourceUnavailable:
         raise
@@ -86,29 +101,67 @@ def read_export(settings: Settings) -> Export:
             source=export.name,
             directory=directory,
         )
+    if directory.held:
+        held = len(directory.held)
+        sync = settings.sync
+        too_many = held_refusal(
+            held, held + len(directory.people), sync.max_held, sync.max_held_fraction, allow_held
+        )
+        if too_many is not None:
+            problems = [p for person in directory.held for p in person.problems]
+            raise InputRefused(
+                "export",
+                [
+                    f"{too_many}: so many rows with problems say the export itself is "
+                    f"broken; fix them, or run `hrsync sync --allow-held {held}` to hold "
+                    "them and sync everyone else",
+                    *grouped_lines(dict.fromkeys(problems)),
+                ],
+                source=export.name,
+                directory=directory,
+            )
     return Export(export.name, directory, export.pages)
 
 
-def map_teams(settings: Settings, export: Export) -> TeamMap:
-    """map: the desired teams of the people read, or InputRefused."""
-    people = export.directory.people
-    absent = frozenset(u.value.strip() for u in export.directory.unknown_managers)
+def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_KNOWN) -> HeldTeams:
+    """map: the desired teams of the people read, held people where DX last verifiably
+    had them (`known`), or InputRefused."""
+    directory = export.directory
+    held = directory.held
+    absent = frozenset(u.value.strip() for u in directory.unknown_managers)
+    people = graph_people(directory.people, held, known)
     template = team_name_problems(settings.mapping.team_name, people)
     if template:
         raise InputRefused("template", template, source=export.source)
-    team_map = build_teams(people, settings.mapping, settings.source.fields, absent_managers=absent)
+    mapping, fields = settings.mapping, settings.source.fields
+    built = build_teams(people, mapping, fields, absent_managers=absent)
+    if built.problems and held:
+        # A held person put back under the manager DX had them with may close a cycle
+        # with today's rows: then they stay without one.
+        unrestored = graph_people(directory.people, held, known, restore_managers=False)
+        again = build_teams(unrestored, mapping, fields, absent_managers=absent)
+        if not again.problems:
+            built = again
+    placed = place_held(built, held, known)
+    team_map = placed.team_map
     if team_map.problems:
-        raise InputRefused("mapping", grouped_lines(team_map.problems), source=export.source)
-    empty = no_team_problem(export.source, len(people), team_map, settings.mapping.strategy)
+        # The held people's own problems too: they are what to fix first.
+        own = dict.fromkeys(p for person in held for p in person.problems)
+        raise InputRefused(
+            "mapping", grouped_lines([*team_map.problems, *own]), source=export.source
+        )
+    empty = no_team_problem(
+        export.source, len(directory.people), team_map, settings.mapping.strategy
+    )
     if empty is not None:
         raise InputRefused("mapping", [empty], source=export.source)
-    return team_map
+    return placed
 
 
 def read_and_map(run: Run) -> Mapped:
     """read → map, logged; a refused or unavailable export ends the run."""
     try:
-        export = read_export(run.settings)
+        export = read_export(run.settings, allow_held=run.request.allow_held)
     except SourceUnavailable as exc:
         # Not the export's fault: a failed run, retried on the next schedule.
         log.error("export.unavailable", detail=str(exc))
@@ -126,15 +179,20 @@ def read_and_map(run: Run) -> Mapped:
         people=len(directory.people),
         excluded=directory.excluded,
     )
+    known = known_places(run.store, directory)
     try:
-        team_map = map_teams(run.settings, export)
+        placed = map_teams(run.settings, export, known)
     except InputRefused as exc:
         _refuse_input(run, exc.problems)
+    team_map = placed.team_map
+    log_held(placed.holds)
+    if run.request.operational:
+        remember_held(run.store, placed.holds, run.clock())
     with capped(log, "mapping.note") as notes:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(export.source, directory, team_map)
+    return Mapped(export.source, directory, team_map, placed.holds)
 
 
 def _log_warnings(directory: Directory) -> None:

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from hrsync.core.attributes import AttributeOutcome, AttributePlan, more_serious
 from hrsync.core.guards import DeferralKind
+from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
 from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import Plan
@@ -21,6 +22,8 @@ from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 
 # The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).
+# The people the run could not sync as HR says (each listed in the result).
+PEOPLE_COUNT_KEYS = ("held",)
 ATTRIBUTE_COUNT_KEYS = ("attributes_updated", "attributes_unchanged", "attributes_failed")
 
 
@@ -32,6 +35,7 @@ class SyncRequest:
     allow_archive: int = 0
     allow_shrink: bool = False
     allow_attribute_changes: bool = False  # manual runs only: past the attribute guard
+    allow_held: int | None = None  # manual runs only: hold up to N people past the guard
 
     @property
     def operational(self) -> bool:
@@ -54,6 +58,8 @@ class SyncResult:
     attributes: AttributeResult | None = None  # the attribute step, once it ran
     # People kept from the export but in no team, with why (the plan's section).
     unplaced: tuple[Unplaced, ...] = ()
+    # People held for a problem of their own row, and where DX keeps them.
+    held: tuple[Hold, ...] = ()
     # The desired teams with their reference_ids, once planned (`plan --format tree|json`).
     rows: tuple[TeamRow, ...] = ()
     # Teams whose lead DX does not know yet, and who stands in for them in what was sent.

@@ -14,6 +14,7 @@ from hrsync.core.identity import assign
 from hrsync.core.render import (
     approval_command,
     render_deferral,
+    render_held,
     render_plan,
     render_refusal,
     render_unknown_managers,
@@ -61,8 +62,10 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
                     decision,
                 )
     plan = plan_rows(run, assignment.teams, dx_teams, assignment.unreferenced_dx)
-    notes = render_unknown_managers(mapped.directory.unknown_managers) + render_unplaced(
-        mapped.team_map.unplaced
+    notes = (
+        render_held(mapped.holds)
+        + render_unknown_managers(mapped.directory.unknown_managers)
+        + render_unplaced(mapped.team_map.unplaced)
     )
     return Planned(
         people_count=mapped.people_count,
@@ -72,6 +75,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         plan=plan,
         report=render_plan(plan) + notes,
         unplaced=mapped.team_map.unplaced,
+        holds=mapped.holds,
         notes=notes,
     )
 

@@ -126,7 +126,7 @@ def test_endpoints_metrics_webhook_and_status_follow_the_daemon(workspace: Works
             text = metrics()
             assert sample(text, 'hrsync_runs_total{outcome="applied"}') == 1
             assert (sample(text, "hrsync_last_success_timestamp_seconds") or 0) > 0
-            assert (sample(text, "hrsync_people") or 0) > 0
+            assert (sample(text, 'hrsync_people{state="synced"}') or 0) > 0
             assert (sample(text, "hrsync_teams") or 0) > 0
             assert (
                 sample(text, 'hrsync_dx_requests_total{method="teams.list",outcome="ok"}') or 0

@@ -26,7 +26,7 @@ from hrsync.monitor.endpoints import Endpoints
 from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
 from hrsync.outcome import Outcome
-from hrsync.store.repo import Store
+from hrsync.store.repo import HeldRecord, Store
 from hrsync.sync.results import AttributeResult, SyncResult
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
@@ -116,7 +116,7 @@ def test_a_refusal_raises_attention_and_a_success_clears_it() -> None:
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == 0
     assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
-    assert sample(text, "hrsync_people") == 40
+    assert sample(text, 'hrsync_people{state="synced"}') == 40
     assert sample(text, "hrsync_run_duration_seconds_count") == 3
 
 
@@ -145,7 +145,7 @@ def test_a_restarted_daemon_seeds_its_gauges_from_the_store(store: Store) -> Non
     assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="applied"}') == ended.timestamp()
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == resume.timestamp()
-    assert sample(text, "hrsync_people") == 12
+    assert sample(text, 'hrsync_people{state="synced"}') == 12
 
 
 def test_a_restarted_daemon_still_raises_attention_for_a_refused_attribute_step(
@@ -513,3 +513,94 @@ def test_the_daemons_monitor_tells_of_stand_ins_after_a_success(
         record(store, "s2", "refused", NOW, exit_code=4)
         monitor.run_finished(SyncResult("s2", Outcome.REFUSED, reason="r"), 1.0, quarantined=False)
         assert [n["event"] for n in got] == ["stand_in", "refused"]
+
+
+# ------------------------------------------------------------ held people
+
+CARL = HeldRecord("E901", "people.csv line 42", "Work Email must not be empty")
+EVA = HeldRecord("E905", "people.csv line 44", "Manager ID must be … matches nobody")
+
+
+def test_held_people_are_told_once_when_held_and_once_when_cleared(store: Store) -> None:
+    """Run after run with the same person held is one message, not one a run; a failed
+    POST is told after the next run; a hold that ends is told once more."""
+    runs = [
+        ("h1", [CARL], 200),
+        ("h2", [CARL], 200),  # the same: quiet
+        ("h3", [CARL, EVA], 500),  # Eva's hold begins, but the webhook fails …
+        ("h4", [CARL, EVA], 200),  # … so it is told now
+        ("h5", [EVA], 200),  # Carl's row was fixed
+        ("h6", [EVA], 200),
+    ]
+    told = []
+    for i, (run_id, held, status) in enumerate(runs):
+        at = NOW + timedelta(days=i)
+        store.replace_held(held, at)
+        with receiver(status=status) as (url, got):
+            notifier = Notifier(
+                NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url}
+            )
+            notifier.after_held(run_id, at)
+        if status == 200:
+            told.extend(
+                (n["run_id"], [p["person"] for p in n["started"]], n["cleared"]) for n in got
+            )
+    assert told == [("h1", ["E901"], []), ("h4", ["E905"], []), ("h5", [], ["E901"])]
+
+
+def test_a_held_notice_names_the_row_the_problem_and_the_command(store: Store) -> None:
+    store.replace_held([CARL], NOW)
+    with receiver() as (url, got):
+        settings = NotifySettings(webhook_url_env="HOOK", format="slack")
+        Notifier(settings, store, environ={"HOOK": url}).after_held("h1", NOW)
+    (message,) = got
+    assert "E901, people.csv line 42: Work Email must not be empty" in message["text"]
+    assert "hrsync explain E901" in message["text"]
+
+
+def test_held_people_are_not_told_when_left_out_of_notify_on(store: Store) -> None:
+    store.replace_held([CARL], NOW)
+    with receiver() as (url, got):
+        settings = NotifySettings(webhook_url_env="HOOK", on=("refused",))
+        Notifier(settings, store, environ={"HOOK": url}).after_held("h1", NOW)
+    assert got == []
+
+
+def test_status_lists_held_people_with_the_day_their_hold_began(store: Store) -> None:
+    from hrsync.commands.status import gather, render
+
+    store.replace_held([CARL], NOW - timedelta(days=3))
+    doc = gather(Settings(sync=SyncSettings(schedule="0 6 * * *")), store, NOW)
+    assert doc["held"] == [
+        {
+            "person": "E901",
+            "location": "people.csv line 42",
+            "detail": "Work Email must not be empty",
+            "since": "2026-11-19T06:00:00+00:00",
+        }
+    ]
+    assert "Held:        E901 since 2026-11-19, people.csv line 42: Work Email" in render(doc)
+
+
+def test_the_people_gauge_counts_held_people_and_a_restart_reads_them_back(
+    store: Store,
+) -> None:
+    from hrsync.core.held import Hold
+    from hrsync.core.people import HeldPerson
+
+    carl = HeldPerson(
+        41, "people.csv line 42", "E901", "", "Carl", None, "E002", True, True, (), {}
+    )
+    m = Metrics()
+    held = (Hold(carl, None, None, (), ()),)
+    text = finish(m, SyncResult("r1", Outcome.APPLIED, people_count=40, held=held))
+    assert sample(text, 'hrsync_people{state="held"}') == 1
+    assert sample(text, 'hrsync_people{state="synced"}') == 40
+    # A run that never read the export says nothing of who is held.
+    text = finish(m, SyncResult("r2", Outcome.FAILED))
+    assert sample(text, 'hrsync_people{state="held"}') == 1
+
+    store.replace_held([CARL], NOW)
+    restarted = Metrics()
+    restarted.seed(store, quarantined=False)
+    assert sample(restarted.exposition().decode(), 'hrsync_people{state="held"}') == 1

@@ -58,8 +58,12 @@ returning what it finds:
     problem naming the filters (a wrong `filter.active_status` must not look like an
     empty org); an export with no rows at all (a header only) is fatal too, naming the
     file.
-11. People (`build_people`): the valid kept people (of the org), in export order. Zero
-    people is never a sync.
+11. Held people (`hold_rows`, with `hold_people`): when every fatal problem is one of a
+    person's own row (`Problem.holds`: an e-mail, an id, a duplicate, their manager, a
+    cycle, an over-long value), those rows are held (`Directory.held`) instead of
+    refusing the export; any other problem refuses it with every problem listed.
+12. People (`build_people`): the valid kept people (of the org), in export order, held
+    rows left out. Zero people is never a sync.
 
 Messages cap every list they hold (`hrsync.core.listing.capped`).
 """
@@ -74,12 +78,13 @@ from hrsync.core.people.person import (
     read_row,
     read_value,
 )
-from hrsync.core.people.pipeline import ROOT_REASON, Directory, read_people
+from hrsync.core.people.pipeline import ROOT_REASON, Directory, HeldPerson, read_people
 from hrsync.core.people.validation import Problem
 
 __all__ = [
     "ROOT_REASON",
     "Directory",
+    "HeldPerson",
     "Person",
     "PersonValues",
     "Problem",

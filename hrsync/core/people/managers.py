@@ -13,7 +13,7 @@ from typing import NamedTuple
 from hrsync.core.emails import normalise_email
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import PersonColumns, pick, scatter, take
-from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, warning
+from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, of_person, warning
 from hrsync.core.text import natural_key
 from hrsync.core.tree import forest
 
@@ -253,7 +253,7 @@ def _by_rules(
                 out.absent.setdefault((column, written), []).append(row)
                 continue
             out.findings.append(
-                fatal(
+                of_person(
                     row,
                     location[row],
                     column,
@@ -269,7 +269,7 @@ def _by_rules(
             same = sorted(kept_by.repeated[ref], key=lambda i: natural_key(location[i]))
             listed = capped((f"{fields.describe(i)} at {location[i]}" for i in same), sep="; ")
             out.findings.append(
-                fatal(
+                of_person(
                     row,
                     location[row],
                     column,
@@ -297,7 +297,7 @@ def _by_rules(
             continue
         if chosen == row or ref == own:
             out.findings.append(
-                fatal(
+                of_person(
                     row,
                     location[row],
                     column,
@@ -377,12 +377,13 @@ def find_cycles(
         chain = cycle[first:] + cycle[:first]
         owner = kept_by_id.first[chain[0]]
         found.append(
-            fatal(
+            of_person(
                 owner,
                 fields.location[owner],
                 column,
                 capped([*chain, chain[0]], sep=" → "),
                 "must not form a reporting cycle (each id's manager is the next one)",
+                holds=[kept_by_id.first[i] for i in chain],
             )
         )
     return found

@@ -13,6 +13,7 @@ from hrsync.core.filters import LOGICAL_FIELDS, RowFilter, build_row_filter
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept, read_fields
 from hrsync.core.people.managers import (
     Org,
+    Refs,
     RowIndex,
     UnknownManager,
     apply_root,
@@ -23,6 +24,7 @@ from hrsync.core.people.managers import (
 from hrsync.core.people.person import Person, new_person
 from hrsync.core.people.validation import (
     WHOLE_EXPORT,
+    Finding,
     Problem,
     check_columns,
     check_some_kept,
@@ -35,9 +37,48 @@ from hrsync.core.people.validation import (
 from hrsync.core.rows import LineLocations, RowTable, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import is_template, template_names
-from hrsync.core.text import collapse_whitespace
+from hrsync.core.text import collapse_whitespace, natural_key
 
 ROOT_REASON = "filter.root"
+
+
+@dataclass(frozen=True, slots=True)
+class HeldPerson:
+    """A person held for a problem of their own row (an e-mail, an id, their manager): not
+    built as a `Person`, and not sent as the row says; DX keeps what it last verifiably
+    had for them (`hrsync.core.held`)."""
+
+    row: int  # the row's position in the export
+    location: str
+    employee_id: str  # as read ("" when blank)
+    email: str  # as read, lower-cased ("" when empty)
+    name: str
+    department: str | None
+    # Their manager's employee id when the row names one usably; None when it names
+    # nobody usable (a problem of this row: `manager_usable` is then false) or none at all.
+    manager_id: str | None
+    manager_usable: bool
+    # Whether reports can name them: a non-blank id, on the first row holding it.
+    node: bool
+    problems: tuple[Problem, ...]
+    values: Mapping[str, str]  # the row by column, as a person's `attributes`
+
+    @property
+    def key(self) -> str:
+        """What names them from run to run: their employee id, else e-mail, else row."""
+        return self.employee_id or self.email or self.location
+
+    @property
+    def shown(self) -> str:
+        """``Carl Contractor (E901)``, for messages."""
+        who = self.name or self.email or self.employee_id or self.location
+        eid = self.employee_id
+        return f"{who} ({eid})" if eid and who != eid else who
+
+    @property
+    def detail(self) -> str:
+        """What is wrong with the row, in words: ``Work Email must not be empty: …``."""
+        return "; ".join(f"{p.field} {p.expected}" for p in self.problems)
 
 
 @dataclass(frozen=True)
@@ -56,6 +97,9 @@ class Directory:
     rows_read: int = 0
     # With source.unknown_manager = "top": managers absent from the export, by value.
     unknown_managers: tuple[UnknownManager, ...] = ()
+    # With `hold_people`: the people held for problems of their own row, in export order
+    # (not in `people`; their problems not in `problems`).
+    held: tuple[HeldPerson, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -72,6 +116,7 @@ def read_people(
     also_used: Collection[str] = (),
     null_values: Collection[str] = DEFAULT_NULL_VALUES,
     unknown_manager: str = "refuse",
+    hold_people: bool = False,
 ) -> Directory:
     """Normalise, filter and validate the rows of one export; every problem is reported.
 
@@ -81,6 +126,9 @@ def read_people(
     columns of the export are ignored. `null_values`: cells that read as empty
     (`source.null_values`). `unknown_manager`: "top" accepts a manager reference that
     matches nobody as "no manager", collected in `Directory.unknown_managers`.
+    `hold_people`: when every problem is one of a person's own row (`Problem.holds`),
+    those people are held (`Directory.held`) and the rest are read as people; any other
+    problem still refuses the export, with every problem listed.
     """
     configured = {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
     # How messages name a field: its column, or the setting and its template.
@@ -126,10 +174,6 @@ def read_people(
     nobody = check_some_kept(  # 10
         export_name, reason, kept, person_columns.status, filters, configured
     )
-    people = build_people(  # 11
-        export, person_columns, checked.valid, refs.kept_by_id, managers.manager, org
-    )
-
     findings = [
         *header,
         *unusable,
@@ -140,6 +184,25 @@ def read_people(
         *cycles,
         *org.findings,
     ]
+    held: tuple[HeldPerson, ...] = ()
+    valid = checked.valid
+    if hold_people:
+        held = hold_rows(
+            export,
+            person_columns,
+            findings,
+            [*managers.findings, *cycles],
+            managers.manager,
+            refs,
+            org,
+        )
+        if held:
+            rows_held = {h.row for h in held}
+            valid = [i for i in valid if i not in rows_held]
+            findings = [f for f in findings if not (f[1].fatal and f[1].holds)]
+    people = build_people(  # 11
+        export, person_columns, valid, refs.kept_by_id, managers.manager, org
+    )
     if not people and not any(problem.fatal for _, problem in findings):
         # Every path to an empty org above is its own problem; this one keeps it so.
         findings.append(fatal(WHOLE_EXPORT, export_name, "people", "0", "must number at least one"))
@@ -153,7 +216,53 @@ def read_people(
         warnings=warnings,
         rows_read=export.count,
         unknown_managers=managers.unknown,
+        held=held,
     )
+
+
+def hold_rows(
+    export: ExportColumns,
+    fields: PersonColumns,
+    findings: Sequence[Finding],
+    about_managers: Sequence[Finding],
+    manager: Sequence[str | None],
+    refs: Refs,
+    org: Org,
+) -> tuple[HeldPerson, ...]:
+    """The people to hold, when every fatal problem is one of a person's own row; none
+    (the export is refused whole) when any other is fatal."""
+    fatal_problems = [problem for _, problem in findings if problem.fatal]
+    if not fatal_problems or not all(problem.holds for problem in fatal_problems):
+        return ()
+    by_row: dict[int, list[Problem]] = {}
+    for problem in fatal_problems:
+        for row in problem.holds:
+            by_row.setdefault(row, []).append(problem)
+    manager_rows = {row for _, p in about_managers if p.fatal for row in p.holds}
+    in_org = org.rows
+    first_by_id = refs.kept_by_id.first
+    ids = fields.employee_id
+    held = []
+    for row in sorted(by_row, key=lambda i: natural_key(fields.location[i])):
+        if in_org is not None and row not in in_org:
+            continue  # outside filter.root's org: not synced either way
+        usable = row not in manager_rows
+        held.append(
+            HeldPerson(
+                row=row,
+                location=fields.location[row],
+                employee_id=ids[row],
+                email=fields.email[row],
+                name=fields.name[row],
+                department=collapse_whitespace(fields.department[row]) or None,
+                manager_id=manager[row] if usable else None,
+                manager_usable=usable,
+                node=bool(ids[row]) and first_by_id.get(ids[row]) == row,
+                problems=tuple(dict.fromkeys(by_row[row])),
+                values=export.values(row),
+            )
+        )
+    return tuple(held)
 
 
 def _used_columns(

@@ -6,6 +6,7 @@ Each check returns its findings; `read_people` sorts them all at the end (`sort_
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -29,6 +30,10 @@ class Problem:
     value: str
     expected: str  # what was expected, in words
     fatal: bool = True
+    # The rows (positions) of the people this problem holds when a run holds people for
+    # problems of their own row (`sync.on_person_problem`); empty: a problem of the export,
+    # which refuses the run. Not part of what the problem says, so not compared.
+    holds: tuple[int, ...] = dataclasses.field(default=(), compare=False)
 
     def __str__(self) -> str:
         kind = "" if self.fatal else "warning: "
@@ -48,6 +53,20 @@ def fatal(position: int, location: str, field: str, value: str, expected: str) -
 
 def warning(position: int, location: str, field: str, value: str, expected: str) -> Finding:
     return (position, Problem(location, field, value, expected, fatal=False))
+
+
+def of_person(
+    position: int,
+    location: str,
+    field: str,
+    value: str,
+    expected: str,
+    holds: Sequence[int] = (),
+) -> Finding:
+    """A fatal problem of one person's row (or of the few rows in `holds`, a duplicate or a
+    cycle): a run that holds people holds them instead of refusing the export."""
+    rows = tuple(holds) or (position,)
+    return (position, Problem(location, field, value, expected, holds=rows))
 
 
 def sort_findings(
@@ -200,7 +219,7 @@ def _unusable(
         value = values.get(column, "")
         if len(value) > MAX_FIELD_CHARS:
             found.append(
-                fatal(
+                of_person(
                     position,
                     location,
                     column,
@@ -293,10 +312,10 @@ def validate_rows(
             continue
         location = fields.location[i]
         if not ids[i]:
-            found.append(fatal(i, location, id_column, "", "must not be empty"))
+            found.append(of_person(i, location, id_column, "", "must not be empty"))
         if not emails[i]:
             found.append(
-                fatal(
+                of_person(
                     i,
                     location,
                     email_column,
@@ -305,7 +324,7 @@ def validate_rows(
                 )
             )
         elif not valid_email[i]:
-            found.append(fatal(i, location, email_column, emails[i], f"must be {EMAIL_RULE}"))
+            found.append(of_person(i, location, email_column, emails[i], f"must be {EMAIL_RULE}"))
         if not names[i]:
             found.append(
                 warning(
@@ -337,13 +356,15 @@ def report_duplicates(
             # are the same for all of them, so a repeated block of rows (an API serving a
             # page twice) groups into one line per column instead of one line per pair.
             first, *later = sorted(rows, key=lambda i: natural_key(fields.location[i]))
+            # Which of the rows is right is not known: every one of them is held.
             found.extend(
-                fatal(
+                of_person(
                     row,
                     f"{fields.location[row]} (first at {fields.location[first]})",
                     column,
                     value,
                     f"must be unique, but the same {what} is on an earlier row",
+                    holds=(first, *later),
                 )
                 for row in later
             )

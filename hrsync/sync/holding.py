@@ -1,0 +1,81 @@
+"""The run's held people: where DX last verifiably had them (read from the store), told
+in the log, and kept in the store with the day each hold began (`status`, `explain`, the
+webhook's notices)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from hrsync import logs
+from hrsync.core.held import NOTHING_KNOWN, Hold, KnownPlaces
+from hrsync.core.people import Directory
+from hrsync.logcap import capped
+from hrsync.outcome import Outcome
+from hrsync.store.repo import HeldRecord, Store
+from hrsync.sync.context import Mapped, Run
+from hrsync.sync.results import SyncResult
+
+log = logs.get_logger("hrsync.sync")
+
+
+def known_places(store: Store, directory: Directory) -> KnownPlaces:
+    """Where DX last verifiably had each person: nothing to read when nobody is held."""
+    if not directory.held:
+        return NOTHING_KNOWN
+    last = store.last_verified_submission()
+    rows = last.plan.rows if last is not None else ()
+    email_by_id = {
+        person.employee_id: email
+        for email, person in store.dx_people().items()
+        if person.employee_id
+    }
+    member_of = {email: row.key for row in rows for email in row.contributors}
+    return KnownPlaces(email_by_id, member_of, {row.key: row.name for row in rows})
+
+
+def log_held(holds: Sequence[Hold]) -> None:
+    """The total at warning, then each held person through the log's cap."""
+    if not holds:
+        return
+    log.warning("sync.held", total=len(holds), see="hrsync plan")
+    with capped(log, "sync.person_held", see="hrsync plan") as people:
+        for hold in holds:
+            people.emit(
+                lambda h: {
+                    "person": h.person.key,
+                    "name": h.person.name,
+                    "location": h.person.location,
+                    "detail": h.person.detail,
+                    "kept": h.kept,
+                },
+                hold,
+                "warning",
+            )
+
+
+def remember_held(store: Store, holds: Sequence[Hold], now: datetime) -> None:
+    """The people held now, each with the day their hold began (kept while unbroken)."""
+
+    store.replace_held(
+        [HeldRecord(h.person.key, h.person.location, h.person.detail) for h in holds], now
+    )
+
+
+def remember_sent(run: Run, result: SyncResult, mapped: Mapped) -> None:
+    """After a run DX verifiably took (applied) or found in sync: each person sent, by the
+    e-mail DX took and their employee id, so a person held later keeps their place."""
+    if not run.request.operational or result.outcome not in (Outcome.APPLIED, Outcome.IN_SYNC):
+        return
+    employee_ids: dict[str, str | None] = {p.email: p.employee_id for p in mapped.directory.people}
+    for hold in mapped.holds:
+        if hold.dx_email is not None:
+            employee_ids[hold.dx_email] = hold.person.employee_id or None
+    sent = {
+        email: employee_ids.get(email)
+        for row in result.rows
+        for email in (row.lead_email, *row.contributors)
+    }
+    if result.outcome is Outcome.IN_SYNC and run.store.dx_people_count() == len(sent):
+        return  # the people DX took are those it has: nothing new to keep
+    run.store.record_sent_people(sent, run.clock())
