@@ -90,4 +90,12 @@ def human_summary(result: SyncResult, config_path: Path | str | None = None) -> 
         # end on "Nothing to do".
         needs = f"The attribute step needs you: {attributes.reason.rstrip('.')}."
         nxt = f"{nxt} {needs}" if result.outcome is Outcome.PLANNED else needs
+    if result.held:
+        count = len(result.held)
+        first = result.held[0].person
+        extra += (
+            f" {count} {'person is' if count == 1 else 'people are'} held for a problem of "
+            f"their own row (first: {first.shown}, {first.location}); DX keeps what it last "
+            f"had for them until HR fixes the row (`hrsync{config} plan` lists them)."
+        )
     return f"{head}{extra} {nxt} (run {result.run_id}, exit {result.exit_code})"

@@ -82,3 +82,18 @@ def test_an_attribute_step_that_needs_a_person_is_not_nothing_to_do(hierarchy: O
     assert "User attributes: refused" in text
     assert "hrsync sync --allow-attribute-changes" in text
     assert "Nothing to do" not in text
+
+
+def test_held_people_are_named_in_the_paragraph_with_where_to_see_them() -> None:
+    from hrsync.core.held import Hold
+    from hrsync.core.people import HeldPerson
+
+    carl = HeldPerson(
+        41, "people.csv line 42", "E901", "", "Carl", None, "E002", True, True, (), {}
+    )
+    result = SyncResult(
+        "r1", Outcome.APPLIED, plan=PLAN, people_count=40, held=(Hold(carl, None, None, (), ()),)
+    )
+    text = human_summary(result, "c.toml")
+    assert "1 person is held" in text and "Carl (E901), people.csv line 42" in text
+    assert "`hrsync --config c.toml plan` lists them" in text
