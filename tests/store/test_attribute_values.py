@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-
-import pytest
 
 from hrsync.core.attributes import Failure
 from hrsync.store.attribute_values import AttributeStore
 from hrsync.store.repo import Store
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    # database_url (tests/conftest.py): SQLite and PostgreSQL.
-    s = Store.open(database_url)
-    yield s
-    s.close()
 
 
 def test_confirmed_values_are_kept_per_person_and_attribute(store: Store) -> None:

@@ -28,13 +28,6 @@ NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    s = Store.open(database_url)
-    yield s
-    s.close()
-
-
-@pytest.fixture
 def rival(database_url: str, store: Store) -> Iterator[Store]:
     """A second Store on the same database: another process or replica."""
     s = Store.open(database_url, migrate=False)

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-
-import pytest
 
 from hrsync.store.repo import HeldRecord, Store
 
 NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    s = Store.open(database_url)
-    yield s
-    s.close()
 
 
 def test_sent_people_are_kept_by_email_and_those_no_longer_sent_forgotten(store: Store) -> None:

@@ -5,7 +5,6 @@ The lease has its own file, test_lease.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,14 +18,6 @@ from hrsync.store.repo import Store
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 
 NOW = datetime(2026, 11, 2, 6, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def store(database_url: str) -> Iterator[Store]:
-    # database_url (tests/conftest.py): every test here runs on SQLite and PostgreSQL.
-    s = Store.open(database_url)
-    yield s
-    s.close()
 
 
 def test_sqlite_is_wal_with_foreign_keys_and_busy_timeout(tmp_path: Path) -> None:
