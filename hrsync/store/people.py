@@ -66,7 +66,10 @@ class PeopleQueries(StoreSessions):
         each stays as it was learned."""
         people = tables.dx_people
         with self._write() as s:
-            known = dict(s.execute(select(people.c.email, people.c.employee_id)).tuples().all())
+            known = {
+                r.email: r.employee_id
+                for r in s.execute(select(people.c.email, people.c.employee_id))
+            }
             gone = [email for email in known if email not in sent]
             for chunk in _chunks(gone):
                 s.execute(delete(people).where(people.c.email.in_(chunk)))

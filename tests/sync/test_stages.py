@@ -45,7 +45,7 @@ def _write(settings: Settings, rows: list[dict[str, str]]) -> None:
 def test_a_good_export_reads_and_maps(settings: Settings) -> None:
     export = read_export(settings)
     assert len(export.directory.people) == 37 and export.source.endswith("people.csv")
-    assert len(map_teams(settings, export).teams) == 13
+    assert len(map_teams(settings, export).team_map.teams) == 13
 
 
 def test_an_export_that_cannot_be_read_is_refused_at_the_source(settings: Settings) -> None:
