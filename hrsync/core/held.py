@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from hrsync.core.mapping import MANAGER_PREFIX, DesiredTeam, SortedEmails, TeamMap
 from hrsync.core.people import HeldPerson, Person, Problem
+from hrsync.core.rows import MAX_FIELD_CHARS
 
 # `.invalid` is reserved: no mail system delivers there, and no DX user has one.
 PLACEHOLDER_DOMAIN = "held.hrsync.invalid"
@@ -107,16 +108,23 @@ def graph_people(
             team = known.member_of.get(emails[person.row], "")
             if team.startswith(MANAGER_PREFIX) and team != MANAGER_PREFIX + person.employee_id:
                 manager = team.removeprefix(MANAGER_PREFIX)
+        # A value over the length limit is one of the row's problems: it must not reach
+        # DX as the name of the team they lead (a blank one falls back to their name).
+        row = {k: v if len(v) <= MAX_FIELD_CHARS else "" for k, v in person.values.items()}
+        department = person.department
         nodes.append(
             Person(
                 employee_id=person.employee_id,
                 email=placeholder(person),
-                name=person.name or person.employee_id,
+                name=(person.name if len(person.name) <= MAX_FIELD_CHARS else "")
+                or person.employee_id,
                 manager_id=manager,
-                department=person.department,
+                department=department
+                if department and len(department) <= MAX_FIELD_CHARS
+                else None,
                 status=None,
                 at=person.location,
-                row=person.values,
+                row=row,
             )
         )
     return [*people, *nodes]

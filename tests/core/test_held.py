@@ -196,3 +196,15 @@ def test_breaking_one_synced_persons_row_changes_nothing_dx_has(
     assert not after.problems
     assert membership(after) == membership(before)
     assert holds[0].dx_email == email
+
+
+def test_an_over_long_value_of_a_held_lead_never_names_their_team() -> None:
+    long_department = "D" * 70_000
+    lead = ("E2", "Person E2", "e2@example.com", "E1", long_department, "Active")
+    directory = read_held([ORG[0], lead, *ORG[2:]])
+    assert [h.key for h in directory.held] == ["E2"]
+    mapping = MappingSettings(team_name="{department}")
+    people = graph_people(directory.people, directory.held, NOTHING_KNOWN)
+    team_map = place_held(build_teams(people, mapping, FIELDS), directory.held, NOTHING_KNOWN)
+    names = [t.name for t in team_map.team_map.teams]
+    assert all(len(name) < 100 for name in names), [len(n) for n in names]
