@@ -22,6 +22,8 @@ from hrsync.outcome import Outcome
 
 # The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).
 ATTRIBUTE_COUNT_KEYS = ("attributes_updated", "attributes_unchanged", "attributes_failed")
+# The people the hierarchy sent whom DX does not count (not DX users yet).
+PEOPLE_COUNT_KEYS = ("not_in_dx",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,8 @@ class SyncResult:
     # What deferred the run, as `core.guards` names it (the import back-off counts
     # `import_in_progress`); None when not deferred, or deferred by the lease or a shutdown.
     defer_kind: DeferralKind | None = None
+    # The people sent whom DX does not count yet (their e-mails, sorted): named, not failed.
+    not_in_dx: tuple[str, ...] = ()
 
     @property
     def overall(self) -> Outcome:

@@ -73,6 +73,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         report=render_plan(plan) + notes,
         unplaced=mapped.team_map.unplaced,
         notes=notes,
+        directory=mapped.directory,
     )
 
 

@@ -23,6 +23,7 @@ from datetime import timedelta
 from hrsync import logs
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
+from hrsync.core.listing import capped
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.dx.client import DxClient, DxObserver
 from hrsync.gcpause import collector_paused
@@ -31,7 +32,13 @@ from hrsync.store.repo import Store
 from hrsync.sync.attribute_step import attributes_outcome, with_attributes
 from hrsync.sync.confirm import recover_unfinished, verify
 from hrsync.sync.context import DEFAULT_PACING, LEASE_TTL_S, Mapped, Pacing, Run
-from hrsync.sync.results import ATTRIBUTE_COUNT_KEYS, RunEnded, SyncRequest, SyncResult
+from hrsync.sync.results import (
+    ATTRIBUTE_COUNT_KEYS,
+    PEOPLE_COUNT_KEYS,
+    RunEnded,
+    SyncRequest,
+    SyncResult,
+)
 from hrsync.sync.stages import assign_and_plan, gate_plan, preview, read_and_map, submit
 
 log = logs.get_logger("hrsync.sync")
@@ -94,7 +101,7 @@ def run_sync(
             result = dataclasses.replace(
                 result,
                 counts={
-                    **dict.fromkeys((*COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS), 0),
+                    **dict.fromkeys((*COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS, *PEOPLE_COUNT_KEYS), 0),
                     **result.counts,
                 },
             )
@@ -160,7 +167,10 @@ def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> N
     fields: dict[str, object] = {
         "outcome": result.outcome.value,
         "exit_code": result.exit_code,
-        "counts": {k: result.counts.get(k, 0) for k in (*COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS)},
+        "counts": {
+            k: result.counts.get(k, 0)
+            for k in (*COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS, *PEOPLE_COUNT_KEYS)
+        },
         "attributes_outcome": attributes_outcome(result),
         "duration_s": round(time.monotonic() - started, 3),
         "dry_run": request.dry_run,
@@ -172,6 +182,8 @@ def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> N
         fields["reason"] = result.reason
     if result.preview_url:
         fields["preview_url"] = result.preview_url
+    if result.not_in_dx:
+        fields["not_in_dx"] = capped(result.not_in_dx)
     if result.substitutes:
         fields["lead_substitutes"] = [s.log_fields() for s in result.substitutes]
     level = "info" if result.exit_code == 0 else "warning"

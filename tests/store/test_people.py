@@ -51,9 +51,7 @@ def test_counted_at_moves_only_when_the_verdict_changes(store: Store) -> None:
 def test_held_people_keep_their_since_while_held_and_say_what_started_and_cleared(
     store: Store,
 ) -> None:
-    first = store.replace_held(
-        [HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW
-    )
+    first = store.replace_held([HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW)
     assert [r.person for r in first.started] == ["E1"] and not first.cleared
     later = NOW + timedelta(days=1)
     second = store.replace_held(
