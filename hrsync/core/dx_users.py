@@ -195,16 +195,18 @@ def not_in_dx(rows: Sequence[TeamRow], known: Known, verdicts: Mapping[str, Verd
 
 
 @dataclass(frozen=True, slots=True)
-class Overdue:
+class NotCounted:
+    """A person DX does not count, since when (as far as hrsync knows)."""
+
     email: str
-    days: float
+    since: datetime
 
 
-def overdue(since: Mapping[str, float], *, alert_days: float) -> list[Overdue]:
-    """People not counted for longer than `alert_days` (`since`: e-mail -> days not
-    counted so far), longest first."""
-    found = [Overdue(e, d) for e, d in since.items() if d > alert_days]
-    return sorted(found, key=lambda o: (-o.days, o.email))
+def overdue(people: Iterable[NotCounted], now: datetime, *, alert_days: float) -> list[NotCounted]:
+    """Those not counted for longer than `alert_days`, longest first: what fixes itself
+    (they join DX and the next run places them) is told only when it persists."""
+    limit = timedelta(days=alert_days)
+    return sorted((p for p in people if now - p.since > limit), key=lambda p: (p.since, p.email))
 
 
 def recheck_due(waiting: int, last_sent: datetime | None, now: datetime, hours: float) -> bool:

@@ -5,9 +5,13 @@ docs/reference/metrics.md."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from datetime import datetime
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.plan import COUNT_KEYS
@@ -17,6 +21,34 @@ from hrsync.sync.results import SyncResult
 
 OUTCOMES = tuple(o.value for o in Outcome)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class PeopleGauge(Collector):
+    """`hrsync_people`: without a label, the people in the last accepted export (as
+    always); with `state`, the people in that state (`not_in_dx`: DX does not count
+    them yet). One family, so the existing series keeps its name."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.states: dict[str, float] = {}
+
+    def set(self, value: float) -> None:
+        self.total = float(value)
+
+    def set_state(self, state: str, value: float) -> None:
+        self.states[state] = float(value)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "hrsync_people",
+            "People in the last accepted export; with `state`, the people in that state.",
+            labels=["state"],
+        )
+        # The unlabelled sample first: what `hrsync_people` has always meant.
+        family.samples.append(Sample("hrsync_people", {}, self.total))
+        for state, value in sorted(self.states.items()):
+            family.add_metric([state], value)
+        yield family
 
 
 class Metrics:
@@ -54,7 +86,9 @@ class Metrics:
             "When the pending deferral ends (Unix time); 0: not deferred.",
             registry=r,
         )
-        self.people = Gauge("hrsync_people", "People in the last accepted export.", registry=r)
+        self.people = PeopleGauge()
+        r.register(self.people)
+        self.people.set_state("not_in_dx", 0)
         self.teams = Gauge("hrsync_teams", "Teams in the last accepted export.", registry=r)
         self.plan_changes = Gauge(
             "hrsync_plan_changes",
@@ -116,6 +150,7 @@ class Metrics:
                 self.last_success.set(ended_at.timestamp())
                 if result.people_count is not None:
                     self.people.set(result.people_count)
+                self.people.set_state("not_in_dx", len(result.not_in_dx))
                 if result.plan is not None:
                     self.teams.set(result.plan.desired_count)
             if result.plan is not None:
@@ -160,6 +195,7 @@ class Metrics:
         people = store.last_accepted_people_count()
         if people is not None:
             self.people.set(people)
+        self.people.set_state("not_in_dx", len(store.not_counted()))
         self.teams.set(store.active_team_count())
         last = store.newest_run(OUTCOMES)
         if last is not None:

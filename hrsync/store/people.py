@@ -22,6 +22,11 @@ class DxPerson:
     evidence: str | None  # how `counted` was learned
     counted_at: datetime | None  # when `counted` last changed
 
+    @property
+    def since(self) -> datetime:
+        """Since when `counted` holds (first sent, when it never changed)."""
+        return self.counted_at or self.first_sent_at
+
 
 @dataclass(frozen=True, slots=True)
 class HeldRecord:
@@ -54,6 +59,16 @@ class PeopleQueries(StoreSessions):
                 )
                 for r in s.execute(select(people))
             }
+
+    def not_counted(self) -> list[DxPerson]:
+        """The people DX does not count (it ignored their e-mails), by e-mail."""
+        people = tables.dx_people
+        with self._read() as s:
+            rows = s.execute(select(people).where(people.c.counted == 0).order_by(people.c.email))
+            return [
+                DxPerson(r.email, r.employee_id, r.first_sent_at, False, r.evidence, r.counted_at)
+                for r in rows
+            ]
 
     def record_sent_people(self, sent: Mapping[str, str | None], now: datetime) -> None:
         """The people of a hierarchy DX verifiably took (e-mail -> employee id): new ones

@@ -66,3 +66,11 @@ def test_held_people_keep_their_since_while_held_and_say_what_started_and_cleare
     third = store.replace_held([], later + timedelta(days=1))
     assert sorted(r.person for r in third.cleared) == ["E1", "E2"] and not third.held
     assert store.held_people() == {}
+
+
+def test_not_counted_lists_only_the_people_dx_ignored(store: Store) -> None:
+    store.record_sent_people({"a@x.test": "1", "b@x.test": None, "c@x.test": "3"}, NOW)
+    store.set_counted({"a@x.test": (True, "lead"), "b@x.test": (False, "ignored")}, NOW)
+    (person,) = store.not_counted()
+    assert (person.email, person.counted, person.evidence) == ("b@x.test", False, "ignored")
+    assert person.counted_at == NOW
