@@ -71,3 +71,17 @@ def test_a_shared_reference_id_shows_the_dx_team_the_plan_keeps() -> None:
         text = explain(ada, PEOPLE, TeamMap(teams=(team,)), FieldSettings(), rows=[row],
                        dx_teams=listed, sent={}, strategy="manager")  # fmt: skip
         assert 'DX: team 1 "Root"' in text, text
+
+
+def test_whether_dx_counts_the_person() -> None:
+    from hrsync.core.explanation import DxUser, dx_user_line
+
+    ignored = DxUser(False, "DX ignored this e-mail in the import of 2026-11-27")
+    assert dx_user_line(ignored) == (
+        "  not a DX user yet: DX ignored this e-mail in the import of 2026-11-27"
+    )
+    assert dx_user_line(DxUser(True, "a team lead DX accepted on 2026-11-27")) == (
+        "  a DX user: a team lead DX accepted on 2026-11-27"
+    )
+    assert dx_user_line(None) is None
+    assert "not known yet" in (dx_user_line(DxUser(None, None)) or "")
