@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from hrsync.core.explanation import derive_fields, explain, find_person, manager_chain, suggestions
+from hrsync.core.explanation import (
+    DxUser,
+    derive_fields,
+    dx_user_line,
+    explain,
+    find_person,
+    manager_chain,
+    suggestions,
+)
 from hrsync.core.identity import TeamRow
 from hrsync.core.mapping import DesiredTeam, TeamMap
 from hrsync.core.settings import FieldSettings
@@ -74,8 +82,6 @@ def test_a_shared_reference_id_shows_the_dx_team_the_plan_keeps() -> None:
 
 
 def test_whether_dx_counts_the_person() -> None:
-    from hrsync.core.explanation import DxUser, dx_user_line
-
     ignored = DxUser(False, "DX ignored this e-mail in the import of 2026-11-27")
     assert dx_user_line(ignored) == (
         "  not a DX user yet: DX ignored this e-mail in the import of 2026-11-27"
