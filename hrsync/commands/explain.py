@@ -9,6 +9,7 @@ import argparse
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.explanation import (
+    DxUser,
     Sent,
     explain,
     explain_excluded,
@@ -82,6 +83,7 @@ def explain_command(args: argparse.Namespace) -> int:
                     submission.sent_at or submission.created_at,
                     submission.status.value,
                 )
+        known = store.dx_people().get(person.email)
     finally:
         store.close()
     print(
@@ -94,6 +96,7 @@ def explain_command(args: argparse.Namespace) -> int:
             dx_teams=dx_teams,
             sent=sent,
             strategy=settings.mapping.strategy,
+            dx_user=DxUser(known.counted, known.evidence) if known is not None else None,
         ),
         end="",
     )

@@ -15,9 +15,11 @@ from typing import Any
 from hrsync.clock import utcnow
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
-from hrsync.core.listing import LIMIT
+from hrsync.core.dx_users import NotCounted, overdue
+from hrsync.core.listing import LIMIT, capped
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.render import hrsync_command
+from hrsync.core.text import plural
 from hrsync.daemon.cron import next_cron_fire
 from hrsync.outcome import EXIT_OK
 from hrsync.store.repo import RunRecord, Store
@@ -67,6 +69,18 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "command": decisive.action or _resolve(waiting, config),
             }
         )
+    ignored = not_counted(store)
+    late = overdue(ignored, now, alert_days=settings.sync.not_in_dx_alert_days)
+    if late:
+        attention.append(
+            {
+                "reason": "not_in_dx",
+                "detail": f"{plural(len(late), 'person')} not counted by "
+                f"DX for more than {settings.sync.not_in_dx_alert_days:g} days "
+                f"(sync.not_in_dx_alert_days): {capped(p.email for p in late)}",
+                "command": hrsync_command(config, "explain", late[0].email),
+            }
+        )
     return {
         "schema": SCHEMA,
         "now": _iso(now),
@@ -102,7 +116,15 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
             }
             for h in sorted(store.held_people().values(), key=lambda h: (h.since, h.person))
         ],
+        # People DX ignored (not DX users yet), longest first: placed once they join DX.
+        "not_in_dx": [{"email": p.email, "since": _iso(p.since)} for p in ignored],
     }
+
+
+def not_counted(store: Store) -> list[NotCounted]:
+    """The people DX does not count, from the store, longest first."""
+    found = [NotCounted(p.email, p.since) for p in store.not_counted()]
+    return sorted(found, key=lambda p: (p.since, p.email))
 
 
 def _resolve(outcome: str | None, config: Any) -> str:
@@ -171,6 +193,12 @@ def render(doc: dict[str, Any]) -> str:
         )
     if len(held) > LIMIT:
         lines.append(f"             and {len(held) - LIMIT} more held")
+    waiting = doc["not_in_dx"]
+    if waiting:
+        lines.append(
+            f"Not in DX:   {plural(len(waiting), 'person')} DX does not "
+            f"count yet, placed once they join DX: {capped(p['email'] for p in waiting)}"
+        )
     deferral = doc["deferral"]
     lines.append(
         f"Deferred:    until {deferral['until']}: {deferral['reason']}"

@@ -104,6 +104,8 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         "shutdown_grace_s",
         "healthcheck_max_age_s",
         "quarantine_alert_s",
+        "recheck_not_in_dx_hours",
+        "not_in_dx_alert_days",
     ):
         if getattr(sync, key) <= 0:
             p.append(f"sync.{key} must be greater than 0, got {getattr(sync, key)}")

@@ -223,6 +223,25 @@ def _team_lines(
     return lines
 
 
+@dataclass(frozen=True, slots=True)
+class DxUser:
+    """What hrsync learned of whether DX counts the person (the store's `dx_people`)."""
+
+    counted: bool | None
+    evidence: str | None
+
+
+def dx_user_line(user: DxUser | None) -> str | None:
+    """The report's line on whether DX counts the person; None when never sent."""
+    if user is None:
+        return None
+    if user.counted is False:
+        return f"  not a DX user yet: {user.evidence or 'DX ignored this e-mail'}"
+    if user.counted is True:
+        return f"  a DX user: {user.evidence or 'DX counts them'}"
+    return "  whether DX counts them: not known yet (sent, no evidence either way)"
+
+
 def explain(
     person: Person,
     people: Sequence[Person],
@@ -233,8 +252,10 @@ def explain(
     dx_teams: Sequence[DxTeam],
     sent: Mapping[str, Sent],
     strategy: str,
+    dx_user: DxUser | None = None,
 ) -> str:
-    """The report: the row, the fields, the chain, the team(s) and their DX side."""
+    """The report: the row, the fields, the chain, the team(s) and their DX side, and
+    whether DX counts the person (`dx_user`)."""
     lines = [f"{_who(person)} <{person.email}>", f"  row: {person.location}", "  fields:"]
     for d in derive_fields(person, settings):
         how = f"template {d.source!r}" if d.template else f"column {d.source!r}"
@@ -278,4 +299,6 @@ def explain(
         )
         reason = unplaced.reason if unplaced is not None else "left out by the mapping"
         lines.append(f"  in no team: {reason}")
+    if (line := dx_user_line(dx_user)) is not None:
+        lines.append(line)
     return "\n".join(lines) + "\n"

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
+from hrsync.core.dx_users import NotCounted
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.text import plural
 
 ATTENTION = ("refused", "rejected", "quarantined", "unverified")
 SUCCESS = ("applied", "in_sync")
@@ -270,6 +272,55 @@ def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[
         "would_archive": list(seen.archives[:LIMIT]),
         "would_archive_count": len(seen.archives),
         "action": seen.action,
+        "host": host or None,
+        "at": now.astimezone(UTC).isoformat(),
+        "text": text,
+    }
+
+
+# ------------------------------------------------------- people DX does not count yet
+
+NOT_IN_DX = "not_in_dx"  # the `notify.on` event, and the name of its notify_state row
+
+
+def newly_overdue(
+    late: Sequence[NotCounted], last_told: datetime | None, *, alert_days: float
+) -> list[NotCounted]:
+    """Of the people not counted past `alert_days` (`late`), those who passed it since the
+    last message about them (`last_told`): each person is told once, however many runs
+    find them still not counted."""
+    limit = timedelta(days=alert_days)
+    return [p for p in late if last_told is None or p.since + limit > last_told]
+
+
+def not_in_dx_message(
+    late: Sequence[NotCounted],
+    fmt: str,
+    *,
+    alert_days: float,
+    run_id: str,
+    now: datetime,
+    host: str = "",
+) -> dict[str, Any]:
+    """The webhook's body: people DX has not counted for longer than `alert_days`."""
+    lines = [
+        f"DX has not counted {plural(len(late), 'person')} for more than {alert_days:g} days "
+        "(not DX users yet; placed once they join DX):",
+        *(f"- {p.email} since {p.since.date().isoformat()}" for p in late[:LIMIT]),
+    ]
+    if len(late) > LIMIT:
+        lines.append(f"and {len(late) - LIMIT} more")
+    lines.append(f"Run {run_id}" + (f" on {host}" if host else ""))
+    text = "\n".join(lines)
+    if fmt == "slack":
+        return {"text": text}
+    return {
+        "event": NOT_IN_DX,
+        "people": [
+            {"email": p.email, "since": p.since.astimezone(UTC).isoformat()} for p in late[:LIMIT]
+        ],
+        "count": len(late),
+        "run_id": run_id,
         "host": host or None,
         "at": now.astimezone(UTC).isoformat(),
         "text": text,

@@ -173,6 +173,11 @@ class SyncSettings:
     shutdown_grace_s: float = 30.0
     healthcheck_max_age_s: float = defaults.HEALTHCHECK_MAX_AGE_S
     quarantine_alert_s: float = defaults.QUARANTINE_ALERT_S
+    # While people DX does not count yet are listed, the hierarchy is sent again at most
+    # this often even when nothing else changed, so they are placed once they join DX.
+    recheck_not_in_dx_hours: float = 24.0
+    # Someone DX has not counted for longer than this is told once (notify.on not_in_dx).
+    not_in_dx_alert_days: float = 14.0
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,7 @@ NOTIFY_EVENTS = (
     "recovered",
     "stand_in",
     "held",
+    "not_in_dx",
 )
 
 

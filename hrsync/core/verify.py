@@ -70,6 +70,11 @@ class Convergence:
     not_yet_changed: tuple[str, ...] = ()
     # DX never counts more contributors than were sent once it took them.
     overcounted: tuple[Overcounted, ...] = ()
+    # Watched teams (holding people not known to be counted) DX has not touched since the
+    # submission: never a failure; their count says who DX counts only once DX took it.
+    unsettled: tuple[str, ...] = ()
+    # An awaited or watched team changed after the submission: DX took the import.
+    import_shown: bool = False
 
     @property
     def converged(self) -> bool:
@@ -144,6 +149,7 @@ def check_convergence(
     *,
     archived_dx_ids: Sequence[str] = (),
     awaiting_change: Mapping[str, datetime] = _NOTHING,
+    watching: Mapping[str, datetime] = _NOTHING,
 ) -> Convergence:
     """Judge one `teams.list` reply against the submission.
 
@@ -158,6 +164,9 @@ def check_convergence(
     the server gives nothing to wait for. Comparing DX's timestamps with each other
     avoids any clock skew with ours. A team DX counts more contributors for than were
     sent is not done either: DX drops unknown e-mails, it never adds members.
+
+    `watching` maps teams holding people not known to be counted the same way; they never
+    keep the reply from converging (`unsettled` names those DX has not touched yet).
     """
     dx = index_dx(current)
 
@@ -191,13 +200,9 @@ def check_convergence(
         elif team.contributors > sent:
             overcounted.append(Overcounted(row.reference_id, row.name, sent, team.contributors))
 
-    not_yet: list[str] = []
-    for ref, before in awaiting_change.items():
-        touched = dx.by_ref.get(ref)
-        if touched is None or touched.last_changed_at is None:
-            continue  # missing is reported above; no timestamp, nothing to wait for
-        if touched.last_changed_at <= before:
-            not_yet.append(touched.name)
+    not_yet, awaited_done = _not_changed(awaiting_change, dx.by_ref)
+    unsettled, watched_done = _not_changed(watching, dx.by_ref)
+    shown = bool(awaited_done or watched_done)
 
     # A planned archive of a team sharing a desired reference_id (the extra one) is told
     # by its DX id: by its reference_id, the desired holder would never count as gone.
@@ -216,7 +221,27 @@ def check_convergence(
         contributors_uncounted=tuple(uncounted),
         not_yet_changed=tuple(sorted(not_yet)),
         overcounted=tuple(overcounted),
+        unsettled=tuple(sorted(unsettled)),
+        import_shown=shown,
     )
+
+
+def _not_changed(
+    since: Mapping[str, datetime], by_ref: Mapping[str, DxTeam]
+) -> tuple[list[str], int]:
+    """Names of the teams DX has not changed after the time given for each, and how many
+    it has changed."""
+    names: list[str] = []
+    done = 0
+    for ref, before in since.items():
+        touched = by_ref.get(ref)
+        if touched is None or touched.last_changed_at is None:
+            continue  # missing is reported above; no timestamp, nothing to wait for
+        if touched.last_changed_at <= before:
+            names.append(touched.name)
+        else:
+            done += 1
+    return names, done
 
 
 def awaiting_since(

@@ -57,7 +57,8 @@ class Metrics:
         self.people = Gauge(
             "hrsync_people",
             "People by state: synced (kept from the last accepted export and synced as it "
-            "says), held (a problem of their own row: DX keeps what it had).",
+            "says), held (a problem of their own row: DX keeps what it had), not_in_dx "
+            "(sent, but DX does not count them yet).",
             ["state"],
             registry=r,
         )
@@ -90,7 +91,7 @@ class Metrics:
             self.attention.labels(reason).set(0)
         for kind in COUNT_KEYS:
             self.plan_changes.labels(kind).set(0)
-        for state in ("synced", "held"):
+        for state in ("synced", "held", "not_in_dx"):
             self.people.labels(state).set(0)
         self.last_success.set(0)
         self.deferred_until.set(0)
@@ -124,6 +125,7 @@ class Metrics:
                 self.last_success.set(ended_at.timestamp())
                 if result.people_count is not None:
                     self.people.labels("synced").set(result.people_count)
+                self.people.labels("not_in_dx").set(len(result.not_in_dx))
                 if result.plan is not None:
                     self.teams.set(result.plan.desired_count)
             if result.people_count is not None:  # the export was read and mapped
@@ -171,6 +173,7 @@ class Metrics:
         if people is not None:
             self.people.labels("synced").set(people)
         self.people.labels("held").set(len(store.held_people()))
+        self.people.labels("not_in_dx").set(len(store.not_counted()))
         self.teams.set(store.active_team_count())
         last = store.newest_run(OUTCOMES)
         if last is not None:

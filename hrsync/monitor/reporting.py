@@ -139,5 +139,8 @@ class Monitor:
             if result.outcome.value in SUCCESS:
                 self.notifier.after_success(result.run_id, result.substitutes, now)
             self.notifier.after_held(result.run_id, now)
+            self.notifier.after_people(
+                result.run_id, now, alert_days=self.settings.sync.not_in_dx_alert_days
+            )
         except Exception as exc:  # the webhook must never take a run or the daemon down
             log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])

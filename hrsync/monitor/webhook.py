@@ -17,8 +17,10 @@ from datetime import datetime
 import httpx
 
 from hrsync import logs
+from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.notify import (
     HELD,
+    NOT_IN_DX,
     OK,
     STAND_IN,
     HeldEntry,
@@ -29,6 +31,8 @@ from hrsync.core.notify import (
     decide,
     held_message,
     message,
+    newly_overdue,
+    not_in_dx_message,
     recovered_quietly,
     stand_in_change,
     stand_in_message,
@@ -140,6 +144,31 @@ class Notifier:
             return False
         self.store.held_told(pending)
         log.info("notify.sent", notify_event=HELD, run_id=run_id)
+        return True
+
+    def after_people(self, run_id: str, now: datetime, *, alert_days: float) -> bool:
+        """Tell once of the people DX has not counted for longer than `alert_days` who
+        passed it since the last message about them (what fixes itself does not page).
+        True when a message went out."""
+        if NOT_IN_DX not in self.settings.on:
+            return False
+        waiting = [NotCounted(p.email, p.since) for p in self.store.not_counted()]
+        late = overdue(waiting, now, alert_days=alert_days)
+        last = self.store.notify_state(NOT_IN_DX)
+        if not newly_overdue(late, last.notified_at if last else None, alert_days=alert_days):
+            return False
+        body = not_in_dx_message(
+            late,
+            self.settings.format,
+            alert_days=alert_days,
+            run_id=run_id,
+            now=now,
+            host=socket.gethostname(),
+        )
+        if not self._post(body, NOT_IN_DX):
+            return False
+        self.store.save_notify_state(NotifyRecord(NOT_IN_DX, NOT_IN_DX, now, run_id), NOT_IN_DX)
+        log.info("notify.sent", notify_event=NOT_IN_DX, run_id=run_id, people=len(late))
         return True
 
     def _post(self, body: Mapping[str, object], event: str) -> bool:

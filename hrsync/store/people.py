@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, insert, select, update
 
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
@@ -22,6 +22,11 @@ class DxPerson:
     counted: bool | None  # whether DX counts them as a user; None: not known yet
     evidence: str | None  # how `counted` was learned
     counted_at: datetime | None  # when `counted` last changed
+
+    @property
+    def since(self) -> datetime:
+        """Since when `counted` holds (first sent, when it never changed)."""
+        return self.counted_at or self.first_sent_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +61,15 @@ class PeopleQueries(StoreSessions):
                 for r in s.execute(select(people))
             }
 
-    def dx_people_count(self) -> int:
+    def not_counted(self) -> list[DxPerson]:
+        """The people DX does not count (it ignored their e-mails), by e-mail."""
+        people = tables.dx_people
         with self._read() as s:
-            return int(s.execute(select(func.count()).select_from(tables.dx_people)).scalar_one())
+            rows = s.execute(select(people).where(people.c.counted == 0).order_by(people.c.email))
+            return [
+                DxPerson(r.email, r.employee_id, r.first_sent_at, False, r.evidence, r.counted_at)
+                for r in rows
+            ]
 
     def record_sent_people(self, sent: Mapping[str, str | None], now: datetime) -> None:
         """The people of a hierarchy DX verifiably took (e-mail -> employee id): new ones

@@ -60,6 +60,9 @@ class SubmittedPlan:
     # Teams whose new lead or members teams.list cannot show: reference_id -> DX's
     # last_changed_at before the submission; done once DX reports a later one.
     awaiting_change: Mapping[str, datetime] = field(default_factory=dict)
+    # Teams holding people DX is not known to count, with DX's last_changed_at before the
+    # submission: watched for a short while (who DX counts), never waited for.
+    watching: Mapping[str, datetime] = field(default_factory=dict)
     # Kept once DX may have the submission (not before: a rejected request must not
     # retire teams DX still has).
     identities: tuple[KnownIdentity, ...] = ()
@@ -73,8 +76,15 @@ class SubmittedPlan:
         return {r.reference_id: r.to_payload() for r in self.rows}
 
     def to_json(self) -> str:
+        # `watching` only when there is any: a record without it reads as earlier ones do.
+        watching = (
+            {"watching": {ref: at.isoformat() for ref, at in self.watching.items()}}
+            if self.watching
+            else {}
+        )
         return json.dumps(
             {
+                **watching,
                 "awaiting_change": {
                     ref: at.isoformat() for ref, at in self.awaiting_change.items()
                 },
@@ -101,6 +111,9 @@ class SubmittedPlan:
             awaiting_change={
                 ref: datetime.fromisoformat(str(at))
                 for ref, at in d.get("awaiting_change", {}).items()
+            },
+            watching={
+                ref: datetime.fromisoformat(str(at)) for ref, at in d.get("watching", {}).items()
             },
             identities=tuple(_identity_from_dict(i) for i in d.get("identities", ())),
             renames=tuple(Rename(**r) for r in d.get("renames", ())),

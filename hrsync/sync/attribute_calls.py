@@ -9,6 +9,7 @@ unless DX refuses every person sent: then the step fails with one reason.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -21,12 +22,16 @@ from hrsync.core.attributes import (
     Progress,
     read_result,
 )
+from hrsync.core.dx_users import changed, from_attribute_answers
 from hrsync.core.text import plural
 from hrsync.dx.errors import DxAuthError, DxError, DxRejected
 from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
 from hrsync.logcap import Capped
 from hrsync.store.attribute_values import AttributeStore
 from hrsync.sync.context import Run
+
+# DX's answer for an e-mail it does not know (the person is not a DX user).
+USER_NOT_FOUND = "user_not_found"
 
 log = logs.get_logger("hrsync.sync")
 
@@ -55,9 +60,14 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
     failed_log = Capped(log, "attributes.failed", see="hrsync history")
     log.info("attributes.sending", people=total, values=plan.values_to_send)
 
+    # Whom DX answered for (a DX user) and whom it does not know: evidence of who DX counts.
+    found: list[str] = []
+    not_found: list[str] = []
+
     def result(outcome: AttributeOutcome, reason: str | None = None) -> Sent:
         bar.close()
         failed_log.close()
+        learn_from_answers(run, found, not_found)
         return Sent(outcome, updated, failures, reason)
 
     # The hierarchy step may have ended because another sync took the lease.
@@ -85,6 +95,8 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
             return result(AttributeOutcome.REJECTED, reason)
         except DxRejected as exc:
             # About this person (an e-mail DX does not know, a value it will not take).
+            if exc.error == USER_NOT_FOUND:
+                not_found.append(change.email)
             _failed(run, store, change, _dx_words(exc), failures, failed_log)
         except DxError as exc:
             log.error("attributes.failed_step", error=str(exc), sent=done, remaining=total - done)
@@ -94,6 +106,7 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
                 f"({exc}); what DX confirmed is kept and the next run sends the rest",
             )
         else:
+            found.append(change.email)
             answer = read_result(change.values, user)
             if answer.ok:
                 store.record(change.email, answer.confirmed, run.clock())
@@ -137,6 +150,17 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
             f"(e.g. {first}); check the [attributes] names and values",
         )
     return result(AttributeOutcome.APPLIED)
+
+
+def learn_from_answers(run: Run, found: Sequence[str], not_found: Sequence[str]) -> None:
+    """What the answers say of who DX counts, kept for the people the hierarchy sent."""
+    if not found and not not_found:
+        return
+    known = {email: person.counted for email, person in run.store.dx_people().items()}
+    verdicts = from_attribute_answers(found, not_found, when=run.clock().date().isoformat())
+    run.store.set_counted(
+        {e: (v.counted, v.evidence) for e, v in changed(known, verdicts).items()}, run.clock()
+    )
 
 
 def _failed(

@@ -16,9 +16,11 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from hrsync import logs
+from hrsync.core.dx_users import Known, import_visible, unexplained
+from hrsync.core.listing import capped as capped_list
 from hrsync.core.plan import Plan, SeenTeam, payload_size
 from hrsync.core.render import describe
-from hrsync.core.verify import check_convergence, match_audit
+from hrsync.core.verify import Convergence, check_convergence, match_audit
 from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped
@@ -26,6 +28,7 @@ from hrsync.outcome import Outcome
 from hrsync.store.repo import SubmissionRecord
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.context import Run, Submitted, end
+from hrsync.sync.not_in_dx import learn_people
 
 log = logs.get_logger("hrsync.sync")
 
@@ -36,6 +39,7 @@ RESEND_WINDOW_SHARE = 0.1
 RESEND_WINDOW_MAX_S = 60.0
 # Audit events carry whole seconds and server clocks drift: look a little further back.
 AUDIT_SKEW = timedelta(seconds=120)
+_NOBODY: Known = {}
 
 
 def resend_window_s(verify_timeout_s: float) -> float:
@@ -67,7 +71,10 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id
         )
 
-    confirmation = confirm(run, submitted.record, ambiguous=submitted.ambiguous, resend=resend)
+    known = {email: person.counted for email, person in store.dx_people().items()}
+    confirmation = confirm(
+        run, submitted.record, ambiguous=submitted.ambiguous, resend=resend, known=known
+    )
     if run.stopping():
         # Left "accepted": the next start finds it unfinished and verifies it.
         log.warning("sync.stopped_verifying", submission=sid)
@@ -82,7 +89,10 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
         store.mark_submission(
             sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
         )
-        end(run, Outcome.APPLIED, planned)
+        missing = learn_people(
+            run, planned, planned.assignment.teams, confirmation.teams, submitted.submitted_at
+        )
+        end(run, Outcome.APPLIED, planned, not_in_dx=missing)
     store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())
     end(
         run,
@@ -154,11 +164,24 @@ def recover_unfinished(run: Run) -> None:
 # ------------------------------------------------------------------ polling, resending
 
 
-def wait_until_shown(run: Run, target: SubmittedPlan, timeout_s: float) -> list[DxTeam] | None:
-    """DX's teams once they show `target`; None at the timeout or a stop. 0 looks once."""
+def wait_until_shown(
+    run: Run,
+    target: SubmittedPlan,
+    timeout_s: float,
+    *,
+    settle_until: float | None = None,
+    known: Known = _NOBODY,
+) -> list[DxTeam] | None:
+    """DX's teams once they show `target`; None at the timeout or a stop. 0 looks once.
+
+    Until `settle_until` (a `time.monotonic()` value), a reply showing everything waited
+    for is looked at again while the teams `target` watches (people DX is not known to
+    count) are untouched and nothing else shows that DX took the import: their counts
+    say who DX counts only once it did. Never past the timeout, and never a failure."""
     deadline = time.monotonic() + timeout_s
     delay = run.pacing.poll_s
     attempt = 0
+    shown: tuple[list[DxTeam], Convergence] | None = None  # converged, still settling
     while True:
         attempt += 1
         run.renew_lease()
@@ -173,28 +196,61 @@ def wait_until_shown(run: Run, target: SubmittedPlan, timeout_s: float) -> list[
                 current,
                 archived_dx_ids=target.archived_dx_ids,
                 awaiting_change=target.awaiting_change,
+                watching=target.watching,
             )
+            shown = None
             if convergence.converged:
-                log.info("verify.converged", attempt=attempt, detail=convergence.summary())
-                with capped(log, "verify.contributors_unknown", see="DX's teams") as unknown:
-                    for u in convergence.contributors_uncounted:
-                        unknown.emit(
-                            lambda u: {
-                                "team": u.name,
-                                "reference_id": u.reference_id,
-                                "sent": u.sent,
-                                "counted": u.counted,
-                            },
-                            u,
-                            "warning",
-                        )
-                return current
-            log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
-        if time.monotonic() + delay > deadline or run.stopping():
-            return None
-        if _pause(run, delay):
-            return None
+                settling = (
+                    settle_until is not None
+                    and time.monotonic() < settle_until
+                    and convergence.unsettled
+                    and not convergence.import_shown
+                    and not import_visible(target.counts)
+                )
+                if not settling:
+                    return _converged(convergence, current, target, known, attempt)
+                shown = (current, convergence)
+                log.info(
+                    "verify.watching",
+                    attempt=attempt,
+                    teams=capped_list(convergence.unsettled, limit=5),
+                    detail="DX shows the submission; watching teams holding people DX "
+                    "is not known to count, to learn whom it counts",
+                )
+            else:
+                log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
+        wait = delay
+        if shown is not None and settle_until is not None:
+            wait = min(delay, max(0.0, settle_until - time.monotonic()))
+        if time.monotonic() + wait > deadline or run.stopping() or _pause(run, wait):
+            return _converged(shown[1], shown[0], target, known, attempt) if shown else None
         delay = min(delay * 2, run.pacing.poll_max_s)
+
+
+def _converged(
+    convergence: Convergence,
+    current: list[DxTeam],
+    target: SubmittedPlan,
+    known: Known,
+    attempt: int,
+) -> list[DxTeam]:
+    log.info("verify.converged", attempt=attempt, detail=convergence.summary())
+    # A shortfall people DX is not known to count explain is theirs (sync.not_in_dx);
+    # one they do not explain means DX lacks someone it counted before.
+    lacking = unexplained(convergence.contributors_uncounted, target.rows, known)
+    with capped(log, "verify.contributors_unknown", see="DX's teams") as unknown:
+        for u in lacking:
+            unknown.emit(
+                lambda u: {
+                    "team": u.name,
+                    "reference_id": u.reference_id,
+                    "sent": u.sent,
+                    "counted": u.counted,
+                },
+                u,
+                "warning",
+            )
+    return current
 
 
 def _pause(run: Run, seconds: float) -> bool:
@@ -218,6 +274,7 @@ def confirm(
     *,
     ambiguous: bool,
     resend: Callable[[int, str], None],
+    known: Known = _NOBODY,
 ) -> Confirmation:
     """Wait for DX to show `target`; after an ambiguous answer, send the same payload again.
 
@@ -225,10 +282,14 @@ def confirm(
     when DX accepted it; it raises what the client raises. An accepted resend or DX's
     `import_in_progress` proves a request arrived: from then on the run waits for the
     rest of `sync.verify_timeout_s` like after any accepted request.
+
+    Teams holding people DX is not known to count (`known`) are watched for the first
+    share of the timeout a lost answer gets (`resend_window_s`), never waited for.
     """
     verify_timeout_s = run.settings.sync.verify_timeout_s
     max_resends = run.settings.sync.max_resends
     started = time.monotonic()
+    settle_until = started + resend_window_s(verify_timeout_s)
     resends = 0
 
     def remaining() -> float:
@@ -236,7 +297,7 @@ def confirm(
 
     while True:
         window = min(remaining(), resend_window_s(verify_timeout_s)) if ambiguous else remaining()
-        shown = wait_until_shown(run, target, window)
+        shown = wait_until_shown(run, target, window, settle_until=settle_until, known=known)
         if shown is not None:
             return Confirmation(shown, resends)
         if run.stopping():
@@ -264,7 +325,10 @@ def confirm(
             # Anything else (DX unreachable after retries, a snapshot starting) leaves
             # the earlier requests' fate open: keep looking until the timeout.
             log.warning("sync.resend_failed", attempt=resends, detail=str(exc))
-            return Confirmation(wait_until_shown(run, target, remaining()), resends, str(exc))
+            last_look = wait_until_shown(
+                run, target, remaining(), settle_until=settle_until, known=known
+            )
+            return Confirmation(last_look, resends, str(exc))
         else:
             ambiguous = False
 

@@ -109,6 +109,7 @@ class Planned:
     substitutes: tuple[LeadSubstitute, ...] = ()
     replans: int = 0
     hr_rows: tuple[TeamRow, ...] = ()  # the rows as HR makes them, once a lead stands in
+    directory: Directory | None = None  # the export's people (employee ids by e-mail)
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -137,14 +138,16 @@ def end(
     action: str | None = None,
     problems: Sequence[str] = (),
     defer_kind: DeferralKind | None = None,
+    not_in_dx: Sequence[str] = (),
 ) -> NoReturn:
-    """End the run here with `outcome`; `report` defaults to the plan's."""
+    """End the run here with `outcome`; `report` defaults to the plan's. `not_in_dx`: the
+    people sent whom DX does not count yet (`counts.not_in_dx`)."""
     plan = planned.plan if planned is not None else None
     raise RunEnded(
         SyncResult(
             run.run_id,
             outcome,
-            counts={**plan.counts, "held": len(planned.holds)}
+            counts={**plan.counts, "held": len(planned.holds), "not_in_dx": len(not_in_dx)}
             if plan is not None and planned is not None
             else {},
             reason=reason,
@@ -160,5 +163,6 @@ def end(
             action=action,
             problems=tuple(problems),
             defer_kind=defer_kind,
+            not_in_dx=tuple(not_in_dx),
         )
     )

@@ -11,10 +11,7 @@ from hrsync import logs
 from hrsync.core.held import NOTHING_KNOWN, Hold, KnownPlaces
 from hrsync.core.people import Directory
 from hrsync.logcap import capped
-from hrsync.outcome import Outcome
 from hrsync.store.repo import HeldRecord, Store
-from hrsync.sync.context import Mapped, Run
-from hrsync.sync.results import SyncResult
 
 log = logs.get_logger("hrsync.sync")
 
@@ -60,22 +57,3 @@ def remember_held(store: Store, holds: Sequence[Hold], now: datetime) -> None:
     store.replace_held(
         [HeldRecord(h.person.key, h.person.location, h.person.detail) for h in holds], now
     )
-
-
-def remember_sent(run: Run, result: SyncResult, mapped: Mapped) -> None:
-    """After a run DX verifiably took (applied) or found in sync: each person sent, by the
-    e-mail DX took and their employee id, so a person held later keeps their place."""
-    if not run.request.operational or result.outcome not in (Outcome.APPLIED, Outcome.IN_SYNC):
-        return
-    employee_ids: dict[str, str | None] = {p.email: p.employee_id for p in mapped.directory.people}
-    for hold in mapped.holds:
-        if hold.dx_email is not None:
-            employee_ids[hold.dx_email] = hold.person.employee_id or None
-    sent = {
-        email: employee_ids.get(email)
-        for row in result.rows
-        for email in (row.lead_email, *row.contributors)
-    }
-    if result.outcome is Outcome.IN_SYNC and run.store.dx_people_count() == len(sent):
-        return  # the people DX took are those it has: nothing new to keep
-    run.store.record_sent_people(sent, run.clock())

@@ -22,9 +22,10 @@ from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 
 # The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).
-# The people the run could not sync as HR says (each listed in the result).
-PEOPLE_COUNT_KEYS = ("held",)
 ATTRIBUTE_COUNT_KEYS = ("attributes_updated", "attributes_unchanged", "attributes_failed")
+# People the run could not sync as HR says (held: a problem of their own row), and people
+# the hierarchy sent whom DX does not count (not DX users yet); each listed in the result.
+PEOPLE_COUNT_KEYS = ("held", "not_in_dx")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,8 @@ class SyncResult:
     # What deferred the run, as `core.guards` names it (the import back-off counts
     # `import_in_progress`); None when not deferred, or deferred by the lease or a shutdown.
     defer_kind: DeferralKind | None = None
+    # The people sent whom DX does not count yet (their e-mails, sorted): named, not failed.
+    not_in_dx: tuple[str, ...] = ()
 
     @property
     def overall(self) -> Outcome:

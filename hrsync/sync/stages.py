@@ -77,6 +77,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         unplaced=mapped.team_map.unplaced,
         holds=mapped.holds,
         notes=notes,
+        directory=mapped.directory,
     )
 
 

@@ -23,7 +23,7 @@ from datetime import timedelta
 from hrsync import logs
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
-from hrsync.core.listing import LIMIT
+from hrsync.core.listing import LIMIT, capped
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.dx.client import DxClient, DxObserver
 from hrsync.gcpause import collector_paused
@@ -32,7 +32,6 @@ from hrsync.store.repo import Store
 from hrsync.sync.attribute_step import attributes_outcome, with_attributes
 from hrsync.sync.confirm import recover_unfinished, verify
 from hrsync.sync.context import DEFAULT_PACING, LEASE_TTL_S, Mapped, Pacing, Run
-from hrsync.sync.holding import remember_sent
 from hrsync.sync.results import (
     ATTRIBUTE_COUNT_KEYS,
     PEOPLE_COUNT_KEYS,
@@ -136,8 +135,6 @@ def _hierarchy(run: Run) -> tuple[SyncResult, Mapped | None]:
             preview(run, planned)
         verify(run, submit(run, planned))
     except RunEnded as ended:
-        if mapped is not None:
-            remember_sent(run, ended.result, mapped)
         return ended.result, mapped
     raise AssertionError("verify always ends the run")  # pragma: no cover
 
@@ -190,6 +187,8 @@ def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> N
             {"person": h.person.key, "location": h.person.location, "detail": h.person.detail}
             for h in result.held[:LIMIT]
         ]
+    if result.not_in_dx:
+        fields["not_in_dx"] = capped(result.not_in_dx)
     if result.substitutes:
         fields["lead_substitutes"] = [s.log_fields() for s in result.substitutes]
     level = "info" if result.exit_code == 0 else "warning"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from hrsync import logs
+from hrsync.core.dx_users import emails_of, unawaited, watched
 from hrsync.core.plan import LeadChange, Rename, awaited_refs
 from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
@@ -95,9 +96,19 @@ def _submitted_plan(run: Run, planned: Planned) -> SubmittedPlan:
         (sub.plan.payload_rows(), sub.plan.awaiting_change)
         for sub in run.store.submissions_after(last.id if last else None)
     ]
-    refs = awaited_refs(plan)
-    awaiting = awaiting_since(
-        refs, {r.reference_id: r.to_payload() for r in rows}, planned.dx_teams, earlier
+    # People DX is not known to count hold up nothing: a team whose only change adds or
+    # removes such people is watched (its count says who DX counts), not waited for.
+    people = run.store.dx_people()
+    known = {email: person.counted for email, person in people.items()}
+    sent_before = set(people) | (emails_of(last.plan.rows) if last else set())
+    skipped = unawaited(plan, known, sent_before)
+    refs = [ref for ref in awaited_refs(plan) if ref not in skipped]
+    payload_rows = {r.reference_id: r.to_payload() for r in rows}
+    awaiting = awaiting_since(refs, payload_rows, planned.dx_teams, earlier)
+    watching = awaiting_since(
+        [ref for ref in watched(rows, known) if ref not in awaiting],
+        payload_rows,
+        planned.dx_teams,
     )
     if blind := [ref for ref in refs if ref not in awaiting]:
         # teams.list shows neither a lead's e-mail nor members: without DX's
@@ -114,6 +125,7 @@ def _submitted_plan(run: Run, planned: Planned) -> SubmittedPlan:
         archived_refs=tuple(a.reference_id for a in plan.archives if a.reference_id),
         archived_dx_ids=tuple(a.dx_id for a in plan.archives),
         awaiting_change=awaiting,
+        watching=watching,
         identities=tuple(planned.assignment.identities),
         renames=tuple(c for c in plan.changes if isinstance(c, Rename)),
         lead_changes=tuple(c for c in plan.changes if isinstance(c, LeadChange)),

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from hrsync.core.explanation import derive_fields, explain, find_person, manager_chain, suggestions
+from hrsync.core.explanation import (
+    DxUser,
+    derive_fields,
+    dx_user_line,
+    explain,
+    find_person,
+    manager_chain,
+    suggestions,
+)
 from hrsync.core.identity import TeamRow
 from hrsync.core.mapping import DesiredTeam, TeamMap
 from hrsync.core.settings import FieldSettings
@@ -71,3 +79,15 @@ def test_a_shared_reference_id_shows_the_dx_team_the_plan_keeps() -> None:
         text = explain(ada, PEOPLE, TeamMap(teams=(team,)), FieldSettings(), rows=[row],
                        dx_teams=listed, sent={}, strategy="manager")  # fmt: skip
         assert 'DX: team 1 "Root"' in text, text
+
+
+def test_whether_dx_counts_the_person() -> None:
+    ignored = DxUser(False, "DX ignored this e-mail in the import of 2026-11-27")
+    assert dx_user_line(ignored) == (
+        "  not a DX user yet: DX ignored this e-mail in the import of 2026-11-27"
+    )
+    assert dx_user_line(DxUser(True, "a team lead DX accepted on 2026-11-27")) == (
+        "  a DX user: a team lead DX accepted on 2026-11-27"
+    )
+    assert dx_user_line(None) is None
+    assert "not known yet" in (dx_user_line(DxUser(None, None)) or "")

@@ -79,3 +79,11 @@ def test_a_hold_never_told_that_ends_leaves_nothing_to_tell(store: Store) -> Non
     store.replace_held([], NOW + timedelta(hours=1))
     notices = store.held_notices()
     assert (notices.held, notices.started, notices.cleared) == ((), (), ())
+
+
+def test_not_counted_lists_only_the_people_dx_ignored(store: Store) -> None:
+    store.record_sent_people({"a@x.test": "1", "b@x.test": None, "c@x.test": "3"}, NOW)
+    store.set_counted({"a@x.test": (True, "lead"), "b@x.test": (False, "ignored")}, NOW)
+    (person,) = store.not_counted()
+    assert (person.email, person.counted, person.evidence) == ("b@x.test", False, "ignored")
+    assert person.counted_at == NOW

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 
@@ -95,3 +96,10 @@ def test_what_dx_showed_reads_back_equal(
     seen = {ref: SeenTeam(m, at) for ref, (m, at) in values.items()}
     assert seen_from_json(seen_to_json(seen)) == seen
     assert seen_from_json(None) == {}
+
+
+def test_the_watched_teams_are_kept_only_when_there_are_any() -> None:
+    watched = dataclasses.replace(FULL, watching={"hrsync-1": AT})
+    assert SubmittedPlan.from_json(watched.to_json()).watching == {"hrsync-1": AT}
+    assert "watching" not in json.loads(FULL.to_json())
+    assert SubmittedPlan.from_json(FULL.to_json()).watching == {}

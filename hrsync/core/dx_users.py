@@ -1,0 +1,217 @@
+"""Who DX counts: per person, whether DX knows their e-mail, learned from what DX shows
+(pure).
+
+DX silently ignores a contributor e-mail it does not know: nothing in `teams.list` moves,
+the team's count stays below what was sent. hrsync never asks DX for its users; it reads
+the evidence it already gets (docs/explanation/applied.md, "People not in DX yet"):
+
+1. A lead DX accepted in an import is a DX user: counted.
+2. After an import DX took, a team whose contributor count equals the number sent: all
+   its members are counted.
+3. A team whose count equals the number of its members already known to be counted: the
+   rest are not counted (DX ignored them).
+4. `users.attributes.update`: an answer for the person, a DX user; `user_not_found`, not.
+
+`known` maps an e-mail to what was learned before: True counted, False not counted, None
+(or absent) not known yet. A person DX ignored (False), or sent for the first time, holds
+up no verification: adding or removing them changes nothing DX shows when DX ignores
+them. A person sent before whom nothing decided yet (a store from before hrsync learned
+this) may be counted: changes touching them are waited for as always.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from hrsync.core.compare import index_dx
+from hrsync.core.identity import TeamRow
+from hrsync.core.plan import LeadChange, MembershipChange, Plan, awaited_refs
+from hrsync.core.verify import Uncounted
+from hrsync.dx.models import DxTeam
+
+Known = Mapping[str, bool | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    counted: bool
+    evidence: str  # how it was learned, in words
+
+
+# Changes teams.list shows by itself: once DX shows them, it took the import.
+VISIBLE_KINDS = ("create", "rename", "move", "archive")
+
+
+def import_visible(counts: Mapping[str, int]) -> bool:
+    """The submission (its change counts) holds a change DX shows by itself, so a reply
+    showing all of it shows that DX took the import."""
+    return any(counts.get(kind, 0) for kind in VISIBLE_KINDS)
+
+
+def counted_before(known: Known, email: str) -> bool:
+    """Known to be counted by DX (a DX user it counted before)."""
+    return known.get(email) is True
+
+
+def emails_of(rows: Iterable[TeamRow]) -> set[str]:
+    """Every e-mail `rows` send: leads and contributors."""
+    found: set[str] = set()
+    for row in rows:
+        found.add(row.lead_email)
+        found.update(row.contributors)
+    return found
+
+
+def may_be_counted(known: Known, sent_before: AbstractSet[str], email: str) -> bool:
+    """Counted by DX before, or sent before with nothing learned since: DX may count them."""
+    counted = known.get(email)
+    return counted is True or (counted is None and email in sent_before)
+
+
+def unawaited(plan: Plan, known: Known, sent_before: AbstractSet[str]) -> set[str]:
+    """Of the teams verification would wait for, those whose only lead or member change
+    adds or removes people DX ignored or who are sent for the first time: DX shows
+    nothing when it ignores them, so they are not waited for. A lead change, or a member
+    DX may count (moved, removed or added), keeps the team waited for exactly as before."""
+    waiting = set(awaited_refs(plan))
+    touched: dict[str, list[str]] = {}
+    leads: set[str] = set()
+    for change in plan.changes:
+        if change.reference_id not in waiting:
+            continue
+        if isinstance(change, LeadChange):
+            leads.add(change.reference_id)
+        elif isinstance(change, MembershipChange):
+            touched.setdefault(change.reference_id, []).extend((*change.added, *change.removed))
+    return {
+        ref
+        for ref, people in touched.items()
+        if ref not in leads
+        and people
+        and not any(may_be_counted(known, sent_before, e) for e in people)
+    }
+
+
+def watched(rows: Sequence[TeamRow], known: Known) -> list[str]:
+    """Teams holding a contributor not known to be counted: once DX takes the import, their
+    count tells who DX counts (a person who joined DX since is counted then)."""
+    return [
+        row.reference_id
+        for row in rows
+        if any(not counted_before(known, e) for e in row.contributors)
+    ]
+
+
+def unexplained(
+    uncounted: Sequence[Uncounted], rows: Sequence[TeamRow], known: Known
+) -> list[Uncounted]:
+    """The shortfalls (DX counts fewer than sent) that people not known to be counted do
+    not explain: DX lacks someone it counted before."""
+    by_ref = {row.reference_id: row for row in rows}
+    found: list[Uncounted] = []
+    for u in uncounted:
+        row = by_ref.get(u.reference_id)
+        doubtful = (
+            sum(1 for e in set(row.contributors) if not counted_before(known, e)) if row else 0
+        )
+        if u.sent - u.counted > doubtful:
+            found.append(u)
+    return found
+
+
+def infer_counted(
+    rows: Sequence[TeamRow],
+    current: Sequence[DxTeam],
+    known: Known,
+    *,
+    when: str,
+    leads_accepted: bool = True,
+) -> dict[str, Verdict]:
+    """What DX's teams (`current`, showing the import of `rows` made on `when`, a date)
+    say of each person sent: rules 1 to 3 of the module. A person no rule decides is left
+    out (still not known). Counted wins over not counted: a person in two teams whom one
+    team counts is a DX user."""
+    dx = index_dx(current).by_ref
+    verdicts: dict[str, Verdict] = {}
+    counted = {email for email, c in known.items() if c is True}
+    if leads_accepted:
+        for row in rows:
+            verdicts[row.lead_email] = Verdict(True, f"a team lead DX accepted on {when}")
+            counted.add(row.lead_email)
+    shown = [(row, dx[row.reference_id]) for row in rows if row.reference_id in dx]
+    for row, team in shown:
+        sent = set(row.contributors)
+        if sent and team.contributors == len(sent):
+            for email in sorted(sent):
+                verdicts.setdefault(
+                    email, Verdict(True, f"counted in {row.name!r} after the import of {when}")
+                )
+            counted |= sent
+    for row, team in shown:
+        sent = set(row.contributors)
+        known_counted = sent & counted
+        if len(known_counted) < len(sent) and team.contributors == len(known_counted):
+            for email in sorted(sent - known_counted):
+                verdicts.setdefault(
+                    email, Verdict(False, f"DX ignored this e-mail in the import of {when}")
+                )
+    return verdicts
+
+
+def from_attribute_answers(
+    found: Iterable[str], not_found: Iterable[str], *, when: str
+) -> dict[str, Verdict]:
+    """`users.attributes.update` answers: DX answered for these users, or said
+    `user_not_found` (rule 4)."""
+    verdicts = {
+        email: Verdict(False, f"users.attributes.update: user_not_found on {when}")
+        for email in not_found
+    }
+    for email in found:
+        verdicts[email] = Verdict(True, f"users.attributes.update found this user on {when}")
+    return verdicts
+
+
+def changed(known: Known, verdicts: Mapping[str, Verdict]) -> dict[str, Verdict]:
+    """The verdicts that say something new: an unchanged verdict keeps its first
+    evidence (the import DX first ignored the person in)."""
+    return {e: v for e, v in verdicts.items() if known.get(e) is not v.counted}
+
+
+def joined(known: Known, verdicts: Mapping[str, Verdict]) -> list[str]:
+    """People not counted before whom DX counts now: they joined DX."""
+    return sorted(e for e, v in verdicts.items() if v.counted and known.get(e) is False)
+
+
+def not_in_dx(rows: Sequence[TeamRow], known: Known, verdicts: Mapping[str, Verdict]) -> list[str]:
+    """The contributors of `rows` DX does not count, as now known."""
+    people = {e for row in rows for e in row.contributors}
+    return sorted(
+        e for e in people if (verdicts[e].counted if e in verdicts else known.get(e)) is False
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NotCounted:
+    """A person DX does not count, since when (as far as hrsync knows)."""
+
+    email: str
+    since: datetime
+
+
+def overdue(people: Iterable[NotCounted], now: datetime, *, alert_days: float) -> list[NotCounted]:
+    """Those not counted for longer than `alert_days`, longest first: what fixes itself
+    (they join DX and the next run places them) is told only when it persists."""
+    limit = timedelta(days=alert_days)
+    return sorted((p for p in people if now - p.since > limit), key=lambda p: (p.since, p.email))
+
+
+def recheck_due(waiting: int, last_sent: datetime | None, now: datetime, hours: float) -> bool:
+    """Send the unchanged hierarchy again: people DX does not count are listed (`waiting`)
+    and the last hierarchy DX took was sent `hours` or more ago."""
+    if waiting == 0:
+        return False
+    return last_sent is None or now - last_sent >= timedelta(hours=hours)
