@@ -114,6 +114,10 @@ def test_a_synced_person_whose_email_breaks_stays_in_their_team(workspace: Works
     assert team_of(workspace, "samuel.osei@example.com")["name"] == "Payments"
     explained = workspace.hrsync("explain", "E108")
     assert "DX keeps them in 'Payments'" in explained.stdout
+    # Still held a day later: still found by their employee id, still kept.
+    again = workspace.hrsync("sync")
+    assert again.code == 0 and again.finished["outcome"] == "in_sync"
+    assert "DX keeps them in 'Payments'" in held_events(again)["E108"]["kept"]
 
 
 def test_a_lead_whose_email_breaks_keeps_leading_and_their_reports_stay(
