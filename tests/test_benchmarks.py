@@ -6,6 +6,7 @@ needs its figures; these run each at a size too small to measure anything.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -34,3 +35,35 @@ def test_a_benchmark_runs_at_a_small_size(script: str, args: list[str], shows: s
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert shows in done.stdout
+
+
+def test_the_churn_benchmark_runs_two_days_and_writes_well_formed_figures(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "churn.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_churn.py"),
+            *("--days", "2", "--people", "60", "--verify-timeout", "3", "--json", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "wrong-team person-days" in done.stdout
+    figures = json.loads(out.read_text())
+    assert figures["days"] == 2
+    assert [d["day"] for d in figures["daily"]] == [1, 2]
+    assert 0.0 <= figures["ok_share"] <= 1.0
+    assert sum(figures["outcomes"].values()) == 2
+    for key in ("wrong_person_days", "wrong_applied", "leaver_days_in_teams"):
+        assert isinstance(figures[key], int) and figures[key] >= 0
+    assert figures["counted_person_days"] > 0
+    assert figures["cpu_floor_s"] > 0
+    assert 0 < figures["cpu_median_s"] <= figures["cpu_max_s"]
+    assert figures["changes"]["hire"] >= 2
+    assert all(isinstance(n, int) for n in figures["messages"].values())
