@@ -135,6 +135,10 @@ VERIFY_TIMEOUT_S = 20.0
 RUN_TIMEOUT_S = 120
 OVERRIDES = {
     "HRSYNC_SYNC__MAX_ARCHIVE_FRACTION": "1.0",
+    # Each run stands for one day, but runs seconds apart: the recheck for people not in
+    # DX yet (at most once per sync.recheck_not_in_dx_hours, 24) is due at every run, as it
+    # is for a daemon syncing daily.
+    "HRSYNC_SYNC__RECHECK_NOT_IN_DX_HOURS": "0.0001",
     "HRSYNC_LOG__FORMAT": "json",
 }
 IMPORT_DELAY_S = 0.2
@@ -648,6 +652,7 @@ def notify(notifier: Notifier, store: Store, run_id: str, now: datetime) -> None
     if record.outcome in OK_OUTCOMES:
         notifier.after_success(run_id, record.substitutes, now)
     notifier.after_held(run_id, now)
+    notifier.after_people(run_id, now, alert_days=SyncSettings().not_in_dx_alert_days)
 
 
 def mentions(messages: list[dict[str, Any]]) -> dict[str, Counter[str]]:
@@ -657,6 +662,8 @@ def mentions(messages: list[dict[str, Any]]) -> dict[str, Counter[str]]:
         if m.get("event") == "held":
             out["held started"].update(p["person"] for p in m["started"])
             out["held cleared"].update(m["cleared"])
+        elif m.get("event") == "not_in_dx":
+            out["not_in_dx late"].update(p["email"] for p in m["people"])
         elif m.get("event") == "stand_in":
             out["stand_in started"].update(f"{s['reference_id']}|{s['lead']}" for s in m["started"])
             out["stand_in ended"].update(f"{s['reference_id']}|{s['lead']}" for s in m["ended"])
@@ -682,7 +689,9 @@ def bench(
     receiver = Receiver()
     daily: list[dict[str, Any]] = []
     held_eps, stand_in_eps = Episodes(), Episodes()
-    t0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+    # Day 0 is now: the store dates what it learns by the real clock (a person not in DX
+    # "since" their first run), and the notices count days from there to the simulated day.
+    t0 = datetime.now(UTC)
     try:
         with simulator_process(scenario_path) as sim:
             config = workdir / "hrsync.toml"
