@@ -135,10 +135,6 @@ VERIFY_TIMEOUT_S = 20.0
 RUN_TIMEOUT_S = 120
 OVERRIDES = {
     "HRSYNC_SYNC__MAX_ARCHIVE_FRACTION": "1.0",
-    # Each run stands for one day, but runs seconds apart: the recheck for people not in
-    # DX yet (at most once per sync.recheck_not_in_dx_hours, 24) is due at every run, as it
-    # is for a daemon syncing daily.
-    "HRSYNC_SYNC__RECHECK_NOT_IN_DX_HOURS": "0.0001",
     "HRSYNC_LOG__FORMAT": "json",
 }
 IMPORT_DELAY_S = 0.2
@@ -151,11 +147,43 @@ Row = dict[str, str]
 # ------------------------------------------------------------------ the simulator child
 
 
+# ------------------------------------------------------------------ the day clock
+
+# Each run stands for one day. hrsync and the simulator read one clock, the real time
+# moved on by the simulated day (a file the benchmark writes before each run), so what
+# counts in days (the recheck of people not in DX, their alert, the webhook's repeat)
+# counts simulated days, and DX's times and hrsync's agree as in production.
+DAY_FILE = "day"
+
+
+def day_offset(workdir: Path) -> timedelta:
+    try:
+        return timedelta(days=float((workdir / DAY_FILE).read_text()))
+    except (OSError, ValueError):
+        return timedelta(0)
+
+
+def day_clock(workdir: Path) -> Callable[[], datetime]:
+    return lambda: datetime.now(UTC) + day_offset(workdir)
+
+
+# hrsync's one clock (`hrsync.clock.utcnow`), moved on before anything else imports it.
+HRSYNC_ON_THE_DAY = """
+import sys
+from datetime import UTC, datetime, timedelta
+import hrsync.clock
+days = timedelta(days=float(sys.argv.pop(1)))
+hrsync.clock.utcnow = lambda: datetime.now(UTC) + days
+from hrsync.cli import main
+raise SystemExit(main())
+"""
+
+
 def serve_simulator(scenario_path: Path) -> int:
     """The child: the simulator, and a read-only view of its teams (with members) and
     users on a second port. Prints both URLs as one JSON line; stops at stdin's end."""
     logs.configure("console", "warning", sys.stderr)
-    sim = start_simulator(load_scenario(scenario_path))
+    sim = start_simulator(load_scenario(scenario_path), clock=day_clock(scenario_path.parent))
 
     class View(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -584,14 +612,26 @@ def child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def sync(config: Path, verify_timeout_s: float) -> tuple[dict[str, Any], float, float]:
+def sync(
+    config: Path, verify_timeout_s: float, day: int = 0
+) -> tuple[dict[str, Any], float, float]:
     """One `hrsync sync`: its `sync.finished` event (with the last `verify.waiting` detail
     added as `waiting_for`, when the run waited), its CPU seconds and wall seconds."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
     env.update(
         OVERRIDES, HRSYNC_SYNC__VERIFY_TIMEOUT_S=f"{verify_timeout_s:g}", HRSYNC_DX_TOKEN=TOKEN
     )
-    cmd = [sys.executable, "-m", "hrsync", "--config", str(config), "--log-level", "info", "sync"]
+    cmd = [
+        sys.executable,
+        "-c",
+        HRSYNC_ON_THE_DAY,
+        str(day),
+        "--config",
+        str(config),
+        "--log-level",
+        "info",
+        "sync",
+    ]
     cpu, started = child_cpu(), time.perf_counter()
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
@@ -689,9 +729,6 @@ def bench(
     receiver = Receiver()
     daily: list[dict[str, Any]] = []
     held_eps, stand_in_eps = Episodes(), Episodes()
-    # Day 0 is now: the store dates what it learns by the real clock (a person not in DX
-    # "since" their first run), and the notices count days from there to the simulated day.
-    t0 = datetime.now(UTC)
     try:
         with simulator_process(scenario_path) as sim:
             config = workdir / "hrsync.toml"
@@ -700,10 +737,11 @@ def bench(
             store: Store | None = None
             notifier: Notifier | None = None
             for day in range(days + 1):
+                (workdir / DAY_FILE).write_text(str(day))
                 if day:
                     churn.day(day, sim.users())
                 churn.write(export)
-                finished, cpu, wall = sync(config, verify_timeout_s)
+                finished, cpu, wall = sync(config, verify_timeout_s, day)
                 if store is None:
                     store = Store.open(f"sqlite:///{db}")
                     notifier = Notifier(
@@ -715,7 +753,7 @@ def bench(
                 run_id = str(finished.get("run_id", ""))
                 before = len(receiver.messages)
                 if run_id:
-                    notify(notifier, store, run_id, t0 + timedelta(days=day))
+                    notify(notifier, store, run_id, day_clock(workdir)())
                 dx_users, teams = sim.users(), sim.teams()
                 counted, wrong = wrong_placements(churn.rows, dx_users, teams, identities(store))
                 in_teams = {e.casefold() for t in teams for e in t["member_emails"]}
