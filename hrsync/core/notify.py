@@ -168,15 +168,36 @@ def stand_in_message(
     if change.ended:
         lines.append(f"{len(change.ended)} stand-in(s) ended (the lead joined DX, or left):")
         lines.extend(f"- {s.team}: no longer led by a stand-in" for s in change.ended[:LIMIT])
-    lines.append(f"Run {run_id}" + (f" on {host}" if host else ""))
-    text = "\n".join(lines)
+    return _body(
+        STAND_IN,
+        lines,
+        fmt,
+        run_id=run_id,
+        now=now,
+        host=host,
+        started=[s.shown() for s in change.started[:LIMIT]],
+        ended=[s.shown() for s in change.ended[:LIMIT]],
+    )
+
+
+def _body(
+    event: str,
+    lines: list[str],
+    fmt: str,
+    *,
+    run_id: str,
+    now: datetime,
+    host: str,
+    **fields: object,
+) -> dict[str, Any]:
+    """A notice's body: its lines and the run as text (`slack`), or `fields` with the run,
+    the host, the time and the same text (`json`)."""
+    text = "\n".join([*lines, f"Run {run_id}" + (f" on {host}" if host else "")])
     if fmt == "slack":
         return {"text": text}
-
     return {
-        "event": STAND_IN,
-        "started": [s.shown() for s in change.started[:LIMIT]],
-        "ended": [s.shown() for s in change.ended[:LIMIT]],
+        "event": event,
+        **fields,
         "run_id": run_id,
         "host": host or None,
         "at": now.astimezone(UTC).isoformat(),
@@ -222,21 +243,18 @@ def held_message(
     if cleared:
         lines.append(f"{len(cleared)} held person(s) synced again (their row was fixed, or left):")
         lines.extend(f"- {p.person}" for p in cleared[:LIMIT])
-    lines.append(f"Run {run_id}" + (f" on {host}" if host else ""))
-    text = "\n".join(lines)
-    if fmt == "slack":
-        return {"text": text}
-    return {
-        "event": HELD,
-        "started": [p._asdict() for p in started[:LIMIT]],
-        "started_count": len(started),
-        "cleared": [p.person for p in cleared[:LIMIT]],
-        "cleared_count": len(cleared),
-        "run_id": run_id,
-        "host": host or None,
-        "at": now.astimezone(UTC).isoformat(),
-        "text": text,
-    }
+    return _body(
+        HELD,
+        lines,
+        fmt,
+        run_id=run_id,
+        now=now,
+        host=host,
+        started=[p._asdict() for p in started[:LIMIT]],
+        started_count=len(started),
+        cleared=[p.person for p in cleared[:LIMIT]],
+        cleared_count=len(cleared),
+    )
 
 
 def recovered_quietly(last: Sent | None, seen: Observation) -> bool:
@@ -310,18 +328,15 @@ def not_in_dx_message(
     ]
     if len(late) > LIMIT:
         lines.append(f"and {len(late) - LIMIT} more")
-    lines.append(f"Run {run_id}" + (f" on {host}" if host else ""))
-    text = "\n".join(lines)
-    if fmt == "slack":
-        return {"text": text}
-    return {
-        "event": NOT_IN_DX,
-        "people": [
+    return _body(
+        NOT_IN_DX,
+        lines,
+        fmt,
+        run_id=run_id,
+        now=now,
+        host=host,
+        people=[
             {"email": p.email, "since": p.since.astimezone(UTC).isoformat()} for p in late[:LIMIT]
         ],
-        "count": len(late),
-        "run_id": run_id,
-        "host": host or None,
-        "at": now.astimezone(UTC).isoformat(),
-        "text": text,
-    }
+        count=len(late),
+    )

@@ -28,23 +28,10 @@ from hrsync.monitor.webhook import Notifier
 from hrsync.outcome import Outcome
 from hrsync.store.repo import HeldRecord, Store
 from hrsync.sync.results import AttributeResult, SyncResult
+from tests.monitor.exposition import sample
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store.open(f"sqlite:///{tmp_path / 'state.db'}")
-    yield s
-    s.close()
-
-
-def sample(text: str, name: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    return None
 
 
 def record(

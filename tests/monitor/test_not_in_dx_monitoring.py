@@ -5,12 +5,9 @@ still not counted after `sync.not_in_dx_alert_days` (what fixes itself never pag
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import httpx
-import pytest
 
 from hrsync.core.settings import NotifySettings
 from hrsync.monitor.metrics import Metrics
@@ -18,23 +15,10 @@ from hrsync.monitor.webhook import Notifier
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync.results import SyncResult
+from tests.monitor.exposition import sample
 
 NOW = datetime(2026, 11, 27, 6, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = Store.open(f"sqlite:///{tmp_path / 'state.db'}")
-    yield opened
-    opened.close()
-
-
-def sample(text: str, name: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    return None
 
 
 def test_the_gauge_counts_them_beside_the_people_of_the_export(store: Store) -> None:
