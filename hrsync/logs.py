@@ -31,17 +31,40 @@ _BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 # Read without the lock on every string: a tuple swapped whole, never changed in place.
 _secrets: tuple[str, ...] = ()
 _secrets_lock = threading.Lock()
+_lasting: frozenset[str] = frozenset()
+# Values soon replaced (access tokens, signed assertions), newest last: only the newest
+# SHORT_LIVED_KEPT stay masked, so a daemon renewing a token every hour for months does
+# not check every line against thousands of dead ones.
+_short_lived: tuple[str, ...] = ()
+SHORT_LIVED_KEPT = 32
 
 
 def register_secret(secret: Secret | str) -> None:
     """Mask this value wherever it would appear in a log line."""
-    global _secrets
+    global _lasting
     value = secret.reveal() if isinstance(secret, Secret) else secret
     if len(value) >= 4:  # masking tiny strings would garble ordinary text
         with _secrets_lock:
-            if value not in _secrets:
-                # Longest first: a secret containing another is masked whole.
-                _secrets = tuple(sorted({*_secrets, value}, key=len, reverse=True))
+            if value not in _lasting:
+                _lasting = _lasting | {value}
+                _publish()
+
+
+def register_short_lived_secret(value: str) -> None:
+    """Mask a value that is soon replaced (an access token, a signed assertion) wherever it
+    would appear in a log line; the oldest of them are forgotten past `SHORT_LIVED_KEPT`."""
+    global _short_lived
+    if len(value) >= 4:
+        with _secrets_lock:
+            if value not in _short_lived:
+                _short_lived = (*_short_lived, value)[-SHORT_LIVED_KEPT:]
+                _publish()
+
+
+def _publish() -> None:
+    global _secrets
+    # Longest first: a secret containing another is masked whole.
+    _secrets = tuple(sorted(_lasting | set(_short_lived), key=len, reverse=True))
 
 
 def scrub(text: str) -> str:
@@ -208,6 +231,7 @@ __all__ = [
     "new_run_id",
     "redact",
     "register_secret",
+    "register_short_lived_secret",
     "run_context",
     "scrub",
 ]

@@ -179,6 +179,7 @@ def _field_template_checks(src: SourceSettings) -> list[str]:
 # Read by the department strategy from the rows themselves, by column.
 _COLUMN_ONLY = ("department_parent", "department_lead")
 
+GOOGLE_DIRECTORY_SCOPE = "https://www.googleapis.com/auth/admin.directory.user.readonly"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
@@ -193,6 +194,11 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
             ("source.body", src.body, ""),
             ("source.pagination.style", paging.style, "none"),
             ("source.oauth2.token_url", src.oauth2.token_url, ""),
+            (
+                "source.google_service_account.key_file_env",
+                src.google_service_account.key_file_env,
+                "",
+            ),
         ):
             if value != default:
                 p.append(f"{key} is only used with source.url, got {value!r}")
@@ -262,6 +268,49 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
             )
     elif oauth.client_id_env or oauth.client_secret_env or oauth.scope or oauth.audience:
         p.append("source.oauth2.token_url is required when [source.oauth2] is used")
+    p.extend(_google_checks(src))
+    return p
+
+
+def _google_checks(src: SourceSettings) -> list[str]:
+    """`[source.google_service_account]`: the JWT-bearer grant's keys."""
+    google = src.google_service_account
+    key = "source.google_service_account"
+    if not google.key_file_env:
+        if google.subject or google.scopes:
+            return [
+                f"{key}.key_file_env is required when [{key}] is used: the name of the "
+                f"environment variable holding the path of the service account's key file"
+            ]
+        return []
+    p: list[str] = []
+    if not _ENV_NAME.match(google.key_file_env):
+        p.append(
+            f"{key}.key_file_env must name an environment variable holding the key file's "
+            f'path (e.g. "GOOGLE_APPLICATION_CREDENTIALS"), not the path or the key itself '
+            f"(not shown here)"
+        )
+    if not google.scopes:
+        p.append(
+            f'{key}.scopes must list at least one OAuth2 scope, e.g. ["{GOOGLE_DIRECTORY_SCOPE}"]'
+        )
+    for scope in google.scopes:
+        if not scope.strip() or any(c.isspace() for c in scope):
+            p.append(f"{key}.scopes must hold one scope per item, without spaces, got {scope!r}")
+    if google.subject and not is_valid_email(google.subject):
+        p.append(
+            f"{key}.subject must be the e-mail address of the Workspace user the service "
+            f"account acts as (domain-wide delegation), got {google.subject!r}"
+        )
+    if src.oauth2.token_url:
+        p.append(f"[{key}] and [source.oauth2] are both set; choose one")
+    if src.auth_header_env or src.username_env or src.password_env:
+        p.append(
+            f"[{key}] sends its own Authorization header: drop source.auth_header_env and "
+            "source.username_env/password_env"
+        )
+    if any(name.lower() == "authorization" for name in src.headers):
+        p.append(f"[{key}] sends its own Authorization header: drop it from source.headers")
     return p
 
 

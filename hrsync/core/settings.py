@@ -80,6 +80,18 @@ class OAuth2Settings:
 
 
 @dataclass(frozen=True)
+class GoogleServiceAccountSettings:
+    """A Google service account (`[source.google_service_account]`): the OAuth2 JWT-bearer
+    grant. The key file's path is in the variable named here, never in the config."""
+
+    key_file_env: str = ""
+    # The Workspace user the service account acts as (domain-wide delegation); empty:
+    # the service account itself, when it holds an admin role of its own.
+    subject: str = ""
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SourceSettings:
     path: Path | None = None
     url: str | None = None
@@ -101,6 +113,9 @@ class SourceSettings:
     retries: int = 3
     pagination: PaginationSettings = field(default_factory=PaginationSettings)
     oauth2: OAuth2Settings = field(default_factory=OAuth2Settings)
+    google_service_account: GoogleServiceAccountSettings = field(
+        default_factory=GoogleServiceAccountSettings
+    )
     fields: FieldSettings = field(default_factory=FieldSettings)
     # A cell equal to one of these (after trimming) is empty: how exports write "no value".
     null_values: tuple[str, ...] = DEFAULT_NULL_VALUES

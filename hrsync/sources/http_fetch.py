@@ -11,6 +11,8 @@ Credentials:
   credentials.
 - `[source.headers]` maps a header name to a variable holding the header's whole value.
 - `[source.oauth2]`: client credentials (see `oauth2`).
+- `[source.google_service_account]`: a Google service account's JWT-bearer grant (see
+  `google_jwt`), its tokens kept and renewed as client credentials' are.
 `source.method = "POST"` sends `source.body` (JSON). Pages (see `pagination`) are fetched
 one at a time through an `HttpSession`; `source.max_bytes` bounds them all together.
 `source.timeout_s` bounds each step (connecting, each read), not the whole download.
@@ -35,7 +37,8 @@ from hrsync import logs
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
-from hrsync.sources.oauth2 import TokenSource
+from hrsync.sources.google_jwt import JwtBearer
+from hrsync.sources.oauth2 import ClientCredentials, Grant, TokenSource
 from hrsync.sources.pagination import PageRequest
 
 log = structlog.get_logger(__name__)
@@ -82,6 +85,16 @@ class _Unauthorized(SourceError):
     """HTTP 401 while an OAuth2 token was sent: worth one fresh token."""
 
 
+def _grant(
+    settings: SourceSettings, environ: Mapping[str, str], wall_clock: Callable[[], float]
+) -> Grant | None:
+    if settings.oauth2.token_url:
+        return ClientCredentials(settings.oauth2, environ)
+    if settings.google_service_account.key_file_env:
+        return JwtBearer(settings.google_service_account, environ, clock=wall_clock)
+    return None
+
+
 class HttpSession:
     """The requests of one export: credentials, an OAuth2 token, retries, a byte budget.
 
@@ -98,6 +111,7 @@ class HttpSession:
         *,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,  # seconds since the epoch, for a JWT
     ) -> None:
         self.settings = settings
         self.shown = safe_url(settings.url or "")
@@ -115,16 +129,16 @@ class HttpSession:
             # messages built here: a traceback or an escaping exception may carry them.
             for secret in _url_secrets(settings.url or ""):
                 logs.register_secret(secret)
+            grant = _grant(settings, environ, wall_clock)
             self.tokens = (
                 TokenSource(
-                    settings.oauth2,
-                    environ,
+                    grant,
                     self.client,
                     timeout_s=settings.timeout_s,
                     shown_url=safe_url,
                     clock=clock,
                 )
-                if settings.oauth2.token_url
+                if grant is not None
                 else None
             )
         except BaseException:
@@ -144,10 +158,8 @@ class HttpSession:
         target = str(response.request.url.join(location))
         if origin(target) != origin(requested):
             # The token endpoint shares this client: name the setting that redirected.
-            if self.tokens is not None and _same_endpoint(
-                requested, self.settings.oauth2.token_url
-            ):
-                shown, setting = self.tokens.shown, "source.oauth2.token_url"
+            if self.tokens is not None and _same_endpoint(requested, self.tokens.grant.token_url):
+                shown, setting = self.tokens.shown, self.tokens.grant.setting
             else:
                 shown, setting = self.shown, "source.url"
             raise SourceError(
@@ -232,14 +244,17 @@ class HttpSession:
                     message = f"{where} answered HTTP {status} {response.reason_phrase}".rstrip()
                     if status == 401 and self.tokens is not None:
                         raise _Unauthorized(
-                            message + " with a fresh OAuth2 token; check the client's "
-                            "permissions and source.oauth2.scope"
+                            f"{message} with a fresh OAuth2 token; "
+                            f"{self.tokens.grant.unauthorized_hint()}"
                         )
                     if is_retryable_status(status):
                         raise _Transient(
                             message,
                             parse_retry_after(response.headers.get("retry-after")),
                         )
+                    if status == 403 and self.tokens is not None:
+                        # The token was good; what it may read is not.
+                        raise SourceError(f"{message}; {self.tokens.grant.unauthorized_hint()}")
                     raise SourceError(
                         message + _status_hint(status, response.headers.get("location", ""))
                     )

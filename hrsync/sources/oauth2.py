@@ -1,9 +1,12 @@
-"""OAuth2 client credentials for an HTTP source (`[source.oauth2]`).
+"""OAuth2 tokens for an HTTP source: client credentials (`[source.oauth2]`), and the
+machinery every grant shares (`TokenSource`).
 
 The token is fetched once and reused until shortly before it expires (`REFRESH_MARGIN_S`,
 or a tenth of a short lifetime); the reader asks for a fresh one once when a page
-answers 401. The client id and secret come from the environment variables named in the
-config. Neither they nor the token are ever put into a message or a log line.
+answers 401. A `Grant` says what is posted to which token endpoint: client credentials
+here, a signed assertion in `google_jwt`. The credentials come from the environment
+variables named in the config. Neither they nor the token are ever put into a message or
+a log line.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 import httpx
 import structlog
@@ -28,25 +32,95 @@ UNSTATED_LIFETIME_S = float("inf")
 _ERROR_CODE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
+class Grant(Protocol):
+    """How to ask one token endpoint for an access token."""
+
+    @property
+    def token_url(self) -> str: ...
+
+    @property
+    def setting(self) -> str:
+        """The config key a redirect or a broken answer of the endpoint is blamed on."""
+        ...
+
+    @property
+    def secrets(self) -> list[str]:
+        """The credentials, to hide from a message."""
+        ...
+
+    def form(self) -> dict[str, str]:
+        """The form to post; may build a new credential (an assertion) each time, which
+        `secrets` then includes."""
+        ...
+
+    def refused(self, status: int, code: str) -> str:
+        """What to check when the endpoint refuses (`code`: the `error`, or "")."""
+        ...
+
+    def unauthorized_hint(self) -> str:
+        """What to check when a page answers 401 even to a fresh token."""
+        ...
+
+
+class ClientCredentials:
+    """`[source.oauth2]`: the client id and secret, from the variables the config names."""
+
+    def __init__(self, settings: OAuth2Settings, environ: Mapping[str, str]) -> None:
+        self._settings = settings
+        self.token_url = settings.token_url
+        self.setting = "source.oauth2.token_url"
+        self._client_id = _env(environ, settings.client_id_env, "source.oauth2.client_id_env")
+        self._secret = _env(environ, settings.client_secret_env, "source.oauth2.client_secret_env")
+        logs.register_secret(self._secret)  # every log line and stored reason: not only ours
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self._secret, self._client_id]
+
+    def form(self) -> dict[str, str]:
+        s = self._settings
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": self._client_id,
+            "client_secret": self._secret,
+        }
+        if s.scope:
+            form["scope"] = s.scope
+        if s.audience:
+            form["audience"] = s.audience
+        return form
+
+    def refused(self, status: int, code: str) -> str:
+        s = self._settings
+        shown_code = f" {code}" if code else ""
+        return (
+            f"refused the client credentials (HTTP {status}{shown_code}): check the secret in "
+            f"${s.client_secret_env} (named by source.oauth2.client_secret_env), the "
+            f"client id in ${s.client_id_env} (source.oauth2.client_id_env) and "
+            f"source.oauth2.scope"
+        )
+
+    def unauthorized_hint(self) -> str:
+        return "check the client's permissions and source.oauth2.scope"
+
+
 class TokenSource:
+    """An access token from `grant`, reused until shortly before it expires."""
+
     def __init__(
         self,
-        settings: OAuth2Settings,
-        environ: Mapping[str, str],
+        grant: Grant,
         client: httpx.Client,
         *,
         timeout_s: float,
         shown_url: Callable[[str], str],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._settings = settings
+        self.grant = grant
         self._client = client
         self._timeout_s = timeout_s
         self._clock = clock
-        self.shown = shown_url(settings.token_url)
-        self._client_id = _env(environ, settings.client_id_env, "source.oauth2.client_id_env")
-        self._secret = _env(environ, settings.client_secret_env, "source.oauth2.client_secret_env")
-        logs.register_secret(self._secret)  # every log line and stored reason: not only ours
+        self.shown = shown_url(grant.token_url)
         self._token = ""
         self._expires_at = 0.0
         self.fetches = 0  # how many tokens were asked for (tests and the log)
@@ -54,7 +128,7 @@ class TokenSource:
     @property
     def secrets(self) -> list[str]:
         """Everything to hide from a message: the credentials and the current token."""
-        return [value for value in (self._secret, self._client_id, self._token) if value]
+        return [value for value in (*self.grant.secrets, self._token) if value]
 
     def authorization(self) -> str:
         """The Authorization header value, fetching a token when none is still good."""
@@ -66,20 +140,11 @@ class TokenSource:
         self._token = ""
 
     def _fetch(self) -> None:
-        s = self._settings
-        form = {
-            "grant_type": "client_credentials",
-            "client_id": self._client_id,
-            "client_secret": self._secret,
-        }
-        if s.scope:
-            form["scope"] = s.scope
-        if s.audience:
-            form["audience"] = s.audience
+        form = self.grant.form()
         started = self._clock()
         try:
             response = self._client.post(
-                s.token_url,
+                self.grant.token_url,
                 data=form,
                 headers={"Accept": "application/json"},
                 timeout=self._timeout_s,
@@ -102,22 +167,18 @@ class TokenSource:
         body = _json_object(response)
         if not response.is_success:
             code = body.get("error") if body else None
-            shown_code = f" {code}" if isinstance(code, str) and _ERROR_CODE.match(code) else ""
-            raise SourceError(
-                f"the OAuth2 token endpoint {self.shown} refused the client credentials "
-                f"(HTTP {status}{shown_code}): check the secret in "
-                f"${s.client_secret_env} (named by source.oauth2.client_secret_env), the "
-                f"client id in ${s.client_id_env} (source.oauth2.client_id_env) and "
-                f"source.oauth2.scope"
-            )
+            known = isinstance(code, str) and _ERROR_CODE.match(code)
+            refused = self.grant.refused(status, code if isinstance(code, str) and known else "")
+            raise SourceError(f"the OAuth2 token endpoint {self.shown} {refused}")
         token = body.get("access_token") if body else None
         if not isinstance(token, str) or not token.strip():
             raise SourceError(
                 f"the OAuth2 token endpoint {self.shown} answered without an access_token "
-                f"(source.oauth2.token_url)"
+                f"({self.grant.setting})"
             )
         lifetime = _lifetime(body.get("expires_in") if body else None)
         self._token = token.strip()
+        logs.register_short_lived_secret(self._token)
         self._expires_at = started + lifetime - min(REFRESH_MARGIN_S, lifetime / 10)
         self.fetches += 1
         log.info(

@@ -270,7 +270,7 @@ def test_example_config_documents_every_key_and_loads() -> None:
             if key in ("include", "exclude", "headers"):
                 assert f"[{section.name}.{key}]" in text
                 continue
-            if key in ("pagination", "oauth2"):
+            if key in ("pagination", "oauth2", "google_service_account"):
                 assert f"[source.{key}]" in text
                 for sub in dataclasses.fields(type(getattr(s.source, key))):
                     assert f"{sub.name} =" in text, f"source.{key}.{sub.name} is not documented"
