@@ -151,3 +151,16 @@ def test_bearer_values_are_masked_whatever_their_case() -> None:
             f"Authorization: {word} {logs.REDACTED}"
         )
     assert logs.scrub("nothing to hide here") == "nothing to hide here"
+
+
+def test_short_lived_secrets_are_masked_and_only_the_newest_kept() -> None:
+    tokens = [f"ya29.short-lived-token-{n:04d}" for n in range(logs.SHORT_LIVED_KEPT + 5)]
+    for token in tokens:
+        logs.register_short_lived_secret(token)
+    newest = tokens[-logs.SHORT_LIVED_KEPT :]
+    assert all(logs.scrub(f"got {t}") == f"got {logs.REDACTED}" for t in newest)
+    assert logs.scrub(tokens[0]) == tokens[0]  # forgotten: a daemon's list does not grow
+    logs.register_secret(tokens[1])  # a lasting secret stays, whatever rotates past it
+    for n in range(logs.SHORT_LIVED_KEPT):
+        logs.register_short_lived_secret(f"ya29.another-short-lived-{n:04d}")
+    assert logs.scrub(tokens[1]) == logs.REDACTED
