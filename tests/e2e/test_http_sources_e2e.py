@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.conftest import ROOT, Run, Workspace
 from tests.fakes import FakeServer, serve
+from tests.fakes.google_workspace import DirectoryApi
 from tests.fakes.hr_apis import (
     BambooHrApi,
     Faults,
@@ -35,6 +36,7 @@ HOSTS = {
     "hibob": ("https://api.hibob.com",),
     "personio": ("https://api.personio.de",),
     "workday": ("https://wd5-services1.myworkday.com",),
+    "google-workspace": ("https://admin.googleapis.com",),
 }
 REST = """
 [dx]
@@ -78,6 +80,8 @@ def api_and_env(name: str) -> tuple[Callable[..., Any], dict[str, str]]:
     if name == "hibob":
         bob = HiBobApi()
         return bob, {"HIBOB_AUTH": basic(bob.service_user, bob.service_token)}
+    if name == "google-workspace":
+        return DirectoryApi(), {}  # the key file is written once the fake's address is known
     if name == "personio":
         personio = PersonioApi()
         env = {"PERSONIO_CLIENT_ID": personio.oauth.client_id}
@@ -96,6 +100,12 @@ def test_every_recipe_is_on_its_how_to_page_verbatim() -> None:
     assert sorted(p.stem for p in RECIPES.glob("*.toml")) == sorted(HOSTS)
 
 
+def google_key_env(ws: Workspace, api: DirectoryApi, base_url: str) -> dict[str, str]:
+    """The service account's key file, naming the fake's token endpoint, and its path."""
+    path = api.tokens.account.write_key_file(ws.root / "google-key.json", f"{base_url}/token")
+    return {"GOOGLE_APPLICATION_CREDENTIALS": str(path)}
+
+
 def assert_applied(run: Run, ws: Workspace) -> None:
     assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert run.finished["outcome"] == "applied"
@@ -110,6 +120,8 @@ def test_recipe_syncs_the_sample_org(workspace: Workspace, name: str) -> None:
     api, env = api_and_env(name)
     with serve(api) as server:
         recipe_config(workspace, name, server.base_url)
+        if isinstance(api, DirectoryApi):
+            env = google_key_env(workspace, api, server.base_url)
         run = workspace.hrsync("sync", env=env)
     assert_applied(run, workspace)
     # The user name and client id are not secrets; a key, password, token or secret is.
