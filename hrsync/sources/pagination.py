@@ -374,7 +374,8 @@ def total_disagrees(
     """For a paged read, with `document` its last page: a total the answer gives that the
     records or pages read do not match ("" when none)."""
     for sign in page_signs(paging, document, "", headers, records_path):
-        counts_all = sign.path.rpartition(".")[2] not in PAGE_COUNT_NAMES
+        name = sign.path if sign.path.startswith("@odata.") else sign.path.rpartition(".")[2]
+        counts_all = name not in PAGE_COUNT_NAMES
         if sign.kind == "total" and counts_all and sign.value != records:
             return f"{sign.where} is {sign.value:,}, but {records:,} records were read"
         if sign.kind == "pages" and sign.value > pages:
