@@ -90,7 +90,7 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
                     f'{paging.style!r} reads pages of JSON; set source.format = "json" if the '
                     f'answer is JSON, or style = "none" for one {kind.upper()} file'
                 )
-            _refuse_marker(settings, shown, None, fetched, 0)
+            _refuse_marker(settings, shown, None, fetched, None)
             return open_csv(
                 fetched.payload, encoding=settings.encoding, delimiter=settings.delimiter
             )
@@ -233,16 +233,22 @@ def _refuse_unread_marker(
 
 
 def _refuse_marker(
-    settings: SourceSettings, shown: str, document: Any, fetched: Fetched, records: int
+    settings: SourceSettings, shown: str, document: Any, fetched: Fetched, records: int | None
 ) -> None:
-    seen, setting = one_page_of_more(
-        settings.pagination,
-        document,
-        fetched.link,
-        fetched.paging,
-        records=records,
-        records_path=settings.records_path,
-    )
+    """Style "none": refuse an answer that shows it is one page. `records` is None for a
+    CSV answer, not counted here: only a next page (a Link header) is looked for."""
+    if records is None:
+        marker, setting = next_page_marker(settings.pagination, None, fetched.link)
+        seen = f"{marker} points to a next page" if marker else ""
+    else:
+        seen, setting = one_page_of_more(
+            settings.pagination,
+            document,
+            fetched.link,
+            fetched.paging,
+            records=records,
+            records_path=settings.records_path,
+        )
     if seen:
         raise SourceError(
             f"{shown} answered one page of a longer list ({seen}): read alone it would leave "

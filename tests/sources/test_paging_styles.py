@@ -430,3 +430,19 @@ def test_a_round_page_size_with_no_sign_is_read_with_a_note(records: int, noted:
         assert "source.pagination" in note
     else:
         assert export.notes == ()
+
+
+def test_a_csv_answer_with_a_total_header_is_read_a_link_next_refused() -> None:
+    # A CSV download's records are not counted before it is read: a total header says
+    # nothing there, while a next link still refuses.
+    def csv(request: Request, base: str) -> Response:
+        headers = {"Content-Type": "text/csv", "X-Total-Count": "2"}
+        if request.path == "/paged.csv":
+            headers["Link"] = f'<{base}/paged.csv?page=2>; rel="next"'
+        return Response(200, b"id\n1\n2\n", headers)
+
+    with serve(csv) as server:
+        export = open_export(SourceSettings(url=f"{server.base_url}/people.csv"), environ={})
+        assert column(export, "id") == ["1", "2"]
+        with pytest.raises(SourceError, match='rel="next" points to a next page'):
+            open_export(SourceSettings(url=f"{server.base_url}/paged.csv"), environ={})
