@@ -97,6 +97,16 @@ def _export(settings: Settings) -> list[Check]:
             f"kept, {directory.excluded} excluded by filters, {len(directory.warnings)} warnings",
         )
     ]
+    checks.extend(
+        Check(
+            "pages",
+            True,
+            note,
+            warning=True,
+            fix="set [source.pagination] as the API documents its paging, if it pages",
+        )
+        for note in export.notes
+    )
     if directory.unknown_managers:
         checks.append(_unknown_managers(directory.unknown_managers))
     if settings.attributes.active:

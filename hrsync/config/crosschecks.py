@@ -14,7 +14,7 @@ import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
-from hrsync.core.settings import NOTIFY_EVENTS, Settings, SourceSettings
+from hrsync.core.settings import NOTIFY_EVENTS, PaginationSettings, Settings, SourceSettings
 from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.store.url import check_database_url
 
@@ -184,6 +184,43 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 
+# Styles that add the page's position to the request (a body field for POST).
+_POSITION_STYLES = ("cursor", "offset", "page", "scim")
+
+
+def _new_paging_checks(paging: PaginationSettings) -> list[str]:
+    """The keys of styles "next_url" and "page": required with their style, and only
+    there (a key set for another style reads as paging that is not done)."""
+    p: list[str] = []
+    if paging.style == "next_url" and not paging.next_url_path:
+        p.append(
+            "source.pagination.next_url_path must name where each page holds the next "
+            'page\'s URL (a dotted path, e.g. "links.next") for style "next_url"'
+        )
+    if paging.style == "page":
+        if not paging.page_param:
+            p.append("source.pagination.page_param must name the page number's parameter")
+        if paging.first_page not in (0, 1):
+            p.append(
+                f"source.pagination.first_page must be 0 or 1, got {paging.first_page} (the "
+                "number of the API's first page)"
+            )
+    defaults = PaginationSettings()
+    for key, style in (
+        ("next_url_path", "next_url"),
+        ("page_param", "page"),
+        ("first_page", "page"),
+        ("page_size_param", "page"),
+    ):
+        value = getattr(paging, key)
+        if paging.style != style and value != getattr(defaults, key):
+            p.append(
+                f'source.pagination.{key} is only used with style = "{style}", got '
+                f"{value!r} with style = {paging.style!r}"
+            )
+    return p
+
+
 def _http_source_checks(src: SourceSettings) -> list[str]:
     """[source] keys for reading over HTTP: method, body, headers, pagination, oauth2."""
     p: list[str] = []
@@ -212,7 +249,7 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         except json.JSONDecodeError as exc:
             p.append(f"source.body must be JSON text, got {exc.msg} at column {exc.colno}")
         else:
-            if paging.style in ("cursor", "offset") and not isinstance(body, dict):
+            if paging.style in _POSITION_STYLES and not isinstance(body, dict):
                 p.append(
                     f"source.body must be a JSON object for source.pagination.style "
                     f"{paging.style!r}: the page position is added to it as a field"
@@ -243,6 +280,7 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         for key in ("offset_param", "limit_param"):
             if not getattr(paging, key):
                 p.append(f"source.pagination.{key} must name a parameter for style 'offset'")
+    p.extend(_new_paging_checks(paging))
     oauth = src.oauth2
     if oauth.token_url:
         if not re.match(r"^https?://", oauth.token_url):

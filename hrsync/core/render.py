@@ -325,6 +325,14 @@ def render_held(holds: Sequence[Hold]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_source_notes(notes: Sequence[str]) -> str:
+    """The section of `plan` for the reader's notes on the export (an answer of exactly a
+    round page size may be one page of more)."""
+    if not notes:
+        return ""
+    return "Export notes:\n" + "".join(f"  - {note}\n" for note in notes[:LIMIT])
+
+
 def render_unplaced(unplaced: Sequence[Unplaced]) -> str:
     """The section of `plan` and `check` for people in no team: how many, then the
     first of them with their line and why (nobody leaves DX without a word)."""

@@ -57,13 +57,21 @@ class FieldSettings:
 class PaginationSettings:
     """How to read an HTTP source's every page (`[source.pagination]`)."""
 
-    # none: one answer is the whole export, and one that points to a next page is refused.
-    style: Literal["none", "odata", "link_header", "cursor", "offset"] = "none"
+    # none: one answer is the whole export, and one that shows it is a page is refused.
+    style: Literal[
+        "none", "odata", "link_header", "cursor", "next_url", "offset", "page", "scim"
+    ] = "none"
     next_cursor_path: str = ""  # cursor: dotted path of the next cursor in each page's body
     cursor_param: str = "cursor"  # cursor: query parameter (GET) or body field (POST)
+    next_url_path: str = ""  # next_url: dotted path of the next page's URL in each body
     offset_param: str = "offset"
     limit_param: str = "limit"
-    page_size: int = 100  # offset: records asked for per page; a shorter page is the last
+    # offset: records asked for per page, a shorter page is the last; scim: the count sent;
+    # page: sent as page_size_param when that is set.
+    page_size: int = 100
+    page_param: str = "page"  # page: the page number's parameter
+    first_page: int = 1  # page: the first page's number (0 or 1)
+    page_size_param: str = ""  # page: the page size's parameter; empty: not sent
     # Reaching it is an error: a silent stop would read part of the org as the whole.
     max_pages: int = 10_000
 

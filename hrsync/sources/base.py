@@ -42,6 +42,8 @@ class Export:
     format: str
     _rows: Callable[[], Iterator[SourceRow]]
     pages: int = 1  # HTTP pages read (`hrsync check` reports them)
+    # Worth a look, not a refusal: e.g. an answer of exactly a round page size.
+    notes: tuple[str, ...] = ()
     # A reader's own whole-file pass, when it has one faster than rows() (CSV).
     _table: Callable[[], RowTable] | None = None
 

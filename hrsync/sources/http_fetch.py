@@ -27,7 +27,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
@@ -39,7 +39,7 @@ from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
 from hrsync.sources.google_jwt import JwtBearer
 from hrsync.sources.oauth2 import ClientCredentials, Grant, TokenSource
-from hrsync.sources.pagination import PageRequest
+from hrsync.sources.pagination import HEADER_SIGNS, PageRequest
 
 log = structlog.get_logger(__name__)
 
@@ -54,6 +54,8 @@ class Fetched:
     content_type: str
     size: int
     link: str = ""  # the Link header, where a next page may be named
+    # The headers that may tell of more pages (`pagination.HEADER_SIGNS`), lower-case names.
+    paging: Mapping[str, str] = field(default_factory=dict)
 
 
 def safe_url(url: str) -> str:
@@ -230,6 +232,7 @@ class HttpSession:
         size = 0
         content_type = ""
         link = ""
+        paging: dict[str, str] = {}
         try:
             with self.client.stream(
                 settings.method,
@@ -270,6 +273,8 @@ class HttpSession:
                     spool.write(block)
                 content_type = response.headers.get("content-type", "")
                 link = ", ".join(response.headers.get_list("link"))
+                told = response.headers
+                paging = {name: told[name] for name in HEADER_SIGNS if name in told}
         except SourceError:
             spool.close()
             raise
@@ -294,7 +299,7 @@ class HttpSession:
             raise
         self.received += size
         log.debug("source.page", url=shown, page=number, bytes=size)
-        return Fetched(Payload.from_spool(self.shown, spool), content_type, size, link)
+        return Fetched(Payload.from_spool(self.shown, spool), content_type, size, link, paging)
 
     def _too_large(self, where: str, what: str, number: int) -> str:
         limit = self.settings.max_bytes

@@ -4,13 +4,22 @@ Each page is downloaded (`HttpSession.page`), parsed, its records at `source.rec
 kept, and its raw body released before the next page is asked for: memory holds the
 records read so far, never all the pages' bytes. The run sees the export only once every
 page has been read; a page that cannot be read fails the whole read, so nothing is ever
-planned on some of the pages. With `source.pagination.style = "none"` an answer pointing
-to a next page is refused, naming the marker and the setting to use.
+planned on some of the pages.
+
+With `source.pagination.style = "none"` an answer that shows it is one page of more (a
+next link or cursor, a true ``has_more``, a total above the records read: see
+`pagination.page_signs`) is refused, naming what was seen, where, and the setting that
+reads every page; an answer of exactly a round page size (100, 500, 1000…) is read, with
+a note. With paging configured, a page that points to a next page the style did not
+follow, a total the records read do not match, or a page that starts with the previous
+page's first record (the API ignored the page asked for) is refused.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
@@ -27,9 +36,12 @@ from hrsync.sources.json_reader import find_records, parse_json, records_export
 from hrsync.sources.pagination import (
     PageRequest,
     first_request,
+    looks_like_a_page,
     next_page_marker,
     next_request,
+    one_page_of_more,
     short_first_page_probe,
+    total_disagrees,
 )
 
 log = structlog.get_logger(__name__)
@@ -78,7 +90,7 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
                     f'{paging.style!r} reads pages of JSON; set source.format = "json" if the '
                     f'answer is JSON, or style = "none" for one {kind.upper()} file'
                 )
-            _refuse_marker(settings, shown, None, fetched.link)
+            _refuse_marker(settings, shown, None, fetched, None)
             return open_csv(
                 fetched.payload, encoding=settings.encoding, delimiter=settings.delimiter
             )
@@ -93,6 +105,8 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
     wheres: list[str] = []
     seen = {request.key()}
     number = 1
+    notes: list[str] = []
+    first_record = ""  # the previous page's first record, as JSON
     while True:
         # Each page is named in messages; a single page keeps the plain export name.
         page_name = shown if paging.style == "none" else f"{shown} page {number}"
@@ -105,15 +119,21 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
         wheres.append(where)
         records.extend(page_records)
         if paging.style == "none":
-            _refuse_marker(settings, shown, document, fetched.link)
+            _refuse_marker(settings, shown, document, fetched, len(page_records))
+            if looks_like_a_page(len(page_records)):
+                notes.append(_round_page_note(shown, len(page_records)))
             break
+        if page_records and paging.style in ("cursor", "offset", "page", "scim"):
+            # The position is ours to send (a link the API writes is checked for loops).
+            first_record = _refuse_same_page(settings, page_name, page_records[0], first_record)
         following = next_request(settings, request, document, fetched.link, len(page_records))
         if following is None and paging.style != "offset":
-            _refuse_unread_marker(settings, page_name, document, fetched.link)
-        del document
+            _refuse_unread_marker(settings, page_name, document, fetched)
         if following is None:
             _check_short_first_page(settings, session, request, len(page_records))
+            _refuse_wrong_total(settings, shown, document, fetched, len(records), number)
             break
+        del document
         del page_records
         if number >= paging.max_pages:
             raise SourceError(
@@ -141,7 +161,8 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
     log.info(
         "source.fetched", url=shown, pages=number, bytes=session.received, records=len(records)
     )
-    return records_export(shown, records, locate, pages=number)
+    export = records_export(shown, records, locate, pages=number)
+    return dataclasses.replace(export, notes=tuple(notes)) if notes else export
 
 
 def _parse_page(settings: SourceSettings, fetched: Fetched, page_name: str) -> Any:
@@ -188,32 +209,93 @@ def _refuse_other_origin(settings: SourceSettings, number: int, url: str) -> Non
         )
 
 
-def _refuse_unread_marker(settings: SourceSettings, page: str, document: Any, link: str) -> None:
+def _refuse_unread_marker(
+    settings: SourceSettings, page: str, document: Any, fetched: Fetched
+) -> None:
     """The configured style found no next page, but the answer points to one anyway.
 
     A mistyped next_cursor_path (or the wrong style) reads as "no more pages": the first
     page would be taken for the whole org.
     """
-    marker, setting = next_page_marker(settings.pagination, document, link)
+    paging = settings.pagination
+    marker, setting = next_page_marker(paging, document, fetched.link, fetched.paging)
     if marker:
-        paging = settings.pagination
-        told = f"style {paging.style!r}" + (
-            f" with next_cursor_path {paging.next_cursor_path!r}"
-            if paging.style == "cursor"
-            else ""
-        )
+        keys = {"cursor": "next_cursor_path", "next_url": "next_url_path"}
+        told = f"style {paging.style!r}"
+        if paging.style in keys:
+            key = keys[paging.style]
+            told += f" with {key} {getattr(paging, key)!r}"
         raise SourceError(
             f"{page} points to a next page ({marker}), but source.pagination {told} finds "
             f"none there: stopping here would leave out everyone on the later pages. Set "
-            f"source.pagination.{setting}"
+            f"{setting}"
         )
 
 
-def _refuse_marker(settings: SourceSettings, shown: str, document: Any, link: str) -> None:
-    marker, setting = next_page_marker(settings.pagination, document, link)
-    if marker:
+def _refuse_marker(
+    settings: SourceSettings, shown: str, document: Any, fetched: Fetched, records: int | None
+) -> None:
+    """Style "none": refuse an answer that shows it is one page. `records` is None for a
+    CSV answer, not counted here: only a next page (a Link header) is looked for."""
+    if records is None:
+        marker, setting = next_page_marker(settings.pagination, None, fetched.link)
+        seen = f"{marker} points to a next page" if marker else ""
+    else:
+        seen, setting = one_page_of_more(
+            settings.pagination,
+            document,
+            fetched.link,
+            fetched.paging,
+            records=records,
+            records_path=settings.records_path,
+        )
+    if seen:
         raise SourceError(
-            f"{shown} answered one page of a longer list ({marker} points to the next page): "
-            f"read alone it would leave out everyone on the other pages. Set "
-            f"source.pagination.{setting} to read every page"
+            f"{shown} answered one page of a longer list ({seen}): read alone it would leave "
+            f"out everyone on the other pages (nothing was read as the whole org). Set "
+            f"{setting} to read every page"
         )
+
+
+def _refuse_wrong_total(
+    settings: SourceSettings, shown: str, document: Any, fetched: Fetched, records: int, pages: int
+) -> None:
+    """The last page's total (``totalResults``, ``metadata.total_elements``…) must be what
+    was read: a style that misreads the API's paging skips or repeats people."""
+    paging = settings.pagination
+    wrong = total_disagrees(
+        paging,
+        document,
+        fetched.paging,
+        records=records,
+        pages=pages,
+        records_path=settings.records_path,
+    )
+    if wrong:
+        raise SourceError(
+            f"{shown} says {wrong} with source.pagination.style {paging.style!r}: the "
+            f"API's pages were not read as it serves them (nothing was read as the whole "
+            f"org); check the style and its keys against the API's documentation"
+        )
+
+
+def _refuse_same_page(settings: SourceSettings, page: str, record: Any, previous: str) -> str:
+    """A page that starts with the previous page's first record: the API ignored the page
+    position asked for, and would serve the same people again and again."""
+    text = json.dumps(record, sort_keys=True, default=str)
+    if previous and text == previous:
+        paging = settings.pagination
+        raise SourceError(
+            f"{page} starts with the same record as the page before: the API ignores the "
+            f"page asked for (source.pagination.style {paging.style!r}); check the style and "
+            f"its parameter names against the API's documentation"
+        )
+    return text
+
+
+def _round_page_note(shown: str, records: int) -> str:
+    return (
+        f"{shown} answered exactly {records:,} records, a common page size, and no sign "
+        f"of more pages: if the API caps its answers, people are missing; check its paging "
+        f"(source.pagination)"
+    )

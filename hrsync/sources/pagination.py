@@ -1,30 +1,106 @@
-"""Where an HTTP source's next page is (pure: no I/O).
+"""Where an HTTP source's next page is, and what shows an answer is only a page (pure:
+no I/O).
 
 `source.pagination.style` says how an API points to its next page:
 
-- ``none``: one answer is the whole export. An answer that points to a next page anyway
-  (see `next_page_marker`) is refused: read as the whole org, it would drop everyone else.
+- ``none``: one answer is the whole export. An answer that shows it is one page of a
+  longer list (see `page_signs`: a next link or cursor, ``has_more``, a total larger than
+  the records read) is refused: read as the whole org, it would drop everyone else.
 - ``odata``: the body's ``@odata.nextLink``, a full URL (Microsoft Graph), as given.
 - ``link_header``: the RFC 8288 ``Link`` header's ``rel="next"`` target (Okta, GitHub).
 - ``cursor``: the value at ``next_cursor_path`` in the body, sent back as ``cursor_param``
   (a query parameter for GET, a body field for POST); an empty or missing cursor ends it.
+- ``next_url``: the URL at ``next_url_path`` in the body (Rippling ``next_link``,
+  ``links.next``), followed as given; an empty or missing one ends it.
 - ``offset``: ``offset_param`` / ``limit_param`` with ``page_size``; a short page ends it.
+- ``page``: ``page_param`` counting from ``first_page`` (and ``page_size_param`` =
+  ``page_size`` when set); an empty page, one shorter than the first, or the answer's
+  total page count ends it.
+- ``scim``: SCIM 2.0's ``startIndex`` (from 1) and ``count`` = ``page_size``; the next
+  index is the last one plus the records read, up to ``totalResults``.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from hrsync.core.settings import PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
 
-# Names APIs commonly give the next page's cursor, looked for at the top of a body when
-# style is "none" (besides @odata.nextLink and next_cursor_path).
-COMMON_CURSOR_NAMES = ("next_cursor", "nextPageToken", "next")
+# What APIs call the signs that an answer is one page of more, looked for at the top of a
+# body and in its metadata objects (`META_KEYS`, and the object holding the records).
+NEXT_NAMES = (
+    "@odata.nextLink",
+    "next",
+    "next_link",
+    "nextLink",
+    "next_url",
+    "nextUrl",
+    "next_page",
+    "nextPage",
+    "next_page_url",
+    "nextPageUrl",
+    "next_cursor",
+    "nextCursor",
+    "next_page_token",
+    "nextPageToken",
+    "next_token",
+    "nextToken",
+)
+MORE_NAMES = ("has_more", "hasMore", "has_next", "hasNext", "has_next_page", "hasNextPage")
+TOTAL_NAMES = (
+    "total",
+    "totalResults",
+    "total_results",
+    "totalCount",
+    "total_count",
+    "totalRecords",
+    "total_records",
+    "totalElements",
+    "total_elements",
+    "totalItems",
+    "total_items",
+    "totalSize",
+    "total_size",
+    "@odata.count",
+    "count",
+)
+# `count` is often the records of this page: with paging configured it is not a total.
+PAGE_COUNT_NAMES = ("count",)
+PAGES_NAMES = ("total_pages", "totalPages", "page_count", "pageCount", "last_page", "lastPage")
+META_KEYS = (
+    "meta",
+    "metadata",
+    "_meta",
+    "__meta",
+    "pagination",
+    "paging",
+    "page",
+    "page_info",
+    "pageInfo",
+    "links",
+    "_links",
+    "response_metadata",
+    "result_info",
+)
+Kind = Literal["next", "more", "total", "pages"]
+# header (lower case) -> what it tells
+HEADER_SIGNS: dict[str, Kind] = {
+    "x-total-count": "total",
+    "x-total": "total",
+    "x-total-pages": "pages",
+    "x-next-page": "next",
+}
+# A whole answer of exactly this many records, with no other sign, may be one page.
+ROUND_PAGE_SIZES = frozenset({50, 100, 200, 250, 500, 1000, 2000, 5000, 10000})
+# The query parameter a next-cursor name is usually sent back as.
+_CURSOR_PARAMS = {"nextPageToken": "pageToken", "next_page_token": "page_token"}
+_NO_PAGING = PaginationSettings()
 # <target> then ;-separated parameters, whose quoted values may hold , and ;
 _LINK = re.compile(r"""<([^>]*)>\s*((?:;(?:[^;,"]|"[^"]*")*)*)""")
 _REL = re.compile(r"""(?:^|;)\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,"]+))""", re.IGNORECASE)
@@ -36,11 +112,24 @@ class PageRequest:
 
     url: str
     body: Any = None
-    offset: int = 0  # offset style: the position of the page's first record
+    # The page's position: offset style, its first record's (from 0); page style, its
+    # number; scim, its startIndex (from 1).
+    offset: int = 0
+    size: int = 0  # page style: the records of the first page, the API's page size
 
     def key(self) -> str:
         """What makes two requests the same page, to catch an API that loops."""
         return self.url + "\x00" + json.dumps(self.body, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Sign:
+    """Something in an answer that shows it may be one page of a longer list."""
+
+    kind: Kind
+    where: str  # for messages: "'links.next' in the body", "the X-Total-Count header"
+    path: str  # the dotted path in the body; "" for a header
+    value: Any
 
 
 def first_request(source: SourceSettings) -> PageRequest:
@@ -53,6 +142,17 @@ def first_request(source: SourceSettings) -> PageRequest:
             source.method,
             {paging.offset_param: 0, paging.limit_param: paging.page_size},
             offset=0,
+        )
+    if paging.style == "page":
+        return _with_params(
+            request,
+            source.method,
+            _page_params(paging, paging.first_page),
+            offset=paging.first_page,
+        )
+    if paging.style == "scim":
+        return _with_params(
+            request, source.method, {"startIndex": 1, "count": paging.page_size}, offset=1
         )
     return request
 
@@ -85,6 +185,12 @@ def next_request(
             if target
             else None
         )
+    if paging.style == "next_url":
+        target = _href(at_path(document, paging.next_url_path))
+        if not _present(target):
+            return None
+        where = f"next_url_path {paging.next_url_path!r}"
+        return PageRequest(_next_url(current.url, str(target), where), current.body)
     if paging.style == "cursor":
         cursor = at_path(document, paging.next_cursor_path)
         if not _present(cursor):
@@ -106,6 +212,31 @@ def next_request(
             source.method,
             {paging.offset_param: offset, paging.limit_param: paging.page_size},
             offset=offset,
+        )
+    if paging.style == "page":
+        if records == 0:
+            return None
+        size = current.size or records
+        pages = total_pages(document)
+        read = current.offset - paging.first_page + 1
+        if pages is not None:
+            if read >= pages:
+                return None
+        elif records < size:
+            return None
+        number = current.offset + 1
+        return _with_params(
+            current, source.method, _page_params(paging, number), offset=number, size=size
+        )
+    if paging.style == "scim":
+        if records == 0:
+            return None
+        start = current.offset + records
+        total = document.get("totalResults") if isinstance(document, dict) else None
+        if _count(total) is not None and start > (_count(total) or 0):
+            return None
+        return _with_params(
+            current, source.method, {"startIndex": start, "count": paging.page_size}, offset=start
         )
     return None
 
@@ -131,23 +262,181 @@ def short_first_page_probe(
     )
 
 
-def next_page_marker(paging: PaginationSettings, document: Any, link: str) -> tuple[str, str]:
-    """For style "none": what in an answer points to a next page, and the style to use.
-
-    ("", "") when nothing does.
-    """
-    if link_next(link):
-        return 'a Link header with rel="next"', 'style = "link_header"'
+def page_signs(
+    paging: PaginationSettings,
+    document: Any,
+    link: str,
+    headers: Mapping[str, str] | None = None,
+    records_path: str = "",
+) -> list[Sign]:
+    """Everything in an answer that says it may be one page: next links and cursors first
+    (a Link header, ``@odata.nextLink``, the configured paths, `NEXT_NAMES`), then
+    `MORE_NAMES` that are true, then totals (`TOTAL_NAMES`, `PAGES_NAMES`), at the top of
+    the body, in its `META_KEYS` objects and in the object holding the records; then
+    `HEADER_SIGNS`. Empty, null and false values are no sign."""
+    signs: list[Sign] = []
+    target = link_next(link)
+    if target:
+        signs.append(Sign("next", 'a Link header with rel="next"', "", target))
+    places: list[tuple[str, dict[str, Any]]] = []
     if isinstance(document, dict):
-        if _present(document.get("@odata.nextLink")):
-            return "@odata.nextLink in the body", 'style = "odata"'
-        if paging.next_cursor_path and _present(at_path(document, paging.next_cursor_path)):
-            path = paging.next_cursor_path
-            return f"{path!r} in the body", f'style = "cursor" (next_cursor_path = "{path}")'
-        for name in COMMON_CURSOR_NAMES:
-            if _present(document.get(name)):
-                return f"{name!r} in the body", f'style = "cursor" (next_cursor_path = "{name}")'
+        places.append(("", document))
+        for key in META_KEYS:
+            if isinstance(document.get(key), dict):
+                places.append((key, document[key]))
+        parent = records_path.rpartition(".")[0]
+        holder = at_path(document, parent) if parent else None
+        if isinstance(holder, dict) and all(parent != where for where, _ in places):
+            places.append((parent, holder))
+        for path in (paging.next_url_path, paging.next_cursor_path):
+            value = at_path(document, path) if path else None
+            if _present(value):
+                signs.append(Sign("next", f"{path!r} in the body", path, value))
+    flags: list[tuple[Kind, tuple[str, ...]]] = [("next", NEXT_NAMES), ("more", MORE_NAMES)]
+    for kind, names in flags:
+        for prefix, place in places:
+            for name in names:
+                value = place.get(name)
+                if kind == "next" and isinstance(value, dict):
+                    value, name = value.get("href"), f"{name}.href"  # HAL: {"href": "..."}
+                path = _join(prefix, name)
+                where = "@odata.nextLink" if path == "@odata.nextLink" else repr(path)
+                seen = any(path == sign.path for sign in signs)
+                if _present(value) and (kind == "next" or value is True) and not seen:
+                    signs.append(Sign(kind, f"{where} in the body", path, value))
+    counts: list[tuple[Kind, tuple[str, ...]]] = [("total", TOTAL_NAMES), ("pages", PAGES_NAMES)]
+    for kind, names in counts:
+        for prefix, place in places:
+            for name in names:
+                number = _count(place.get(name))
+                if number is not None:
+                    path = _join(prefix, name)
+                    signs.append(Sign(kind, f"{path!r} in the body", path, number))
+    for header, told_kind in HEADER_SIGNS.items():
+        text = (headers or {}).get(header, "").strip()
+        told: Any = text if told_kind == "next" else _count(text)
+        if _present(told):
+            shown = "-".join(part.capitalize() for part in header.split("-"))
+            signs.append(Sign(told_kind, f"the {shown} header", "", told))
+    return signs
+
+
+def one_page_of_more(
+    paging: PaginationSettings,
+    document: Any,
+    link: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    records: int,
+    records_path: str = "",
+) -> tuple[str, str]:
+    """For style "none": what shows the answer is one page of a longer list, and the
+    [source.pagination] setting that reads every page; ("", "") when nothing does."""
+    for sign in page_signs(paging, document, link, headers, records_path):
+        if sign.kind == "next":
+            seen = f"{sign.where} points to a next page"
+        elif sign.kind == "more":
+            seen = f"{sign.where} is true"
+        elif sign.kind == "total" and sign.value > records:
+            seen = f"{sign.where} is {sign.value:,}, more than the {records:,} records read"
+        elif sign.kind == "pages" and sign.value > 1:
+            seen = f"{sign.where} is {sign.value:,} pages"
+        else:
+            continue
+        return seen, "[source.pagination] " + _setting(sign, document)
     return "", ""
+
+
+def next_page_marker(
+    paging: PaginationSettings,
+    document: Any,
+    link: str,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[str, str]:
+    """What in an answer points to a next page (a next link or cursor, a true
+    ``has_more``), and the [source.pagination] setting that follows it; ("", "") when
+    nothing does."""
+    for sign in page_signs(paging, document, link, headers):
+        if sign.kind in ("next", "more"):
+            return sign.where, "[source.pagination] " + _setting(sign, document)
+    return "", ""
+
+
+def total_disagrees(
+    paging: PaginationSettings,
+    document: Any,
+    headers: Mapping[str, str] | None,
+    *,
+    records: int,
+    pages: int,
+    records_path: str = "",
+) -> str:
+    """For a paged read, with `document` its last page: a total the answer gives that the
+    records or pages read do not match ("" when none)."""
+    for sign in page_signs(paging, document, "", headers, records_path):
+        name = sign.path if sign.path.startswith("@odata.") else sign.path.rpartition(".")[2]
+        counts_all = name not in PAGE_COUNT_NAMES
+        if sign.kind == "total" and counts_all and sign.value != records:
+            return f"{sign.where} is {sign.value:,}, but {records:,} records were read"
+        if sign.kind == "pages" and sign.value > pages:
+            return f"{sign.where} is {sign.value:,}, but {pages:,} pages were read"
+    return ""
+
+
+def total_pages(document: Any) -> int | None:
+    """The answer's total page count (`PAGES_NAMES`, top level or metadata), if it has one."""
+    for sign in page_signs(_NO_PAGING, document, ""):
+        if sign.kind == "pages":
+            return int(sign.value)
+    return None
+
+
+def looks_like_a_page(records: int) -> bool:
+    """A whole answer of a round page size (100, 500, 1000…) may be a capped first page."""
+    return records in ROUND_PAGE_SIZES
+
+
+def _setting(sign: Sign, document: Any) -> str:
+    """The style (and its keys) that reads every page, from what was seen."""
+    if sign.kind == "next":
+        if sign.path == "" and sign.where.startswith("a Link"):
+            return 'style = "link_header"'
+        if sign.path == "":  # X-Next-Page: a page number
+            return 'style = "page", page_param = "page"'
+        if sign.path == "@odata.nextLink":
+            return 'style = "odata"'
+        value = sign.value
+        if isinstance(value, str) and _looks_like_url(value):
+            return f'style = "next_url", next_url_path = "{sign.path}"'
+        if isinstance(value, int) and not isinstance(value, bool):
+            return 'style = "page", page_param = "page"'
+        name = sign.path.rpartition(".")[2]
+        param = _CURSOR_PARAMS.get(name)
+        extra = f', cursor_param = "{param}"' if param else ""
+        return f'style = "cursor", next_cursor_path = "{sign.path}"{extra}'
+    return _shape_setting(document) or (
+        'style = "…" with the paging the API documents ("cursor", "next_url", "page", '
+        '"offset", "scim"; see the HR APIs page)'
+    )
+
+
+def _shape_setting(document: Any) -> str:
+    """The style an answer's own fields suggest: SCIM's, an offset and a limit, a page."""
+    if not isinstance(document, dict):
+        return ""
+    if any(key in document for key in ("Resources", "itemsPerPage", "startIndex")):
+        return 'style = "scim"'
+    places = [document, *(document[k] for k in META_KEYS if isinstance(document.get(k), dict))]
+    for place in places:
+        limit = _count(place.get("limit"))
+        if _count(place.get("offset")) is not None and limit:
+            return f'style = "offset", page_size = {limit}'
+    for place in places:
+        for name in ("page", "current_page", "currentPage", "page_number", "pageNumber"):
+            number = _count(place.get(name))
+            if number is not None and number in (0, 1):
+                return f'style = "page", page_param = "page", first_page = {number}'
+    return ""
 
 
 def link_next(header: str) -> str | None:
@@ -186,6 +475,37 @@ def _next_url(current: str, target: str, where: str) -> str:
         ) from None
 
 
+def _href(value: Any) -> Any:
+    """A next link given as an object (HAL's ``{"href": "..."}``) is its href."""
+    return value.get("href") if isinstance(value, dict) else value
+
+
+def _looks_like_url(value: str) -> bool:
+    return value.startswith(("http://", "https://", "/")) or "?" in value
+
+
+def _count(value: Any) -> int | None:
+    """A whole, non-negative number (or its digits as text); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _join(*parts: str) -> str:
+    return ".".join(part for part in parts if part)
+
+
+def _page_params(paging: PaginationSettings, number: int) -> dict[str, Any]:
+    params: dict[str, Any] = {paging.page_param: number}
+    if paging.page_size_param:
+        params[paging.page_size_param] = paging.page_size
+    return params
+
+
 def _present(value: Any) -> bool:
     if value is None or value is False:
         return False
@@ -195,19 +515,25 @@ def _present(value: Any) -> bool:
 
 
 def _with_params(
-    request: PageRequest, method: str, params: dict[str, Any], *, offset: int | None = None
+    request: PageRequest,
+    method: str,
+    params: dict[str, Any],
+    *,
+    offset: int | None = None,
+    size: int | None = None,
 ) -> PageRequest:
     new_offset = request.offset if offset is None else offset
+    new_size = request.size if size is None else size
     if method == "POST":
         body = dict(request.body) if isinstance(request.body, dict) else {}
         for name, value in params.items():
             _set_path(body, name, value)
-        return PageRequest(request.url, body, new_offset)
+        return PageRequest(request.url, body, new_offset, new_size)
     parts = urlsplit(request.url)
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in params]
     query.extend((name, _text(value)) for name, value in params.items())
     url = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
-    return PageRequest(url, request.body, new_offset)
+    return PageRequest(url, request.body, new_offset, new_size)
 
 
 def _set_path(body: dict[str, Any], dotted: str, value: Any) -> None:

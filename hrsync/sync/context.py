@@ -85,6 +85,8 @@ class Mapped:
     directory: Directory
     team_map: TeamMap
     holds: tuple[Hold, ...] = ()  # the held people, and where DX keeps them
+    # The reader's notes on the export (e.g. exactly a round page size of records).
+    source_notes: tuple[str, ...] = ()
 
     @property
     def people_count(self) -> int:

@@ -63,6 +63,8 @@ class Export:
     source: str
     directory: Directory
     pages: int = 1  # HTTP pages read (1 for a file)
+    # The reader's notes, worth a look but no refusal (an answer of a round page size).
+    notes: tuple[str, ...] = ()
 
 
 def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
@@ -120,7 +122,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
                 source=export.name,
                 directory=directory,
             )
-    return Export(export.name, directory, export.pages)
+    return Export(export.name, directory, export.pages, export.notes)
 
 
 def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_KNOWN) -> HeldTeams:
@@ -172,6 +174,8 @@ def read_and_map(run: Run) -> Mapped:
         _refuse_input(run, exc.problems)
     directory = export.directory
     _log_warnings(directory)
+    for note in export.notes:
+        log.warning("source.note", detail=note, see="hrsync check")
     log.info(
         "export.read",
         source=export.source,
@@ -192,7 +196,7 @@ def read_and_map(run: Run) -> Mapped:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(export.source, directory, team_map, placed.holds)
+    return Mapped(export.source, directory, team_map, placed.holds, export.notes)
 
 
 def _log_warnings(directory: Directory) -> None:

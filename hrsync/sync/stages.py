@@ -17,6 +17,7 @@ from hrsync.core.render import (
     render_held,
     render_plan,
     render_refusal,
+    render_source_notes,
     render_unknown_managers,
     render_unplaced,
 )
@@ -63,7 +64,8 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
                 )
     plan = plan_rows(run, assignment.teams, dx_teams, assignment.unreferenced_dx)
     notes = (
-        render_held(mapped.holds)
+        render_source_notes(mapped.source_notes)
+        + render_held(mapped.holds)
         + render_unknown_managers(mapped.directory.unknown_managers)
         + render_unplaced(mapped.team_map.unplaced)
     )

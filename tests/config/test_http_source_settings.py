@@ -106,3 +106,43 @@ def test_a_header_can_come_from_the_environment(tmp_path: Path) -> None:
     path.write_text(BASE + URL, encoding="utf-8")
     env = {**TOKEN, "HRSYNC_SOURCE__HEADERS__X_API_KEY": "HR_KEY"}
     assert load_settings(path, env).source.headers == {"x_api_key": "HR_KEY"}
+
+
+PAGING = URL + "[source.pagination]\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (PAGING + 'style = "next_url"\n', "source.pagination.next_url_path must name where"),
+        (PAGING + 'style = "page"\npage_param = ""\n', "source.pagination.page_param must name"),
+        (PAGING + 'style = "page"\nfirst_page = 2\n', "first_page must be 0 or 1, got 2"),
+        (
+            PAGING + 'next_url_path = "links.next"\n',
+            'source.pagination.next_url_path is only used with style = "next_url"',
+        ),
+        (
+            PAGING + 'style = "offset"\npage_size_param = "per_page"\n',
+            'source.pagination.page_size_param is only used with style = "page"',
+        ),
+        (
+            URL + 'method = "POST"\nbody = \'[1]\'\n[source.pagination]\nstyle = "scim"\n',
+            "source.body must be a JSON object",
+        ),
+    ],
+)
+def test_the_paging_styles_keys_are_checked(tmp_path: Path, text: str, expected: str) -> None:
+    problems = load(tmp_path, text)
+    assert any(expected in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'style = "next_url"\nnext_url_path = "links.next"\n',
+        'style = "page"\npage_param = "page"\nfirst_page = 0\npage_size_param = "per_page"\n',
+        'style = "scim"\npage_size = 10\n',
+    ],
+)
+def test_each_paging_style_loads(tmp_path: Path, text: str) -> None:
+    assert load(tmp_path, PAGING + text) == []

@@ -187,7 +187,7 @@ def test_a_next_page_with_style_none_is_refused_and_nothing_sent(
     assert run.code == 4
     assert run.finished["outcome"] == "refused"
     reason = run.finished["reason"]
-    assert "@odata.nextLink" in reason and 'source.pagination.style = "odata"' in reason
+    assert "@odata.nextLink" in reason and '[source.pagination] style = "odata"' in reason
     assert workspace.process_requests() == []
     assert api.pages_served == 1
 

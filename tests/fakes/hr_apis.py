@@ -271,7 +271,9 @@ class HiBobApi:
 
 @dataclass
 class PersonioApi:
-    """Personio: OAuth2 at /v2/auth/token, GET /v1/company/employees?limit=&offset=."""
+    """Personio: OAuth2 at /v2/auth/token, GET /v1/company/employees?limit=&offset=; each
+    answer's ``metadata`` gives ``total_elements``, ``current_page`` and ``total_pages``,
+    and without ``limit`` a page holds 50 (as Personio documents since 2025)."""
 
     people: list[Person] = field(default_factory=sample_people)
     oauth: OAuth2Server = field(default_factory=lambda: OAuth2Server(client_id="papi-client"))
@@ -284,11 +286,23 @@ class PersonioApi:
             return Response(404)
         if not self.oauth.allows(request):
             return Response.of_json({"success": False, "error": {"code": 401}}, 401)
-        limit = min(int(request.query.get("limit", "200")), self.max_limit)
+        limit = min(int(request.query.get("limit", "50")), self.max_limit)
         offset = int(request.query.get("offset", "0"))
         chunk = _page(self.people, offset, limit)
+        total = len(self.people)
+        metadata = {
+            "total_elements": total,
+            "current_page": offset // limit,
+            "total_pages": -(-total // limit),
+        }
         return Response.of_json(
-            {"success": True, "limit": limit, "offset": offset, "data": [self._e(p) for p in chunk]}
+            {
+                "success": True,
+                "metadata": metadata,
+                "limit": limit,
+                "offset": offset,
+                "data": [self._e(p) for p in chunk],
+            }
         )
 
     @staticmethod
@@ -340,3 +354,132 @@ class WorkdayApi:
                 entry["Manager"] = {"ID": p.manager_id}
             entries.append(entry)
         return Response.of_json({"Report_Entry": entries})
+
+
+SCIM_ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+
+
+@dataclass
+class ScimApi:
+    """SCIM 2.0 (RFC 7644), as Deel and identity providers serve it: GET /scim/v2/Users
+    with ``startIndex`` (from 1) and ``count``; a ListResponse with ``totalResults``,
+    ``itemsPerPage``, ``startIndex`` and ``Resources``; a bearer token. The server answers
+    at most `max_count` (RFC 7644 lets it answer fewer than asked)."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    token: str = field(default_factory=lambda: "scim-" + secrets.token_hex(16))
+    max_count: int = 10
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/scim/v2/Users":
+            return Response.of_json({"status": "404"}, 404)
+        if request.headers.get("authorization") != f"Bearer {self.token}":
+            return Response.of_json({"status": "401", "detail": "unauthorized"}, 401)
+        start = max(int(request.query.get("startIndex", "1")), 1)
+        count = min(int(request.query.get("count", str(self.max_count))), self.max_count)
+        chunk = _page(self.people, start - 1, count)
+        return Response.of_json(
+            {
+                "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+                "totalResults": len(self.people),
+                "itemsPerPage": len(chunk),
+                "startIndex": start,
+                "Resources": [self._user(p) for p in chunk],
+            },
+            headers={"Content-Type": "application/scim+json"},
+        )
+
+    @staticmethod
+    def _user(p: Person) -> dict[str, Any]:
+        enterprise: dict[str, Any] = {"employeeNumber": p.id, "department": p.department}
+        if p.manager_id:
+            enterprise["manager"] = {"value": "u-" + p.manager_id}
+        return {
+            "schemas": ["urn:ietf:params:scim:schemas:core:2.0:User", SCIM_ENTERPRISE],
+            "id": "u-" + p.id,
+            "userName": p.email,
+            "displayName": p.name,
+            "active": p.active,
+            "emails": [{"value": p.email, "type": "work", "primary": True}],
+            SCIM_ENTERPRISE: enterprise,
+        }
+
+
+@dataclass
+class BambooHrDatasetsApi:
+    """BambooHR's Datasets API: POST /api/v1/datasets/employee with the fields in the
+    body, basic auth (key:x); each answer's ``links.next`` is the next page's URL (null on
+    the last page) and ``meta`` counts the records."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    api_key: str = field(default_factory=lambda: secrets.token_hex(20))
+    page_size: int = 10
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/api/v1/datasets/employee" or request.method != "POST":
+            return Response(404)
+        if request.headers.get("authorization") != basic(self.api_key, "x"):
+            return Response(401)
+        page = int(request.query.get("page", "1"))
+        chunk = _page(self.people, (page - 1) * self.page_size, self.page_size)
+        more = page * self.page_size < len(self.people)
+        path = f"{base}/api/v1/datasets/employee"
+        return Response.of_json(
+            {
+                "fields": request.json().get("fields", []),
+                "data": [self._row(p) for p in chunk],
+                "links": {
+                    "self": f"{path}?page={page}",
+                    "next": f"{path}?page={page + 1}" if more else None,
+                },
+                "meta": {"totalRecords": len(self.people), "page": page},
+            }
+        )
+
+    @staticmethod
+    def _row(p: Person) -> dict[str, Any]:
+        return {
+            "employeeNumber": p.id,
+            "name": p.name,
+            "email": p.email,
+            "supervisorEId": p.manager_id or None,
+            "department": p.department,
+            "status": "Active" if p.active else "Inactive",
+        }
+
+
+@dataclass
+class RipplingApi:
+    """Rippling's REST API: GET /workers (``limit``, ``cursor``), a bearer token; each
+    answer's ``next_link`` is the next page's full URL (null on the last page)."""
+
+    people: list[Person] = field(default_factory=sample_people)
+    token: str = field(default_factory=lambda: "rpl-" + secrets.token_hex(16))
+    page_size: int = 10
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/workers":
+            return Response.of_json({"detail": "Not found"}, 404)
+        if request.headers.get("authorization") != f"Bearer {self.token}":
+            return Response.of_json({"detail": "Invalid token"}, 401)
+        start = int(request.query.get("cursor") or 0)
+        chunk = _page(self.people, start, self.page_size)
+        more = start + self.page_size < len(self.people)
+        return Response.of_json(
+            {
+                "__meta": {"redacted_fields": []},
+                "results": [self._worker(p) for p in chunk],
+                "next_link": f"{base}/workers?cursor={start + self.page_size}" if more else None,
+            }
+        )
+
+    @staticmethod
+    def _worker(p: Person) -> dict[str, Any]:
+        return {
+            "id": "w-" + p.id,
+            "work_email": p.email,
+            "manager_id": "w-" + p.manager_id if p.manager_id else None,
+            "status": "ACTIVE" if p.active else "TERMINATED",
+            "user": {"display_name": p.name},
+            "department": {"name": p.department},
+        }

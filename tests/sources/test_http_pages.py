@@ -204,19 +204,19 @@ def test_offset_refuses_an_api_that_ignores_the_limit() -> None:
             {"value": [{"id": "1"}], "nextPageToken": "abc"},
             {},
             "'nextPageToken'",
-            'style = "cursor" (next_cursor_path = "nextPageToken")',
+            'style = "cursor", next_cursor_path = "nextPageToken", cursor_param = "pageToken"',
         ),
         (
             {"value": [{"id": "1"}], "next_cursor": "abc"},
             {},
             "'next_cursor'",
-            'style = "cursor" (next_cursor_path = "next_cursor")',
+            'style = "cursor", next_cursor_path = "next_cursor"',
         ),
         (
             {"value": [{"id": "1"}], "next": "http://x/2"},
             {},
             "'next'",
-            'style = "cursor" (next_cursor_path = "next")',
+            'style = "next_url", next_url_path = "next"',
         ),
     ],
 )
@@ -233,7 +233,7 @@ def test_style_none_refuses_an_answer_with_a_next_page(
         with pytest.raises(SourceError) as caught:
             open_export(settings, environ={})
     message = str(caught.value)
-    assert marker in message and f"source.pagination.{setting}" in message
+    assert marker in message and f"[source.pagination] {setting}" in message
     assert "leave out everyone on the other pages" in message
 
 

@@ -14,6 +14,7 @@ from hrsync.sources.pagination import (
     link_next,
     next_page_marker,
     next_request,
+    page_signs,
 )
 
 
@@ -91,3 +92,41 @@ def test_an_unparsable_next_page_url_is_a_source_error(
     source = SourceSettings(url="https://h/users", pagination=PaginationSettings(style=style))
     with pytest.raises(SourceError, match=r"next page .*not a valid URL"):
         next_request(source, first_request(source), document, link, 1)
+
+
+def test_page_and_scim_requests() -> None:
+    page = SourceSettings(
+        url="https://h/e?x=1",
+        pagination=PaginationSettings(style="page", first_page=0, page_param="p"),
+    )
+    first = first_request(page)
+    assert first.url == "https://h/e?x=1&p=0"
+    second = next_request(page, first, {}, "", 25)
+    assert second is not None and second.url == "https://h/e?x=1&p=1" and second.size == 25
+    assert next_request(page, second, {}, "", 24) is None  # shorter than the first
+    assert next_request(page, second, {}, "", 0) is None
+    # The answer's page count ends it, even on a full page.
+    assert next_request(page, second, {"meta": {"totalPages": 2}}, "", 25) is None
+    scim = SourceSettings(url="https://h/Users", pagination=PaginationSettings(style="scim"))
+    start = first_request(scim)
+    assert start.url == "https://h/Users?startIndex=1&count=100"
+    following = next_request(scim, start, {"totalResults": 25}, "", 10)
+    assert following is not None and following.url == "https://h/Users?startIndex=11&count=100"
+    assert next_request(scim, following, {"totalResults": 20}, "", 10) is None
+
+
+@pytest.mark.parametrize(
+    ("document", "headers", "kinds"),
+    [
+        ({"records": [], "next": None, "has_more": False, "total": 0}, {}, ["total"]),
+        ({"meta": {"has_more": True}}, {}, ["more"]),
+        ({"links": {"next": {"href": "/2"}}}, {}, ["next"]),
+        ({"data": {"people": [], "total": 3}}, {}, ["total"]),
+        ({"item": {"next": "x", "total": 3}}, {}, []),  # not a metadata object
+        ({}, {"x-total-count": "3", "x-next-page": ""}, ["total"]),
+        ({"count": True, "total": -1, "totalPages": "4"}, {}, ["pages"]),
+    ],
+)
+def test_page_signs(document: Any, headers: dict[str, str], kinds: list[str]) -> None:
+    signs = page_signs(PaginationSettings(), document, "", headers, "data.people")
+    assert [sign.kind for sign in signs] == kinds
