@@ -19,7 +19,7 @@ gives every item's value: several different values are a problem of that person'
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -59,7 +59,7 @@ class Pick:
 class Step:
     key: str
     pick: Pick | None = None
-    written: str = ""  # the step as written, for hints
+    written: str = field(default="", compare=False)  # as written, for hints
 
 
 @dataclass(frozen=True, slots=True)

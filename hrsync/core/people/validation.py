@@ -225,10 +225,10 @@ def check_several(
                     i,
                     locations[i],
                     column,
-                    "; ".join(what.values),
+                    capped(what.values, limit=5, sep="; "),
                     f"holds several values: {capped(map(shown_value, what.values), limit=5)}; "
-                    f"pick one in [source.fields] with a path such as {what.pick!r} or "
-                    f"{by_key!r} (see How lists are read)",
+                    f"pick one with a path such as {what.pick!r} or {by_key!r} "
+                    f"(see How lists are read)",
                 )
             )
     return found
