@@ -7,20 +7,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.e2e.conftest import Workspace, read_rows
+from tests.e2e.conftest import ROOT, Workspace, read_rows
 
 # Two people (no one reports to them) with a dotted-line manager listed first.
 DOTTED = {"E110": "E011", "E111": "E010"}
 
+# As docs/reference/exports.md writes it ("How lists are read"), with the manager path
+# for each test.
 FIELDS = """
 [source.fields]
 employee_id = "externalIds[type=organization].value"
-name = "name.fullName"
 email = "primaryEmail"
+name = "name.fullName"
 manager_id = ""
 manager_email = "{manager}"
 department = "organizations[primary].department"
 """
+
+
+def test_the_docs_show_this_config() -> None:
+    docs = (ROOT / "docs" / "reference" / "exports.md").read_text(encoding="utf-8")
+    assert FIELDS.format(manager="relations[type=manager].value") in docs
+    assert "holds several values: 'tomas.herrera@example.com'" in docs
 
 
 def google_users() -> dict[str, Any]:
@@ -93,6 +101,7 @@ def test_without_a_pick_only_the_people_with_two_managers_are_held(
     plan = workspace.hrsync("plan")
     assert "relations.value holds several values:" in plan.stdout
     assert "'relations[0].value'" in plan.stdout
+    assert "holds several values: 'tomas.herrera@example.com', 'katherine" in plan.stdout
     # Everyone else is synced: the people with one manager are in their teams.
     teams = members(workspace)
     held_emails = {"arjun.patel@example.com", "emily.nguyen@example.com"}

@@ -228,3 +228,26 @@ def test_items_with_the_same_value_read_as_that_value() -> None:
     flatten({"jobs": [{"m": "E1", "t": "a"}, {"m": "E1", "t": "b"}]}, "", out, several)
     assert out["jobs.m"] == "E1" and out["jobs.t"] == "a; b"
     assert list(several) == ["jobs.t"]
+
+
+def test_workday_positions_pick_the_primary_one(tmp_path: Path) -> None:
+    """The Workday example of docs/reference/exports.md ("How lists are read")."""
+    worker = {
+        "Employee_ID": "E110",
+        "Positions": [
+            {"Primary": "0", "Manager_ID": "E020", "Supervisory_Organization": "Platform"},
+            {"Primary": "1", "Manager_ID": "E011", "Supervisory_Organization": "Payments"},
+        ],
+    }
+    fields = FieldSettings(
+        manager_id="Positions[Primary=1].Manager_ID",
+        department="Positions[Primary=1].Supervisory_Organization",
+    )
+    path = write_json(tmp_path, {"Report_Entry": [worker]})
+    export = export_of(path, records_path="Report_Entry", fields=fields)
+    (row,) = export.rows()
+    assert row.values[fields.manager_id] == "E011"
+    assert row.values[fields.department] == "Payments"
+    assert set(row.several) == {"Positions.Primary", "Positions.Manager_ID"} | {
+        "Positions.Supervisory_Organization"
+    }
