@@ -152,7 +152,7 @@ def read_people(
     unusable = check_values(export, used)  # 3
     filtered = filter_rows(row_filter, export, person_columns.status)  # 4
     kept, dropped, reason = filtered.kept, filtered.dropped, filtered.reason
-    several = check_several(  # 4b
+    several = check_several(  # 4, several values
         table.several, kept, export.locations, _field_columns(columns, configured, also_used)
     )
     checked = validate_rows(person_columns, kept, labels)  # 5
