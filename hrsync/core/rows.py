@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import TypeVar, overload
 
 # The longest value hrsync accepts, in characters. No name, e-mail, id or department comes
@@ -33,18 +32,16 @@ class Several:
     pick: str  # e.g. ``relations[0].value``: the path with its list picked by position
 
 
-_NONE_SEVERAL: Mapping[str, Several] = MappingProxyType({})
-
-
 @dataclass(frozen=True, slots=True)
 class SourceRow:
     """One record of an export, as read. `location` is for messages:
     ``people.csv line 12`` or ``report.json Report_Entry[3]``. `several`: the columns
-    that hold several different values in this record (their text joins them)."""
+    that hold several different values in this record (their text joins them); None or
+    empty when none does."""
 
     location: str
     values: Mapping[str, str]
-    several: Mapping[str, Several] = field(default_factory=lambda: _NONE_SEVERAL)
+    several: Mapping[str, Several] | None = None
 
 
 class RowValues(Mapping[str, str]):
