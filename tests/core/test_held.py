@@ -267,3 +267,18 @@ def test_a_long_list_of_several_values_is_capped() -> None:
     )
     (held,) = directory.held
     assert "'E13', 'E14' and 25 more; pick one" in held.detail
+
+
+def test_several_managers_are_no_unknown_manager_with_top() -> None:
+    read = several_managers([row("E1"), row("E2", "E1"), row("E3", "E1")], 2, ("E1", "E2"))
+    directory = read_people(
+        "people.json",
+        COLUMNS,
+        read,
+        FIELDS,
+        FilterSettings(),
+        unknown_manager="top",
+        hold_people=True,
+    )
+    assert [h.employee_id for h in directory.held] == ["E3"]
+    assert directory.unknown_managers == () and directory.warnings == ()

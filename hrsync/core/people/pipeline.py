@@ -155,6 +155,9 @@ def read_people(
     several = check_several(  # 4, several values
         table.several, kept, export.locations, _field_columns(columns, configured, also_used)
     )
+    manager_columns = {configured.get(k) for k in ("manager_id", "manager_email", "manager_name")}
+    several_managers = [f for f in several if f[1].field in manager_columns]
+    person_columns = _unread_managers(person_columns, several_managers, configured)
     checked = validate_rows(person_columns, kept, labels)  # 5
     refs = index_rows(person_columns, kept, dropped, by_name="manager_name" in configured)  # 6
     duplicates = report_duplicates(
@@ -191,7 +194,6 @@ def read_people(
             *org.findings,
         ],
     )
-    manager_columns = {configured.get(k) for k in ("manager_id", "manager_email", "manager_name")}
     held: tuple[HeldPerson, ...] = ()
     valid = checked.valid
     if hold_people:
@@ -199,7 +201,7 @@ def read_people(
             export,
             person_columns,
             findings,
-            [*managers.findings, *cycles, *(f for f in several if f[1].field in manager_columns)],
+            [*managers.findings, *cycles, *several_managers],
             managers.manager,
             refs,
             org,
@@ -284,6 +286,36 @@ def _field_columns(
         for name in (template_names(value) if is_template(value) else (value,))
     ]
     return set(named) & set(columns)
+
+
+def _unread_managers(
+    fields: PersonColumns, several: Sequence[Finding], configured: Mapping[str, str]
+) -> PersonColumns:
+    """`fields` with the manager references that are several values blank: those rows are
+    held for it, and the joined text is nobody's reference (no "matches nobody", no
+    unknown manager)."""
+    if not several:
+        return fields
+    replaced: dict[str, Sequence[str]] = {}
+    for key, attribute in _MANAGER_REFS:
+        rows = [at for at, problem in several if problem.field == configured.get(key)]
+        if rows:
+            column = list(getattr(fields, attribute))
+            for row in rows:
+                column[row] = ""
+            replaced[attribute] = column
+    return fields._replace(
+        manager_id_ref=replaced.get("manager_id_ref", fields.manager_id_ref),
+        manager_email_ref=replaced.get("manager_email_ref", fields.manager_email_ref),
+        manager_name_ref=replaced.get("manager_name_ref", fields.manager_name_ref),
+    )
+
+
+_MANAGER_REFS = (
+    ("manager_id", "manager_id_ref"),
+    ("manager_email", "manager_email_ref"),
+    ("manager_name", "manager_name_ref"),
+)
 
 
 def _told_once(several: Sequence[Finding], findings: Sequence[Finding]) -> list[Finding]:
