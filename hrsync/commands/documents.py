@@ -118,6 +118,7 @@ def change_document(change: Change) -> dict[str, Any]:
                 "parent_reference_id": change.parent_reference_id,
                 "lead": change.lead_email,
                 "contributors": change.contributors,
+                "members_added": list(change.members),
             }
         case Rename():
             doc |= {"from": change.old_name, "to": change.new_name}

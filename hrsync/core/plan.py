@@ -51,6 +51,8 @@ class Create:
     parent_name: str | None
     lead_email: str
     contributors: int
+    # The contributors' e-mails, sorted: a first sync's membership, to review.
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +283,7 @@ def _team_changes(
                 parent_name=row.parent_name,
                 lead_email=row.lead_email,
                 contributors=len(set(row.contributors)),
+                members=tuple(sorted(set(row.contributors))),
             )
         ]
     found: list[Change] = []

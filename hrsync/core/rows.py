@@ -13,7 +13,7 @@ Part of the core, so pure: `tests/test_architecture.py` keeps it so.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
 # The longest value hrsync accepts, in characters. No name, e-mail, id or department comes
@@ -24,12 +24,24 @@ _T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
+class Several:
+    """The different values one column holds in one record (a JSON list whose items each
+    give one), and the path that would pick one of them."""
+
+    values: tuple[str, ...]
+    pick: str  # e.g. ``relations[0].value``: the path with its list picked by position
+
+
+@dataclass(frozen=True, slots=True)
 class SourceRow:
     """One record of an export, as read. `location` is for messages:
-    ``people.csv line 12`` or ``report.json Report_Entry[3]``."""
+    ``people.csv line 12`` or ``report.json Report_Entry[3]``. `several`: the columns
+    that hold several different values in this record (their text joins them); None or
+    empty when none does."""
 
     location: str
     values: Mapping[str, str]
+    several: Mapping[str, Several] | None = None
 
 
 class RowValues(Mapping[str, str]):
@@ -110,7 +122,8 @@ class RowTable:
     objects built in Python. `partial` holds, by row, the values of the rows that lack some
     of the columns (JSON records of different shapes; their absent columns read as blank
     cells): a person's own values are what their record had, nothing more. `longest`, when
-    the reader knows it, bounds the length of every value (None: unknown).
+    the reader knows it, bounds the length of every value (None: unknown). `several`: by
+    row, the columns holding several different values in that row (a JSON list).
     """
 
     index: Mapping[str, int]
@@ -118,6 +131,7 @@ class RowTable:
     locations: Sequence[str]
     partial: Mapping[int, Mapping[str, str]]
     longest: int | None = None
+    several: Mapping[int, Mapping[str, Several]] = field(default_factory=dict)
 
     @classmethod
     def of_rows(cls, rows: Iterable[SourceRow], columns: Iterable[str] = ()) -> RowTable:
@@ -127,9 +141,10 @@ class RowTable:
         held = list(rows)
         locations = [row.location for row in held]
         values = [row.values for row in held]
+        several = {i: row.several for i, row in enumerate(held) if row.several}
         shared = _shared_cells(values)
         if shared is not None:
-            return cls(shared[0], shared[1], locations, {})
+            return cls(shared[0], shared[1], locations, {}, several=several)
         index: dict[str, int] = {column: i for i, column in enumerate(columns)}
         for row_values in values:
             for key in row_values:
@@ -137,7 +152,7 @@ class RowTable:
         keys = tuple(index)
         cells = [tuple(v.get(key, "") for key in keys) for v in values]
         partial = {i: v for i, v in enumerate(values) if len(v) != len(keys)}
-        return cls(index, cells, locations, partial)
+        return cls(index, cells, locations, partial, several=several)
 
 
 def _shared_cells(

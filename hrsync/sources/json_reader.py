@@ -8,8 +8,11 @@ Nested values are reached by dotted paths (``Manager.ID``). Values become string
 - a list of one item reads as that item, so Workday's ``"Worker_Group": [{"ID": "x"}]`` gives
   ``Worker_Group.ID = "x"``.
 - a longer list gives each item under ``prefix.N`` (``Worker_Group.0.ID``, from 0), and every
-  sub-path also holds the non-empty values of all items joined with ``"; "``
-  (``Worker_Group.ID = "x; y"``), so filters can match any of them. An empty list is ``""``.
+  sub-path also holds the different non-empty values of all items joined with ``"; "``
+  (``Worker_Group.ID = "x; y"``), so filters can match any of them; the row records such a
+  column as `Several` (a field reading it holds that person). An empty list is ``""``.
+- a path that picks from a list (``relations[type=manager].value``, hrsync.core.json_paths)
+  is read as its own column, named as written, when the export lists its plain path.
 
 The whole document is parsed at once (json has no streaming parser in the standard
 library); the rows themselves are flattened one at a time as they are read. A paged HTTP
@@ -20,22 +23,38 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from hrsync.core.json_paths import JsonPath, has_pick, parse_path, read_path, scalar_text
 from hrsync.core.listing import capped
-from hrsync.core.rows import RowValues, SourceRow
+from hrsync.core.rows import RowValues, Several, SourceRow
+from hrsync.core.settings import SourceSettings
+from hrsync.core.templates import is_template, template_names
 from hrsync.sources.base import Export, Payload, SourceError, decode
 
 LIST_SEPARATOR = "; "
 MAX_SHAPES = 1000
 
 
-def open_json(payload: Payload, *, encoding: str, records_path: str) -> Export:
+def open_json(
+    payload: Payload, *, encoding: str, records_path: str, picks: Iterable[str] = ()
+) -> Export:
     name = payload.name
     document = parse_json(payload, encoding)
     records, where = find_records(name, document, records_path)
-    return records_export(name, records, lambda position: f"{name} {where}[{position}]")
+    locate: Callable[[int], str] = lambda position: f"{name} {where}[{position}]"  # noqa: E731
+    return records_export(name, records, locate, picks=picks)
+
+
+def picked_paths(settings: SourceSettings, also: Iterable[str] = ()) -> tuple[str, ...]:
+    """The paths that pick from a list among the columns `[source.fields]` names (a
+    template's too) and `also` (other columns the config reads)."""
+    named: list[str] = []
+    for value in vars(settings.fields).values():
+        named.extend(template_names(value) if is_template(value) else (value,))
+    named.extend(also)
+    return tuple(dict.fromkeys(name for name in named if has_pick(name)))
 
 
 def parse_json(payload: Payload, encoding: str) -> Any:
@@ -55,9 +74,16 @@ def parse_json(payload: Payload, encoding: str) -> Any:
 
 
 def records_export(
-    name: str, records: list[Any], locate: Callable[[int], str], *, pages: int = 1
+    name: str,
+    records: list[Any],
+    locate: Callable[[int], str],
+    *,
+    pages: int = 1,
+    picks: Iterable[str] = (),
 ) -> Export:
-    """An Export over parsed records; `locate(i)` names record i in messages."""
+    """An Export over parsed records; `locate(i)` names record i in messages. `picks`:
+    paths that pick from a list, each read as a column (when the export has its plain
+    path); their syntax is checked with the config (`parse_path`)."""
     columns: dict[str, None] = {}
     for index, record in enumerate(records):
         if not isinstance(record, dict):
@@ -65,6 +91,15 @@ def records_export(
                 f"{locate(index)} is {_kind(record)}, expected an object with one person's fields"
             )
         _collect_paths(record, "", columns)
+    paths: list[JsonPath] = []
+    for text in picks:
+        try:
+            path = parse_path(text)
+        except ValueError:
+            continue  # refused with the config; read as a plain name (a missing column)
+        if path.plain in columns:
+            paths.append(path)
+            columns[text] = None
 
     def rows() -> Iterator[SourceRow]:
         # Records of one shape (the same keys in the same order, as exports usually are)
@@ -72,60 +107,63 @@ def records_export(
         shapes: dict[tuple[str, ...], dict[str, int]] = {}
         for position, record in enumerate(records):
             values: dict[str, str] = {}
-            flatten(record, "", values)
+            several: dict[str, Several] = {}
+            flatten(record, "", values, several)
+            for path in paths:
+                values[path.text], found = read_path(record, path)
+                if found is not None:
+                    several[path.text] = found
             location = locate(position)
             keys = tuple(values)
             index = shapes.get(keys)
             if index is None and len(shapes) < MAX_SHAPES:
                 index = shapes[keys] = {key: i for i, key in enumerate(keys)}
-            if index is None:
-                yield SourceRow(location, values)
-            else:
-                yield SourceRow(location, RowValues(index, tuple(values.values())))
+            read: Mapping[str, str] = values
+            if index is not None:
+                read = RowValues(index, tuple(values.values()))
+            yield SourceRow(location, read, several) if several else SourceRow(location, read)
 
     return Export(name=name, columns=tuple(columns), format="json", _rows=rows, pages=pages)
 
 
-def flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
-    """Write every leaf of `value` into `out` under its dotted path (see the module doc)."""
+def flatten(
+    value: Any, prefix: str, out: dict[str, str], several: dict[str, Several] | None = None
+) -> None:
+    """Write every leaf of `value` into `out` under its dotted path (see the module doc),
+    and into `several` each path whose list items give different values."""
     if isinstance(value, dict):
         for key, item in value.items():
             path = f"{prefix}.{key}" if prefix else key
             if type(item) is str:  # the common case, without a call
                 out[path] = item
             else:
-                flatten(item, path, out)
+                flatten(item, path, out, several)
     elif isinstance(value, list):
         if len(value) == 1:
-            flatten(value[0], prefix, out)
+            flatten(value[0], prefix, out, several)
             return
         if not value:
             out[prefix] = ""
             return
-        merged: dict[str, list[str]] = {}
+        merged: dict[str, dict[str, None]] = {}
         for position, item in enumerate(value):
             inner: dict[str, str] = {}
-            flatten(item, "", inner)
+            inner_several: dict[str, Several] = {}
+            flatten(item, "", inner, inner_several)
             for path, text in inner.items():
                 out[_join(prefix, str(position), path)] = text
-                if text:
-                    merged.setdefault(path, []).append(text)
-                else:
-                    merged.setdefault(path, [])
+                texts = merged.setdefault(path, {})
+                if path in inner_several:
+                    texts.update(dict.fromkeys(inner_several[path].values))
+                elif text:
+                    texts[text] = None
         for path, texts in merged.items():
-            out[_join(prefix, path)] = LIST_SEPARATOR.join(texts)
+            column = _join(prefix, path)
+            out[column] = LIST_SEPARATOR.join(texts)
+            if several is not None and len(texts) > 1:
+                several[column] = Several(tuple(texts), _join(f"{prefix}[0]", path))
     else:
         out[prefix] = scalar_text(value)
-
-
-def scalar_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def _join(*parts: str) -> str:

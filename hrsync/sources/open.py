@@ -12,7 +12,7 @@ non-blank byte (``[`` or ``{`` means JSON, anything else CSV).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import httpx
 import structlog
@@ -20,7 +20,7 @@ import structlog
 from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError, export_over, first_bytes
 from hrsync.sources.csv_reader import open_csv
-from hrsync.sources.json_reader import open_json
+from hrsync.sources.json_reader import open_json, picked_paths
 from hrsync.sources.pages import open_url
 
 log = structlog.get_logger(__name__)
@@ -33,12 +33,16 @@ def open_export(
     *,
     environ: Mapping[str, str] | None = None,
     http: httpx.Client | None = None,
+    also_read: Iterable[str] = (),
 ) -> Export:
-    """Open the export named by `settings` (path or url). `environ` defaults to os.environ."""
+    """Open the export named by `settings` (path or url). `environ` defaults to os.environ.
+    `also_read`: columns the config reads beyond `[source.fields]` (team names,
+    attributes, filters), so that a JSON path among them picking from a list is read."""
     env = os.environ if environ is None else environ
+    picks = picked_paths(settings, also_read)
     if settings.url:
         # Every page, with method, body, headers and OAuth2 (hrsync.sources.pages).
-        export = open_url(settings, env, http, _format)
+        export = open_url(settings, env, http, _format, picks=picks)
         log.info("source.opened", source=export.name, format=export.format, pages=export.pages)
         return export
     if settings.path is None:
@@ -50,7 +54,10 @@ def open_export(
         # A file has no format= query nor content type.
         if _format(settings.format, path.suffix.lower(), "", "", payload) == "json":
             return open_json(
-                payload, encoding=settings.encoding, records_path=settings.records_path
+                payload,
+                encoding=settings.encoding,
+                records_path=settings.records_path,
+                picks=picks,
             )
         return open_csv(payload, encoding=settings.encoding, delimiter=settings.delimiter)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -57,18 +57,25 @@ def open_url(
     choose_format: ChooseFormat,
     *,
     session: HttpSession | None = None,
+    picks: Iterable[str] = (),
 ) -> Export:
-    """Read every page of `settings.url` (see the module doc) into one Export."""
+    """Read every page of `settings.url` (see the module doc) into one Export; `picks`:
+    the paths that pick from a list, each read as a column (`records_export`)."""
     own = session is None
     session = session or HttpSession(settings, environ, http)
     try:
-        return _read(settings, session, choose_format)
+        return _read(settings, session, choose_format, tuple(picks))
     finally:
         if own:
             session.close()
 
 
-def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseFormat) -> Export:
+def _read(
+    settings: SourceSettings,
+    session: HttpSession,
+    choose_format: ChooseFormat,
+    picks: tuple[str, ...] = (),
+) -> Export:
     paging = settings.pagination
     shown = session.shown
     request = first_request(settings)
@@ -161,7 +168,7 @@ def _read(settings: SourceSettings, session: HttpSession, choose_format: ChooseF
     log.info(
         "source.fetched", url=shown, pages=number, bytes=session.received, records=len(records)
     )
-    export = records_export(shown, records, locate, pages=number)
+    export = records_export(shown, records, locate, pages=number, picks=picks)
     return dataclasses.replace(export, notes=tuple(notes)) if notes else export
 
 

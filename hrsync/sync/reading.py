@@ -76,17 +76,19 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     """
     src = settings.source
     try:
-        export = open_export(src)
+        also_used = (
+            *template_names(settings.mapping.team_name),
+            *used_columns(settings.attributes),
+        )
+        filtered_on = (*settings.filter.include, *settings.filter.exclude)
+        export = open_export(src, also_read=(*also_used, *filtered_on))
         directory = read_people(
             export.name,
             export.columns,
             export.table(),
             src.fields,
             settings.filter,
-            also_used=(
-                *template_names(settings.mapping.team_name),
-                *used_columns(settings.attributes),
-            ),
+            also_used=also_used,
             null_values=src.null_values,
             unknown_manager=src.unknown_manager,
             hold_people=settings.sync.on_person_problem == "hold",

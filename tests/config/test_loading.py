@@ -414,3 +414,50 @@ def test_attributes_problems_name_the_key(
     path = write(tmp_path, MINIMAL + "\n[attributes]\n" + table + "\n")
     problems = problems_of(path, {**TOKEN_ENV, **env})
     assert any(fragment in p for p in problems), problems
+
+
+JSON_SOURCE = """
+[dx]
+base_url = "https://api.example.test"
+
+[source]
+path = "users.json"
+records_path = "users"
+
+[source.fields]
+employee_id = "externalIds[type=organization].value"
+email = "primaryEmail"
+name = "name.fullName"
+manager_id = ""
+"""
+
+
+def test_a_path_that_picks_from_a_list_loads(tmp_path: Path) -> None:
+    text = JSON_SOURCE + 'manager_email = "relations[type=manager].value"\n'
+    settings = load_settings(write(tmp_path, text), TOKEN_ENV)
+    assert settings.source.fields.manager_email == "relations[type=manager].value"
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('manager_email = "relations[type=manager.value"', "never closed"),
+        ('manager_email = "relations[type=].value"', "write [key=value] or [key]"),
+        (
+            'department = "{organizations[].department} team"\nmanager_email = "m"',
+            "empty pick",
+        ),
+    ],
+)
+def test_a_bad_list_pick_is_a_config_error_naming_the_key(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    (problem,) = problems_of(write(tmp_path, JSON_SOURCE + line + "\n"), TOKEN_ENV)
+    key = line.split(" = ")[0]
+    assert problem.startswith(f"source.fields.{key} ")
+    assert said in problem and "relations[type=manager].value" in problem
+
+
+def test_a_csv_column_with_brackets_is_a_name(tmp_path: Path) -> None:
+    text = MINIMAL + '[source.fields]\nmanager_id = "Manager [ID"\n'
+    assert load_settings(write(tmp_path, text), TOKEN_ENV).source.fields.manager_id == "Manager [ID"

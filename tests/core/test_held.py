@@ -19,6 +19,7 @@ from hrsync.core.held import (
 )
 from hrsync.core.mapping import TeamMap, build_teams
 from hrsync.core.people import Directory, read_people
+from hrsync.core.rows import Several, SourceRow
 from hrsync.core.settings import FilterSettings, MappingSettings
 from tests.core.test_people import COLUMNS, FIELDS, ORG, row, source
 
@@ -208,3 +209,76 @@ def test_an_over_long_value_of_a_held_lead_never_names_their_team() -> None:
     team_map = place_held(build_teams(people, mapping, FIELDS), directory.held, NOTHING_KNOWN)
     names = [t.name for t in team_map.team_map.teams]
     assert all(len(name) < 100 for name in names), [len(n) for n in names]
+
+
+def several_managers(
+    rows: Sequence[Sequence[str]], at: int, values: tuple[str, ...]
+) -> list[SourceRow]:
+    """`rows` as read, row `at`'s Manager ID several values of a JSON list."""
+    read = source(rows)
+    joined = "; ".join(values)
+    read[at] = SourceRow(
+        read[at].location,
+        {**read[at].values, "Manager ID": joined},
+        {"Manager ID": Several(values, "positions[0].manager_id")},
+    )
+    return read
+
+
+def test_several_values_hold_that_person_and_name_the_values_and_a_pick() -> None:
+    rows = [row("E1"), row("E2", "E1"), row("E3", "E1"), row("E4", "E2")]
+    read = several_managers(rows, 2, ("E1", "E2"))
+    directory = read_people(
+        "people.json", COLUMNS, read, FIELDS, FilterSettings(), hold_people=True
+    )
+    assert directory.ok
+    assert [p.employee_id for p in directory.people] == ["E1", "E2", "E4"]
+    (held,) = directory.held
+    assert held.employee_id == "E3" and not held.manager_usable
+    # One problem, not also "matches nobody" for the joined text.
+    (problem,) = held.problems
+    assert problem.field == "Manager ID"
+    assert "holds several values: 'E1', 'E2'" in held.detail
+    assert "'positions[0].manager_id'" in held.detail
+    assert "'positions[key=value].manager_id'" in held.detail
+
+    refused = read_people("people.json", COLUMNS, read, FIELDS, FilterSettings())
+    assert not refused.ok and "holds several values" in str(refused.problems[0])
+
+
+def test_several_values_only_matter_in_a_used_column_of_a_kept_row() -> None:
+    rows = [row("E1"), row("E2", "E1"), row("E3", "E1", status="Terminated")]
+    read = several_managers(rows, 2, ("E1", "E2"))
+    read[1] = SourceRow(
+        read[1].location, read[1].values, {"Title": Several(("a", "b"), "titles[0]")}
+    )
+    directory = read_people(
+        "people.json", COLUMNS, read, FIELDS, FilterSettings(), hold_people=True
+    )
+    assert directory.ok and not directory.held
+    assert [p.employee_id for p in directory.people] == ["E1", "E2"]
+
+
+def test_a_long_list_of_several_values_is_capped() -> None:
+    values = tuple(f"E{i}" for i in range(10, 40))
+    read = several_managers([row("E1"), row("E2", "E1")], 1, values)
+    directory = read_people(
+        "people.json", COLUMNS, read, FIELDS, FilterSettings(), hold_people=True
+    )
+    (held,) = directory.held
+    assert "'E13', 'E14' and 25 more; pick one" in held.detail
+
+
+def test_several_managers_are_no_unknown_manager_with_top() -> None:
+    read = several_managers([row("E1"), row("E2", "E1"), row("E3", "E1")], 2, ("E1", "E2"))
+    directory = read_people(
+        "people.json",
+        COLUMNS,
+        read,
+        FIELDS,
+        FilterSettings(),
+        unknown_manager="top",
+        hold_people=True,
+    )
+    assert [h.employee_id for h in directory.held] == ["E3"]
+    assert directory.unknown_managers == () and directory.warnings == ()

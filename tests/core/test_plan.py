@@ -130,6 +130,7 @@ def test_first_sync_creates_every_team_with_its_parent() -> None:
         parent_name="Engineering",
         lead_email="lead-plat@example.com",
         contributors=1,
+        members=("c@x.com",),
     )
     assert all(isinstance(c, Create) for c in plan.changes)
 

@@ -85,6 +85,13 @@ def test_plan_json_first_run_and_after_a_reorg(workspace: Workspace) -> None:
     assert doc["counts"]["create"] == len(doc["changes"]) == doc["teams"] > 0
     assert {c["kind"] for c in doc["changes"]} == {"create"}
     assert all(c["lead"] and c["contributors"] >= 0 for c in doc["changes"])
+    # A new team lists its members, so a first sync's membership can be reviewed.
+    for change in doc["changes"]:
+        assert len(change["members_added"]) == change["contributors"]
+        assert change["members_added"] == sorted(change["members_added"])
+    members = {c["team"]: c["members_added"] for c in doc["changes"]}
+    assert "emily.nguyen@example.com" in members["Payments"]
+    assert "ada.okafor@example.com" not in {m for team in members.values() for m in team}
     assert ("people_in_no_team" in doc and doc["attributes"] is None) or doc["attributes"]
     assert first.named("sync.finished")  # the log is on stderr
 

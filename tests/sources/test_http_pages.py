@@ -604,3 +604,42 @@ def test_a_token_endpoint_redirecting_elsewhere_is_refused_naming_the_token_url(
     assert "source.oauth2.token_url" in message and "set source.url" not in message
     assert oauth.client_secret not in message
     assert other.requests == []  # the client secret was not posted there
+
+
+def test_a_list_pick_is_read_on_every_page_of_an_http_source() -> None:
+    """Google-shaped users over two pages: the pick is a column of the one export."""
+
+    def user(n: int, relations: list[dict[str, str]]) -> dict[str, Any]:
+        return {"primaryEmail": f"u{n}@x.com", "relations": relations}
+
+    manager = {"type": "manager", "value": "u0@x.com"}
+    dotted = {"type": "dotted_line_manager", "value": "u1@x.com"}
+    pages = {
+        "": {"users": [user(0, []), user(1, [manager])], "nextPageToken": "p2"},
+        "p2": {"users": [user(2, [dotted, manager]), user(3, [manager, dotted])]},
+    }
+
+    def api(request: Request, base: str) -> Response:
+        return Response.of_json(pages[request.query.get("pageToken", "")])
+
+    picked = "relations[type=manager].value"
+    with serve(api) as server:
+        settings = SourceSettings(
+            url=f"{server.base_url}/admin/directory/v1/users",
+            records_path="users",
+            pagination=PaginationSettings(
+                style="cursor", next_cursor_path="nextPageToken", cursor_param="pageToken"
+            ),
+            fields=dataclasses.replace(SourceSettings().fields, manager_email=picked),
+        )
+        export = open_export(settings, environ={})
+        rows = list(export.rows())
+    assert export.pages == 2 and picked in export.columns
+    assert [row.values[picked] for row in rows] == ["", "u0@x.com", "u0@x.com", "u0@x.com"]
+    several = [sorted(row.several or ()) for row in rows]
+    assert several == [
+        [],
+        [],
+        ["relations.type", "relations.value"],
+        ["relations.type", "relations.value"],
+    ]

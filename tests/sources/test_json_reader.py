@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hrsync.core.settings import SourceSettings
+from hrsync.core.rows import Several
+from hrsync.core.settings import FieldSettings, SourceSettings
 from hrsync.sources.base import Export, SourceError
 from hrsync.sources.json_reader import flatten
 from hrsync.sources.open import open_export
@@ -169,3 +171,84 @@ def test_absurdly_deep_nesting_is_a_source_error(tmp_path: Path) -> None:
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     with pytest.raises(SourceError, match="nests its values too deeply"):
         export_of(path)
+
+
+GOOGLE_USERS = {
+    "users": [
+        {
+            "primaryEmail": "ann@x.com",
+            "externalIds": [{"type": "organization", "value": "E1"}],
+            "relations": [
+                {"type": "dotted_line_manager", "value": "bob@x.com"},
+                {"type": "manager", "value": "cat@x.com"},
+            ],
+        },
+        {
+            "primaryEmail": "bob@x.com",
+            "externalIds": [{"type": "organization", "value": "E2"}],
+            "relations": [{"type": "manager", "value": "cat@x.com"}],
+        },
+        {"primaryEmail": "cat@x.com", "externalIds": [{"type": "organization", "value": "E3"}]},
+    ]
+}
+
+
+def test_a_path_that_picks_from_a_list_is_read_as_its_own_column(tmp_path: Path) -> None:
+    path = write_json(tmp_path, GOOGLE_USERS)
+    picked = "relations[type=manager].value"
+    fields = FieldSettings(employee_id="externalIds.value", email="primaryEmail")
+    export = export_of(
+        path, records_path="users", fields=dataclasses.replace(fields, manager_email=picked)
+    )
+    assert picked in export.columns
+    assert [row.values[picked] for row in export.rows()] == ["cat@x.com", "cat@x.com", ""]
+    assert [row.several for row in export.rows()][1:] == [None, None]
+
+
+def test_a_pick_of_a_list_no_record_has_is_a_missing_column(tmp_path: Path) -> None:
+    path = write_json(tmp_path, GOOGLE_USERS)
+    fields = FieldSettings(manager_email="relashions[type=manager].value")
+    export = export_of(path, records_path="users", fields=fields)
+    assert "relashions[type=manager].value" not in export.columns
+
+
+def test_an_unpicked_list_of_several_values_is_marked_on_its_row(tmp_path: Path) -> None:
+    export = export_of(write_json(tmp_path, GOOGLE_USERS), records_path="users")
+    first = next(export.rows())
+    assert first.values["relations.value"] == "bob@x.com; cat@x.com"
+    assert first.several is not None
+    assert first.several["relations.value"] == Several(
+        ("bob@x.com", "cat@x.com"), "relations[0].value"
+    )
+    assert 0 in export.table().several and 1 not in export.table().several
+
+
+def test_items_with_the_same_value_read_as_that_value() -> None:
+    out: dict[str, str] = {}
+    several: dict[str, Several] = {}
+    flatten({"jobs": [{"m": "E1", "t": "a"}, {"m": "E1", "t": "b"}]}, "", out, several)
+    assert out["jobs.m"] == "E1" and out["jobs.t"] == "a; b"
+    assert list(several) == ["jobs.t"]
+
+
+def test_workday_positions_pick_the_primary_one(tmp_path: Path) -> None:
+    """The Workday example of docs/reference/exports.md ("How lists are read")."""
+    worker = {
+        "Employee_ID": "E110",
+        "Positions": [
+            {"Primary": "0", "Manager_ID": "E020", "Supervisory_Organization": "Platform"},
+            {"Primary": "1", "Manager_ID": "E011", "Supervisory_Organization": "Payments"},
+        ],
+    }
+    fields = FieldSettings(
+        manager_id="Positions[Primary=1].Manager_ID",
+        department="Positions[Primary=1].Supervisory_Organization",
+    )
+    path = write_json(tmp_path, {"Report_Entry": [worker]})
+    export = export_of(path, records_path="Report_Entry", fields=fields)
+    (row,) = export.rows()
+    assert row.values[fields.manager_id] == "E011"
+    assert row.values[fields.department] == "Payments"
+    assert set(row.several or ()) == {"Positions.Primary", "Positions.Manager_ID"} | {
+        "Positions.Supervisory_Organization"
+    }

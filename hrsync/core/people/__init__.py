@@ -35,7 +35,11 @@ returning what it finds:
    is a value over `MAX_FIELD_CHARS` characters. Such a value would reach DX as a team
    name, or silently filter a person out as an unknown status.
 4. Filters (`filter_rows`, hrsync.core.filters): status, include, exclude. A filtered
-   row is not validated: a terminated row with a blank e-mail is no problem.
+   row is not validated: a terminated row with a blank e-mail is no problem. Then
+   several values (`check_several`): a kept row whose field (a `[source.fields]` column,
+   a template's, or `also_used`) holds several different values of a JSON list
+   (`RowTable.several`) is a problem of that row, naming the values and a path that picks
+   one; the other checks' problems with that same value are not told again.
 5. Rows (`validate_rows`), all problems at once: empty employee id; empty or invalid
    e-mail (see `is_valid_email`). An empty name is a warning (the e-mail stands in).
 6. Duplicates (`index_rows`, `report_duplicates`): ids and e-mails held by two kept rows
@@ -60,8 +64,9 @@ returning what it finds:
     file.
 11. Held people (`hold_rows`, with `hold_people`): when every fatal problem is one of a
     person's own row (`Problem.holds`: an e-mail, an id, a duplicate, their manager, a
-    cycle, an over-long value), those rows are held (`Directory.held`) instead of
-    refusing the export; any other problem refuses it with every problem listed.
+    cycle, an over-long value, several values), those rows are held (`Directory.held`)
+    instead of refusing the export; any other problem refuses it with every problem
+    listed.
 12. People (`build_people`): the valid kept people (of the org), in export order, held
     rows left out. Zero people is never a sync.
 

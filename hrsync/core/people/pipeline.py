@@ -27,6 +27,7 @@ from hrsync.core.people.validation import (
     Finding,
     Problem,
     check_columns,
+    check_several,
     check_some_kept,
     check_values,
     fatal,
@@ -151,6 +152,12 @@ def read_people(
     unusable = check_values(export, used)  # 3
     filtered = filter_rows(row_filter, export, person_columns.status)  # 4
     kept, dropped, reason = filtered.kept, filtered.dropped, filtered.reason
+    several = check_several(  # 4, several values
+        table.several, kept, export.locations, _field_columns(columns, configured, also_used)
+    )
+    manager_columns = {configured.get(k) for k in ("manager_id", "manager_email", "manager_name")}
+    several_managers = [f for f in several if f[1].field in manager_columns]
+    person_columns = _unread_managers(person_columns, several_managers, configured)
     checked = validate_rows(person_columns, kept, labels)  # 5
     refs = index_rows(person_columns, kept, dropped, by_name="manager_name" in configured)  # 6
     duplicates = report_duplicates(
@@ -174,16 +181,19 @@ def read_people(
     nobody = check_some_kept(  # 10
         export_name, reason, kept, person_columns.status, filters, configured
     )
-    findings = [
-        *header,
-        *unusable,
-        *nobody,
-        *checked.findings,
-        *duplicates,
-        *managers.findings,
-        *cycles,
-        *org.findings,
-    ]
+    findings = _told_once(
+        several,
+        [
+            *header,
+            *unusable,
+            *nobody,
+            *checked.findings,
+            *duplicates,
+            *managers.findings,
+            *cycles,
+            *org.findings,
+        ],
+    )
     held: tuple[HeldPerson, ...] = ()
     valid = checked.valid
     if hold_people:
@@ -191,7 +201,7 @@ def read_people(
             export,
             person_columns,
             findings,
-            [*managers.findings, *cycles],
+            [*managers.findings, *cycles, *several_managers],
             managers.manager,
             refs,
             org,
@@ -263,6 +273,65 @@ def hold_rows(
             )
         )
     return tuple(held)
+
+
+def _field_columns(
+    columns: Sequence[str], configured: Mapping[str, str], also_used: Collection[str]
+) -> set[str]:
+    """The columns whose one value a person's row must give: those of the fields (a
+    template's too) and `also_used`; not the filters' (a pattern may match any value)."""
+    named = [
+        name
+        for value in (*configured.values(), *also_used)
+        for name in (template_names(value) if is_template(value) else (value,))
+    ]
+    return set(named) & set(columns)
+
+
+def _unread_managers(
+    fields: PersonColumns, several: Sequence[Finding], configured: Mapping[str, str]
+) -> PersonColumns:
+    """`fields` with the manager references that are several values blank: those rows are
+    held for it, and the joined text is nobody's reference (no "matches nobody", no
+    unknown manager)."""
+    if not several:
+        return fields
+    replaced: dict[str, Sequence[str]] = {}
+    for key, attribute in _MANAGER_REFS:
+        rows = [at for at, problem in several if problem.field == configured.get(key)]
+        if rows:
+            column = list(getattr(fields, attribute))
+            for row in rows:
+                column[row] = ""
+            replaced[attribute] = column
+    return fields._replace(
+        manager_id_ref=replaced.get("manager_id_ref", fields.manager_id_ref),
+        manager_email_ref=replaced.get("manager_email_ref", fields.manager_email_ref),
+        manager_name_ref=replaced.get("manager_name_ref", fields.manager_name_ref),
+    )
+
+
+_MANAGER_REFS = (
+    ("manager_id", "manager_id_ref"),
+    ("manager_email", "manager_email_ref"),
+    ("manager_name", "manager_name_ref"),
+)
+
+
+def _told_once(several: Sequence[Finding], findings: Sequence[Finding]) -> list[Finding]:
+    """`several` and the other findings, but for those another check makes of the same
+    value of the same row (its several values match nobody as a manager): one is enough."""
+    if not several:
+        return list(findings)
+    told = {(at, problem.field) for at, problem in several}
+    return [
+        *several,
+        *(
+            (at, problem)
+            for at, problem in findings
+            if not (problem.fatal and problem.holds == (at,) and (at, problem.field) in told)
+        ),
+    ]
 
 
 def _used_columns(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -17,7 +17,7 @@ from hrsync.core.emails import EMAIL_RULE, valid_emails
 from hrsync.core.filters import STATUS_REASON, UnknownField, closest_name
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept
-from hrsync.core.rows import MAX_FIELD_CHARS
+from hrsync.core.rows import MAX_FIELD_CHARS, Several
 from hrsync.core.settings import FilterSettings
 from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.core.text import natural_key, shown_value
@@ -198,6 +198,40 @@ def check_values(export: ExportColumns, used: Sequence[str]) -> list[Finding]:
         for i in sorted(suspicious)
         for finding in _unusable(i, export.locations[i], export.values(i), used)
     ]
+
+
+def check_several(
+    several: Mapping[int, Mapping[str, Several]],
+    kept: Sequence[int],
+    locations: Sequence[str],
+    columns: Collection[str],
+) -> list[Finding]:
+    """Each kept row whose value in one of `columns` is several different values (a JSON
+    list not picked from): a problem of that person's row, naming the values and a path
+    that picks one."""
+    if not several:
+        return []
+    kept_rows = set(kept)
+    found: list[Finding] = []
+    for i in sorted(several):
+        if i not in kept_rows:
+            continue
+        for column, what in several[i].items():
+            if column not in columns:
+                continue
+            by_key = what.pick[::-1].replace("]0[", "]eulav=yek[", 1)[::-1]
+            found.append(
+                of_person(
+                    i,
+                    locations[i],
+                    column,
+                    capped(what.values, limit=5, sep="; "),
+                    f"holds several values: {capped(map(shown_value, what.values), limit=5)}; "
+                    f"pick one with a path such as {what.pick!r} or {by_key!r} "
+                    f"(see How lists are read)",
+                )
+            )
+    return found
 
 
 _CONTROL_NAMES = {
