@@ -23,7 +23,7 @@ from hrsync.core.held import (
     place_held,
 )
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
-from hrsync.core.people import Directory, read_people
+from hrsync.core.people import SUSPECT_REFERENCES, Directory, Problem, read_people
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.templates import template_names
 from hrsync.logcap import capped
@@ -114,15 +114,30 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
             raise InputRefused(
                 "export",
                 [
-                    f"{too_many}: so many rows with problems say the export itself is "
-                    f"broken; fix them, or run `hrsync sync --allow-held {held}` to hold "
-                    "them and sync everyone else",
+                    _held_guard_line(too_many, held, problems),
                     *grouped_lines(dict.fromkeys(problems)),
                 ],
                 source=export.name,
                 directory=directory,
             )
     return Export(export.name, directory, export.pages, export.notes)
+
+
+def _held_guard_line(too_many: str, held: int, problems: Sequence[Problem]) -> str:
+    """The held guard's refusal. When managers matching nobody are too many to be strays
+    (a missing page, a column of another kind of id), it says so: holding those people
+    would sync a wrong org, so `--allow-held` is no fix then."""
+    suspect = next((p for p in problems if SUSPECT_REFERENCES in p.expected), None)
+    if suspect is None:
+        return (
+            f"{too_many}: so many rows with problems say the export itself is broken; fix "
+            f"them, or run `hrsync sync --allow-held {held}` to hold them and sync everyone else"
+        )
+    why = suspect.expected.partition("; ")[2]
+    return (
+        f"{too_many}: so many rows with problems say the export itself is broken: "
+        f"{suspect.field}: {why}"
+    )
 
 
 def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_KNOWN) -> HeldTeams:

@@ -20,6 +20,7 @@ from dataclasses import fields as dataclass_fields
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.listing import capped
 from hrsync.core.people import Directory, Person, Problem, UnknownManager
+from hrsync.core.people.managers import nobody_expected
 from hrsync.core.rows import MAX_FIELD_CHARS, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import Template, is_template, template_names
@@ -224,6 +225,7 @@ def read_people_by_row(
     up: dict[int, int | None] = {}  # the manager's row, for filter.root
     ambiguous: set[int] = set()
     absent: dict[tuple[str, str], list[int]] = {}
+    nobody: dict[str, list[tuple[int, str, str]]] = {}
     for i in kept:
         given = [
             ("employee id", "manager_id", id_refs[i], id_refs[i], ids[i]),
@@ -240,14 +242,7 @@ def read_people_by_row(
             if unknown_manager == "top":
                 absent.setdefault((label[column], written), []).append(i)
             else:
-                problem(
-                    i,
-                    where[i],
-                    label[column],
-                    written,
-                    f"must be the {what} of a person in the export, but it matches nobody"
-                    ' (source.unknown_manager = "top" makes such people top of the org)',
-                )
+                nobody.setdefault(what, []).append((i, label[column], written))
             continue
         if what == "name" and len(among_kept) > 1:
             listed = capped((f"{describe(j)} at {where[j]}" for j in among_kept), sep="; ")
@@ -294,6 +289,23 @@ def read_people_by_row(
                     f"names {describe(by_email)}, but {label['manager_id']} names "
                     f"{describe(chosen)}; the employee id wins",
                 )
+    # References matching nobody, told with the hint their number allows (its wording is
+    # the engine's own).
+    for what, misses in nobody.items():
+        theirs = {"employee id": ids, "e-mail": emails}.get(what, [])
+        kinds = {
+            "employee id": lambda j: bool(id_refs[j]),
+            "e-mail": lambda j: bool(email_refs[j] and not id_refs[j]),
+            "name": lambda j: bool(name_refs[j] and not id_refs[j] and not email_refs[j]),
+        }
+        expected = nobody_expected(
+            what,
+            [written for _, _, written in misses],
+            sum(1 for j in kept if kinds[what](j)),
+            [theirs[j] for j in kept] if theirs else [],
+        )
+        for i, column, written in misses:
+            problem(i, where[i], column, written, expected)
     unknown = tuple(
         UnknownManager(column, value, len(naming), where[naming[0]])
         for (column, value), naming in absent.items()
