@@ -186,7 +186,7 @@ def read_and_map(run: Run) -> Mapped:
     except InputRefused as exc:
         if exc.directory is not None:
             _log_warnings(exc.directory)
-        _refuse_input(run, exc.problems)
+        _refuse_input(run, exc)
     directory = export.directory
     _log_warnings(directory)
     for note in export.notes:
@@ -202,7 +202,7 @@ def read_and_map(run: Run) -> Mapped:
     try:
         placed = map_teams(run.settings, export, known)
     except InputRefused as exc:
-        _refuse_input(run, exc.problems)
+        _refuse_input(run, exc)
     team_map = placed.team_map
     log_held(placed.holds)
     if run.request.operational:
@@ -253,18 +253,26 @@ def _log_unplaced(team_map: TeamMap) -> None:
             )
 
 
-def _refuse_input(run: Run, problems: Sequence[str]) -> None:
-    for problem in problems:
-        log.error("export.problem", detail=problem)
+def _refuse_input(run: Run, refused: InputRefused) -> None:
+    problems = refused.problems
     first = problems[0] if problems else "unknown problem"
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    report = "The export has problems; nothing was sent:\n" + "\n".join(
-        f"  - {p}" for p in problems
-    )
+    if refused.stage == "source":
+        # Not the export's fault: it was never read (a file not found, credentials the
+        # HR API refused, an answer of another shape).
+        for problem in problems:
+            log.error("source.unreadable", detail=problem)
+        reason = f"source unreadable: {first}{more}"
+        heading = "The export could not be read; nothing was sent:\n"
+    else:
+        for problem in problems:
+            log.error("export.problem", detail=problem)
+        reason = f"export invalid: {first}{more}"
+        heading = "The export has problems; nothing was sent:\n"
     end(
         run,
         Outcome.REFUSED,
-        reason=f"export invalid: {first}{more}",
-        report=report,
+        reason=reason,
+        report=heading + "\n".join(f"  - {p}" for p in problems),
         problems=problems,
     )

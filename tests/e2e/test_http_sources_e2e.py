@@ -214,3 +214,22 @@ def test_check_reports_the_pages_read_and_the_people_found(
     assert "4 pages read, 37 people kept" in run.stdout
     assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
     assert_no_secret(workspace, run, [api.oauth.client_secret], api.oauth.issued)
+
+
+def test_credentials_refused_by_the_hr_api_are_told_as_such_not_as_an_invalid_export(
+    workspace: Workspace,
+) -> None:
+    # A 401 was reported "export invalid: …": nothing is wrong with the export, which
+    # was never read; the credentials are.
+    okta = OktaApi()
+    with serve(okta) as server:
+        recipe_config(workspace, "okta", server.base_url)
+        run = workspace.hrsync("sync", env={"OKTA_API_AUTH": "SSWS not-the-token"})
+    assert run.code == 4, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.finished["outcome"] == "refused"
+    reason = run.finished["reason"]
+    assert reason.startswith("source unreadable: "), reason
+    assert "HTTP 401" in reason and "credentials" in reason
+    assert "export invalid" not in run.stdout + run.stderr
+    assert "The export has problems" not in run.stdout + run.stderr
+    assert workspace.process_requests() == []
