@@ -225,6 +225,7 @@ def test_credentials_refused_by_the_hr_api_are_told_as_such_not_as_an_invalid_ex
     with serve(okta) as server:
         recipe_config(workspace, "okta", server.base_url)
         run = workspace.hrsync("sync", env={"OKTA_API_AUTH": "SSWS not-the-token"})
+        explain = workspace.hrsync("explain", "E001", env={"OKTA_API_AUTH": "SSWS wrong"})
     assert run.code == 4, run.stdout[-2000:] + run.stderr[-2000:]
     assert run.finished["outcome"] == "refused"
     reason = run.finished["reason"]
@@ -233,6 +234,8 @@ def test_credentials_refused_by_the_hr_api_are_told_as_such_not_as_an_invalid_ex
     assert "export invalid" not in run.stdout + run.stderr
     assert "The export has problems" not in run.stdout + run.stderr
     assert workspace.process_requests() == []
+    assert "the export cannot be read" in explain.stdout and "HTTP 401" in explain.stdout
+    assert "cannot be synced" not in explain.stdout
 
 
 def test_okta_manager_ids_read_as_employee_numbers_are_told_as_another_kind_of_id(
