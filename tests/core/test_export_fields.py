@@ -541,3 +541,21 @@ def test_unknown_manager_takes_only_refuse_or_top(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load(tmp_path, 'unknown_manager = "ignore"\n')
     assert "source.unknown_manager must be one of 'refuse', 'top'" in str(caught.value)
+
+
+def test_unknown_manager_top_still_doubts_an_export_whose_managers_are_mostly_absent() -> None:
+    # Half the managers on a page never read: under "top" they would all be top of the
+    # org, so each warning says the export may be missing pages.
+    org = [("1", "A", "B", "", "", "", "")]
+    org += [(str(n), f"C{n}", "D", "", "", "1", "") for n in range(2, 11)]
+    org += [(str(n), f"E{n}", "F", "", "", str(n + 20), "") for n in range(11, 21)]
+    directory = read(org, SPLIT, unknown_manager="top")
+    assert directory.ok and len(directory.unknown_managers) == 10
+    warnings = [str(w) for w in directory.warnings]
+    assert len(warnings) == 10
+    assert all("; but 10 of 19 references to managers match nobody" in w for w in warnings)
+    assert all("pages of the export may be missing" in w for w in warnings)
+    # One stray stays a plain warning.
+    stray = read([*org[:10], ("11", "E", "F", "", "", "99", "")], SPLIT, unknown_manager="top")
+    (one,) = [str(w) for w in stray.warnings]
+    assert 'source.unknown_manager = "top")' in one and "; but" not in one

@@ -153,6 +153,16 @@ def resolve_managers(
         UnknownManager(column, value, len(rows), fields.location[rows[0]])
         for (column, value), rows in exact.absent.items()
     )
+    # With unknown_manager = "top" too, so many absent managers put the export in doubt.
+    kinds = {labels.get(k, ""): w for k, w in reversed(_FIELD_OF.items())}
+    absent_by_kind: dict[str, list[str]] = {}
+    for (column, value), rows in exact.absent.items():
+        absent_by_kind.setdefault(kinds.get(column, "name"), []).extend([value] * len(rows))
+    doubts = {
+        what: suspect_hint(what, missing, *_references(fields, kept, what))
+        for what, missing in absent_by_kind.items()
+    }
+    doubt = {column: doubts[what] for column, what in kinds.items() if what in doubts}
     nobody = [
         of_person(row, fields.location[row], column, written, expected)
         for what, misses in exact.nobody.items()
@@ -164,7 +174,7 @@ def resolve_managers(
         up={**bulk.up, **exact.up},
         ambiguous=frozenset(exact.ambiguous),
         unknown=unknown,
-        findings=[*exact.findings, *nobody, *_unknown_warnings(export_name, unknown)],
+        findings=[*exact.findings, *nobody, *_unknown_warnings(export_name, unknown, doubt)],
     )
 
 
@@ -172,6 +182,12 @@ def _nobody_of_kind(
     fields: PersonColumns, kept: Sequence[int], what: str, missing: Sequence[str]
 ) -> str:
     """`nobody_expected` for the references of one kind (`what`) that match nobody."""
+    return nobody_expected(what, missing, *_references(fields, kept, what))
+
+
+def _references(fields: PersonColumns, kept: Sequence[int], what: str) -> tuple[int, Sequence[str]]:
+    """How many kept rows give a manager reference of kind `what`, and the kept people's
+    own values of that kind (none for names)."""
     by_id, by_email = fields.manager_id_ref, fields.manager_email_ref
     if what == "employee id":
         given = sum(1 for r in kept if by_id[r])
@@ -183,7 +199,7 @@ def _nobody_of_kind(
         names = fields.manager_name_ref
         given = sum(1 for r in kept if names[r] and not by_id[r] and not by_email[r])
         own = ()
-    return nobody_expected(what, missing, given, own)
+    return given, own
 
 
 # More references than this matching nobody are no stray board member.
@@ -204,6 +220,7 @@ def _email_shape(value: str) -> str:
 
 _SHAPES = {"employee id": _id_shape, "e-mail": _email_shape}
 _FIELD = {"employee id": "manager_id", "e-mail": "manager_email", "name": "manager_name"}
+_FIELD_OF = {field: what for what, field in _FIELD.items()}
 
 
 def nobody_expected(what: str, missing: Sequence[str], given: int, own: Sequence[str]) -> str:
@@ -217,10 +234,19 @@ def nobody_expected(what: str, missing: Sequence[str], given: int, own: Sequence
     would sync a wrong org, so that setting is not suggested then.
     """
     told = f"must be the {what} of a person in the export, but it matches nobody"
+    suspect = suspect_hint(what, missing, given, own)
+    if suspect is None:
+        return told + ' (source.unknown_manager = "top" makes such people top of the org)'
+    return f"{told}; {suspect}"
+
+
+def suspect_hint(what: str, missing: Sequence[str], given: int, own: Sequence[str]) -> str | None:
+    """Why references matching nobody (as for `nobody_expected`) put the export itself in
+    doubt, or None for a stray or two."""
     rows, distinct = len(missing), dict.fromkeys(missing)
     many = rows > STRAY_REFERENCES or len(distinct) > 2 or (rows > 2 and 2 * rows > given)
     if not many:
-        return told + ' (source.unknown_manager = "top" makes such people top of the org)'
+        return None
     share = f"{rows} of {given} {SUSPECT_REFERENCES}"
     shape = _SHAPES.get(what)
     known = {shape(v) for v in own if v} if shape is not None else set()
@@ -229,13 +255,13 @@ def nobody_expected(what: str, missing: Sequence[str], given: int, own: Sequence
         example = min((v for v in own if v), key=natural_key)
         written = min(distinct, key=natural_key)
         return (
-            f"{told}; {share} and none looks like an {what} here ({shown_value(written)}"
-            f" beside the {what} {shown_value(example)}): the column probably holds another"
-            f" kind of id; point source.fields.{_FIELD[what]} at the managers' {what}s"
+            f"{share} and none looks like an {what} here ({shown_value(written)} beside the "
+            f"{what} {shown_value(example)}): the column probably holds another kind of id; "
+            f"point source.fields.{_FIELD[what]} at the managers' {what}s"
         )
     return (
-        f"{told}; {share}: pages of the export may be missing (see source.pagination) "
-        "or the column holds another kind of id"
+        f"{share}: pages of the export may be missing (see source.pagination) or the "
+        "column holds another kind of id"
     )
 
 
@@ -396,8 +422,11 @@ def _by_rules(
     return out
 
 
-def _unknown_warnings(export_name: str, unknown: Iterable[UnknownManager]) -> list[Finding]:
-    """One warning per manager absent from the export: the people naming them are top."""
+def _unknown_warnings(
+    export_name: str, unknown: Iterable[UnknownManager], doubt: Mapping[str, str | None]
+) -> list[Finding]:
+    """One warning per manager absent from the export: the people naming them are top;
+    `doubt`, by column: why so many absent put the export in doubt."""
     return [
         warning(
             WHOLE_EXPORT,
@@ -406,7 +435,8 @@ def _unknown_warnings(export_name: str, unknown: Iterable[UnknownManager]) -> li
             u.value,
             f"matches nobody in the export; {u.reports} "
             + ("person naming it is" if u.reports == 1 else "people naming it are")
-            + f' top of the org (first at {u.first}; source.unknown_manager = "top")',
+            + f' top of the org (first at {u.first}; source.unknown_manager = "top")'
+            + (f"; but {hint}" if (hint := doubt.get(u.field)) else ""),
         )
         for u in unknown
     ]
