@@ -40,7 +40,10 @@ def explain_command(args: argparse.Namespace) -> int:
         print(f"hrsync: the export cannot be read: {exc}")
         return EXIT_FAILED
     except InputRefused as exc:
-        print(f"hrsync: the export cannot be synced ({exc.source or 'source'}):")
+        if exc.stage == "source":  # never read: nothing is known of its people
+            print("hrsync: the export cannot be read (the source is unreadable):")
+        else:
+            print(f"hrsync: the export cannot be synced ({exc.source or 'source'}):")
         print("\n".join(f"  - {p}" for p in exc.problems[:20]))
         return EXIT_FAILED
     people = export.directory.people

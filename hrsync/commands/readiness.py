@@ -18,6 +18,7 @@ from hrsync.core.guards import check_snapshots
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.mapping import LeadWithoutReports, Unplaced
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
+from hrsync.core.problems import group_problems
 from hrsync.core.text import plural
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
@@ -89,12 +90,17 @@ def _export(settings: Settings) -> list[Check]:
             )
         ]
     directory = export.directory
+    warnings = directory.warnings
     checks = [
         Check(
             "export",
             True,
             f"{export.source}: {_pages(settings, export.pages)}{len(directory.people)} people "
-            f"kept, {directory.excluded} excluded by filters, {len(directory.warnings)} warnings",
+            f"kept, {directory.excluded} excluded by filters, {len(warnings)} warnings"
+            # Worth a look, so shown, by kind: 35 blank names are one line with a count.
+            + (":" + _bullets(group_problems(warnings)) if warnings else ""),
+            warning=bool(warnings),
+            fix="fix these rows in HR if they are wrong" if warnings else None,
         )
     ]
     checks.extend(

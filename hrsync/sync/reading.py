@@ -23,7 +23,7 @@ from hrsync.core.held import (
     place_held,
 )
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
-from hrsync.core.people import Directory, read_people
+from hrsync.core.people import SUSPECT_REFERENCES, Directory, Problem, read_people
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.templates import template_names
 from hrsync.logcap import capped
@@ -116,15 +116,30 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
             raise InputRefused(
                 "export",
                 [
-                    f"{too_many}: so many rows with problems say the export itself is "
-                    f"broken; fix them, or run `hrsync sync --allow-held {held}` to hold "
-                    "them and sync everyone else",
+                    _held_guard_line(too_many, held, problems),
                     *grouped_lines(dict.fromkeys(problems)),
                 ],
                 source=export.name,
                 directory=directory,
             )
     return Export(export.name, directory, export.pages, export.notes)
+
+
+def _held_guard_line(too_many: str, held: int, problems: Sequence[Problem]) -> str:
+    """The held guard's refusal. When managers matching nobody are too many to be strays
+    (a missing page, a column of another kind of id), it says so: holding those people
+    would sync a wrong org, so `--allow-held` is no fix then."""
+    suspect = next((p for p in problems if SUSPECT_REFERENCES in p.expected), None)
+    if suspect is None:
+        return (
+            f"{too_many}: so many rows with problems say the export itself is broken; fix "
+            f"them, or run `hrsync sync --allow-held {held}` to hold them and sync everyone else"
+        )
+    why = suspect.expected.partition("; ")[2]
+    return (
+        f"{too_many}: so many rows with problems say the export itself is broken: "
+        f"{suspect.field}: {why}"
+    )
 
 
 def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_KNOWN) -> HeldTeams:
@@ -173,7 +188,7 @@ def read_and_map(run: Run) -> Mapped:
     except InputRefused as exc:
         if exc.directory is not None:
             _log_warnings(exc.directory)
-        _refuse_input(run, exc.problems)
+        _refuse_input(run, exc)
     directory = export.directory
     _log_warnings(directory)
     for note in export.notes:
@@ -189,7 +204,7 @@ def read_and_map(run: Run) -> Mapped:
     try:
         placed = map_teams(run.settings, export, known)
     except InputRefused as exc:
-        _refuse_input(run, exc.problems)
+        _refuse_input(run, exc)
     team_map = placed.team_map
     log_held(placed.holds)
     if run.request.operational:
@@ -240,18 +255,26 @@ def _log_unplaced(team_map: TeamMap) -> None:
             )
 
 
-def _refuse_input(run: Run, problems: Sequence[str]) -> None:
-    for problem in problems:
-        log.error("export.problem", detail=problem)
+def _refuse_input(run: Run, refused: InputRefused) -> None:
+    problems = refused.problems
     first = problems[0] if problems else "unknown problem"
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    report = "The export has problems; nothing was sent:\n" + "\n".join(
-        f"  - {p}" for p in problems
-    )
+    if refused.stage == "source":
+        # Not the export's fault: it was never read (a file not found, credentials the
+        # HR API refused, an answer of another shape).
+        for problem in problems:
+            log.error("source.unreadable", detail=problem)
+        reason = f"source unreadable: {first}{more}"
+        heading = "The export could not be read; nothing was sent:\n"
+    else:
+        for problem in problems:
+            log.error("export.problem", detail=problem)
+        reason = f"export invalid: {first}{more}"
+        heading = "The export has problems; nothing was sent:\n"
     end(
         run,
         Outcome.REFUSED,
-        reason=f"export invalid: {first}{more}",
-        report=report,
+        reason=reason,
+        report=heading + "\n".join(f"  - {p}" for p in problems),
         problems=problems,
     )

@@ -88,7 +88,7 @@ def test_a_full_http_source_loads(tmp_path: Path) -> None:
     settings = load_settings(path, TOKEN)
     assert settings.source.method == "POST"
     assert settings.source.headers == {"Authorization": "HIBOB_AUTH"}
-    assert settings.source.pagination.style == "cursor"
+    assert settings.source.pagination.style == "none"  # HiBob's search does not page
 
 
 def test_a_client_secret_written_in_place_of_its_variable_is_not_echoed(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from dataclasses import fields as dataclass_fields
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.listing import capped
 from hrsync.core.people import Directory, Person, Problem, UnknownManager
+from hrsync.core.people.managers import nobody_expected, suspect_hint
 from hrsync.core.rows import MAX_FIELD_CHARS, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import Template, is_template, template_names
@@ -224,6 +225,7 @@ def read_people_by_row(
     up: dict[int, int | None] = {}  # the manager's row, for filter.root
     ambiguous: set[int] = set()
     absent: dict[tuple[str, str], list[int]] = {}
+    nobody: dict[str, list[tuple[int, str, str]]] = {}
     for i in kept:
         given = [
             ("employee id", "manager_id", id_refs[i], id_refs[i], ids[i]),
@@ -240,14 +242,7 @@ def read_people_by_row(
             if unknown_manager == "top":
                 absent.setdefault((label[column], written), []).append(i)
             else:
-                problem(
-                    i,
-                    where[i],
-                    label[column],
-                    written,
-                    f"must be the {what} of a person in the export, but it matches nobody"
-                    ' (source.unknown_manager = "top" makes such people top of the org)',
-                )
+                nobody.setdefault(what, []).append((i, label[column], written))
             continue
         if what == "name" and len(among_kept) > 1:
             listed = capped((f"{describe(j)} at {where[j]}" for j in among_kept), sep="; ")
@@ -294,19 +289,48 @@ def read_people_by_row(
                     f"names {describe(by_email)}, but {label['manager_id']} names "
                     f"{describe(chosen)}; the employee id wins",
                 )
+    # References matching nobody, told with the hint their number allows (its wording is
+    # the engine's own).
+    kinds = {
+        "employee id": lambda j: bool(id_refs[j]),
+        "e-mail": lambda j: bool(email_refs[j] and not id_refs[j]),
+        "name": lambda j: bool(name_refs[j] and not id_refs[j] and not email_refs[j]),
+    }
+
+    def evidence(what: str) -> tuple[int, list[str]]:
+        theirs = {"employee id": ids, "e-mail": emails}.get(what, [])
+        return sum(1 for j in kept if kinds[what](j)), [theirs[j] for j in kept] if theirs else []
+
+    for what, misses in nobody.items():
+        expected = nobody_expected(what, [written for _, _, written in misses], *evidence(what))
+        for i, column, written in misses:
+            problem(i, where[i], column, written, expected)
     unknown = tuple(
         UnknownManager(column, value, len(naming), where[naming[0]])
         for (column, value), naming in absent.items()
     )
+    # With unknown_manager = "top", the same doubt about the export, in each warning.
+    what_of = {
+        label.get("manager_name", ""): "name",
+        label.get("manager_email", ""): "e-mail",
+        label.get("manager_id", ""): "employee id",
+    }
+    doubt: dict[str, str | None] = {}
+    for what in ("employee id", "e-mail", "name"):
+        missing = [v for (c, v), naming in absent.items() if what_of.get(c) == what for _ in naming]
+        if missing:
+            doubt[what] = suspect_hint(what, missing, *evidence(what))
     for u in unknown:
         who = "person naming it is" if u.reports == 1 else "people naming it are"
+        hint = doubt.get(what_of.get(u.field, "name"))
         warn(
             -1,
             export_name,
             u.field,
             u.value,
             f"matches nobody in the export; {u.reports} {who} top of the org "
-            f'(first at {u.first}; source.unknown_manager = "top")',
+            f'(first at {u.first}; source.unknown_manager = "top")'
+            + (f"; but {hint}" if hint else ""),
         )
 
     # Cycles, among people with one id and one manager (the others are fatal already).

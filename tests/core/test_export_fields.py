@@ -370,7 +370,15 @@ UNKNOWN = [
 def test_an_unknown_manager_is_refused_by_default_and_says_how_to_proceed() -> None:
     directory = read(UNKNOWN, SPLIT)
     assert len(directory.problems) == 3
-    assert 'source.unknown_manager = "top"' in str(directory.problems[0])
+    # Three of the four managers named are nobody: no stray board member, so the export
+    # is suspected, not source.unknown_manager = "top" offered (it would flatten the org).
+    told = str(directory.problems[0])
+    assert "3 of 4 references to managers match nobody" in told
+    assert 'source.unknown_manager = "top"' not in told
+    stray = [("3", "E", "F", "", "", "1", ""), ("4", "G", "H", "", "", "1", "")]
+    one = read([*UNKNOWN[:2], *stray, UNKNOWN[4]], SPLIT)  # 1 of 4: a board member
+    assert len(one.problems) == 1
+    assert 'source.unknown_manager = "top"' in str(one.problems[0])
 
 
 def test_unknown_manager_top_makes_them_top_with_one_warning_per_value() -> None:
@@ -533,3 +541,21 @@ def test_unknown_manager_takes_only_refuse_or_top(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load(tmp_path, 'unknown_manager = "ignore"\n')
     assert "source.unknown_manager must be one of 'refuse', 'top'" in str(caught.value)
+
+
+def test_unknown_manager_top_still_doubts_an_export_whose_managers_are_mostly_absent() -> None:
+    # Half the managers on a page never read: under "top" they would all be top of the
+    # org, so each warning says the export may be missing pages.
+    org = [("1", "A", "B", "", "", "", "")]
+    org += [(str(n), f"C{n}", "D", "", "", "1", "") for n in range(2, 11)]
+    org += [(str(n), f"E{n}", "F", "", "", str(n + 20), "") for n in range(11, 21)]
+    directory = read(org, SPLIT, unknown_manager="top")
+    assert directory.ok and len(directory.unknown_managers) == 10
+    warnings = [str(w) for w in directory.warnings]
+    assert len(warnings) == 10
+    assert all("; but 10 of 19 references to managers match nobody" in w for w in warnings)
+    assert all("pages of the export may be missing" in w for w in warnings)
+    # One stray stays a plain warning.
+    stray = read([*org[:10], ("11", "E", "F", "", "", "99", "")], SPLIT, unknown_manager="top")
+    (one,) = [str(w) for w in stray.warnings]
+    assert 'source.unknown_manager = "top")' in one and "; but" not in one

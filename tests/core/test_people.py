@@ -1088,3 +1088,49 @@ def test_rows_that_read_their_cells_their_own_way_are_read_as_they_read() -> Non
     table = RowTable.of_rows(rows, ("Employee ID", "Title"))
     assert [list(cells) for cells in table.cells] == [["E1", "Staff"], ["E2", ""]]
     assert table.locations == ["hr.csv line 2", "hr.csv line 3"]
+
+
+# ---------------------------------------------------------------- managers matching nobody
+
+TOP_HINT = 'source.unknown_manager = "top"'
+
+
+def big_org(size: int = 40) -> list[Row]:
+    return [row("E1"), *(row(f"E{n}", "E1") for n in range(2, size + 1))]
+
+
+def nobody_hints(directory: Directory) -> set[str]:
+    return {p.expected for p in directory.problems if "matches nobody" in p.expected}
+
+
+def test_a_stray_manager_reference_suggests_making_its_people_top() -> None:
+    # One board member above the CEO: what source.unknown_manager = "top" is for.
+    (hint,) = nobody_hints(read([row("E1", "BOARD"), *big_org()[1:]]))
+    assert TOP_HINT in hint
+
+
+def test_many_references_matching_nobody_suggest_missing_pages_not_top() -> None:
+    # The second page of the export was never read: half the managers are on it.
+    org = big_org(40)
+    rows = [*org[:20], *(row(f"E{n}", f"E{n + 40}") for n in range(21, 41))]
+    (hint,) = nobody_hints(read(rows))
+    assert TOP_HINT not in hint
+    assert "20 of 39 references to managers match nobody" in hint
+    assert "pages of the export may be missing" in hint and "source.pagination" in hint
+
+
+def test_a_manager_column_of_another_kind_of_id_says_so_with_examples() -> None:
+    # Okta's profile.managerId holds the manager's Okta user id, not an employee number.
+    rows = [row("1001"), *(row(str(1000 + n), f"00u{n}abcdefgh") for n in range(2, 12))]
+    (hint,) = nobody_hints(read(rows))
+    assert TOP_HINT not in hint
+    assert "another kind of id" in hint
+    assert "'00u2abcdefgh' beside the employee id '1001'" in hint
+    assert "source.fields.manager_id" in hint
+
+
+def test_a_large_share_of_references_matching_nobody_is_no_stray() -> None:
+    # Three of four people's managers absent: not a board member.
+    rows = [row("E1"), row("E2", "E1"), row("E3", "E7"), row("E4", "E8"), row("E5", "E8")]
+    (hint,) = nobody_hints(read(rows))
+    assert TOP_HINT not in hint and "3 of 4 references" in hint

@@ -39,3 +39,20 @@ def test_invalid_export_is_reported(workspace: Workspace) -> None:
     run = workspace.hrsync("check")
     assert run.code == 1
     assert "[FAIL] export:" in run.stdout and "Employee ID" in run.stdout
+
+
+def test_an_export_with_warnings_is_a_warn_line_showing_them_grouped(
+    workspace: Workspace,
+) -> None:
+    # 35 blank names were "[  ok] export: … 35 warnings": a count, said to be fine.
+    rows = read_rows("sample-org.csv")
+    for row in rows[2:]:
+        row["Full Name"] = ""
+    workspace.write_export(rows)
+    run = workspace.hrsync("check")
+    assert run.code == 0, run.stdout
+    assert "[  ok] export:" not in run.stdout
+    assert "[WARN] export:" in run.stdout and "35 warnings" in run.stdout
+    grouped = [ln for ln in run.stdout.splitlines() if "Full Name should not be empty" in ln]
+    assert len(grouped) == 1, run.stdout  # one line for the kind, not one per row
+    assert "35 rows" in grouped[0]

@@ -41,13 +41,13 @@ client_secret_env = "PERSONIO_CLIENT_SECRET"
 [source.fields]
 employee_id = "attributes.id.value"
 email = "attributes.email.value"
-name = "attributes.preferred_name.value"
+name = "{{attributes.first_name.value}} {{attributes.last_name.value}}"
 manager_id = "attributes.supervisor.value.attributes.id.value"
 department = "attributes.department.value.attributes.name"
 status = "attributes.status.value"
 
 [filter]
-active_status = ["active"]
+active_status = ["active", "leave", "onboarding"]
 """,
     "scim": f"""
 [source]

@@ -226,3 +226,46 @@ def test_check_reports_the_pages_read_and_the_people_found(
     assert "4 pages read, 37 people kept" in run.stdout
     assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
     assert_no_secret(workspace, run, [api.oauth.client_secret], api.oauth.issued)
+
+
+def test_credentials_refused_by_the_hr_api_are_told_as_such_not_as_an_invalid_export(
+    workspace: Workspace,
+) -> None:
+    # A 401 was reported "export invalid: …": nothing is wrong with the export, which
+    # was never read; the credentials are.
+    okta = OktaApi()
+    with serve(okta) as server:
+        recipe_config(workspace, "okta", server.base_url)
+        run = workspace.hrsync("sync", env={"OKTA_API_AUTH": "SSWS not-the-token"})
+        explain = workspace.hrsync("explain", "E001", env={"OKTA_API_AUTH": "SSWS wrong"})
+    assert run.code == 4, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.finished["outcome"] == "refused"
+    reason = run.finished["reason"]
+    assert reason.startswith("source unreadable: "), reason
+    assert "HTTP 401" in reason and "credentials" in reason
+    assert "export invalid" not in run.stdout + run.stderr
+    assert "The export has problems" not in run.stdout + run.stderr
+    assert workspace.process_requests() == []
+    assert "the export cannot be read" in explain.stdout and "HTTP 401" in explain.stdout
+    assert "cannot be synced" not in explain.stdout
+
+
+def test_okta_manager_ids_read_as_employee_numbers_are_told_as_another_kind_of_id(
+    workspace: Workspace,
+) -> None:
+    # The recipe as it was: people by employeeNumber, managers by profile.managerId, which
+    # holds Okta user ids. Every manager matched nobody, and the refusal suggested
+    # source.unknown_manager = "top", which would have synced 36 teams of one.
+    api, env = api_and_env("okta")
+    with serve(api) as server:
+        recipe_config(workspace, "okta", server.base_url)
+        text = workspace.config.read_text(encoding="utf-8")
+        text = text.replace('employee_id = "id"', 'employee_id = "profile.employeeNumber"')
+        workspace.config.write_text(text, encoding="utf-8")
+        run = workspace.hrsync("sync", env=env)
+    assert run.code == 4, run.stdout[-2000:] + run.stderr[-2000:]
+    reason = run.finished["reason"]
+    assert reason.startswith("export invalid: "), reason
+    assert "another kind of id" in reason and "beside the employee id 'E001'" in reason
+    assert "unknown_manager" not in run.stdout + run.stderr
+    assert workspace.process_requests() == []

@@ -177,20 +177,30 @@ class OktaApi:
         links = [f'<{base}/api/v1/users?limit={limit}>; rel="self"']
         if start + limit < len(self.people):
             links.append(f'<{base}/api/v1/users?after={chunk[-1].id}&limit={limit}>; rel="next"')
-        return Response.of_json([self._user(p) for p in chunk], headers={"Link": ", ".join(links)})
+        users = [self._user(p, start + n) for n, p in enumerate(chunk)]
+        return Response.of_json(users, headers={"Link": ", ".join(links)})
 
-    @staticmethod
-    def _user(p: Person) -> dict[str, Any]:
+    # Okta's statuses of an account whose person is still employed, beside ACTIVE.
+    EMPLOYED = ("LOCKED_OUT", "PASSWORD_EXPIRED", "SUSPENDED", "RECOVERY", "PROVISIONED")
+
+    @classmethod
+    def _user(cls, p: Person, n: int) -> dict[str, Any]:
+        # Every seventh employed person in another employed status; profile.managerId is
+        # the manager's Okta user id (as Okta's own tools set it), not an employee number.
+        status = cls.EMPLOYED[n // 7 % len(cls.EMPLOYED)] if n % 7 == 3 else "ACTIVE"
+        first, _, last = p.name.partition(" ")
         return {
-            "id": "00u" + p.id,
-            "status": "ACTIVE" if p.active else "DEPROVISIONED",
+            "id": "00u" + p.id.lower() + "x8a7",
+            "status": status if p.active else "DEPROVISIONED",
             "profile": {
                 "employeeNumber": p.id,
+                "firstName": first,
+                "lastName": last,
                 "displayName": p.name,
                 "email": p.email,
                 "login": p.email,
                 "department": p.department,
-                "managerId": p.manager_id or None,
+                "managerId": "00u" + p.manager_id.lower() + "x8a7" if p.manager_id else None,
             },
         }
 
@@ -233,12 +243,15 @@ class BambooHrApi:
 
 @dataclass
 class HiBobApi:
-    """HiBob: POST /v1/people/search, a cursor in the body, basic auth of a service user."""
+    """HiBob: POST /v1/people/search, basic auth of a service user. As HiBob documents
+    it, the search has no paging (no cursor, no limit): one answer holds every employee
+    matched, the employed only unless ``showInactive`` is true. With `page_size` it pages
+    by a ``cursor`` in the body instead, as other POST APIs do (HiBob's search does not)."""
 
     people: list[Person] = field(default_factory=sample_people)
     service_user: str = "SERVICE-1234"
     service_token: str = field(default_factory=lambda: secrets.token_hex(16))
-    page_size: int = 15
+    page_size: int | None = None
     bodies: list[Any] = field(default_factory=list)
 
     def __call__(self, request: Request, base: str) -> Response:
@@ -248,10 +261,14 @@ class HiBobApi:
             return Response(401)
         body = request.json()
         self.bodies.append(body)
+        everyone = isinstance(body, dict) and body.get("showInactive") is True
+        people = [p for p in self.people if everyone or p.active]
+        if self.page_size is None:
+            return Response.of_json({"employees": [self._employee(p) for p in people]})
         start = int(body.get("cursor") or 0)
-        chunk = _page(self.people, start, self.page_size)
+        chunk = _page(people, start, self.page_size)
         answer: dict[str, Any] = {"employees": [self._employee(p) for p in chunk]}
-        if start + self.page_size < len(self.people):
+        if start + self.page_size < len(people):
             answer["nextCursor"] = str(start + self.page_size)
         return Response.of_json(answer)
 
@@ -277,7 +294,7 @@ class PersonioApi:
 
     people: list[Person] = field(default_factory=sample_people)
     oauth: OAuth2Server = field(default_factory=lambda: OAuth2Server(client_id="papi-client"))
-    max_limit: int = 200
+    max_limit: int = 100  # Personio's maximum `limit` since January 2025
 
     def __call__(self, request: Request, base: str) -> Response:
         if request.path == "/v2/auth/token" and request.method == "POST":
@@ -301,12 +318,15 @@ class PersonioApi:
                 "metadata": metadata,
                 "limit": limit,
                 "offset": offset,
-                "data": [self._e(p) for p in chunk],
+                "data": [self._e(p, offset + n) for n, p in enumerate(chunk)],
             }
         )
 
     @staticmethod
-    def _e(p: Person) -> dict[str, Any]:
+    def _e(p: Person, n: int) -> dict[str, Any]:
+        # Employed: "active", and now and then "leave" or "onboarding"; a leaver "inactive".
+        status = ("leave", "onboarding")[n // 9 % 2] if n % 9 == 4 else "active"
+        first, _, last = p.name.partition(" ")
         supervisor = (
             {"type": "Employee", "attributes": {"id": {"label": "ID", "value": p.manager_id}}}
             if p.manager_id
@@ -316,14 +336,16 @@ class PersonioApi:
             "type": "Employee",
             "attributes": {
                 "id": {"label": "ID", "value": p.id},
-                "preferred_name": {"label": "Preferred name", "value": p.name},
+                "first_name": {"label": "First name", "value": first},
+                "last_name": {"label": "Last name", "value": last},
+                "preferred_name": {"label": "Preferred name", "value": ""},
                 "email": {"label": "Email", "value": p.email},
                 "department": {
                     "label": "Department",
                     "value": {"type": "Department", "attributes": {"name": p.department}},
                 },
                 "supervisor": {"label": "Supervisor", "value": supervisor},
-                "status": {"label": "Status", "value": "active" if p.active else "inactive"},
+                "status": {"label": "Status", "value": status if p.active else "inactive"},
             },
         }
 

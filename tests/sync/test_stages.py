@@ -89,3 +89,22 @@ def test_the_client_is_built_from_the_settings(settings: Settings) -> None:
         assert "t0ken-of-test" not in repr(client)
     with pytest.raises(ValueError, match="token is missing"):
         DxClient.from_settings(dataclasses.replace(settings, token=None))
+
+
+def test_the_held_guard_says_the_manager_column_holds_another_kind_of_id(
+    settings: Settings,
+) -> None:
+    # Every manager given by an Okta-style user id: 36 people would be held. Holding them
+    # (or making them top of the org) would sync a wrong org, so the first line says why.
+    rows = _rows()
+    for row in rows:
+        if row["Manager ID"]:
+            row["Manager ID"] = "00u" + row["Manager ID"].lower() + "x8a7"
+    _write(settings, rows)
+    with pytest.raises(InputRefused) as refused:
+        read_export(settings)
+    first = refused.value.problems[0]
+    assert "would be held" in first
+    assert "Manager ID" in first and "another kind of id" in first, first
+    assert "beside the employee id 'E001'" in first
+    assert all('unknown_manager = "top"' not in p for p in refused.value.problems)

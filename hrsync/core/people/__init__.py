@@ -74,7 +74,7 @@ Messages cap every list they hold (`hrsync.core.listing.capped`).
 """
 
 from hrsync.core.people.columns import normalise_name
-from hrsync.core.people.managers import UnknownManager, name_key
+from hrsync.core.people.managers import SUSPECT_REFERENCES, UnknownManager, name_key
 from hrsync.core.people.person import (
     Person,
     PersonValues,
@@ -88,6 +88,7 @@ from hrsync.core.people.validation import Problem
 
 __all__ = [
     "ROOT_REASON",
+    "SUSPECT_REFERENCES",
     "Directory",
     "HeldPerson",
     "Person",

@@ -14,7 +14,7 @@ from hrsync.core.emails import normalise_email
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import PersonColumns, pick, scatter, take
 from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, of_person, warning
-from hrsync.core.text import natural_key
+from hrsync.core.text import natural_key, shown_value
 from hrsync.core.tree import forest
 
 _PUNCTUATION = re.compile(r"[^\w\s,]")
@@ -153,12 +153,115 @@ def resolve_managers(
         UnknownManager(column, value, len(rows), fields.location[rows[0]])
         for (column, value), rows in exact.absent.items()
     )
+    # With unknown_manager = "top" too, so many absent managers put the export in doubt.
+    kinds = {labels.get(k, ""): w for k, w in reversed(_FIELD_OF.items())}
+    absent_by_kind: dict[str, list[str]] = {}
+    for (column, value), rows in exact.absent.items():
+        absent_by_kind.setdefault(kinds.get(column, "name"), []).extend([value] * len(rows))
+    doubts = {
+        what: suspect_hint(what, missing, *_references(fields, kept, what))
+        for what, missing in absent_by_kind.items()
+    }
+    doubt = {column: doubts[what] for column, what in kinds.items() if what in doubts}
+    nobody = [
+        of_person(row, fields.location[row], column, written, expected)
+        for what, misses in exact.nobody.items()
+        for expected in [_nobody_of_kind(fields, kept, what, [m[2] for m in misses])]
+        for row, column, written in misses
+    ]
     return Managers(
         manager=manager,
         up={**bulk.up, **exact.up},
         ambiguous=frozenset(exact.ambiguous),
         unknown=unknown,
-        findings=[*exact.findings, *_unknown_warnings(export_name, unknown)],
+        findings=[*exact.findings, *nobody, *_unknown_warnings(export_name, unknown, doubt)],
+    )
+
+
+def _nobody_of_kind(
+    fields: PersonColumns, kept: Sequence[int], what: str, missing: Sequence[str]
+) -> str:
+    """`nobody_expected` for the references of one kind (`what`) that match nobody."""
+    return nobody_expected(what, missing, *_references(fields, kept, what))
+
+
+def _references(fields: PersonColumns, kept: Sequence[int], what: str) -> tuple[int, Sequence[str]]:
+    """How many kept rows give a manager reference of kind `what`, and the kept people's
+    own values of that kind (none for names)."""
+    by_id, by_email = fields.manager_id_ref, fields.manager_email_ref
+    if what == "employee id":
+        given = sum(1 for r in kept if by_id[r])
+        own: Sequence[str] = take(fields.employee_id, kept)
+    elif what == "e-mail":
+        given = sum(1 for r in kept if by_email[r] and not by_id[r])
+        own = take(fields.email, kept)
+    else:
+        names = fields.manager_name_ref
+        given = sum(1 for r in kept if names[r] and not by_id[r] and not by_email[r])
+        own = ()
+    return given, own
+
+
+# More references than this matching nobody are no stray board member.
+STRAY_REFERENCES = 5
+# In the hint of references too many to be strays: the export itself is suspect.
+SUSPECT_REFERENCES = "references to managers match nobody"
+_RUNS = re.compile(r"\d+|[^\W\d_]+")
+
+
+def _id_shape(value: str) -> str:
+    """An id's look: each run of digits a ``9``, of letters an ``a`` (``E-1001`` → ``a-9``)."""
+    return _RUNS.sub(lambda m: "9" if m.group()[0].isdigit() else "a", value)
+
+
+def _email_shape(value: str) -> str:
+    return "@" if "@" in value else ""
+
+
+_SHAPES = {"employee id": _id_shape, "e-mail": _email_shape}
+_FIELD = {"employee id": "manager_id", "e-mail": "manager_email", "name": "manager_name"}
+_FIELD_OF = {field: what for what, field in _FIELD.items()}
+
+
+def nobody_expected(what: str, missing: Sequence[str], given: int, own: Sequence[str]) -> str:
+    """What a manager reference matching nobody must be, with the hint the evidence allows.
+
+    `missing`: the references of kind `what` that match nobody, one per row; `given`: how
+    many kept rows give a reference of that kind; `own`: the kept people's own values of
+    that kind (their ids, their e-mails). One or two strays (a board member) are what
+    `source.unknown_manager = "top"` is for. Many, or a large share, say the export lacks
+    pages or the column holds another kind of id: making those people top of the org
+    would sync a wrong org, so that setting is not suggested then.
+    """
+    told = f"must be the {what} of a person in the export, but it matches nobody"
+    suspect = suspect_hint(what, missing, given, own)
+    if suspect is None:
+        return told + ' (source.unknown_manager = "top" makes such people top of the org)'
+    return f"{told}; {suspect}"
+
+
+def suspect_hint(what: str, missing: Sequence[str], given: int, own: Sequence[str]) -> str | None:
+    """Why references matching nobody (as for `nobody_expected`) put the export itself in
+    doubt, or None for a stray or two."""
+    rows, distinct = len(missing), dict.fromkeys(missing)
+    many = rows > STRAY_REFERENCES or len(distinct) > 2 or (rows > 2 and 2 * rows > given)
+    if not many:
+        return None
+    share = f"{rows} of {given} {SUSPECT_REFERENCES}"
+    shape = _SHAPES.get(what)
+    known = {shape(v) for v in own if v} if shape is not None else set()
+    if shape is not None and known and not any(shape(v) in known for v in distinct):
+        # The smallest of each, so that the text does not depend on the order of the rows.
+        example = min((v for v in own if v), key=natural_key)
+        written = min(distinct, key=natural_key)
+        return (
+            f"{share} and none looks like an {what} here ({shown_value(written)} beside the "
+            f"{what} {shown_value(example)}): the column probably holds another kind of id; "
+            f"point source.fields.{_FIELD[what]} at the managers' {what}s"
+        )
+    return (
+        f"{share}: pages of the export may be missing (see source.pagination) or the "
+        "column holds another kind of id"
     )
 
 
@@ -205,6 +308,8 @@ class _Exact(NamedTuple):
     up: dict[int, int | None]
     ambiguous: set[int]
     absent: dict[tuple[str, str], list[int]]  # by (column, value): the rows naming nobody
+    # Without `top`, by kind of reference: (row, column, value) of each naming nobody.
+    nobody: dict[str, list[tuple[int, str, str]]]
     findings: list[Finding]
 
 
@@ -228,7 +333,7 @@ def _by_rules(
         fields.manager_email_ref,
         fields.manager_name_ref,
     )
-    out = _Exact({}, {}, set(), {}, [])
+    out = _Exact({}, {}, set(), {}, {}, [])
     for row in rows:
         written: str
         if id_refs[row]:
@@ -251,17 +356,9 @@ def _by_rules(
         if chosen is None:
             if top:
                 out.absent.setdefault((column, written), []).append(row)
-                continue
-            out.findings.append(
-                of_person(
-                    row,
-                    location[row],
-                    column,
-                    written,
-                    f"must be the {what} of a person in the export, but it matches nobody"
-                    + ' (source.unknown_manager = "top" makes such people top of the org)',
-                )
-            )
+            else:
+                # Told once all are known: how many match nobody decides the hint.
+                out.nobody.setdefault(what, []).append((row, column, written))
             continue
         if what == "name" and ref in kept_by.repeated:
             # Ids and e-mails held twice are fatal anyway; a name held twice is fine until
@@ -325,8 +422,11 @@ def _by_rules(
     return out
 
 
-def _unknown_warnings(export_name: str, unknown: Iterable[UnknownManager]) -> list[Finding]:
-    """One warning per manager absent from the export: the people naming them are top."""
+def _unknown_warnings(
+    export_name: str, unknown: Iterable[UnknownManager], doubt: Mapping[str, str | None]
+) -> list[Finding]:
+    """One warning per manager absent from the export: the people naming them are top;
+    `doubt`, by column: why so many absent put the export in doubt."""
     return [
         warning(
             WHOLE_EXPORT,
@@ -335,7 +435,8 @@ def _unknown_warnings(export_name: str, unknown: Iterable[UnknownManager]) -> li
             u.value,
             f"matches nobody in the export; {u.reports} "
             + ("person naming it is" if u.reports == 1 else "people naming it are")
-            + f' top of the org (first at {u.first}; source.unknown_manager = "top")',
+            + f' top of the org (first at {u.first}; source.unknown_manager = "top")'
+            + (f"; but {hint}" if (hint := doubt.get(u.field)) else ""),
         )
         for u in unknown
     ]
