@@ -12,8 +12,9 @@ first `LIMIT` e-mails of a membership change.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from hrsync.core.guards import Deferral, Refusal
 from hrsync.core.held import Hold
@@ -34,6 +35,8 @@ from hrsync.core.plan import (
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.core.text import parent_label, plural, quoted
 from hrsync.dx.errors import DxRejected
+
+T = TypeVar("T")
 
 # A sentence about one change names fewer e-mails than other lists: it is one plan line.
 DESCRIBE_CAP = 5
@@ -290,39 +293,38 @@ def render_deferral(deferral: Deferral) -> str:
     )
 
 
+def _section(header: str, items: Sequence[T], line: Callable[[T], str]) -> str:
+    """A report section: its header, a line for each of the first LIMIT items, then how
+    many more; nothing when there are no items."""
+    if not items:
+        return ""
+    lines = [header, *map(line, items[:LIMIT])]
+    if len(items) > LIMIT:
+        lines.append(f"  and {len(items) - LIMIT} more")
+    return "\n".join(lines) + "\n"
+
+
 def render_substitutes(substitutes: Sequence[LeadSubstitute]) -> str:
     """The section of `sync` for teams whose lead DX does not know yet: who stands in."""
-    if not substitutes:
-        return ""
-    count = len(substitutes)
-    lines = [f"Leads DX does not know yet ({count}): the nearest lead above stands in:"]
-    lines.extend(
-        f"  ~ {quoted(s.team)} [{s.reference_id}]: {s.substitute_email} stands in for "
-        f"{s.lead_email} until they join DX"
-        for s in substitutes[:LIMIT]
+    return _section(
+        f"Leads DX does not know yet ({len(substitutes)}): the nearest lead above stands in:",
+        substitutes,
+        lambda s: (
+            f"  ~ {quoted(s.team)} [{s.reference_id}]: {s.substitute_email} stands in "
+            f"for {s.lead_email} until they join DX"
+        ),
     )
-    if count > LIMIT:
-        lines.append(f"  and {count - LIMIT} more")
-    return "\n".join(lines) + "\n"
 
 
 def render_held(holds: Sequence[Hold]) -> str:
     """The section of `plan` and `check` for people held for a problem of their own row:
     each with their row, what is wrong, and where DX keeps them meanwhile."""
-    if not holds:
-        return ""
-    count = len(holds)
-    lines = [
-        f"Held ({count}): a problem of their own row; DX keeps what it last verifiably had "
-        "for them, everyone else is synced:"
-    ]
-    lines.extend(
-        f"  ! {h.person.shown}, {h.person.location}: {h.person.detail}; {h.kept}"
-        for h in holds[:LIMIT]
+    return _section(
+        f"Held ({len(holds)}): a problem of their own row; DX keeps what it last verifiably "
+        "had for them, everyone else is synced:",
+        holds,
+        lambda h: f"  ! {h.person.shown}, {h.person.location}: {h.person.detail}; {h.kept}",
     )
-    if count > LIMIT:
-        lines.append(f"  and {count - LIMIT} more")
-    return "\n".join(lines) + "\n"
 
 
 def render_source_notes(notes: Sequence[str]) -> str:
@@ -336,32 +338,21 @@ def render_source_notes(notes: Sequence[str]) -> str:
 def render_unplaced(unplaced: Sequence[Unplaced]) -> str:
     """The section of `plan` and `check` for people in no team: how many, then the
     first of them with their line and why (nobody leaves DX without a word)."""
-    if not unplaced:
-        return ""
-    count = len(unplaced)
-    lines = [f"People in no team ({count}): kept from the export, but neither lead nor member:"]
-    lines.extend(f"  - {person}" for person in unplaced[:LIMIT])
-    if count > LIMIT:
-        lines.append(f"  and {count - LIMIT} more")
-    return "\n".join(lines) + "\n"
+    return _section(
+        f"People in no team ({len(unplaced)}): kept from the export, but neither lead nor member:",
+        unplaced,
+        lambda person: f"  - {person}",
+    )
 
 
 def render_unknown_managers(unknown: Sequence[UnknownManager]) -> str:
     """The section of `plan` and `check` for managers absent from the export
     (`source.unknown_manager = "top"`): each, with how many people report to it."""
-    if not unknown:
-        return ""
     people = sum(u.reports for u in unknown)
-    lines = [
+    return _section(
         f'Managers not in the export ({len(unknown)}; source.unknown_manager = "top"): '
         f"{plural(people, 'person')} reporting to them "
-        f"{'is' if people == 1 else 'are'} top of the org:"
-    ]
-    shown = sorted(unknown, key=lambda u: (-u.reports, u.value))
-    lines.extend(
-        f"  ? {u.field} {u.value!r}: {plural(u.reports, 'person')} (first at {u.first})"
-        for u in shown[:LIMIT]
+        f"{'is' if people == 1 else 'are'} top of the org:",
+        sorted(unknown, key=lambda u: (-u.reports, u.value)),
+        lambda u: f"  ? {u.field} {u.value!r}: {plural(u.reports, 'person')} (first at {u.first})",
     )
-    if len(shown) > LIMIT:
-        lines.append(f"  and {len(shown) - LIMIT} more")
-    return "\n".join(lines) + "\n"
