@@ -244,7 +244,8 @@ class HttpSession:
             ) as response:
                 if not response.is_success:
                     status = response.status_code
-                    message = f"{where} answered HTTP {status} {response.reason_phrase}".rstrip()
+                    said = f"HTTP {status} {response.reason_phrase}".rstrip()
+                    message = f"{where} answered {said}"
                     if status == 401 and self.tokens is not None:
                         raise _Unauthorized(
                             f"{message} with a fresh OAuth2 token; "
@@ -258,6 +259,9 @@ class HttpSession:
                     if status == 403 and self.tokens is not None:
                         # The token was good; what it may read is not.
                         raise SourceError(f"{message}; {self.tokens.grant.unauthorized_hint()}")
+                    if status in (401, 403):
+                        # What happened, in words: the export itself was never read.
+                        message = f"{where} refused the credentials ({said})"
                     raise SourceError(
                         message + _status_hint(status, response.headers.get("location", ""))
                     )

@@ -162,6 +162,8 @@ def test_rejected_credentials_say_where_to_look(server: str) -> None:
     with pytest.raises(SourceError, match=r"HTTP 401.*source\.auth_header_env") as caught:
         open_export(settings, environ={"HR_AUTH": "Bearer wrong-token"})
     assert "wrong-token" not in str(caught.value)
+    # Said as what happened: the HR API refused the credentials, not "an answer".
+    assert "refused the credentials (HTTP 401 Unauthorized)" in str(caught.value)
     # Wrong credentials need a person, not a retry.
     assert not isinstance(caught.value, SourceUnavailable)
     assert open_export(settings, environ={"HR_AUTH": TOKEN}).columns == ("id",)
