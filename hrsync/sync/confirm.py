@@ -28,7 +28,7 @@ from hrsync.outcome import Outcome
 from hrsync.store.repo import SubmissionRecord
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.context import Run, Submitted, end
-from hrsync.sync.not_in_dx import learn_people
+from hrsync.sync.not_in_dx import counted_by_email, learn_people
 
 log = logs.get_logger("hrsync.sync")
 
@@ -71,7 +71,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id
         )
 
-    known = {email: person.counted for email, person in store.dx_people().items()}
+    known = counted_by_email(store)
     confirmation = confirm(
         run, submitted.record, ambiguous=submitted.ambiguous, resend=resend, known=known
     )
@@ -90,7 +90,12 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
         )
         missing = learn_people(
-            run, planned, planned.assignment.teams, confirmation.teams, submitted.submitted_at
+            run,
+            planned,
+            planned.assignment.teams,
+            confirmation.teams,
+            submitted.submitted_at,
+            known,
         )
         end(run, Outcome.APPLIED, planned, not_in_dx=missing)
     store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())

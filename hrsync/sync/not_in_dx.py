@@ -6,7 +6,7 @@ the verdicts in the store (`dx_people`) and logs who is not in DX and who joined
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from hrsync import logs
@@ -20,6 +20,7 @@ from hrsync.core.dx_users import (
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped
 from hrsync.dx.models import DxTeam
+from hrsync.store.repo import Store
 from hrsync.sync.context import Planned, Run
 from hrsync.sync.people_record import remember_people
 
@@ -27,12 +28,17 @@ log = logs.get_logger("hrsync.sync")
 
 
 def learn_people(
-    run: Run, planned: Planned, rows: Sequence[TeamRow], teams: Sequence[DxTeam], when: datetime
+    run: Run,
+    planned: Planned,
+    rows: Sequence[TeamRow],
+    teams: Sequence[DxTeam],
+    when: datetime,
+    known: Mapping[str, bool | None],
 ) -> tuple[str, ...]:
     """After DX verifiably took `rows` (imported on `when`) and shows `teams`: keep the
     people sent and what DX's counts say of them; log who joined DX and who is not in
-    DX. Returns the people sent whom DX does not count."""
-    known = {email: person.counted for email, person in run.store.dx_people().items()}
+    DX. `known`: what the store held of each person before (`counted_by_email`), read
+    once by the caller. Returns the people sent whom DX does not count."""
     verdicts = infer_counted(rows, teams, known, when=when.date().isoformat())
     remember_people(run, rows, planned.directory, planned.holds)
     run.store.set_counted(
@@ -58,17 +64,21 @@ def learn_people(
     return tuple(missing)
 
 
-def recheck(run: Run, planned: Planned) -> bool:
+def counted_by_email(store: Store) -> dict[str, bool | None]:
+    """What the store holds of whether DX counts each person it took (one read)."""
+    return {email: person.counted for email, person in store.dx_people().items()}
+
+
+def recheck(
+    run: Run, planned: Planned, known: Mapping[str, bool | None], last_sent: datetime | None
+) -> bool:
     """True when a run with nothing else to send sends the hierarchy again, so that people
     DX does not count yet are placed once they joined DX (at most once per
-    `sync.recheck_not_in_dx_hours`)."""
-    if not run.request.operational:
-        return False
-    people = run.store.dx_people()
-    waiting = not_in_dx(planned.assignment.teams, {e: p.counted for e, p in people.items()}, {})
-    last = run.store.last_verified_submission()
+    `sync.recheck_not_in_dx_hours`). `last_sent`: when the last verified submission was
+    made. Only an operational run sends again."""
+    waiting = not_in_dx(planned.assignment.teams, known, {})
     hours = run.settings.sync.recheck_not_in_dx_hours
-    if not recheck_due(len(waiting), last.created_at if last else None, run.clock(), hours):
+    if not recheck_due(len(waiting), last_sent, run.clock(), hours):
         return False
     log.info(
         "sync.recheck_not_in_dx",

@@ -13,7 +13,7 @@ from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped, debug_enabled
 from hrsync.outcome import Outcome
 from hrsync.sync.context import Planned, Run, end
-from hrsync.sync.not_in_dx import learn_people, recheck
+from hrsync.sync.not_in_dx import counted_by_email, learn_people, recheck
 
 log = logs.get_logger("hrsync.sync")
 
@@ -63,14 +63,19 @@ def _log_plan(plan: Plan) -> None:
 def end_when_in_sync(run: Run, planned: Planned) -> None:
     """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
     leads and members match what DX last verifiably took."""
-    if planned.plan.has_changes or recheck(run, planned):
+    if planned.plan.has_changes:
+        return
+    if not run.request.operational:  # a dry run or preview keeps and learns nothing
+        log.info("sync.in_sync", teams=planned.plan.desired_count)
+        end(run, Outcome.IN_SYNC, planned)
+    # Read once for the recheck and for what DX's counts teach.
+    known = counted_by_email(run.store)
+    last = run.store.last_verified_submission()
+    if recheck(run, planned, known, last.created_at if last is not None else None):
         return
     log.info("sync.in_sync", teams=planned.plan.desired_count)
-    missing: tuple[str, ...] = ()
-    if run.request.operational:
-        run.store.save_identities(planned.assignment.identities, run.clock())
-        # DX holds what it last verifiably took: its counts say whom it counts.
-        last = run.store.last_verified_submission()
-        when = last.created_at if last is not None else run.clock()
-        missing = learn_people(run, planned, planned.assignment.teams, planned.dx_teams, when)
+    run.store.save_identities(planned.assignment.identities, run.clock())
+    # DX holds what it last verifiably took: its counts say whom it counts.
+    when = last.created_at if last is not None else run.clock()
+    missing = learn_people(run, planned, planned.assignment.teams, planned.dx_teams, when, known)
     end(run, Outcome.IN_SYNC, planned, not_in_dx=missing)
