@@ -98,6 +98,8 @@ class PeopleQueries(StoreSessions):
     def set_counted(self, verdicts: Mapping[str, tuple[bool, str]], now: datetime) -> None:
         """What DX showed of these people (e-mail -> (counted, evidence)); `counted_at`
         moves only when the verdict changes. E-mails not in the table are ignored."""
+        if not verdicts:
+            return  # the usual run: nothing new learned, no table to read
         people = tables.dx_people
         with self._write() as s:
             known = {
