@@ -30,10 +30,9 @@ class KnownPlaces:
 
     email_by_id: Mapping[str, str]  # employee id -> the e-mail DX took
     member_of: Mapping[str, str]  # e-mail -> key of the team DX had them in
-    team_names: Mapping[str, str]  # team key -> its name as DX took it
 
 
-NOTHING_KNOWN = KnownPlaces({}, {}, {})
+NOTHING_KNOWN = KnownPlaces({}, {})
 
 
 class Hold(NamedTuple):
@@ -194,6 +193,7 @@ def place_held(team_map: TeamMap, held: Sequence[HeldPerson], known: KnownPlaces
         )
         for person in held
     )
+    held_ids = {p.employee_id for p in held if p.employee_id}
     return HeldTeams(
         TeamMap(
             teams=finished,
@@ -201,7 +201,7 @@ def place_held(team_map: TeamMap, held: Sequence[HeldPerson], known: KnownPlaces
             problems=(*team_map.problems, *problems),
             unplaced=tuple(u for u in team_map.unplaced if u.email not in by_placeholder),
             leads_without_reports=tuple(
-                w for w in team_map.leads_without_reports if w.employee_id not in _ids(held)
+                w for w in team_map.leads_without_reports if w.employee_id not in held_ids
             ),
         ),
         holds,
@@ -211,10 +211,6 @@ def place_held(team_map: TeamMap, held: Sequence[HeldPerson], known: KnownPlaces
 def _kept(person: HeldPerson, emails: Mapping[int, str], placed: set[str]) -> bool:
     email = emails.get(person.row)
     return email is not None and email not in placed
-
-
-def _ids(held: Sequence[HeldPerson]) -> set[str]:
-    return {p.employee_id for p in held if p.employee_id}
 
 
 def _lead_above(

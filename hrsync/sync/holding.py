@@ -28,7 +28,7 @@ def known_places(store: Store, directory: Directory) -> KnownPlaces:
         if person.employee_id
     }
     member_of = {email: row.key for row in rows for email in row.contributors}
-    return KnownPlaces(email_by_id, member_of, {row.key: row.name for row in rows})
+    return KnownPlaces(email_by_id, member_of)
 
 
 def log_held(holds: Sequence[Hold]) -> None:

@@ -43,7 +43,6 @@ def known_from(team_map: TeamMap, directory: Directory) -> KnownPlaces:
     return KnownPlaces(
         {p.employee_id: p.email for p in directory.people},
         {email: t.key for t in team_map.teams for email in t.contributors},
-        {t.key: t.name for t in team_map.teams},
     )
 
 
