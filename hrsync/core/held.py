@@ -91,12 +91,12 @@ def graph_people(
     known: KnownPlaces,
     *,
     restore_managers: bool = True,
-) -> list[Person]:
+) -> Sequence[Person]:
     """`people` and, under placeholder e-mails, the held people reports can name. A held
     person whose own manager reference is the problem is put under the lead of the team
     DX had them in (`restore_managers`), so neither they nor their team moves."""
     if not held:
-        return list(people)
+        return people  # the usual run: no copy of every person
     emails = dx_emails(held, known)
     nodes = []
     for person in held:
