@@ -12,7 +12,8 @@ no I/O).
   (a query parameter for GET, a body field for POST); an empty or missing cursor ends it.
 - ``next_url``: the URL at ``next_url_path`` in the body (Rippling ``next_link``,
   ``links.next``), followed as given; an empty or missing one ends it.
-- ``offset``: ``offset_param`` / ``limit_param`` with ``page_size``; a short page ends it.
+- ``offset``: ``offset_param`` / ``limit_param`` with ``page_size``; a short page ends it,
+  unless the answer's total says there are more (an API capping its pages).
 - ``page``: ``page_param`` counting from ``first_page`` (and ``page_size_param`` =
   ``page_size`` when set); an empty page, one shorter than the first, or the answer's
   total page count ends it.
@@ -205,7 +206,12 @@ def next_request(
                 f"parameter names or set page_size to the API's page size"
             )
         if records < paging.page_size:
-            return None
+            # A short page ends the list, unless the answer's total says more are to come:
+            # then the API caps its pages below page_size (Personio's went from 200 to
+            # 100), and offsets, which count records, go on at its pace.
+            total = stated_total(document)
+            if records == 0 or total is None or current.offset + records >= total:
+                return None
         offset = current.offset + records
         return _with_params(
             current,
@@ -374,13 +380,26 @@ def total_disagrees(
     """For a paged read, with `document` its last page: a total the answer gives that the
     records or pages read do not match ("" when none)."""
     for sign in page_signs(paging, document, "", headers, records_path):
-        name = sign.path if sign.path.startswith("@odata.") else sign.path.rpartition(".")[2]
-        counts_all = name not in PAGE_COUNT_NAMES
-        if sign.kind == "total" and counts_all and sign.value != records:
+        if sign.kind == "total" and _counts_all(sign) and sign.value != records:
             return f"{sign.where} is {sign.value:,}, but {records:,} records were read"
         if sign.kind == "pages" and sign.value > pages:
             return f"{sign.where} is {sign.value:,}, but {pages:,} pages were read"
     return ""
+
+
+def stated_total(document: Any) -> int | None:
+    """The records the whole list holds, as the answer states it (`TOTAL_NAMES` but a
+    page's own ``count``), if it does."""
+    for sign in page_signs(_NO_PAGING, document, ""):
+        if sign.kind == "total" and _counts_all(sign):
+            return int(sign.value)
+    return None
+
+
+def _counts_all(sign: Sign) -> bool:
+    """A total of the whole list, not a page's own ``count`` (``@odata.count`` is whole)."""
+    name = sign.path if sign.path.startswith("@odata.") else sign.path.rpartition(".")[2]
+    return name not in PAGE_COUNT_NAMES
 
 
 def total_pages(document: Any) -> int | None:

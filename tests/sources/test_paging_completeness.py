@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -14,13 +15,36 @@ from tests.fakes.hr_apis import PersonioApi, sample_people
 from tests.sources.test_http_pages import personio_env, personio_settings
 
 
-def test_offset_refuses_an_api_that_caps_the_page_below_page_size() -> None:
-    # The API answers at most 5 records whatever the limit asked (many APIs cap it
-    # silently): the first page is "short", and read as the last one, 5 of 40 people
-    # would have been the whole org.
+def test_offset_reads_every_page_of_an_api_that_caps_below_page_size_and_states_its_total() -> None:
+    # The API answers at most 5 records whatever the limit asked (Personio capped 200 to
+    # 100 in 2025): each page is "short", but the answer's total (metadata.total_elements)
+    # says how many there are, so offsets go on at the API's pace to the last record.
     api = PersonioApi(max_limit=5)
-    with serve(api) as server, pytest.raises(SourceError) as caught:
-        open_export(personio_settings(server.base_url, 10), environ=personio_env(api))
+    with serve(api) as server:
+        export = open_export(personio_settings(server.base_url, 10), environ=personio_env(api))
+        rows: list[Any] = list(export.rows())
+    assert len(rows) == len(api.people) == 40
+    assert export.pages == 8
+
+
+def capped_without_total(request: Request, base: str) -> Response:
+    """An API that caps its pages at 5 records and says nothing of how many there are."""
+    offset = int(request.query.get("offset", "0"))
+    people = sample_people()[offset : offset + 5]
+    return Response.of_json({"data": [{"id": p.id, "email": p.email} for p in people]})
+
+
+def test_offset_refuses_an_api_that_caps_the_page_below_page_size_and_states_no_total() -> None:
+    # With no total, a short first page may be the API's cap: read as the last one, 5 of
+    # 40 people would have been the whole org.
+    settings = SourceSettings(
+        url="{base}/people",
+        records_path="data",
+        pagination=PaginationSettings(style="offset", page_size=10),
+    )
+    with serve(capped_without_total) as server, pytest.raises(SourceError) as caught:
+        url = (settings.url or "").format(base=server.base_url)
+        open_export(dataclasses.replace(settings, url=url), environ={})
     message = str(caught.value)
     assert "5 records" in message and "source.pagination.page_size" in message
     assert "page_size = 5" in message
