@@ -1,106 +1,38 @@
-"""A first run against an API that pages, where nobody has a baseline yet (issue 22): with
-no [source.pagination] the run is refused at the source stage and nothing reaches DX; with
-the paging docs/reference/http-sources.md gives for that shape, the whole org is placed.
-Four shapes, each a local fake paged at 10 records: Personio (``metadata.total_pages``),
-SCIM 2.0 (``totalResults`` above ``itemsPerPage``), BambooHR Datasets (``links.next``) and
-Rippling (``next_link``)."""
+"""A first run against an API that pages, where nobody has a baseline yet (issue 22).
+
+Every recipe of docs/how-to/, run verbatim (only the hosts swapped for a local fake of the
+vendor paging at 10 records), places the whole org; the same recipe with its
+[source.pagination] removed is refused at the source stage and nothing reaches DX. Three
+vendors publish no paging for the call their recipe makes (Workday RaaS, BambooHR's
+custom report, HiBob's people search): their fakes answer in one page, as they do, and
+their recipes have no [source.pagination] to remove.
+
+Then the paging docs/reference/http-sources.md gives by shape, and the warning for an
+answer of a round page size."""
 
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import ROOT, Workspace
-from tests.e2e.test_http_sources_e2e import REST, assert_applied, recipe_config
-from tests.fakes import serve
-from tests.fakes.hr_apis import (
-    SCIM_ENTERPRISE,
-    BambooHrDatasetsApi,
-    PersonioApi,
-    RipplingApi,
-    ScimApi,
-    WorkdayApi,
-    sample_people,
+from tests.e2e.test_http_sources_e2e import (
+    HOSTS,
+    RECIPES,
+    api_and_env,
+    assert_applied,
+    assert_no_secret,
+    google_key_env,
+    recipe_config,
 )
+from tests.fakes import serve
+from tests.fakes.google_workspace import DirectoryApi
+from tests.fakes.hr_apis import WorkdayApi, sample_people
 
 pytestmark = pytest.mark.slow
-
-SOURCES = {
-    "personio": """
-[source]
-url = "{base}/v1/company/employees"
-records_path = "data"
-
-[source.oauth2]
-token_url = "{base}/v2/auth/token"
-client_id_env = "PERSONIO_CLIENT_ID"
-client_secret_env = "PERSONIO_CLIENT_SECRET"
-
-[source.fields]
-employee_id = "attributes.id.value"
-email = "attributes.email.value"
-name = "{{attributes.first_name.value}} {{attributes.last_name.value}}"
-manager_id = "attributes.supervisor.value.attributes.id.value"
-department = "attributes.department.value.attributes.name"
-status = "attributes.status.value"
-
-[filter]
-active_status = ["active", "leave", "onboarding"]
-""",
-    "scim": f"""
-[source]
-url = "{{base}}/scim/v2/Users"
-records_path = "Resources"
-auth_header_env = "SCIM_AUTH"
-
-[source.fields]
-employee_id = "id"
-email = "userName"
-name = "displayName"
-manager_id = "{SCIM_ENTERPRISE}.manager.value"
-department = "{SCIM_ENTERPRISE}.department"
-status = "active"
-
-[filter]
-active_status = ["true"]
-""",
-    "bamboohr-datasets": """
-[source]
-url = "{base}/api/v1/datasets/employee"
-method = "POST"
-body = '{{"fields": ["employeeNumber", "name", "email", "supervisorEId", "department", "status"]}}'
-records_path = "data"
-username_env = "BAMBOOHR_API_KEY"
-password_env = "BAMBOOHR_PASSWORD"
-
-[source.fields]
-employee_id = "employeeNumber"
-email = "email"
-name = "name"
-manager_id = "supervisorEId"
-department = "department"
-status = "status"
-""",
-    "rippling": """
-[source]
-url = "{base}/workers?limit=10"
-records_path = "results"
-auth_header_env = "RIPPLING_AUTH"
-
-[source.fields]
-employee_id = "id"
-email = "work_email"
-name = "user.display_name"
-manager_id = "manager_id"
-department = "department.name"
-status = "status"
-
-[filter]
-active_status = ["ACTIVE"]
-""",
-}
 
 # name: (what the refusal names, the [source.pagination] that reads every page)
 PAGING = {
@@ -123,49 +55,77 @@ PAGING = {
 }
 
 
-def api_and_env(name: str) -> tuple[Any, dict[str, str]]:
-    if name == "personio":
-        personio = PersonioApi(max_limit=10)
-        env = {"PERSONIO_CLIENT_ID": personio.oauth.client_id}
-        return personio, {**env, "PERSONIO_CLIENT_SECRET": personio.oauth.client_secret}
-    if name == "scim":
-        scim = ScimApi()
-        return scim, {"SCIM_AUTH": f"Bearer {scim.token}"}
-    if name == "bamboohr-datasets":
-        bamboo = BambooHrDatasetsApi()
-        return bamboo, {"BAMBOOHR_API_KEY": bamboo.api_key, "BAMBOOHR_PASSWORD": "x"}
-    rippling = RipplingApi()
-    return rippling, {"RIPPLING_AUTH": f"Bearer {rippling.token}"}
+# The recipes whose vendor does not page the call they make.
+UNPAGED = {"workday", "bamboohr", "hibob"}
+# What the refusal of each paged recipe without its paging names, and the setting it gives.
+SEEN = {
+    "microsoft-graph": ("@odata.nextLink in the body points", 'style = "odata"'),
+    "microsoft-graph-delta": ("@odata.nextLink in the body points", 'style = "odata"'),
+    "okta": ('a Link header with rel="next" points', 'style = "link_header"'),
+    "google-workspace": ("'nextPageToken' in the body points", 'cursor_param = "pageToken"'),
+    "personio": ("'metadata.total_elements' in the body is 40, more than the 10", "offset"),
+    "scim": ("'totalResults' in the body is 40, more than the 10", 'style = "scim"'),
+    "bamboohr-datasets": ("'links.next' in the body points", 'next_url_path = "links.next"'),
+    "rippling": ("'next_link' in the body points", 'next_url_path = "next_link"'),
+}
 
 
-def write_config(ws: Workspace, name: str, base: str, paging: str) -> None:
-    text = SOURCES[name].format(base=base)
-    if paging:
-        text += f"\n[source.pagination]\n{paging}\n"
-    ws.config.write_text(text + REST.format(dx=ws.sim.base_url, db=ws.db), encoding="utf-8")
+def without_paging(text: str) -> str:
+    """The recipe with its [source.pagination] table taken out, the rest as it is."""
+    lines = text.splitlines(keepends=True)
+    start = lines.index("[source.pagination]\n")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("["))
+    return "".join(lines[:start] + lines[end:])
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
-def test_a_first_run_without_paging_is_refused_and_with_it_places_the_whole_org(
-    workspace: Workspace, name: str
-) -> None:
-    seen, paging = PAGING[name]
+def run_recipe(ws: Workspace, name: str, edit: Any = None) -> tuple[Any, Any, dict[str, str]]:
     api, env = api_and_env(name)
     with serve(api) as server:
-        write_config(workspace, name, server.base_url, "")
-        refused = workspace.hrsync("sync", env=env)
-        assert refused.code == 4, refused.stdout[-2000:] + refused.stderr[-2000:]
-        assert refused.finished["outcome"] == "refused"
-        reason = refused.finished["reason"]
-        assert seen in reason, reason
-        assert "[source.pagination] style = " in reason
-        assert workspace.process_requests() == []
-        assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
-        write_config(workspace, name, server.base_url, paging)
-        run = workspace.hrsync("sync", env=env)
+        recipe_config(ws, name, server.base_url)
+        if edit is not None:
+            ws.config.write_text(edit(ws.config.read_text(encoding="utf-8")), encoding="utf-8")
+        if isinstance(api, DirectoryApi):
+            env = google_key_env(ws, api, server.base_url)
+        return ws.hrsync("sync", env=env), api, env
+
+
+def test_the_paged_and_unpaged_recipes_are_every_recipe() -> None:
+    assert sorted(HOSTS) == sorted(UNPAGED | set(SEEN))
+    for name in HOSTS:
+        source = tomllib.loads((RECIPES / f"{name}.toml").read_text(encoding="utf-8"))["source"]
+        assert ("pagination" not in source) == (name in UNPAGED), name
+
+
+@pytest.mark.parametrize("name", sorted(HOSTS))
+def test_each_recipe_verbatim_places_the_whole_org_across_its_pages(
+    workspace: Workspace, name: str
+) -> None:
+    run, _, env = run_recipe(workspace, name)
     assert_applied(run, workspace)
     (fetched,) = run.named("source.fetched")
-    assert fetched["records"] == 40
+    if name in UNPAGED:
+        assert fetched["pages"] == 1
+    else:
+        assert fetched["pages"] >= 4, fetched  # 40 records, 10 a page
+        assert fetched["records"] == 40
+    hidden = [v for k, v in env.items() if k.endswith(("SECRET", "PASSWORD", "AUTH", "KEY"))]
+    assert_no_secret(workspace, run, [v for v in hidden if v != "x"], [])
+
+
+@pytest.mark.parametrize("name", sorted(SEEN))
+def test_each_recipe_without_its_paging_is_refused_on_a_first_run_and_sends_nothing(
+    workspace: Workspace, name: str
+) -> None:
+    seen, setting = SEEN[name]
+    run, _, _ = run_recipe(workspace, name, without_paging)
+    assert "[source.pagination]" not in workspace.config.read_text(encoding="utf-8")
+    assert run.code == 4, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.finished["outcome"] == "refused"
+    reason = run.finished["reason"]
+    assert seen in reason and "[source.pagination] " in reason and setting in reason, reason
+    assert workspace.process_requests() == []
+    assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
+    assert not workspace.dx_teams()
 
 
 def test_the_documented_paging_is_on_the_http_sources_page() -> None:

@@ -104,7 +104,10 @@ def _page(people: list[Any], start: int, size: int) -> list[Any]:
 
 @dataclass
 class GraphApi:
-    """Microsoft Graph: /v1.0/users with $expand=manager, @odata.nextLink, OAuth2."""
+    """Microsoft Graph: /v1.0/users with $expand=manager, @odata.nextLink, OAuth2; and
+    /v1.0/users/delta, whose first round is every user, each page but the last pointing on
+    by @odata.nextLink and the last holding @odata.deltaLink instead; a user's manager,
+    when $select names it, is the list ``manager@delta`` of one directory object."""
 
     people: list[Person] = field(default_factory=sample_people)
     page_size: int = 10
@@ -112,27 +115,40 @@ class GraphApi:
     faults: Faults = field(default_factory=Faults)
     revoke_after_page: int | None = None  # revoke the token in use after serving this page
     pages_served: int = 0
+    delta_selects: dict[int, str] = field(default_factory=dict)  # $skiptoken -> $select
 
     def __call__(self, request: Request, base: str) -> Response:
         if request.path.endswith("/oauth2/v2.0/token") and request.method == "POST":
             return self.oauth.token(request)
-        if request.path != "/v1.0/users":
+        if request.path not in ("/v1.0/users", "/v1.0/users/delta"):
             return Response.of_json({"error": {"code": "NotFound"}}, 404)
         if not self.oauth.allows(request):
             return Response.of_json({"error": {"code": "InvalidAuthenticationToken"}}, 401)
+        delta = request.path.endswith("/delta")
         skip = int(request.query.get("$skiptoken", "0"))
         page = skip // self.page_size + 1
         failure = self.faults.failing(page)
         if failure:
             return failure
-        users = [self._user(p) for p in _page(self.people, skip, self.page_size)]
+        chunk = _page(self.people, skip, self.page_size)
+        if delta:
+            # The first request's $select is carried in the tokens of the links after it.
+            select = request.query.get("$select") or self.delta_selects.get(skip, "")
+            users = [self._delta_user(p, "manager" in select.split(",")) for p in chunk]
+            self.delta_selects[skip + self.page_size] = select
+        else:
+            users = [self._user(p) for p in chunk]
         body: dict[str, Any] = {"@odata.context": f"{base}/v1.0/$metadata#users", "value": users}
-        if skip + self.page_size < len(self.people):
+        if skip + self.page_size < len(self.people) and delta:
+            body["@odata.nextLink"] = f"{base}/v1.0/users/delta?$skiptoken={skip + self.page_size}"
+        elif skip + self.page_size < len(self.people):
             body["@odata.nextLink"] = (
                 f"{base}/v1.0/users?$select=id,displayName,mail,department,accountEnabled"
                 f"&$expand=manager($select=id)&$top={self.page_size}"
                 f"&$skiptoken={skip + self.page_size}"
             )
+        elif delta:
+            body["@odata.deltaLink"] = f"{base}/v1.0/users/delta?$deltatoken=d{len(self.people)}"
         self.pages_served += 1
         if self.revoke_after_page == self.pages_served:
             self.oauth.revoked.add(request.headers["authorization"].removeprefix("Bearer "))
@@ -149,6 +165,20 @@ class GraphApi:
         }
         if p.manager_id:
             user["manager"] = {"@odata.type": "#microsoft.graph.user", "id": p.manager_id}
+        return user
+
+    @staticmethod
+    def _delta_user(p: Person, with_manager: bool) -> dict[str, Any]:
+        user: dict[str, Any] = {
+            "id": p.id,
+            "displayName": p.name,
+            "mail": p.email,
+            "department": p.department,
+            "accountEnabled": p.active,
+        }
+        if with_manager and p.manager_id:
+            manager = {"@odata.type": "#microsoft.graph.user", "id": p.manager_id}
+            user["manager@delta"] = [manager]
         return user
 
 
@@ -352,7 +382,11 @@ class PersonioApi:
 
 @dataclass
 class WorkdayApi:
-    """Workday RaaS: one GET of a custom report as JSON, basic auth of an ISU."""
+    """Workday RaaS: one GET of a custom report as JSON, basic auth of an ISU; one answer
+    holds every row (RaaS does not page). A worker's positions are a group of the
+    report, ``Positions_group``, each with its organization, its manager's employee ID and
+    ``Is_Primary_Job`` (``"1"`` or ``"0"``, as RaaS writes booleans); every fifth worker
+    also holds a second, additional position in another organization."""
 
     people: list[Person] = field(default_factory=sample_people)
     user: str = "ISU_hrsync"
@@ -364,17 +398,32 @@ class WorkdayApi:
         if request.headers.get("authorization") != basic(self.user, self.password):
             return Response(401)
         entries = []
-        for p in self.people:
-            entry: dict[str, Any] = {
-                "Employee_ID": p.id,
-                "Worker": p.name,
-                "Email_-_Work": p.email,
+        for n, p in enumerate(self.people):
+            primary: dict[str, Any] = {
+                "Is_Primary_Job": "1",
                 "Supervisory_Organization": p.department,
-                "Worker_Status": "Active" if p.active else "Terminated",
             }
-            if p.manager_id:
-                entry["Manager"] = {"ID": p.manager_id}
-            entries.append(entry)
+            if p.manager_id:  # Workday leaves out an empty field: the CEO has no manager
+                primary["Manager_ID"] = p.manager_id
+            positions = [primary]
+            if n % 5 == 4:
+                other = self.people[(n + 7) % len(self.people)]
+                positions.append(
+                    {
+                        "Is_Primary_Job": "0",
+                        "Supervisory_Organization": "Projects " + other.department,
+                        "Manager_ID": other.id,
+                    }
+                )
+            entries.append(
+                {
+                    "Employee_ID": p.id,
+                    "Worker": p.name,
+                    "Email_-_Work": p.email,
+                    "Worker_Status": "Active" if p.active else "Terminated",
+                    "Positions_group": positions,
+                }
+            )
         return Response.of_json({"Report_Entry": entries})
 
 
@@ -473,7 +522,10 @@ class BambooHrDatasetsApi:
 @dataclass
 class RipplingApi:
     """Rippling's REST API: GET /workers (``limit``, ``cursor``), a bearer token; each
-    answer's ``next_link`` is the next page's full URL (null on the last page)."""
+    answer's ``next_link`` is the next page's full URL (null on the last page), carrying
+    the first request's ``expand``. A worker holds ``user_id`` and ``department_id``; the
+    user (with its ``display_name``) and the department (with its ``name``) are objects
+    only when ``expand`` names them."""
 
     people: list[Person] = field(default_factory=sample_people)
     token: str = field(default_factory=lambda: "rpl-" + secrets.token_hex(16))
@@ -485,23 +537,31 @@ class RipplingApi:
         if request.headers.get("authorization") != f"Bearer {self.token}":
             return Response.of_json({"detail": "Invalid token"}, 401)
         start = int(request.query.get("cursor") or 0)
+        expand = request.query.get("expand", "")
         chunk = _page(self.people, start, self.page_size)
         more = start + self.page_size < len(self.people)
+        carried = f"&expand={expand}" if expand else ""
+        following = f"{base}/workers?cursor={start + self.page_size}{carried}"
         return Response.of_json(
             {
                 "__meta": {"redacted_fields": []},
-                "results": [self._worker(p) for p in chunk],
-                "next_link": f"{base}/workers?cursor={start + self.page_size}" if more else None,
+                "results": [self._worker(p, expand.split(",")) for p in chunk],
+                "next_link": following if more else None,
             }
         )
 
     @staticmethod
-    def _worker(p: Person) -> dict[str, Any]:
-        return {
+    def _worker(p: Person, expand: list[str]) -> dict[str, Any]:
+        worker: dict[str, Any] = {
             "id": "w-" + p.id,
+            "user_id": "u-" + p.id,
             "work_email": p.email,
             "manager_id": "w-" + p.manager_id if p.manager_id else None,
+            "department_id": "d-" + p.department.lower().replace(" ", "-"),
             "status": "ACTIVE" if p.active else "TERMINATED",
-            "user": {"display_name": p.name},
-            "department": {"name": p.department},
         }
+        if "user" in expand:
+            worker["user"] = {"id": "u-" + p.id, "display_name": p.name}
+        if "department" in expand:
+            worker["department"] = {"id": worker["department_id"], "name": p.department}
+        return worker
