@@ -184,3 +184,48 @@ held_people = Table(
     Column("notified", String(10), nullable=False, default=""),
     Column("cleared_at", UTCDateTime()),
 )
+
+# The next DX snapshot that has not started, as the last run that read snapshots.list saw
+# it (one row, name "next"; snapshot_id NULL: none scheduled).
+next_snapshot = Table(
+    "next_snapshot",
+    metadata,
+    Column("name", String(40), primary_key=True),
+    Column("snapshot_id", String(200)),
+    Column("scheduled_for", UTCDateTime()),
+    Column("read_at", UTCDateTime(), nullable=False),
+    Column("run_id", String(40)),
+)
+
+# Plans a guard refused, by plan id (a digest of what would be sent and the guards it
+# trips): what a person approves, previews, and what the daemon compares a new plan to.
+refused_plans = Table(
+    "refused_plans",
+    metadata,
+    Column("plan_id", String(16), primary_key=True),
+    Column("run_id", String(40)),  # the first run that refused it
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("last_refused_at", UTCDateTime(), nullable=False),
+    Column("payload_digest", String(64), nullable=False),
+    Column("guards_json", Text, nullable=False),
+    Column("summary_json", Text, nullable=False),  # what trips the guards, for the diff
+    Column("payload_json", Text, nullable=False),  # exactly what would be sent
+    Column("preview_url", Text),
+    Column("preview_created_at", UTCDateTime()),
+)
+
+# A person's approval of one refused plan: applied by the first run whose plan has the
+# same id, before `expires_at`.
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("plan_id", String(16), nullable=False),
+    Column("approved_by", String(200), nullable=False),
+    Column("note", Text),
+    Column("approved_at", UTCDateTime(), nullable=False),
+    Column("expires_at", UTCDateTime(), nullable=False),
+    Column("applied_run_id", String(40)),
+    Column("applied_at", UTCDateTime()),
+    Index("ix_approvals_plan_id", "plan_id"),
+)
