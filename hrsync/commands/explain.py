@@ -23,6 +23,7 @@ from hrsync.core.filters import build_row_filter
 from hrsync.core.identity import assign
 from hrsync.core.listing import capped
 from hrsync.core.people import HeldPerson
+from hrsync.core.read_columns import columns_read
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
@@ -53,7 +54,9 @@ def explain_command(args: argparse.Namespace) -> int:
     person = find_person(people, query)
     if person is None:
         # The export was read and kept nobody of that id; a filtered row may still hold it.
-        raw = open_export(settings.source)
+        # The sync's own columns: a filter on a path that picks from a list reads a column
+        # of its own, which the export lists only when told of it.
+        raw = open_export(settings.source, also_read=columns_read(settings).names)
         row_filter, _ = build_row_filter(settings.filter, settings.source.fields, raw.columns)
         excluded = find_excluded(raw.rows(), settings.source.fields, row_filter, query)
         if excluded is not None:

@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.json_paths import PathError, has_pick, parse_path
+from hrsync.core.read_columns import columns_read
 from hrsync.core.settings import NOTIFY_EVENTS, PaginationSettings, Settings, SourceSettings
 from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.store.url import check_database_url
@@ -58,7 +59,7 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         if not getattr(src.fields, key):
             p.append(f"source.fields.{key} must name a column, got ''")
     p.extend(_field_template_checks(src))
-    p.extend(_field_path_checks(src))
+    p.extend(_path_checks(s))
     fields = src.fields
     if s.mapping.strategy == "manager" and not (
         fields.manager_id or fields.manager_email or fields.manager_name
@@ -178,23 +179,29 @@ def _field_template_checks(src: SourceSettings) -> list[str]:
     return p
 
 
-def _field_path_checks(src: SourceSettings) -> list[str]:
-    """[source.fields] paths that pick from a JSON list (``relations[type=manager].value``):
-    their syntax, once, here. A CSV export's columns are names as they are."""
+def _path_checks(s: Settings) -> list[str]:
+    """Paths that pick from a JSON list (``relations[type=manager].value``) wherever the
+    config names a column: their syntax, once, here. The reader takes a path that does
+    not parse for a plain name, which no JSON export has, so it would read nothing. A CSV
+    export's columns are names as they are."""
+    src = s.source
     csv_suffix = src.path is not None and src.path.suffix.lower() in (".csv", ".tsv", ".txt")
     if src.format == "csv" or (not src.format and csv_suffix):
         return []
-    p: list[str] = []
+    named: list[tuple[str, str]] = []  # (what a message names, a column)
     for field in dataclasses.fields(src.fields):
         value = getattr(src.fields, field.name)
         names = template_names(value) if is_template(value) else (value,)
-        for name in names:
-            if not has_pick(name):
-                continue
-            try:
-                parse_path(name)
-            except PathError as exc:
-                p.append(f"source.fields.{field.name} {name!r} {exc}")
+        named.extend((f"source.fields.{field.name} {name!r}", name) for name in names)
+    named.extend((f"{r.setting} {r.written!r}", r.name) for r in columns_read(s).every)
+    p: list[str] = []
+    for where, name in named:
+        if not has_pick(name):
+            continue
+        try:
+            parse_path(name)
+        except PathError as exc:
+            p.append(f"{where} {exc}")
     return p
 
 

@@ -34,7 +34,6 @@ from typing import Any
 
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person
-from hrsync.core.settings import AttributeSettings
 from hrsync.core.templates import Template, check_template
 from hrsync.core.text import shown_value as text_shown_value
 
@@ -104,11 +103,6 @@ def compile_sources(entries: Mapping[str, str]) -> tuple[AttributeSource, ...]:
 def source_columns(sources: Iterable[AttributeSource]) -> tuple[str, ...]:
     """Every column the attributes read, once each (for the export's value checks)."""
     return tuple(dict.fromkeys(column for source in sources for column in source.columns))
-
-
-def used_columns(settings: AttributeSettings) -> tuple[str, ...]:
-    """The columns `[attributes]` reads when it is on, for the export's value checks."""
-    return source_columns(compile_sources(settings.entries)) if settings.active else ()
 
 
 def column_problems(sources: Sequence[AttributeSource], columns: Collection[str]) -> list[str]:

@@ -13,7 +13,6 @@ from typing import Literal
 
 from hrsync import logs
 from hrsync.config.loading import Settings
-from hrsync.core.attributes import used_columns
 from hrsync.core.held import (
     NOTHING_KNOWN,
     HeldTeams,
@@ -25,7 +24,7 @@ from hrsync.core.held import (
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, Problem, read_people
 from hrsync.core.problems import group_problems, grouped_lines
-from hrsync.core.templates import template_names
+from hrsync.core.read_columns import columns_read
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError, SourceUnavailable
@@ -76,19 +75,15 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     """
     src = settings.source
     try:
-        also_used = (
-            *template_names(settings.mapping.team_name),
-            *used_columns(settings.attributes),
-        )
-        filtered_on = (*settings.filter.include, *settings.filter.exclude)
-        export = open_export(src, also_read=(*also_used, *filtered_on))
+        read = columns_read(settings)
+        export = open_export(src, also_read=read.names)
         directory = read_people(
             export.name,
             export.columns,
             export.table(),
             src.fields,
             settings.filter,
-            also_used=also_used,
+            also_used=read.value_names,
             null_values=src.null_values,
             unknown_manager=src.unknown_manager,
             hold_people=settings.sync.on_person_problem == "hold",

@@ -461,3 +461,63 @@ def test_a_bad_list_pick_is_a_config_error_naming_the_key(
 def test_a_csv_column_with_brackets_is_a_name(tmp_path: Path) -> None:
     text = MINIMAL + '[source.fields]\nmanager_id = "Manager [ID"\n'
     assert load_settings(write(tmp_path, text), TOKEN_ENV).source.fields.manager_id == "Manager [ID"
+
+
+MANAGER_PICK = 'manager_email = "relations[type=manager].value"'
+
+
+# A pick is checked wherever the config names a column, not only in [source.fields]: a
+# malformed one elsewhere read nothing at run time (a team name, an attribute or a filter
+# over an empty column) instead of being refused with the config.
+@pytest.mark.parametrize(
+    ("section", "said"),
+    [
+        (
+            '[mapping]\nteam_name = "{positions[type=].org} team"',
+            "mapping.team_name '{positions[type=].org} team' has 'positions[type=]': "
+            "write [key=value] or [key]",
+        ),
+        (
+            '[attributes]\nOrg = "positions[0.org"',
+            "attributes.Org 'positions[0.org' has a '[' that is never closed",
+        ),
+        (
+            '[attributes]\nOrg = "{positions[].org|upper}"',
+            "attributes.Org '{positions[].org|upper}' has an empty pick in 'positions[]'",
+        ),
+        (
+            '[filter.include]\n"positions[type=].org" = ["Eng*"]',
+            "filter.include 'positions[type=].org' has 'positions[type=]'",
+        ),
+        (
+            '[filter.exclude]\n"emails[primary" = ["x@example.com"]',
+            "filter.exclude 'emails[primary' has a '[' that is never closed",
+        ),
+    ],
+)
+def test_a_bad_list_pick_beyond_the_fields_is_a_config_error_naming_the_key(
+    tmp_path: Path, section: str, said: str
+) -> None:
+    text = JSON_SOURCE + f"{MANAGER_PICK}\n{section}\n"
+    (problem,) = problems_of(write(tmp_path, text), TOKEN_ENV)
+    assert problem.startswith(said), problem
+    assert "relations[type=manager].value" in problem  # the examples
+
+
+def test_list_picks_beyond_the_fields_load(tmp_path: Path) -> None:
+    text = (
+        JSON_SOURCE
+        + MANAGER_PICK
+        + (
+            '\n[mapping]\nteam_name = "{organizations[primary].department}"\n'
+            '[attributes]\nOrg = "{organizations[0].name}"\nPhone = "phones[type=work].value"\n'
+            '[filter.exclude]\n"externalIds[type=custom].value" = ["B9*"]\n'
+        )
+    )
+    settings = load_settings(write(tmp_path, text), TOKEN_ENV)
+    assert settings.filter.exclude == {"externalIds[type=custom].value": ("B9*",)}
+
+
+def test_a_csv_filter_key_with_brackets_is_a_name(tmp_path: Path) -> None:
+    text = MINIMAL + '[filter.exclude]\n"Team [old" = ["x"]\n'
+    assert load_settings(write(tmp_path, text), TOKEN_ENV).filter.exclude == {"Team [old": ("x",)}

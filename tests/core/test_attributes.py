@@ -21,11 +21,9 @@ from hrsync.core.attributes import (
     plan_attributes,
     read_result,
     source_columns,
-    used_columns,
     values_digest,
 )
 from hrsync.core.people import export_columns
-from hrsync.core.settings import AttributeSettings
 from tests.strategies import make_person
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -296,13 +294,6 @@ def test_progress_every_tenth_or_minute() -> None:
     assert not progress.due(100, NOW + timedelta(seconds=99))  # the end is logged anyway
     short = Progress(total=99, started=NOW)
     assert not any(short.due(done, NOW + timedelta(minutes=done)) for done in range(99))
-
-
-def test_used_columns_only_when_on() -> None:
-    on = AttributeSettings(entries=ENTRIES)
-    assert used_columns(on) == ("Office", "Job Level", "Cost Center")
-    assert used_columns(AttributeSettings(entries=ENTRIES, enabled=False)) == ()
-    assert used_columns(AttributeSettings()) == ()
 
 
 def test_export_columns_are_every_column_of_every_row() -> None:

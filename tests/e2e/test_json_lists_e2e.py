@@ -111,3 +111,20 @@ def test_without_a_pick_only_the_people_with_two_managers_are_held(
 
 def everyone() -> set[str]:
     return {row["Work Email"] for row in read_rows("sample-org.csv")}
+
+
+def test_explain_tells_of_a_person_a_filter_on_a_pick_leaves_out(workspace: Workspace) -> None:
+    use_google(workspace, "relations[type=manager].value")
+    with workspace.config.open("a", encoding="utf-8") as fh:
+        fh.write('\n[filter.exclude]\n"externalIds[type=custom].value" = ["BE119"]\n')
+    plan = workspace.hrsync("plan")
+    assert plan.code == 0, plan.stdout[-3000:]
+    (read,) = plan.named("export.read")
+    assert read["excluded"] == 1  # the sync leaves her out
+    run = workspace.hrsync("explain", "E119")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("E119 is at ")
+    assert (
+        "left out by filter.exclude.externalIds[type=custom].value "
+        "(externalIds[type=custom].value 'BE119')"
+    ) in run.stdout
