@@ -126,8 +126,18 @@ def next_cron_fire(expr: str, timezone: str | tzinfo, after: datetime) -> dateti
     fire = trigger.get_next_fire_time(None, after + timedelta(microseconds=1))
     if fire is None:
         raise ValueError(f"cron expression {expr!r} never fires after {after.isoformat()}")
+    # APScheduler shifts a time skipped by the spring jump only when asked from before
+    # the jump; asked from inside the shift it skips to the next day. Asking again from
+    # before any jump (none is longer than an hour) finds the shifted fire, as the
+    # daemon's job, which counts from its previous fire, does.
+    early = trigger.get_next_fire_time(None, after - _BEFORE_A_JUMP)
+    if early is not None and after < early < fire:
+        fire = early
     result: datetime = fire.astimezone(UTC)
     return result
+
+
+_BEFORE_A_JUMP = timedelta(hours=2)
 
 
 CATCH_UP_WINDOW = timedelta(hours=24)

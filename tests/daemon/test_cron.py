@@ -137,6 +137,18 @@ def test_six_fields_put_seconds_first() -> None:
     assert next_cron_fire("30 0 6 * * *", "UTC", utc(2026, 1, 1)) == utc(2026, 1, 1, 6, 0, 30)
 
 
+@pytest.mark.parametrize("before_s", [1, 60, 17 * 60])
+def test_a_time_skipped_by_the_spring_jump_is_found_from_just_before_its_shifted_fire(
+    before_s: int,
+) -> None:
+    # 02:17 Berlin does not exist on 2030-03-31; it fires at 03:17 CEST (01:17 UTC).
+    # Asked from after the jump but before that fire, APScheduler alone skipped to the
+    # next day (hypothesis found it at 1 s before a fire at 02:00).
+    shifted = utc(2030, 3, 31, 1, 17)
+    assert next_cron_fire("17 2 * * *", "Europe/Berlin", utc(2030, 3, 30, 12)) == shifted
+    assert next_cron_fire("17 2 * * *", "Europe/Berlin", shifted - before_s * H / 3600) == shifted
+
+
 def test_naive_after_is_refused() -> None:
     with pytest.raises(ValueError, match="naive"):
         next_cron_fire("0 6 * * *", "UTC", datetime(2026, 1, 1))
