@@ -167,17 +167,11 @@ class GraphApi:
             user["manager"] = {"@odata.type": "#microsoft.graph.user", "id": p.manager_id}
         return user
 
-    @staticmethod
-    def _delta_user(p: Person, with_manager: bool) -> dict[str, Any]:
-        user: dict[str, Any] = {
-            "id": p.id,
-            "displayName": p.name,
-            "mail": p.email,
-            "department": p.department,
-            "accountEnabled": p.active,
-        }
-        if with_manager and p.manager_id:
-            manager = {"@odata.type": "#microsoft.graph.user", "id": p.manager_id}
+    @classmethod
+    def _delta_user(cls, p: Person, with_manager: bool) -> dict[str, Any]:
+        user = cls._user(p)
+        manager = user.pop("manager", None)
+        if with_manager and manager:
             user["manager@delta"] = [manager]
         return user
 
