@@ -5,12 +5,13 @@ and 1)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from hrsync import __version__
-from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
+from hrsync.outcome import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -207,6 +208,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader stopped reading (`hrsync status | head -1`): its choice, not a
+        # failure. What is left unprinted goes nowhere, including Python's flush at exit.
+        # The daemon's stdout is its log: with nobody reading it, it must not run on, and
+        # a restart policy must see it stop.
+        _silence_stdout()
+        if args.command == "run":
+            print("hrsync: standard output was closed; the daemon stops", file=sys.stderr)
+            return EXIT_FAILED
+        return EXIT_OK
     except Exception as exc:
         # Imported only here: `--help`, `--version` and `healthcheck` need neither
         # structlog nor the settings loader (which brings in SQLAlchemy).
@@ -220,6 +231,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
         print(logs.scrub(f"hrsync: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return EXIT_FAILED
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout already closed or not a file: nothing to do
+        pass
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

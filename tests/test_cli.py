@@ -210,3 +210,35 @@ def test_help_and_version_import_nothing_heavy(flag: str) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
     )
     assert "HEAVY []" in child.stderr, child.stderr
+
+
+# ------------------------------------------------ a reader that stops (issue 24, item 4)
+
+
+@pytest.mark.parametrize("command", [["status"], ["history"], ["history", "--format", "json"]])
+def test_a_reader_that_stops_reading_ends_the_command_quietly(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # `hrsync status | head -1`: head exits after one line and the next write finds the
+    # pipe closed. That is the reader's choice, not a crash: no traceback, no
+    # hrsync.crashed, exit 0. The read end is closed before hrsync writes at all, so the
+    # first write fails every time (with head it was 7 tries in 10).
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.format(db=tmp_path / "state.db"))
+    (tmp_path / "people.csv").write_text("employee_id,email,name,manager_id\n")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "hrsync", "--config", str(cfg), *command],
+            env={**base, "HRSYNC_DX_TOKEN": "t0k3n-abcdef"},
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(writer)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
