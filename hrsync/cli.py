@@ -20,20 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Keep DX's team hierarchy in step with the HR system.",
     )
     parser.add_argument("--version", action="version", version=f"hrsync {__version__}")
-    parser.add_argument(
-        "--config",
-        type=Path,
-        metavar="PATH",
-        help="TOML config file (default: $HRSYNC_CONFIG)",
-    )
-    parser.add_argument(
-        "--log-format",
-        choices=("auto", "json", "console"),
-        help="force the log format (default: log.format, else JSON unless on a terminal)",
-    )
-    parser.add_argument(
-        "--log-level", choices=("debug", "info", "warning", "error"), help="log level"
-    )
+    _add_global_options(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -119,7 +106,45 @@ def build_parser() -> argparse.ArgumentParser:
     db_sub = db.add_subparsers(dest="db_command", metavar="ACTION")
     db_sub.required = True
     db_sub.add_parser("upgrade", help="apply migrations (also done on every start)")
+    # `hrsync check --config X` reads as well as `hrsync --config X check`.
+    for command in _subcommands(parser):
+        _add_global_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """--config, --log-format, --log-level: on the top parser with their defaults, and on
+    every command with none, so that one given after the command is not undone."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        default=default,
+        help="TOML config file (default: $HRSYNC_CONFIG)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=("auto", "json", "console"),
+        default=default,
+        help="force the log format (default: log.format, else JSON unless on a terminal)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=default,
+        help="log level",
+    )
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command's parser, nested ones (`db upgrade`) too."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):
+                found.append(command)
+                found.extend(_subcommands(command))
+    return found
 
 
 def _output_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:

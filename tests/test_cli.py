@@ -242,3 +242,44 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly(
         os.close(writer)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+# ------------------------------------------------ where the config is (issue 24, item 8)
+
+
+def test_no_config_at_all_is_told_as_such_not_as_a_missing_key(tmp_path: Path) -> None:
+    result = hrsync("check", env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef"}, cwd=tmp_path)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "no config file: pass --config PATH or set $HRSYNC_CONFIG" in line, line
+    assert "dx.base_url is required" not in line
+
+
+def test_settings_from_the_environment_alone_still_load(tmp_path: Path) -> None:
+    # A container may set every key as HRSYNC_… variables and no file: that is a config.
+    (tmp_path / "people.csv").write_text("employee_id,email,name,manager_id\n")
+    env = {
+        "HRSYNC_DX_TOKEN": "t0k3n-abcdef",
+        "HRSYNC_DX__BASE_URL": "https://api.example.test",
+        "HRSYNC_SOURCE__PATH": str(tmp_path / "people.csv"),
+        "HRSYNC_STATE__DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}",
+    }
+    result = hrsync("db", "upgrade", env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    partial = hrsync("check", env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef", "HRSYNC_SOURCE__PATH": "x"})
+    assert partial.returncode == 2
+    assert "dx.base_url is required" in partial.stderr
+    assert "no config file" in partial.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_the_global_options_are_read_before_or_after_the_command(
+    tmp_path: Path, where: str
+) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.format(db=tmp_path / "s.db"))
+    options = ["--config", str(cfg), "--log-level", "error"]
+    args = [*options, "db", "upgrade"] if where == "before" else ["db", "upgrade", *options]
+    result = hrsync(*args, env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef"})
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "s.db").exists()

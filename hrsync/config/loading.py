@@ -116,6 +116,14 @@ def load_settings(
         ),
     )
     problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
+    if problems and path is None:
+        # Keys may all come from HRSYNC_… variables (a container); with none set, the
+        # missing file is the one problem worth naming.
+        told = [k for k in env if k.startswith(ENV_PREFIX) and k not in (TOKEN_ENV, CONFIG_ENV)]
+        where = "pass --config PATH or set $HRSYNC_CONFIG"
+        if not told:
+            raise ConfigError([f"no config file: {where}"])
+        problems.insert(0, f"no config file ({where}), and the HRSYNC_… variables leave")
     if problems:
         raise ConfigError(problems)
     return settings
