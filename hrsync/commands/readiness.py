@@ -85,7 +85,7 @@ def _export(settings: Settings) -> list[Check]:
             Check(
                 "export",
                 False,
-                f"{exc.source}: {len(exc.problems)} problems: {shown}",
+                f"{exc.source}: {plural(len(exc.problems), 'problem')}: {shown}",
                 "fix the export or [source.fields]; `hrsync plan` lists every problem",
             )
         ]
@@ -96,7 +96,7 @@ def _export(settings: Settings) -> list[Check]:
             "export",
             True,
             f"{export.source}: {_pages(settings, export.pages)}{len(directory.people)} people "
-            f"kept, {directory.excluded} excluded by filters, {len(warnings)} warnings"
+            f"kept, {directory.excluded} excluded by filters, {plural(len(warnings), 'warning')}"
             # Worth a look, so shown, by kind: 35 blank names are one line with a count.
             + (":" + _bullets(group_problems(warnings)) if warnings else ""),
             warning=bool(warnings),
@@ -129,7 +129,9 @@ def _export(settings: Settings) -> list[Check]:
             checks.append(Check("mapping", False, shown, "fix [mapping] or the export"))
         return checks
     checks.append(
-        Check("mapping", True, f"{len(team_map.teams)} teams ({settings.mapping.strategy})")
+        Check(
+            "mapping", True, f"{plural(len(team_map.teams), 'team')} ({settings.mapping.strategy})"
+        )
     )
     if team_map.unplaced:
         checks.append(_unplaced(team_map.unplaced))
@@ -248,7 +250,7 @@ def _dx(settings: Settings, client: DxClient, now: datetime) -> list[Check]:
         checks.append(Check("scopes", False, str(exc)))
         return checks
     unreferenced = sum(1 for t in teams if not t.reference_id)
-    detail = f"snapshots:read works; DX has {len(teams)} teams"
+    detail = f"snapshots:read works; DX has {plural(len(teams), 'team')}"
     if unreferenced:
         detail += f" ({unreferenced} without reference_id, created in the web app?)"
     checks.append(

@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from hrsync.core.plan import Archive, Plan
@@ -364,10 +365,17 @@ def check_safety(
 
 
 def _percent(part: int, whole: int) -> str:
-    """Rounded down to a tenth, so a value just below a limit never prints as the limit."""
-    tenths = part * 1000 // whole
-    whole_pct, frac = divmod(tenths, 10)
-    return f"{whole_pct}%" if frac == 0 else f"{whole_pct}.{frac}%"
+    """Rounded to the nearest tenth (half up, in decimal: no float rounds it twice). A
+    value that is not a whole percent never prints as one (79.96% is not "80%", which
+    could read as the limit it is under): it gets as many decimals as that takes."""
+    value = Decimal(part * 100) / Decimal(whole)
+    exact = (part * 100) % whole == 0
+    for digits in range(1, 7):
+        shown = value.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+        if exact or shown != shown.to_integral_value():
+            break
+    text = f"{shown:f}".rstrip("0").rstrip(".") if exact else f"{shown:f}"
+    return f"{text}%"
 
 
 def _fraction(value: float) -> str:

@@ -276,6 +276,14 @@ def test_shrink_message_gives_the_numbers() -> None:
     just_below = safety(plan_archiving(0), people_count=799, last_accepted_people=1000)
     assert just_below is not None
     assert "79.9% of the last accepted 1000" in just_below.trips[0].message
+    # Rounded to the nearest tenth (5 of 13 is 38.5%, not 38.4%), but never to the
+    # limit itself: 79.96% is not "80%" beside a minimum of 80%.
+    closer = safety(plan_archiving(0), people_count=7996, last_accepted_people=10000)
+    assert closer is not None
+    assert "79.96% of the last accepted 10000" in closer.trips[0].message
+    tenth = safety(plan_archiving(0), people_count=5, last_accepted_people=13)
+    assert tenth is not None
+    assert "38.5% of the last accepted 13" in tenth.trips[0].message
 
 
 def test_allow_shrink_overrides_only_the_shrink_guard() -> None:
@@ -518,7 +526,7 @@ def test_the_archive_floor_allows_one_team_not_two() -> None:
     assert refusal.guards == ("max_archive_fraction",)
     assert refusal.trips[0].limit == 1
     assert refusal.trips[0].message == (
-        "would archive 2 of 3 current teams (66.6%), limit 20% = 0 teams, "
+        "would archive 2 of 3 current teams (66.7%), limit 20% = 0 teams, "
         "at least 1 team (sync.max_archive_fraction)"
     )
 

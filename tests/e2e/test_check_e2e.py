@@ -56,3 +56,11 @@ def test_an_export_with_warnings_is_a_warn_line_showing_them_grouped(
     grouped = [ln for ln in run.stdout.splitlines() if "Full Name should not be empty" in ln]
     assert len(grouped) == 1, run.stdout  # one line for the kind, not one per row
     assert "35 rows" in grouped[0]
+
+
+def test_one_warning_is_said_in_the_singular(workspace: Workspace) -> None:
+    rows = read_rows("sample-org.csv")
+    rows[3]["Full Name"] = ""
+    workspace.write_export(rows)
+    warned = workspace.hrsync("check")
+    assert "1 warning:" in warned.stdout and "1 warnings" not in warned.stdout, warned.stdout
