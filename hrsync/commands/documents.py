@@ -255,11 +255,18 @@ def render_tree(result: SyncResult) -> str:
             )
             walk(row.reference_id, depth + 1)
 
+    if result.outcome is Outcome.REFUSED:
+        # The tree alone reads as what DX will look like: say first that it will not.
+        lines.append(f"Refused, nothing sent: {(result.reason or 'a guard').rstrip('.')}.")
+        if result.action:
+            lines.append(f"Check this plan, then approve it once with `{result.action}`.")
+        lines.append("")
     walk(None, 0)
     archives = plan.archives if plan else []
     if archives:
         lines.append("")
-        lines.append("Archived (not in the export):")
+        done = result.outcome is Outcome.APPLIED
+        lines.append(f"{'Archived' if done else 'To archive'} (not in the export):")
         lines.extend(
             f"  - {quoted(a.name)} [{a.reference_id or 'no reference_id'}]" for a in archives
         )

@@ -164,8 +164,22 @@ def test_plan_tree_marks_each_teams_change(workspace: Workspace) -> None:
     assert indent(growth) == indent(data) + 2
     assert "moved from under" in growth
     assert any("lead " in line and " -> " in line for line in lines)
-    assert "Archived (not in the export):" in run.stdout and "Mobile Android" in run.stdout
+    # Nothing was archived by a plan: the heading says what it would do.
+    assert "To archive (not in the export):" in run.stdout and "Mobile Android" in run.stdout
+    assert "Archived" not in run.stdout
     assert lines[-1].startswith("Plan: ")
+
+
+def test_plan_tree_of_a_refused_plan_says_so_first(workspace: Workspace) -> None:
+    assert workspace.hrsync("sync").code == 0
+    workspace.use_export("sample-org-reorg.csv")
+    env = {"HRSYNC_SYNC__MAX_ARCHIVE": "0"}
+    run = workspace.hrsync("plan", "--format", "tree", env=env)
+    assert run.code == 4, run.stderr[-2000:]
+    first = run.stdout.splitlines()[0]
+    assert first.startswith("Refused, nothing sent: ") and "sync.max_archive" in first, first
+    assert "--allow-archive 1" in run.stdout
+    assert "To archive (not in the export):" in run.stdout
 
 
 def indent(line: str) -> int:
