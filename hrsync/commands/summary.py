@@ -12,7 +12,7 @@ from hrsync.core.plan import COUNT_KEYS
 from hrsync.outcome import Outcome
 
 if TYPE_CHECKING:
-    from hrsync.sync.results import SyncResult
+    from hrsync.sync.results import SyncRequest, SyncResult
 
 _ATTRIBUTES_NEED_A_PERSON = (
     AttributeOutcome.REFUSED,
@@ -21,9 +21,15 @@ _ATTRIBUTES_NEED_A_PERSON = (
 )
 
 
-def human_summary(result: SyncResult, config_path: Path | str | None = None) -> str:
-    """One paragraph (a few sentences, no list) for the person who ran `hrsync sync`."""
+def human_summary(
+    result: SyncResult,
+    config_path: Path | str | None = None,
+    request: SyncRequest | None = None,
+) -> str:
+    """One paragraph (a few sentences, no list) for the person who ran `hrsync sync`;
+    `request`: what they asked for, so the command offered next is the one that works."""
     config = f" --config {config_path}" if config_path else ""
+    approvals = _approval_flags(request)
     counts = result.counts
     changed = [
         f"{counts[k]} {k.replace('_', ' ')}"
@@ -42,9 +48,15 @@ def human_summary(result: SyncResult, config_path: Path | str | None = None) -> 
         case Outcome.IN_SYNC:
             head = f"In sync: DX already matches the export ({teams}); nothing was sent."
             nxt = "Nothing to do."
+        case Outcome.PLANNED if result.preview_url:
+            head = (
+                f"Previewed in DX, nothing applied: {what} ({teams}). "
+                f"The preview: {result.preview_url}"
+            )
+            nxt = f"Run `hrsync{config} sync{approvals}` to apply it."
         case Outcome.PLANNED:
             head = f"Planned, nothing sent: {what} ({teams})."
-            nxt = f"Run `hrsync{config} sync` to apply it."
+            nxt = f"Run `hrsync{config} sync{approvals}` to apply it."
         case Outcome.DEFERRED:
             when = result.resume_at.isoformat(timespec="minutes") if result.resume_at else "later"
             head = f"Deferred, nothing sent: {what} ({teams}).{reason}"
@@ -99,3 +111,20 @@ def human_summary(result: SyncResult, config_path: Path | str | None = None) -> 
             f"had for them until HR fixes the row (`hrsync{config} plan` lists them)."
         )
     return f"{head}{extra} {nxt} (run {result.run_id}, exit {result.exit_code})"
+
+
+def _approval_flags(request: SyncRequest | None) -> str:
+    """The guards a dry run or preview was let past: the sync that applies its plan needs
+    the same, or it is refused."""
+    if request is None:
+        return ""
+    flags = ""
+    if request.allow_archive:
+        flags += f" --allow-archive {request.allow_archive}"
+    if request.allow_shrink:
+        flags += " --allow-shrink"
+    if request.allow_held is not None:
+        flags += f" --allow-held {request.allow_held}"
+    if request.allow_attribute_changes:
+        flags += " --allow-attribute-changes"
+    return flags

@@ -51,7 +51,7 @@ def sync(args: argparse.Namespace) -> int:
     if args.summary == "always" or (args.summary == "auto" and sys.stdout.isatty()):
         from hrsync.commands.summary import human_summary
 
-        print("\n" + human_summary(result, settings.config_path))
+        print("\n" + human_summary(result, settings.config_path, request))
     return result.exit_code
 
 

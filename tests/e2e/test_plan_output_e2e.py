@@ -230,3 +230,21 @@ def test_the_paragraph_appears_on_a_terminal(workspace: Workspace, tmp_path: Pat
     assert last.startswith("Refused, nothing sent: ") and "sync.max_archive" in last
     assert f"--config {workspace.config} sync --allow-archive 1" in last
     assert TOKEN not in text
+
+
+def test_a_preview_past_a_guard_says_it_was_sent_and_which_command_applies_it(
+    workspace: Workspace,
+) -> None:
+    # Was: "Planned, nothing sent … Run `hrsync sync` to apply it": the preview was sent,
+    # and that command is refused; the one that applies it carries --allow-archive 1.
+    assert workspace.hrsync("sync").code == 0
+    workspace.use_export("sample-org-reorg.csv")
+    env = {"HRSYNC_SYNC__MAX_ARCHIVE": "0"}
+    run = workspace.hrsync(
+        "sync", "--preview", "--allow-archive", "1", "--summary", "always", env=env
+    )
+    assert run.code == 0, run.stdout[-2000:]
+    last = run.stdout.strip().splitlines()[-1]
+    assert last.startswith("Previewed in DX, nothing applied: "), last
+    assert "nothing sent" not in last
+    assert f"`hrsync --config {workspace.config} sync --allow-archive 1` to apply it" in last
