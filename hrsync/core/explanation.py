@@ -19,7 +19,7 @@ from hrsync.core.filters import STATUS_REASON, RowFilter
 from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped
-from hrsync.core.mapping import DesiredTeam, TeamMap, Unplaced
+from hrsync.core.mapping import DesiredTeam, TeamMap, Unplaced, written_manager
 from hrsync.core.people import HeldPerson, Person
 from hrsync.core.rows import SourceRow
 from hrsync.core.settings import FieldSettings
@@ -265,8 +265,17 @@ def explain(
         lines.append(f"  manager chain: {capped((_who(p) for p in chain), sep=' -> ')} (top)")
     elif person.manager_id is not None:
         lines.append(f"  manager chain: {person.manager_id!r} is not among the people kept")
-    else:
+    elif (written := written_manager(person, settings)) is not None:
+        # The reader dropped a manager its filters left out: not the top of the org.
+        manager, column = written
+        lines.append(
+            f"  manager chain: {manager!r} ({column}) is not among the people kept "
+            "(filtered out or absent from the export)"
+        )
+    elif any(p.manager_id == person.employee_id for p in people):
         lines.append("  manager chain: none (top of the org)")
+    else:
+        lines.append("  manager chain: none, and nobody reports to them")
     by_row = {r.key: r for r in rows}
     # The team planning and verifying match (of two sharing a reference_id, the one kept).
     dx_by_ref = index_dx(dx_teams).by_ref

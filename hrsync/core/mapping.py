@@ -433,19 +433,19 @@ def _why(
     if manager is None:
         # The reader drops a manager who was filtered out (with a warning); the row still
         # names them, and that is the answer to "why is this person in no team?".
-        for column in (fields.manager_id, fields.manager_email, fields.manager_name):
-            written = person.attributes.get(column) if column else None
-            if written and written.strip() in absent_managers:
-                return (
-                    f"their manager {written!r} ({column}) is not in the export "
-                    '(source.unknown_manager = "top") and nobody reports to them'
-                )
-            if written:
-                return (
-                    f"their manager {written!r} ({column}) is not among the people kept "
-                    "(filtered out) and nobody reports to them"
-                )
-        return "no manager and nobody reports to them"
+        found = written_manager(person, fields)
+        if found is None:
+            return "no manager and nobody reports to them"
+        written, column = found
+        if written.strip() in absent_managers:
+            return (
+                f"their manager {written!r} ({column}) is not in the export "
+                '(source.unknown_manager = "top") and nobody reports to them'
+            )
+        return (
+            f"their manager {written!r} ({column}) is not among the people kept "
+            "(filtered out) and nobody reports to them"
+        )
     if manager == person.employee_id:
         return "names themselves as manager and nobody reports to them"
     if manager not in by_id:
@@ -454,6 +454,16 @@ def _why(
             "absent from the export) and nobody reports to them"
         )
     return "left out by the mapping"  # not reached: a known manager's reports are placed
+
+
+def written_manager(person: Person, fields: FieldSettings) -> tuple[str, str] | None:
+    """The manager a person's row names, and its column, when the reader kept none for
+    them (a manager filtered out, or absent with ``unknown_manager = "top"``)."""
+    for column in (fields.manager_id, fields.manager_email, fields.manager_name):
+        written = person.attributes.get(column) if column else None
+        if written:
+            return written, column
+    return None
 
 
 def _manager_drafts(

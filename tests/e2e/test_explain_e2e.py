@@ -55,8 +55,33 @@ def test_a_person_in_no_team(workspace: Workspace) -> None:
     workspace.write_export(rows)
     run = workspace.hrsync("explain", "E900")
     assert run.code == 0, run.stdout + run.stderr
-    assert "  manager chain: none (top of the org)" in run.stdout
+    # Not "top of the org": nobody reports to them either.
+    assert "  manager chain: none, and nobody reports to them" in run.stdout
+    assert "top of the org" not in run.stdout
     assert "  in no team: no manager and nobody reports to them" in run.stdout
+    _no_writes(workspace)
+
+
+def test_a_person_whose_manager_is_filtered_out(workspace: Workspace) -> None:
+    # Was "manager chain: none (top of the org)", then "their manager … is filtered out".
+    rows = read_rows("sample-org.csv")
+    rows.append(
+        {
+            **rows[-1],
+            "Employee ID": "E901",
+            "Full Name": "Orphan Report",
+            "Manager ID": "E128",
+            "Work Email": "orphan.report@example.com",
+            "Status": "Active",
+        }
+    )  # fmt: skip  (E128 is Terminated: filtered out)
+    workspace.write_export(rows)
+    run = workspace.hrsync("explain", "E901")
+    assert run.code == 0, run.stdout + run.stderr
+    assert "  manager chain: 'E128' (Manager ID) is not among the people kept" in run.stdout
+    assert "top of the org" not in run.stdout
+    ceo = workspace.hrsync("explain", "E001")
+    assert "  manager chain: none (top of the org)" in ceo.stdout
     _no_writes(workspace)
 
 
