@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
-    """--config, --log-format, --log-level: on the top parser with their defaults, and on
+    """--config, --log-format, --log-level, -v: on the top parser with their defaults, and on
     every command with none, so that one given after the command is not undone."""
     parser.add_argument(
         "--config",
@@ -133,6 +133,13 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
         choices=("debug", "info", "warning", "error"),
         default=default,
         help="log level",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0 if default is None else default,
+        help="on a terminal, show the info log (-vv: debug) beside the report",
     )
 
 

@@ -16,6 +16,8 @@ from hrsync.store.url import open_failure
 
 # Commands that print a report keep stdout for it; their log goes to stderr.
 _REPORTING = frozenset({"plan", "history", "check", "status", "explain"})
+# Commands a person runs and reads: on a terminal, the report and the warnings.
+_INTERACTIVE = _REPORTING | {"sync"}
 
 
 def load_for(
@@ -47,8 +49,15 @@ def reports_on_stdout(args: argparse.Namespace) -> bool:
     """A report or document owns stdout: the log goes to stderr."""
     if args.command in _REPORTING:
         return True
-    return args.command == "sync" and (
-        bool(getattr(args, "dry_run", False)) or getattr(args, "format", "text") == "json"
+    if args.command != "sync":
+        return False
+    summary = getattr(args, "summary", "auto")
+    return (
+        bool(getattr(args, "dry_run", False))
+        or bool(getattr(args, "preview", False))
+        or getattr(args, "format", "text") == "json"
+        or summary == "always"
+        or (summary == "auto" and sys.stdout.isatty())
     )
 
 
@@ -56,6 +65,13 @@ def configure_logging(args: argparse.Namespace, settings: Settings | None = None
     fmt = args.log_format or (settings.log.format if settings else "auto")
     level = args.log_level or (settings.log.level if settings else "info")
     stream = sys.stderr if reports_on_stdout(args) else sys.stdout
+    verbose = getattr(args, "verbose", 0)
+    if verbose:
+        level = "debug" if verbose > 1 else "info"
+    elif args.log_level is None and args.command in _INTERACTIVE and stream.isatty():
+        # A person reading a report wants it and the warnings, not the run's every step
+        # (-v, or --log-level, asks for them).
+        level = _quieter(level, "warning")
     logs.configure(fmt, level, stream)
     if settings is not None:
         logcap.set_cap(settings.log.events_per_kind)
@@ -76,3 +92,11 @@ def open_store(settings: Settings) -> Store:
     url = settings.state.database_url
     with store_setting(url):
         return Store.open(url)
+
+
+_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _quieter(level: str, floor: str) -> str:
+    known = level if level in _LEVELS else "info"
+    return _LEVELS[max(_LEVELS.index(known), _LEVELS.index(floor))]

@@ -248,3 +248,57 @@ def test_a_preview_past_a_guard_says_it_was_sent_and_which_command_applies_it(
     assert last.startswith("Previewed in DX, nothing applied: "), last
     assert "nothing sent" not in last
     assert f"`hrsync --config {workspace.config} sync --allow-archive 1` to apply it" in last
+
+
+def on_a_terminal(workspace: Workspace, cwd: Path, *args: str) -> tuple[int, str]:
+    """Run hrsync with stdout and stderr on one pseudo-terminal, as a person sees it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+    env |= {"HRSYNC_DX_TOKEN": TOKEN}
+    controller, terminal = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hrsync", "--config", str(workspace.config), *args],
+            stdout=terminal,
+            stderr=terminal,
+            env=env,
+            cwd=cwd,
+        )
+        os.close(terminal)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = proc.wait(timeout=60)
+    finally:
+        os.close(controller)
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_a_terminal_shows_the_report_not_the_info_log(workspace: Workspace, tmp_path: Path) -> None:
+    # Was about 40 log lines for 11 teams before the report.
+    def info(text: str) -> bool:  # the workspace's config logs JSON, a terminal's console
+        return '"level": "info"' in text or "[info" in text
+
+    code, text = on_a_terminal(workspace, tmp_path, "plan")
+    assert code == 0, text[-2000:]
+    assert not info(text) and "Plan: " in text
+    verbose_code, verbose = on_a_terminal(workspace, tmp_path, "plan", "-v")
+    assert verbose_code == 0
+    assert info(verbose) and "sync.finished" in verbose
+    code, text = on_a_terminal(workspace, tmp_path, "sync")
+    assert code == 0, text[-2000:]
+    assert not info(text) and text.strip().splitlines()[-1].startswith("Applied: ")
+
+
+def test_a_summary_on_a_pipe_keeps_the_json_log_on_stderr(workspace: Workspace) -> None:
+    run = workspace.hrsync("sync", "--summary", "always")
+    assert run.code == 0
+    lines = run.stdout.strip().splitlines()
+    assert lines and all(not line.startswith("{") for line in lines), run.stdout[:2000]
+    assert lines[-1].startswith("Applied: ")
+    assert [e for e in run.named("sync.finished")]  # the log is still there, on stderr
