@@ -158,7 +158,8 @@ def readiness(last: LastRun | None, config_path: Path | str | None = None) -> Re
     outcome = last.outcome
     if outcome == "refused":
         if archives:
-            blockers.append(f"{plural(archives, 'team')} to archive await approval")
+            verb = "awaits" if archives == 1 else "await"
+            blockers.append(f"{plural(archives, 'team')} to archive {verb} approval")
         else:
             blockers.append(f"a refused plan awaits a person ({last.reason or 'refused'})")
         commands.append(last.action or hrsync_command(config_path, "plan"))
