@@ -25,6 +25,10 @@ from hrsync.store.repo import Store
 log = get_logger(__name__)
 
 TRIGGER = "pre_snapshot"
+# A time already passed is caught up at once, but never sooner than this after the last
+# fire of this job: a run that leaves no record (a crash the store could not take) would
+# otherwise be caught up again and again, without pause.
+CATCH_UP_GAP = timedelta(minutes=15)
 # Runs since the first pre-snapshot time that are read back: two or three a day at most
 # within `pre_snapshot_hours`, unless runs by hand crowd in; the newest decide.
 _RUNS_READ = 50
@@ -45,6 +49,7 @@ class PreSnapshot:
         self.clock = clock
         self.jobs = jobs
         self._execute = execute
+        self._fired_at: datetime | None = None
 
     def refresh(self) -> datetime | None:
         """(Re)place the one-off pre-snapshot job, or remove it when none is due; the time
@@ -56,6 +61,8 @@ class PreSnapshot:
             log.warning("daemon.store_unavailable", error=str(exc))
             job = self.jobs.get(PRE_SNAPSHOT_JOB)
             return job.next_run_time if job is not None else None
+        if at is not None and self._fired_at is not None:
+            at = max(at, self._fired_at + CATCH_UP_GAP) if at <= self.clock() else at
         job = self.jobs.get(PRE_SNAPSHOT_JOB)
         if at is None:
             if job is not None:
@@ -93,4 +100,5 @@ class PreSnapshot:
         return at, snapshot.snapshot_id, snapshot.day.isoformat()
 
     def _fire(self) -> None:
+        self._fired_at = self.clock()
         self._execute(TRIGGER)

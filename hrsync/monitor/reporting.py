@@ -170,5 +170,7 @@ class Monitor:
         # snapshot.
         try:
             self.snapshot_outlook(result.run_id)
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
         except Exception as exc:  # the webhook must never take a run or the daemon down
             log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])

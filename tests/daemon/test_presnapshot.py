@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from structlog.testing import capture_logs
 
 from hrsync.core.snapshot_ahead import NextSnapshot
+from hrsync.daemon.presnapshot import CATCH_UP_GAP
 from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, SCHEDULE_JOB
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
@@ -144,3 +145,19 @@ def test_pre_snapshot_hours_moves_the_first_sync(
     store.save_next_snapshot(SNAP, T0 - H, "run-0")
     d = harness.start(RecordingSync(store, clock), settings=settings_with(pre_snapshot_hours=72))
     assert job_time(d, PRE_SNAPSHOT_JOB) == datetime(2030, 4, 1, 0, 0, tzinfo=UTC)
+
+
+def test_a_run_that_leaves_no_record_is_not_caught_up_again_at_once(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # A crash the store could not record leaves no run since the first time: caught up,
+    # but not in a tight loop.
+    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+
+    def unrecorded(request: SyncRequest) -> SyncResult:
+        return SyncResult("lost", Outcome.FAILED, reason="the store was down")
+
+    d = harness.start(unrecorded)  # type: ignore[arg-type]  # a stand-in of its own
+    clock.now = FIRST
+    fire(d, PRE_SNAPSHOT_JOB)
+    assert job_time(d, PRE_SNAPSHOT_JOB) == FIRST + CATCH_UP_GAP
