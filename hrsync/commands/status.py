@@ -19,6 +19,7 @@ from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.render import hrsync_command
+from hrsync.core.snapshot_ahead import describe, readiness, waiting_text
 from hrsync.core.text import plural
 from hrsync.daemon.cron import next_cron_fire
 from hrsync.outcome import EXIT_OK
@@ -81,6 +82,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "command": hrsync_command(config, "explain", late[0].email),
             }
         )
+    outlook = _snapshot_outlook(settings, store, now)
     return {
         "schema": SCHEMA,
         "now": _iso(now),
@@ -98,7 +100,12 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         "attention": attention,
         "deferral": None
         if pending is None
-        else {"reason": pending.reason, "until": _iso(pending.resume_at)},
+        else {
+            "reason": pending.reason,
+            "until": _iso(pending.resume_at),
+            "waiting": outlook["waiting"],
+        },
+        "next_snapshot": outlook["next_snapshot"],
         "next_scheduled_run": _iso(
             next_cron_fire(settings.sync.schedule, settings.sync.timezone, now)
         ),
@@ -118,6 +125,30 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         ],
         # People DX ignored (not DX users yet), longest first: placed once they join DX.
         "not_in_dx": [{"email": p.email, "since": _iso(p.since)} for p in ignored],
+    }
+
+
+def _snapshot_outlook(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
+    """The next snapshot and what it means for DX (core.snapshot_ahead), and what a
+    deferred run's plan holds back."""
+    last = store.last_run_outlook()
+    waiting = waiting_text(last) if last is not None else None
+    seen = store.next_snapshot()
+    if seen is None or seen.snapshot is None:
+        return {"waiting": waiting, "next_snapshot": None}
+    ready = readiness(last, settings.config_path)
+    return {
+        "waiting": waiting,
+        "next_snapshot": {
+            "id": seen.snapshot.snapshot_id,
+            "scheduled_for": seen.snapshot.day.isoformat(),
+            "starts_at": _iso(seen.snapshot.starts_at),
+            "read_at": _iso(seen.read_at),
+            "ready": ready.ready,
+            "blockers": list(ready.blockers),
+            "command": ready.command,
+            "text": describe(seen.snapshot, ready, now),
+        },
     }
 
 
@@ -205,6 +236,12 @@ def render(doc: dict[str, Any]) -> str:
         if deferral
         else "Deferred:    no"
     )
+    if deferral and deferral.get("waiting"):
+        lines.append(f"Waiting:     {deferral['waiting']}")
+    snapshot = doc.get("next_snapshot")
+    lines.append(f"Snapshot:    {snapshot['text']}" if snapshot else "Snapshot:    none scheduled")
+    if snapshot and not snapshot["ready"] and snapshot["command"]:
+        lines.append(f"  resolve:   {snapshot['command']}")
     lines.append(
         f"Next run:    {doc['next_scheduled_run']} (schedule {doc['schedule']!r} "
         f"in {doc['timezone']})"

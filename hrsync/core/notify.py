@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from hrsync.core.dx_users import NotCounted
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.snapshot_ahead import NextSnapshot, NoticeKind, Readiness, readiness_lines
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.core.text import plural
 
@@ -339,4 +340,34 @@ def not_in_dx_message(
             {"email": p.email, "since": p.since.astimezone(UTC).isoformat()} for p in late[:LIMIT]
         ],
         count=len(late),
+    )
+
+
+# ------------------------------------------------------- readiness for the next snapshot
+
+
+def snapshot_message(
+    kind: NoticeKind,
+    snapshot: NextSnapshot,
+    ready: Readiness,
+    fmt: str,
+    *,
+    run_id: str,
+    now: datetime,
+    host: str = "",
+) -> dict[str, Any]:
+    """The webhook's body when DX will not be ready for the next snapshot (what blocks it,
+    the command that resolves it), or when it became ready after that."""
+    return _body(
+        kind,
+        readiness_lines(kind, snapshot, ready, now),
+        fmt,
+        run_id=run_id,
+        now=now,
+        host=host,
+        snapshot_id=snapshot.snapshot_id,
+        scheduled_for=snapshot.day.isoformat(),
+        ready=ready.ready,
+        blockers=list(ready.blockers),
+        action=ready.command,
     )

@@ -201,6 +201,9 @@ class SyncSettings:
     recheck_not_in_dx_hours: float = 24.0
     # Someone DX has not counted for longer than this is told once (notify.on not_in_dx).
     not_in_dx_alert_days: float = 14.0
+    # The daemon syncs this long before the next snapshot's day starts (UTC), whatever the
+    # schedule says, and again 12 hours before when that did not succeed.
+    pre_snapshot_hours: float = 48.0
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,8 @@ NOTIFY_EVENTS = (
     "stand_in",
     "held",
     "not_in_dx",
+    "snapshot_not_ready",
+    "snapshot_ready",
 )
 
 

@@ -30,6 +30,7 @@ CATCH_UP_JOB = "catch-up"
 HEARTBEAT_JOB = "heartbeat"
 STANDBY_JOB = "standby"
 TAKEOVER_JOB = "takeover"
+PRE_SNAPSHOT_JOB = "pre-snapshot"
 
 # The trigger a job's run carries (see the Daemon's job functions).
 JOB_TRIGGERS = {
@@ -38,6 +39,7 @@ JOB_TRIGGERS = {
     RESUME_JOB: "resume",
     STARTUP_JOB: "startup",
     TAKEOVER_JOB: "resume",
+    PRE_SNAPSHOT_JOB: "pre_snapshot",
 }
 
 
@@ -159,6 +161,7 @@ __all__ = [
     "CATCH_UP_JOB",
     "HEARTBEAT_JOB",
     "JOB_TRIGGERS",
+    "PRE_SNAPSHOT_JOB",
     "RESUME_JOB",
     "SCHEDULE_JOB",
     "STANDBY_JOB",

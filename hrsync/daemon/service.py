@@ -22,6 +22,7 @@ from hrsync.config.loading import Settings
 from hrsync.daemon.cron import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.daemon.followups import Followups
 from hrsync.daemon.heartbeat import Heartbeat
+from hrsync.daemon.presnapshot import PreSnapshot
 from hrsync.daemon.quarantine import QuarantineWatch
 from hrsync.daemon.scheduler import (
     CATCH_UP_JOB,
@@ -81,6 +82,9 @@ class Daemon:
         self._followups = Followups(
             settings, store=store, clock=clock, jobs=self.jobs, execute=self.execute
         )
+        self._pre_snapshot = PreSnapshot(
+            self.sync, store=store, clock=clock, jobs=self.jobs, execute=self.execute
+        )
 
     # ----------------------------------------------------------- lifecycle
 
@@ -120,6 +124,7 @@ class Daemon:
             self.jobs.one_off(self._scheduled, CATCH_UP_JOB, "missed scheduled sync", started_at)
         if now:
             self.jobs.one_off(self._startup, STARTUP_JOB, "sync at start (--now)", started_at)
+        self._pre_snapshot.refresh()
         self._quarantine.refresh()
         self.beat()
         quarantine = self._quarantine.current
@@ -199,10 +204,13 @@ class Daemon:
                 # and the daemon must outlive it to try again on schedule.
                 log.error("daemon.run_crashed", trigger=trigger, error=str(exc), exc_info=True)
                 crashed = self._record_crash(trigger, exc)
+                self._pre_snapshot.refresh()
                 self._quarantine.update(crashed)
                 self._tell_monitor(crashed, time.monotonic() - started)
                 return None
             self._followups.after_run(result)
+            # The run may have seen another next snapshot, or be the one that made it ready.
+            self._pre_snapshot.refresh()
             self._quarantine.update(result)
             self._tell_monitor(result, time.monotonic() - started)
             if result.outcome is Outcome.DEFERRED:

@@ -84,6 +84,18 @@ class Metrics:
             ["outcome"],
             registry=r,
         )
+        self.next_snapshot = Gauge(
+            "hrsync_next_snapshot_timestamp_seconds",
+            "When the next DX snapshot not started begins (its day, 00:00 UTC; Unix time); "
+            "0: none scheduled.",
+            registry=r,
+        )
+        self.snapshot_ready = Gauge(
+            "hrsync_snapshot_ready",
+            "1 when the last run ended applied or in_sync with no held people and nothing "
+            "waiting for a person (DX is ready for the next snapshot), else 0.",
+            registry=r,
+        )
         self._lock = threading.Lock()
         for outcome in OUTCOMES:
             self.runs.labels(outcome)
@@ -145,6 +157,11 @@ class Metrics:
                 ):
                     if count:
                         self.attribute_updates.labels(kind).inc(count)
+
+    def snapshot_outlook(self, starts_at: datetime | None, *, ready: bool) -> None:
+        with self._lock:
+            self.next_snapshot.set(starts_at.timestamp() if starts_at else 0)
+            self.snapshot_ready.set(1 if ready else 0)
 
     def quarantine_changed(self, quarantined: bool) -> None:
         self.attention.labels("quarantined").set(1 if quarantined else 0)

@@ -15,6 +15,7 @@ from hrsync.clock import Clock
 from hrsync.core.notify import SUCCESS, observe
 from hrsync.core.plan import Archive
 from hrsync.core.settings import Settings
+from hrsync.core.snapshot_ahead import readiness
 from hrsync.logs import get_logger
 from hrsync.monitor.endpoints import Endpoints
 from hrsync.monitor.metrics import Metrics
@@ -49,6 +50,7 @@ class Monitor:
         self._daemon = daemon
         try:
             self.metrics.seed(self.store, quarantined=daemon.quarantined())
+            self.snapshot_outlook(None)
         except SQLAlchemyError as exc:
             log.warning("daemon.store_unavailable", error=str(exc))
         if self.settings.daemon.listen:
@@ -105,6 +107,22 @@ class Monitor:
 
     # ------------------------------------------------------------- runs
 
+    def snapshot_outlook(self, run_id: str | None) -> None:
+        """The next snapshot and DX's readiness for it, from the store, to the metrics;
+        after a run (`run_id`), to the webhook too, once per change of readiness."""
+        seen = self.store.next_snapshot()
+        snapshot = seen.snapshot if seen else None
+        ready = readiness(self.store.last_run_outlook(), self.settings.config_path)
+        self.metrics.snapshot_outlook(snapshot.starts_at if snapshot else None, ready=ready.ready)
+        if self.notifier is not None and run_id is not None:
+            self.notifier.after_snapshot(
+                run_id,
+                self.clock(),
+                snapshot,
+                ready,
+                hours=self.settings.sync.pre_snapshot_hours,
+            )
+
     def run_finished(self, result: SyncResult, duration_s: float, *, quarantined: bool) -> None:
         now = self.clock()
         deferred_until = None
@@ -121,6 +139,7 @@ class Monitor:
             deferred_until=deferred_until,
         )
         if self.notifier is None:
+            self._after_run_outlook(result)
             return
         archives = (
             [c.name for c in result.plan.changes if isinstance(c, Archive)] if result.plan else []
@@ -142,5 +161,16 @@ class Monitor:
             self.notifier.after_people(
                 result.run_id, now, alert_days=self.settings.sync.not_in_dx_alert_days
             )
+        except Exception as exc:  # the webhook must never take a run or the daemon down
+            log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])
+        self._after_run_outlook(result)
+
+    def _after_run_outlook(self, result: SyncResult) -> None:
+        # After the run's own notices: a refusal is told before what it means for the
+        # snapshot.
+        try:
+            self.snapshot_outlook(result.run_id)
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
         except Exception as exc:  # the webhook must never take a run or the daemon down
             log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])

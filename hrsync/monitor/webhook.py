@@ -34,10 +34,19 @@ from hrsync.core.notify import (
     newly_overdue,
     not_in_dx_message,
     recovered_quietly,
+    snapshot_message,
     stand_in_change,
     stand_in_message,
 )
 from hrsync.core.settings import NotifySettings
+from hrsync.core.snapshot_ahead import (
+    SNAPSHOT_NOTICE,
+    NextSnapshot,
+    NoticeKind,
+    Readiness,
+    Told,
+    readiness_notice,
+)
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.store.repo import NotifyRecord, Store
 
@@ -170,6 +179,42 @@ class Notifier:
         self.store.save_notify_state(NotifyRecord(NOT_IN_DX, NOT_IN_DX, now, run_id), NOT_IN_DX)
         log.info("notify.sent", notify_event=NOT_IN_DX, run_id=run_id, people=len(late))
         return True
+
+    def after_snapshot(
+        self,
+        run_id: str,
+        now: datetime,
+        snapshot: NextSnapshot | None,
+        ready: Readiness,
+        *,
+        hours: float,
+    ) -> NoticeKind | None:
+        """Tell once that DX will not be ready for the next snapshot, and once more when
+        it becomes ready (what was told, about which snapshot, is kept in the store)."""
+        last = self.store.notify_state(SNAPSHOT_NOTICE)
+        told = Told(last.digest, last.state) if last else None
+        kind = readiness_notice(told, snapshot, ready, now, hours=hours)
+        if kind is None or snapshot is None:
+            return None
+        remember = NotifyRecord(kind, snapshot.snapshot_id, now, run_id)
+        if kind not in self.settings.on:
+            # Left out of `notify.on`: remembered all the same, so the next change is news.
+            self.store.save_notify_state(remember, SNAPSHOT_NOTICE)
+            return None
+        body = snapshot_message(
+            kind,
+            snapshot,
+            ready,
+            self.settings.format,
+            run_id=run_id,
+            now=now,
+            host=socket.gethostname(),
+        )
+        if not self._post(body, kind):
+            return None
+        self.store.save_notify_state(remember, SNAPSHOT_NOTICE)
+        log.info("notify.sent", notify_event=kind, run_id=run_id, snapshot_id=snapshot.snapshot_id)
+        return kind
 
     def _post(self, body: Mapping[str, object], event: str) -> bool:
         assert self._url is not None

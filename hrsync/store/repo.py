@@ -24,6 +24,7 @@ from hrsync.store.migrate import ensure_current
 from hrsync.store.notifications import NotificationQueries, NotifyRecord
 from hrsync.store.people import DxPerson, HeldChanges, HeldRecord, PeopleQueries
 from hrsync.store.runs import ACCEPTED_OUTCOMES, RunQueries, RunRecord
+from hrsync.store.snapshot_outlook import SnapshotOutlook, SnapshotOutlookQueries
 from hrsync.store.submissions import SubmissionQueries, SubmissionRecord
 
 # Callers import the records from here, with the Store.
@@ -36,6 +37,7 @@ __all__ = [
     "HeldRecord",
     "NotifyRecord",
     "RunRecord",
+    "SnapshotOutlook",
     "Store",
     "SubmissionRecord",
     "member_digest",
@@ -43,6 +45,7 @@ __all__ = [
 
 
 class Store(
+    SnapshotOutlookQueries,  # before RunQueries and DeferralQueries, which it builds on
     RunQueries,
     SubmissionQueries,
     IdentityQueries,

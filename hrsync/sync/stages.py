@@ -21,6 +21,7 @@ from hrsync.core.render import (
     render_unknown_managers,
     render_unplaced,
 )
+from hrsync.core.snapshot_ahead import next_snapshot
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sync.context import Mapped, Planned, Run, end
@@ -48,6 +49,9 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     """assign → plan: reference_ids for the desired teams, and the diff against DX."""
     dx_teams = dx_read(run, run.client.teams)
     snapshots = dx_read(run, run.client.snapshots)
+    # Kept for `status`, the metrics and the daemon's sync before the next snapshot.
+    now = run.clock()
+    run.store.save_next_snapshot(next_snapshot(snapshots, now), now, run.run_id)
     # New ids are derived from the HR keys inside `assign`: the one place they are made.
     assignment = assign(mapped.team_map.teams, run.store.load_identities(), dx_teams)
     with capped(log, "identity.decision") as decisions:

@@ -150,6 +150,11 @@ def test_token_from_file(tmp_path: Path) -> None:
             "sync.schedule must be a cron expression (5 fields, or 6 with seconds first)",
         ),
         (
+            MINIMAL + "\n[sync]\npre_snapshot_hours = 0\n",
+            TOKEN_ENV,
+            "sync.pre_snapshot_hours must be greater than 0, got 0",
+        ),
+        (
             MINIMAL + '\n[mapping]\nstrategy = "teams"\n',
             TOKEN_ENV,
             "mapping.strategy must be one of 'manager', 'department', got 'teams'",

@@ -1,0 +1,260 @@
+"""The next DX snapshot and whether DX will be ready for it (pure).
+
+DX attributes a snapshot's survey results to the teams as they stand when it starts, and
+then refuses imports for weeks: what DX has at that moment is what a month of results
+lands on. So hrsync looks ahead: it keeps the next snapshot that has not started, syncs
+before it whatever the cron schedule says, and says, once, when DX will not be ready.
+
+Everything here is over plain data with the time passed in: which snapshot is next
+(`next_snapshot`), when the daemon syncs before it (`pre_snapshot_sync_at`), whether the
+last run leaves DX ready (`readiness`), what that means in words (`describe`), and when
+the change of readiness is worth one message (`readiness_notice`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Final, Literal
+
+from hrsync.core.guards import scheduled_day
+from hrsync.core.plan import COUNT_KEYS
+from hrsync.core.render import hrsync_command
+from hrsync.core.text import plural
+from hrsync.dx.models import Snapshot
+
+SUCCESS = ("applied", "in_sync")
+# The retry before a snapshot, when the first pre-snapshot sync did not succeed: late
+# enough for a person to have acted on the first one's news, early enough to act again.
+RETRY_BEFORE = timedelta(hours=12)
+# The changes a plan counts (`unchanged` is not one).
+CHANGE_KEYS = tuple(k for k in COUNT_KEYS if k != "unchanged")
+
+
+@dataclass(frozen=True, slots=True)
+class NextSnapshot:
+    """A snapshot that has not started: its id and its day (UTC)."""
+
+    snapshot_id: str
+    day: date
+
+    @property
+    def starts_at(self) -> datetime:
+        """The start of its day, UTC: DX takes the teams as they are on that day."""
+        return datetime.combine(self.day, time(0, 0), tzinfo=UTC)
+
+
+def next_snapshot(snapshots: Sequence[Snapshot], now: datetime) -> NextSnapshot | None:
+    """The earliest snapshot not deleted, not completed, with `scheduled_for` after today
+    (UTC); None when there is none. The same rule as `guards.check_snapshots` uses for
+    "not started", so a snapshot is either ahead here or holding there, never both."""
+    today = now.astimezone(UTC).date()
+    ahead = []
+    for snap in snapshots:
+        if snap.deleted_at is not None or snap.completed_at is not None:
+            continue
+        day = scheduled_day(snap.scheduled_for)
+        if day is not None and day > today:
+            ahead.append(NextSnapshot(snap.id, day))
+    return min(ahead, key=lambda s: (s.day, s.snapshot_id), default=None)
+
+
+# ---------------------------------------------------------------- the sync before
+
+
+def pre_snapshot_sync_at(
+    snapshot: NextSnapshot,
+    now: datetime,
+    *,
+    hours: float,
+    outcome_since_first: str | None,
+    ran_since_retry: bool,
+) -> datetime | None:
+    """When the daemon next syncs for `snapshot`, whatever the cron says; None: no more.
+
+    The first sync is `hours` before the snapshot's day starts; when the runs since then
+    did not end applied/in_sync (`outcome_since_first`: the last one's outcome, None when
+    none ran), again `RETRY_BEFORE` (12 h) before it, if that is later than the first. A
+    time already passed with no run since is now (the daemon was down at that time)."""
+    starts = snapshot.starts_at
+    if now >= starts:
+        return None
+    first = starts - timedelta(hours=hours)
+    if now < first:
+        return first
+    if outcome_since_first is None:
+        return now  # the first's time passed without a run: catch it up
+    if outcome_since_first in SUCCESS:
+        return None
+    retry = starts - RETRY_BEFORE
+    if retry <= first:
+        return None  # pre_snapshot_hours within 12 h: the first is the only one
+    if now < retry:
+        return retry
+    return None if ran_since_retry else now
+
+
+# ---------------------------------------------------------------- readiness
+
+
+@dataclass(frozen=True, slots=True)
+class LastRun:
+    """What readiness reads of the last run (from the store's run record)."""
+
+    outcome: str
+    counts: Mapping[str, int]
+    reason: str | None = None
+    action: str | None = None  # the command that resolves it (a refusal's approval)
+    waiting_on: str | None = None  # what a person must act on (hierarchy or attributes)
+    defer_kind: str | None = None
+    resume_at: datetime | None = None  # a deferral's end, when the run was deferred
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    ready: bool
+    blockers: tuple[str, ...] = ()  # what keeps DX behind HR, as a person reads it
+    command: str | None = None  # the command that resolves the first blocker
+
+    @property
+    def meaning(self) -> str:
+        if self.ready:
+            return "DX matches HR as of the last run"
+        return "DX is behind HR: " + ", ".join(self.blockers)
+
+
+def changes(counts: Mapping[str, int]) -> int:
+    """How many changes a plan held (every kind but `unchanged`)."""
+    return sum(counts.get(k, 0) for k in CHANGE_KEYS)
+
+
+def waiting_text(last: LastRun) -> str | None:
+    """ "14 changes wait for the window to close on 2026-12-28": what a deferred run's plan
+    holds back; None when the run was not deferred by a snapshot or planned no change."""
+    if last.outcome != "deferred" or not last.defer_kind or "snapshot" not in last.defer_kind:
+        return None
+    count = changes(last.counts)
+    if not count:
+        return None
+    verb = "waits" if count == 1 else "wait"
+    if last.defer_kind == "snapshot_window" and last.resume_at is not None:
+        until = f"the window to close on {last.resume_at.astimezone(UTC).date().isoformat()}"
+    else:
+        until = "the live snapshot to complete"
+    return f"{plural(count, 'change')} {verb} for {until}"
+
+
+def readiness(last: LastRun | None, config_path: Path | str | None = None) -> Readiness:
+    """Ready when the last run ended applied/in_sync with no held people and nothing a
+    person must act on; otherwise what blocks it and the command that resolves it."""
+    if last is None:
+        return Readiness(False, ("no run yet",), hrsync_command(config_path, "sync"))
+    blockers: list[str] = []
+    commands: list[str] = []
+    held = last.counts.get("held", 0)
+    archives = last.counts.get("archive", 0)
+    outcome = last.outcome
+    if outcome == "refused":
+        if archives:
+            verb = "awaits" if archives == 1 else "await"
+            blockers.append(f"{plural(archives, 'team')} to archive {verb} approval")
+        else:
+            blockers.append(f"a refused plan awaits a person ({last.reason or 'refused'})")
+        commands.append(last.action or hrsync_command(config_path, "plan"))
+    elif outcome == "deferred":
+        blockers.append(waiting_text(last) or f"the last run was deferred ({last.reason})")
+        commands.append(hrsync_command(config_path, "status"))
+    elif outcome == "failed":
+        blockers.append(f"the last run failed ({last.reason})")
+        commands.append(hrsync_command(config_path, "history"))
+    elif outcome == "rejected":
+        blockers.append(f"DX rejected the last run ({last.reason})")
+        commands.append(hrsync_command(config_path, "check"))
+    elif outcome == "unverified":
+        blockers.append("DX has not shown the last run's changes yet")
+        commands.append(hrsync_command(config_path, "sync"))
+    elif outcome not in SUCCESS:
+        blockers.append(f"the last run ended {outcome}")
+        commands.append(hrsync_command(config_path, "sync"))
+    elif last.waiting_on == "refused":  # the hierarchy went through, its attributes did not
+        blockers.append("attribute changes await approval")
+        commands.append(last.action or hrsync_command(config_path, "plan"))
+    if held:
+        blockers.append(f"{plural(held, 'person')} held")
+        commands.append(hrsync_command(config_path, "status"))
+    if not blockers:
+        return Readiness(True)
+    return Readiness(False, tuple(blockers), commands[0])
+
+
+def describe(snapshot: NextSnapshot | None, ready: Readiness, now: datetime) -> str:
+    """ "next snapshot 2026-12-07 (in 11 days): DX matches HR as of the last run"."""
+    if snapshot is None:
+        return "no snapshot scheduled"
+    return f"next snapshot {snapshot.day.isoformat()} ({_in(snapshot, now)}): {ready.meaning}"
+
+
+def _in(snapshot: NextSnapshot, now: datetime) -> str:
+    left = snapshot.starts_at - now
+    if left >= timedelta(days=2):
+        return f"in {left.days} days"
+    hours = max(int(left.total_seconds() // 3600), 0)
+    return f"in {plural(hours, 'hour')}"
+
+
+# ---------------------------------------------------------------- the notice
+
+SNAPSHOT_NOT_READY: Final = "snapshot_not_ready"  # `notify.on` events
+SNAPSHOT_READY: Final = "snapshot_ready"
+SNAPSHOT_NOTICE = "snapshot"  # the name of its notify_state row
+NoticeKind = Literal["snapshot_not_ready", "snapshot_ready"]
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """The last readiness message sent: about which snapshot, and which kind."""
+
+    snapshot_id: str
+    kind: str
+
+
+def readiness_notice(
+    told: Told | None,
+    snapshot: NextSnapshot | None,
+    ready: Readiness,
+    now: datetime,
+    *,
+    hours: float,
+) -> NoticeKind | None:
+    """One message when the snapshot is less than `hours` away and DX is not ready; one
+    more when it becomes ready; none per run (the same news about the same snapshot is
+    not told twice). Outside those hours nothing is told: the daemon still has its
+    pre-snapshot sync to fix things by itself."""
+    if snapshot is None or now >= snapshot.starts_at:
+        return None
+    last = told.kind if told is not None and told.snapshot_id == snapshot.snapshot_id else None
+    if not ready.ready:
+        if snapshot.starts_at - now > timedelta(hours=hours):
+            return None
+        return None if last == SNAPSHOT_NOT_READY else SNAPSHOT_NOT_READY
+    return SNAPSHOT_READY if last == SNAPSHOT_NOT_READY else None
+
+
+def readiness_lines(
+    kind: NoticeKind, snapshot: NextSnapshot, ready: Readiness, now: datetime
+) -> list[str]:
+    """The notice's words: what blocks DX and the command that resolves it, or that it is
+    ready now."""
+    when = f"{snapshot.day.isoformat()} ({_in(snapshot, now)})"
+    if kind == SNAPSHOT_READY:
+        return [f"DX is ready for snapshot {snapshot.snapshot_id} on {when}: {ready.meaning}."]
+    lines = [
+        f"DX will not be ready for snapshot {snapshot.snapshot_id} on {when}: survey results "
+        "are attributed to the teams DX has when it starts.",
+        "Blocking: " + "; ".join(ready.blockers) + ".",
+    ]
+    if ready.command:
+        lines.append(f"To resolve it: {ready.command}")
+    return lines

@@ -1,0 +1,104 @@
+"""The sync before each snapshot: `sync.pre_snapshot_hours` before the next snapshot's day
+starts (UTC), whatever the cron schedule says, and again 12 hours before when the runs
+since did not end applied/in_sync (the times: core.snapshot_ahead).
+
+DX attributes a snapshot's results to the teams it has when the snapshot starts, so the
+last chance to bring DX up to date matters more than any daily run. The job is one-off
+and in memory like the others: it is placed again at start and after every run, from
+the next snapshot the last run saw (the store) and the runs since the first time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from hrsync.clock import Clock
+from hrsync.core.settings import SyncSettings
+from hrsync.core.snapshot_ahead import RETRY_BEFORE, pre_snapshot_sync_at
+from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, Jobs, iso
+from hrsync.logs import get_logger
+from hrsync.store.repo import Store
+
+log = get_logger(__name__)
+
+TRIGGER = "pre_snapshot"
+# A time already passed is caught up at once, but never sooner than this after the last
+# fire of this job: a run that leaves no record (a crash the store could not take) would
+# otherwise be caught up again and again, without pause.
+CATCH_UP_GAP = timedelta(minutes=15)
+# Runs since the first pre-snapshot time that are read back: two or three a day at most
+# within `pre_snapshot_hours`, unless runs by hand crowd in; the newest decide.
+_RUNS_READ = 50
+
+
+class PreSnapshot:
+    def __init__(
+        self,
+        sync: SyncSettings,
+        *,
+        store: Store,
+        clock: Clock,
+        jobs: Jobs,
+        execute: Callable[[str], object],
+    ) -> None:
+        self.sync = sync
+        self.store = store
+        self.clock = clock
+        self.jobs = jobs
+        self._execute = execute
+        self._fired_at: datetime | None = None
+
+    def refresh(self) -> datetime | None:
+        """(Re)place the one-off pre-snapshot job, or remove it when none is due; the time
+        it runs at, or None."""
+        try:
+            at, snapshot_id, day = self._next_time()
+        except SQLAlchemyError as exc:
+            # The job stays as it was: a store that is down now may be up by then.
+            log.warning("daemon.store_unavailable", error=str(exc))
+            job = self.jobs.get(PRE_SNAPSHOT_JOB)
+            return job.next_run_time if job is not None else None
+        if at is not None and self._fired_at is not None:
+            at = max(at, self._fired_at + CATCH_UP_GAP) if at <= self.clock() else at
+        job = self.jobs.get(PRE_SNAPSHOT_JOB)
+        if at is None:
+            if job is not None:
+                self.jobs.remove(PRE_SNAPSHOT_JOB)
+            return None
+        if job is None or job.next_run_time != at:
+            self.jobs.one_off(self._fire, PRE_SNAPSHOT_JOB, "sync before the next snapshot", at)
+            log.info(
+                "daemon.pre_snapshot_scheduled",
+                snapshot_id=snapshot_id,
+                scheduled_for=day,
+                run_at=iso(at),
+            )
+        return at
+
+    def _next_time(self) -> tuple[datetime | None, str | None, str | None]:
+        seen = self.store.next_snapshot()
+        snapshot = seen.snapshot if seen is not None else None
+        if snapshot is None:
+            return None, None, None
+        hours = self.sync.pre_snapshot_hours
+        first = snapshot.starts_at - timedelta(hours=hours)
+        since = [
+            r
+            for r in self.store.recent_runs(_RUNS_READ, operational_only=True)
+            if r.started_at >= first and r.outcome is not None
+        ]
+        at = pre_snapshot_sync_at(
+            snapshot,
+            self.clock(),
+            hours=hours,
+            outcome_since_first=since[0].outcome if since else None,
+            ran_since_retry=any(r.started_at >= snapshot.starts_at - RETRY_BEFORE for r in since),
+        )
+        return at, snapshot.snapshot_id, snapshot.day.isoformat()
+
+    def _fire(self) -> None:
+        self._fired_at = self.clock()
+        self._execute(TRIGGER)

@@ -1,0 +1,77 @@
+"""The next_snapshot table: the next DX snapshot not started, as the last run that read
+`snapshots.list` saw it; and the last run as readiness reads it (core.snapshot_ahead)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from hrsync.core.snapshot_ahead import LastRun, NextSnapshot
+from hrsync.outcome import Outcome
+from hrsync.store import tables
+from hrsync.store.deferrals import DeferralQueries
+from hrsync.store.runs import RunQueries
+from hrsync.store.upsert import upsert
+
+_ROW = "next"  # the table's one row
+_OUTCOMES = tuple(o.value for o in Outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOutlook:
+    """What the last read of `snapshots.list` found ahead (`snapshot` None: nothing)."""
+
+    snapshot: NextSnapshot | None
+    read_at: datetime
+    run_id: str | None
+
+
+class SnapshotOutlookQueries(RunQueries, DeferralQueries):
+    def save_next_snapshot(
+        self, snapshot: NextSnapshot | None, read_at: datetime, run_id: str | None
+    ) -> None:
+        values = {
+            "snapshot_id": snapshot.snapshot_id if snapshot else None,
+            "scheduled_for": snapshot.starts_at if snapshot else None,
+            "read_at": read_at,
+            "run_id": run_id,
+        }
+        with self._write() as s:
+            s.execute(upsert(self.engine, tables.next_snapshot, {"name": _ROW}, values))
+
+    def next_snapshot(self) -> SnapshotOutlook | None:
+        """None when no run has read `snapshots.list` yet."""
+        table = tables.next_snapshot
+        with self._read() as s:
+            row = s.execute(select(table).where(table.c.name == _ROW)).first()
+        if row is None:
+            return None
+        snapshot = (
+            NextSnapshot(row.snapshot_id, row.scheduled_for.date())
+            if row.snapshot_id is not None and row.scheduled_for is not None
+            else None
+        )
+        return SnapshotOutlook(snapshot, row.read_at, row.run_id)
+
+    def last_run_outlook(self) -> LastRun | None:
+        """The newest finished operational run, as readiness reads it: a deferred run with
+        the end of the deferral it left (what its changes wait for)."""
+        run = self.newest_run(_OUTCOMES)
+        if run is None or run.outcome is None:
+            return None
+        resume_at = None
+        if run.outcome == Outcome.DEFERRED.value:
+            pending = self.pending_deferral()
+            if pending is not None and pending.run_id == run.id:
+                resume_at = pending.resume_at
+        return LastRun(
+            outcome=run.outcome,
+            counts=run.counts,
+            reason=run.reason,
+            action=run.action,
+            waiting_on=run.waiting_on,
+            defer_kind=run.defer_kind,
+            resume_at=resume_at,
+        )

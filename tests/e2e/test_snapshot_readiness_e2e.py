@@ -1,0 +1,270 @@
+"""Snapshots ahead against the simulator: the next snapshot kept and shown, what waits for
+a window, and readiness (issue 23 A)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hrsync.commands.status import gather
+from hrsync.config.loading import Settings, load_settings
+from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, RESUME_JOB, SCHEDULE_JOB
+from hrsync.daemon.service import Daemon
+from hrsync.monitor.reporting import Monitor
+from hrsync.simulator.scenario import load_scenario
+from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.store.repo import Store
+from hrsync.sync.results import SyncRequest, SyncResult
+from hrsync.sync.story import run_sync
+from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, TOKEN, Workspace
+from tests.monitor.exposition import sample
+from tests.monitor.test_monitoring import receiver
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_run_keeps_the_next_snapshot_and_status_says_what_it_means(
+    workspace: Workspace,
+) -> None:
+    today = datetime.now(UTC).date()
+    ahead = today + timedelta(days=11)
+    workspace.sim.dx.add_snapshot(snapshot_id="later", scheduled_for=today + timedelta(days=40))
+    workspace.sim.dx.add_snapshot(snapshot_id="next", scheduled_for=ahead)
+    run = workspace.hrsync("sync")
+    assert run.code == 0 and run.finished["outcome"] == "applied"  # not started: no deferral
+
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    snapshot = status["next_snapshot"]
+    assert snapshot["id"] == "next" and snapshot["scheduled_for"] == ahead.isoformat()
+    assert snapshot["ready"] is True
+    assert snapshot["text"].startswith(f"next snapshot {ahead.isoformat()} (in ")
+    assert snapshot["text"].endswith("DX matches HR as of the last run")
+    text = workspace.hrsync("status").stdout
+    assert f"Snapshot:    next snapshot {ahead.isoformat()}" in text
+
+    # A reorganisation the guard refuses: DX is behind HR, and status says by what.
+    workspace.use_export("sample-org-reorg.csv")
+    refused = workspace.hrsync("sync", env={"HRSYNC_SYNC__MAX_ARCHIVE": "0"})
+    assert refused.code == 4
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    snapshot = status["next_snapshot"]
+    assert snapshot["ready"] is False
+    assert snapshot["blockers"] == ["1 team to archive awaits approval"]
+    assert "--allow-archive 1" in snapshot["command"]
+
+
+def test_while_a_window_is_open_runs_plan_and_status_shows_what_waits(
+    workspace: Workspace,
+) -> None:
+    assert workspace.hrsync("sync").code == 0
+    completed = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
+    workspace.sim.dx.add_snapshot(snapshot_id="recent", completed_at=completed)
+    workspace.use_export("sample-org-reorg.csv")
+    run = workspace.hrsync("sync")
+    assert run.code == 3 and run.finished["outcome"] == "deferred"
+    changes = sum(v for k, v in run.finished["counts"].items() if k in CHANGE_KINDS)
+    assert changes > 0
+    assert len(workspace.process_requests()) == 1  # the first run's, nothing since
+
+    closes = (completed + timedelta(days=21)).date().isoformat()
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    noun = "change waits" if changes == 1 else "changes wait"
+    expected = f"{changes} {noun} for the window to close on {closes}"
+    assert status["deferral"]["waiting"] == expected
+    assert f"Waiting:     {expected}" in workspace.hrsync("status").stdout
+
+
+CHANGE_KINDS = ("create", "rename", "move", "lead_change", "membership_change", "archive")
+
+
+# ------------------------------------------------ the daemon, in process, in frozen time
+#
+# The daemon with a paused scheduler and an explicit clock, the simulator on the same
+# clock, the real engine (`run_sync`), the real monitor and a local webhook receiver:
+# days pass in a test that takes seconds, and each job is fired as the scheduler would.
+
+T0 = datetime(2030, 3, 30, 12, 0, tzinfo=UTC)  # far ahead: a paused job never fires by itself
+SNAP_DAY = date(2030, 4, 4)  # its day starts 2030-04-04 00:00 UTC
+STARTS = datetime(2030, 4, 4, tzinfo=UTC)
+H = timedelta(hours=1)
+
+
+class FrozenClock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Fleet:
+    """The simulator, the store, the daemon and its monitor, on one clock."""
+
+    clock: FrozenClock
+    sim: RunningSimulator
+    store: Store
+    daemon: Daemon
+    monitor: Monitor
+    export: Path
+    hooks: list[dict[str, Any]]
+    guard: dict[str, int]  # sync.max_archive of the next run: a person's approval
+    settings: Callable[[], Settings]
+
+    def fire(self, job_id: str) -> None:
+        job = self.daemon.scheduler.get_job(job_id)
+        assert job is not None, f"no {job_id} job"
+        job.func(*job.args, **job.kwargs)
+
+    def job_time(self, job_id: str) -> datetime | None:
+        job = self.daemon.scheduler.get_job(job_id)
+        return None if job is None else job.next_run_time
+
+    def metric(self, name: str) -> float | None:
+        return sample(self.monitor.metrics.exposition().decode(), name)
+
+    def status(self) -> dict[str, Any]:
+        return gather(self.settings(), self.store, self.clock())
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
+    clock = FrozenClock(T0)
+    # A zero import delay: DX applies an import at once, as the frozen clock never moves.
+    scenario = dataclasses.replace(load_scenario(CONFIG / "demo-scenario.json"), import_delay_s=0.0)
+    guard = {"max_archive": 10}
+    with receiver() as (url, hooks), start_simulator(scenario, clock=clock) as sim:
+        monkeypatch.setenv("HOOK", url)
+        export = tmp_path / "people.csv"
+        shutil.copy(CONFIG / "sample-org.csv", export)
+        config = tmp_path / "hrsync.toml"
+        config.write_text(
+            CONFIG_TEMPLATE.format(base_url=sim.base_url, export=export, db=tmp_path / "s.db")
+        )
+
+        def settings() -> Settings:
+            loaded = load_settings(
+                config, {"HRSYNC_DX_TOKEN": TOKEN, "HRSYNC_NOTIFY__WEBHOOK_URL_ENV": "HOOK"}
+            )
+            sync = dataclasses.replace(loaded.sync, max_archive=guard["max_archive"])
+            return dataclasses.replace(loaded, sync=sync)
+
+        store = Store.open(settings().state.database_url)
+
+        def one_run(request: SyncRequest) -> SyncResult:
+            return run_sync(settings(), request, store=store, clock=clock)
+
+        monitor = Monitor(settings(), store, clock)
+        daemon = Daemon(
+            settings(),
+            store=store,
+            run_sync=one_run,
+            clock=clock,
+            on_finished=lambda r, s, q: monitor.run_finished(r, s, quarantined=q),
+        )
+        daemon.start(paused=True)
+        monitor.start(daemon)
+        try:
+            yield Fleet(clock, sim, store, daemon, monitor, export, hooks, guard, settings)
+        finally:
+            daemon.scheduler.shutdown(wait=False)
+            monitor.stop()
+            store.close()
+
+
+def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
+    fleet: Fleet,
+) -> None:
+    fleet.sim.dx.add_snapshot(snapshot_id="apr", scheduled_for=SNAP_DAY)
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) is None  # nothing read yet
+    fleet.fire(SCHEDULE_JOB)
+    assert fleet.store.recent_runs(1)[0].outcome == "applied"
+    # The run read snapshots.list: the next snapshot is kept, shown, and synced before.
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 48 * H
+    assert fleet.metric("hrsync_next_snapshot_timestamp_seconds") == STARTS.timestamp()
+    assert fleet.metric("hrsync_snapshot_ready") == 1
+    assert fleet.status()["next_snapshot"]["text"] == (
+        "next snapshot 2030-04-04 (in 4 days): DX matches HR as of the last run"
+    )
+
+    # HR reorganises; the guard refuses it. Far from the snapshot: the refusal is told,
+    # readiness not yet (the daemon's own sync before the snapshot comes first).
+    shutil.copy(CONFIG / "sample-org-reorg.csv", fleet.export)
+    fleet.guard["max_archive"] = 0
+    fleet.clock.now = STARTS - 60 * H  # within a day of the next: no repeat of the refusal
+    fleet.fire(SCHEDULE_JOB)
+    assert [h["event"] for h in fleet.hooks] == ["refused"]
+    assert fleet.metric("hrsync_snapshot_ready") == 0
+
+    # 48 hours before: the daemon syncs whatever the cron says; still refused, so DX will
+    # not be ready: told once, with what blocks it and the command.
+    fleet.clock.now = STARTS - 48 * H
+    fleet.fire(PRE_SNAPSHOT_JOB)
+    run = fleet.store.recent_runs(1)[0]
+    assert (run.trigger, run.outcome) == ("pre_snapshot", "refused")
+    assert [h["event"] for h in fleet.hooks] == ["refused", "snapshot_not_ready"]
+    notice = fleet.hooks[-1]
+    assert notice["snapshot_id"] == "apr" and notice["blockers"] == [
+        "1 team to archive awaits approval"
+    ]
+    assert "--allow-archive 1" in notice["action"]
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 12 * H  # and again 12 h before
+
+    # A scheduled run in between changes nothing: no message per run.
+    fleet.clock.now = STARTS - 40 * H  # (the refusal is repeated only after notify.repeat_s)
+    fleet.fire(SCHEDULE_JOB)
+    assert [h["event"] for h in fleet.hooks] == ["refused", "snapshot_not_ready"]
+
+    # Someone approves (the guard lets it through); the retry 12 h before applies it.
+    fleet.guard["max_archive"] = 10
+    fleet.clock.now = STARTS - 12 * H
+    fleet.fire(PRE_SNAPSHOT_JOB)
+    run = fleet.store.recent_runs(1)[0]
+    assert (run.trigger, run.outcome) == ("pre_snapshot", "applied")
+    assert [h["event"] for h in fleet.hooks] == [
+        "refused",
+        "snapshot_not_ready",
+        "recovered",
+        "snapshot_ready",
+    ]
+    assert fleet.metric("hrsync_snapshot_ready") == 1
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) is None
+    assert "Mobile Android" not in {t["name"] for t in fleet.sim.dx.teams_view()}
+
+
+def test_runs_in_a_window_plan_and_the_first_run_after_it_applies_them(fleet: Fleet) -> None:
+    fleet.fire(SCHEDULE_JOB)
+    completed = T0 - timedelta(days=2)
+    fleet.sim.dx.add_snapshot(snapshot_id="mar", completed_at=completed)
+    shutil.copy(CONFIG / "sample-org-reorg.csv", fleet.export)
+    sent = len(process_calls(fleet))
+    fleet.fire(SCHEDULE_JOB)
+    assert fleet.store.recent_runs(1)[0].outcome == "deferred"
+    assert len(process_calls(fleet)) == sent  # nothing sent inside the window
+    closes = completed + timedelta(days=21)
+    waiting = fleet.status()["deferral"]["waiting"]
+    assert waiting.endswith(f"wait for the window to close on {closes.date().isoformat()}")
+    # Another scheduled run inside the window plans again and still sends nothing.
+    fleet.clock.now = T0 + timedelta(days=1)
+    fleet.fire(SCHEDULE_JOB)
+    assert fleet.status()["deferral"]["waiting"] == waiting
+    assert len(process_calls(fleet)) == sent
+    # The window closes: the resume applies what waited.
+    assert fleet.job_time(RESUME_JOB) == closes
+    fleet.clock.now = closes
+    fleet.fire(RESUME_JOB)
+    assert fleet.store.recent_runs(1)[0].outcome == "applied"
+    assert len(process_calls(fleet)) == sent + 1
+    assert fleet.status()["deferral"] is None
+
+
+def process_calls(fleet: Fleet) -> list[Any]:
+    return [r for r in fleet.sim.dx.requests if r.method_name == "orgfiles.teamHierarchy.process"]
