@@ -193,7 +193,7 @@ def render(doc: dict[str, Any]) -> str:
             f"Daemon:      {beat['state']}, heartbeat {beat['age_s']:.0f}s ago "
             f"({beat['at']}, pid {beat['pid']} on {beat['host']})"
         )
-    for label, key in (("Last run", "last_run"), ("Last success", "last_success")):
+    for label, key in (("Last run", "last_run"), ("Succeeded", "last_success")):
         run = doc[key]
         if run is None:
             lines.append(f"{label + ':':<13}none")

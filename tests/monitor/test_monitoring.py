@@ -351,6 +351,8 @@ def test_status_names_attention_the_approval_and_the_next_run(store: Store) -> N
     assert doc["heartbeat"] is None and doc["deferral"] is None
     text = render(doc)
     assert "ATTENTION:   refused" in text and "--allow-archive 3" in text
+    # Each label is followed by a space, aligned with the others (was "Last success:applied").
+    assert "Last run:    refused at " in text and "Succeeded:   applied at " in text
     record(store, "a2", "in_sync", NOW + timedelta(hours=1))
     assert gather(settings, store, NOW + timedelta(hours=2))["attention"] == []
 
