@@ -25,6 +25,7 @@ def human_summary(
     result: SyncResult,
     config_path: Path | str | None = None,
     request: SyncRequest | None = None,
+    daemon_seen: bool = True,
 ) -> str:
     """One paragraph (a few sentences, no list) for the person who ran `hrsync sync`;
     `request`: what they asked for, so the command offered next is the one that works."""
@@ -44,7 +45,11 @@ def human_summary(
     match result.outcome:
         case Outcome.APPLIED:
             head = f"Applied: {what} ({teams}); DX was seen to take every change (verified)."
-            nxt = "Nothing to do; the daemon keeps it in step."
+            nxt = (
+                "Nothing to do; the daemon keeps it in step."
+                if daemon_seen
+                else f"Nothing to do now; `hrsync{config} run` (the daemon) keeps it in step."
+            )
         case Outcome.IN_SYNC:
             head = f"In sync: DX already matches the export ({teams}); nothing was sent."
             nxt = "Nothing to do."

@@ -51,7 +51,7 @@ def sync(args: argparse.Namespace) -> int:
     if args.summary == "always" or (args.summary == "auto" and sys.stdout.isatty()):
         from hrsync.commands.summary import human_summary
 
-        print("\n" + human_summary(result, settings.config_path, request))
+        print("\n" + human_summary(result, settings.config_path, request, _daemon_seen(settings)))
     return result.exit_code
 
 
@@ -96,6 +96,16 @@ def _plan(args: argparse.Namespace) -> int:
     attributes = step.plan if step is not None else None
     changes = attributes is not None and bool(attributes.changes)
     return 2 if result.plan.has_changes or changes else 0
+
+
+def _daemon_seen(settings: Settings) -> bool:
+    """Whether a daemon has ever beaten on this store: the summary says who keeps DX in
+    step after this run only when one does."""
+    store = open_store(settings)
+    try:
+        return store.heartbeat() is not None
+    finally:
+        store.close()
 
 
 def _run_once(settings: Settings, request: SyncRequest) -> SyncResult:

@@ -191,6 +191,9 @@ def test_sync_ends_with_a_paragraph_for_a_person(workspace: Workspace) -> None:
     assert run.code == 0
     last = run.stdout.strip().splitlines()[-1]
     assert last.startswith("Applied: ") and "verified" in last and "Nothing to do" in last
+    # No daemon has run on this store: the summary does not say one keeps DX in step.
+    assert "the daemon keeps it in step" not in last
+    assert f"`hrsync --config {workspace.config} run` (the daemon) keeps it in step" in last
     again = workspace.hrsync("sync", "--summary", "always")
     assert again.stdout.strip().splitlines()[-1].startswith("In sync: ")
     # On a pipe (auto): no paragraph, the JSON log only.
