@@ -108,6 +108,7 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         "quarantine_alert_s",
         "recheck_not_in_dx_hours",
         "not_in_dx_alert_days",
+        "approval_ttl_hours",
     ):
         if getattr(sync, key) <= 0:
             p.append(f"sync.{key} must be greater than 0, got {getattr(sync, key)}")

@@ -201,6 +201,9 @@ class SyncSettings:
     recheck_not_in_dx_hours: float = 24.0
     # Someone DX has not counted for longer than this is told once (notify.on not_in_dx).
     not_in_dx_alert_days: float = 14.0
+    # An approval (`hrsync approve`) not applied within this long lapses: a plan approved
+    # on Friday is not applied weeks later under a person's name.
+    approval_ttl_hours: float = 72.0
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,9 @@ class NotifySettings:
     on: tuple[str, ...] = NOTIFY_EVENTS
     # The same attention state, with the same plan, is sent again after this long.
     repeat_s: float = 86400.0
+    # A daemon run a guard refuses asks DX for a preview of exactly that plan (once per
+    # plan id, never inside a window), so the message links a person to it in DX.
+    preview_refused: bool = True
 
 
 @dataclass(frozen=True)
