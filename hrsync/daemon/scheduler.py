@@ -30,6 +30,7 @@ CATCH_UP_JOB = "catch-up"
 HEARTBEAT_JOB = "heartbeat"
 STANDBY_JOB = "standby"
 TAKEOVER_JOB = "takeover"
+APPROVAL_JOB = "approvals"
 
 # The trigger a job's run carries (see the Daemon's job functions).
 JOB_TRIGGERS = {
@@ -38,6 +39,7 @@ JOB_TRIGGERS = {
     RESUME_JOB: "resume",
     STARTUP_JOB: "startup",
     TAKEOVER_JOB: "resume",
+    APPROVAL_JOB: "approval",
 }
 
 

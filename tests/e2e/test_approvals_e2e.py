@@ -15,10 +15,13 @@ from sqlalchemy import update
 
 from hrsync.cli import main
 from hrsync.config.loading import load_settings
+from hrsync.daemon.scheduler import APPROVAL_JOB
+from hrsync.daemon.service import Daemon
 from hrsync.outcome import Outcome
 from hrsync.store import tables
 from hrsync.store.repo import Store
-from hrsync.sync.results import SyncRequest
+from hrsync.sync.context import Pacing
+from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
 from tests.e2e.conftest import TOKEN, Workspace, read_rows
 
@@ -172,6 +175,49 @@ def test_an_approval_expires_after_approval_ttl_hours(workspace: Workspace) -> N
     assert late.outcome is Outcome.REFUSED and late.plan_id == plan_id
     assert late.approval is None
     assert len(workspace.process_requests()) == 1
+
+
+class FrozenClock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_the_daemon_applies_an_approval_within_a_minute(workspace: Workspace) -> None:
+    plan_id = reorganised(workspace)
+    settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
+    store = Store.open(settings.state.database_url)
+    clock = FrozenClock(datetime.now(UTC))
+    fast = Pacing(poll_s=0.05, poll_max_s=0.2)
+
+    def sync(request: SyncRequest) -> SyncResult:
+        return run_sync(settings, request, store=store, pacing=fast)
+
+    daemon = Daemon(settings, store=store, run_sync=sync, clock=clock)
+    daemon.start(paused=True)
+    try:
+        job = daemon.scheduler.get_job(APPROVAL_JOB)
+        assert job is not None and job.next_run_time - clock() <= timedelta(minutes=1)
+        assert job.func() is None  # nothing approved: no run, nothing sent
+        assert len(workspace.process_requests()) == 1
+
+        assert workspace.hrsync("approve", plan_id, "--by", "ana@example.com").code == 0
+        result = job.func()  # the minute's look, as the scheduler fires it
+        assert result is not None and result.outcome is Outcome.APPLIED, result
+        assert result.approval is not None and result.approval.plan_id == plan_id
+        assert len(workspace.process_requests()) == 2
+        assert job.func() is None  # applied: nothing pending, no more runs
+    finally:
+        daemon.scheduler.shutdown(wait=False)
+        store.close()
+    after = Store.open(settings.state.database_url)
+    try:
+        (approval,) = after.approvals()
+    finally:
+        after.close()
+    assert approval.applied_run_id == result.run_id
 
 
 def preview_requests(workspace: Workspace) -> list[object]:
