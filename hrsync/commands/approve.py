@@ -18,8 +18,10 @@ from hrsync import logs
 from hrsync.clock import utcnow
 from hrsync.commands.output import unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
+from hrsync.core.guards import NEVER_OVERRIDDEN
 from hrsync.core.plan_ids import Approval, expires_at, normalise_plan_id, when
 from hrsync.core.render import hrsync_command
+from hrsync.core.text import plural
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.sync.approval_step import os_user
 
@@ -60,6 +62,14 @@ def approve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
+        blocking = [g for g in refused.guards if g in NEVER_OVERRIDDEN]
+        if blocking:
+            print(
+                f"hrsync: plan {plan_id} cannot be approved: {', '.join(blocking)} is never "
+                "overridden; fix the export or the configuration and run again",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
         now = utcnow()
         approval = store.add_approval(
             plan_id,
@@ -79,7 +89,7 @@ def approve(args: argparse.Namespace) -> int:
     )
     summary = refused.summary
     trips = ", ".join(f"sync.{g}" for g in summary.guards) or "no guard"
-    archives = f"; archives {len(summary.archives)} teams" if summary.archives else ""
+    archives = f"; archives {plural(len(summary.archives), 'team')}" if summary.archives else ""
     print(
         f"Approved plan {plan_id} ({trips}{archives}) as {by}; "
         f"expires {when(approval.expires_at)} (sync.approval_ttl_hours = "

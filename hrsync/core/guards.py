@@ -205,6 +205,11 @@ GuardName = Literal[
 ]
 
 
+# The guards nothing lets through: no flag, no approval (an empty export, an oversized
+# payload are never what a person meant to send).
+NEVER_OVERRIDDEN: tuple[GuardName, ...] = ("empty_export", "payload_too_large")
+
+
 @dataclass(frozen=True, slots=True)
 class GuardTrip:
     guard: GuardName
