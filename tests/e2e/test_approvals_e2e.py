@@ -55,8 +55,17 @@ def test_approve_then_sync_applies_exactly_that_plan_and_history_says_who(
     assert document["plan_id"] == plan_id and document["guards"]["plan_id"] == plan_id
     assert document["guards"]["approve_plan_with"].endswith(f"approve {plan_id}")
 
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    (refusal,) = [a for a in status["attention"] if a["reason"] == "refused"]
+    assert refusal["plan_id"] == plan_id and refusal["approve"].endswith(f"approve {plan_id}")
+    assert f"approve {plan_id}" in workspace.hrsync("status").stdout
+
     approved = workspace.hrsync("approve", plan_id, "--by", "ana@example.com", "--note", "Q4")
     assert approved.code == 0, approved.stderr
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    assert [(a["plan_id"], a["by"], a["note"]) for a in status["approvals"]] == [
+        (plan_id, "ana@example.com", "Q4")
+    ]
     assert f"Approved plan {plan_id}" in approved.stdout
     assert len(workspace.process_requests()) == 1  # approving sends nothing
 
