@@ -32,8 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--dry-run", action="store_true", help="plan only; send nothing")
     mode.add_argument(
         "--preview",
-        action="store_true",
-        help="send the preview call and print the preview URL; nothing is applied",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PLAN_ID",
+        help="send the preview call and print the preview URL; nothing is applied. With "
+        "PLAN_ID: a preview of exactly that refused plan, as it was refused",
     )
     sync.add_argument(
         "--allow-archive",
@@ -77,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="recent runs, one line each")
     history.add_argument("--limit", type=_non_negative_int, default=20, metavar="N")
     _output_options(history, ("text", "json"))
+
+    approve = sub.add_parser(
+        "approve",
+        help="approve exactly one refused plan by its id; the daemon applies it (sends nothing)",
+    )
+    approve.add_argument("plan_id", metavar="PLAN_ID", help="the id a refusal printed")
+    approve.add_argument("--note", metavar="TEXT", help="why: kept with the approval")
+    approve.add_argument("--by", metavar="NAME", help="who approves (default: the OS user)")
+    approvals = sub.add_parser("approvals", help="approvals: pending, applied and expired")
+    approvals.add_argument("--limit", type=_non_negative_int, default=50, metavar="N")
+    _output_options(approvals, ("text", "json"))
 
     sub.add_parser("check", help="readiness report: config, export, token, scopes, snapshots")
     sub.add_parser("healthcheck", help="exit 0 when the daemon's heartbeat is fresh")
@@ -203,6 +218,14 @@ def _dispatch(args: argparse.Namespace) -> int:
             from hrsync.commands.history import history
 
             return history(args)
+        case "approve":
+            from hrsync.commands.approve import approve
+
+            return approve(args)
+        case "approvals":
+            from hrsync.commands.approve import approvals
+
+            return approvals(args)
         case "check":
             from hrsync.commands.check import check
 

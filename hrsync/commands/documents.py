@@ -13,6 +13,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hrsync.core.listing import LIMIT
@@ -26,12 +27,14 @@ from hrsync.core.plan import (
     Move,
     Rename,
 )
+from hrsync.core.render import approve_command
 from hrsync.core.text import plural, quoted
 from hrsync.outcome import Outcome
 
 if TYPE_CHECKING:
     from hrsync.core.held import Hold
     from hrsync.core.identity import TeamRow
+    from hrsync.core.plan_ids import Approval
     from hrsync.store.repo import RunRecord
     from hrsync.sync.results import SyncResult
 
@@ -42,13 +45,14 @@ HISTORY_SCHEMA = "hrsync.history/1"
 # ---------------------------------------------------------------- JSON
 
 
-def plan_document(result: SyncResult) -> dict[str, Any]:
+def plan_document(result: SyncResult, config_path: Path | str | None = None) -> dict[str, Any]:
     """The run's plan as one JSON-ready document (see config/plan.schema.json)."""
     plan = result.plan
     changes = [] if plan is None else [c for c in plan.changes if c.kind != "unchanged"]
     return {
         "schema": PLAN_SCHEMA,
         "run_id": result.run_id,
+        "plan_id": result.plan_id,
         "outcome": result.outcome.value,
         "exit_code": result.exit_code,
         "reason": result.reason,
@@ -64,7 +68,7 @@ def plan_document(result: SyncResult) -> dict[str, Any]:
             {"team": d.name, "reference_id": d.reference_id, "details": list(d.details)}
             for d in (plan.drift if plan else ())
         ],
-        "guards": guard_document(result),
+        "guards": guard_document(result, config_path),
         "people_in_no_team": [
             {
                 "employee_id": p.employee_id,
@@ -152,7 +156,7 @@ def _team_name(change: Change) -> str:
     return change.new_name if isinstance(change, Rename) else change.name
 
 
-def guard_document(result: SyncResult) -> dict[str, Any]:
+def guard_document(result: SyncResult, config_path: Path | str | None = None) -> dict[str, Any]:
     """What the gate decided: go, defer or refuse (or not reached: the run ended first)."""
     outcome = result.outcome
     if result.plan is None:
@@ -168,6 +172,26 @@ def guard_document(result: SyncResult) -> dict[str, Any]:
         "reason": result.reason if decision in ("refuse", "defer") else None,
         "resume_at": _iso(result.resume_at),
         "approve_with": result.action,
+        "plan_id": result.plan_id,
+        "approve_plan_with": (
+            approve_command(result.plan_id, config_path)
+            if decision == "refuse" and result.plan_id and result.action
+            else None
+        ),
+        "approval": _approval_fields(result.approval),
+    }
+
+
+def _approval_fields(approval: Approval | None) -> dict[str, Any] | None:
+    """Who let a plan past the guards (the same fields as `sync.finished.approval`)."""
+    if approval is None:
+        return None
+    return {
+        "plan_id": approval.plan_id,
+        "by": approval.approved_by,
+        "note": approval.note,
+        "via": approval.via,
+        "approved_at": _iso(approval.approved_at),
     }
 
 
@@ -191,7 +215,11 @@ def attributes_document(result: SyncResult) -> dict[str, Any] | None:
     }
 
 
-def history_document(runs: Sequence[RunRecord]) -> dict[str, Any]:
+def history_document(
+    runs: Sequence[RunRecord], applied: Mapping[str, Approval] | None = None
+) -> dict[str, Any]:
+    """`applied`: the approval each run applied, by run id (who approved what it sent)."""
+    applied = applied or {}
     return {
         "schema": HISTORY_SCHEMA,
         "runs": [
@@ -205,6 +233,8 @@ def history_document(runs: Sequence[RunRecord]) -> dict[str, Any]:
                 "dry_run": r.dry_run,
                 "counts": dict(r.counts),
                 "reason": r.reason,
+                "plan_id": r.plan_id,
+                "approval": _approval_fields(applied.get(r.id)),
             }
             for r in runs
         ],

@@ -8,6 +8,7 @@ from datetime import UTC
 
 from hrsync.commands.output import unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
+from hrsync.core.plan_ids import Approval
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.store.repo import RunRecord
 
@@ -19,19 +20,20 @@ def history(args: argparse.Namespace) -> int:
     store = open_store(load_local(args))
     try:
         runs = store.recent_runs(args.limit)
+        applied = store.approvals_applied_by([r.id for r in runs])
     finally:
         store.close()
     if args.format == "json":
         from hrsync.commands.documents import dumps, history_document
 
-        write_output(dumps(history_document(runs)), args.out)
+        write_output(dumps(history_document(runs, applied)), args.out)
         return EXIT_OK
-    lines = [format_run(run) for run in runs] or ["no runs yet"]
+    lines = [format_run(run, applied.get(run.id)) for run in runs] or ["no runs yet"]
     write_output("\n".join(lines), args.out)
     return EXIT_OK
 
 
-def format_run(run: RunRecord) -> str:
+def format_run(run: RunRecord, approval: Approval | None = None) -> str:
     when = run.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
     took = (
         f"{(run.finished_at - run.started_at).total_seconds():.1f}s"
@@ -44,6 +46,13 @@ def format_run(run: RunRecord) -> str:
         f"{when}  {run.id}  {run.trigger:<8} {run.outcome or 'running':<10} "
         f"{took:>8}  {counts}{mode}"
     )
+    if run.plan_id and approval is None:
+        line += f"  plan {run.plan_id}"
+    if approval is not None:
+        # Which run applied which approval, and who gave it: the audit, one line per run.
+        how = "approved by" if approval.via == "approve" else "let past by the flags of"
+        note = f" ({approval.note})" if approval.note else ""
+        line += f"  plan {approval.plan_id} {how} {approval.approved_by}{note}"
     if run.reason:
         line += f"  reason: {run.reason}"
     return line

@@ -18,7 +18,7 @@ from hrsync.config.loading import Settings
 from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.notify import ATTENTION, SUCCESS
-from hrsync.core.render import hrsync_command
+from hrsync.core.render import approve_command, hrsync_command
 from hrsync.core.snapshot_ahead import describe, readiness, waiting_text
 from hrsync.core.text import plural
 from hrsync.daemon.cron import next_cron_fire
@@ -68,6 +68,11 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "reason": waiting,
                 "detail": decisive.reason,
                 "command": decisive.action or _resolve(waiting, config),
+                # A refused plan's id, and the command approving exactly it (issue 23).
+                "plan_id": decisive.plan_id if waiting == "refused" else None,
+                "approve": approve_command(decisive.plan_id, config)
+                if waiting == "refused" and decisive.plan_id and decisive.action
+                else None,
             }
         )
     ignored = not_counted(store)
@@ -125,6 +130,17 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         ],
         # People DX ignored (not DX users yet), longest first: placed once they join DX.
         "not_in_dx": [{"email": p.email, "since": _iso(p.since)} for p in ignored],
+        # Approved plans the daemon will apply while the plan it computes is the same.
+        "approvals": [
+            {
+                "plan_id": a.plan_id,
+                "by": a.approved_by,
+                "at": _iso(a.approved_at),
+                "expires_at": _iso(a.expires_at),
+                "note": a.note,
+            }
+            for a in store.pending_approvals(now)
+        ],
     }
 
 
@@ -180,6 +196,7 @@ def _run(run: RunRecord | None) -> dict[str, Any] | None:
         "counts": counts,
         "people": run.people_count,
         "reason": run.reason,
+        "plan_id": run.plan_id,
     }
 
 
@@ -208,6 +225,10 @@ def render(doc: dict[str, Any]) -> str:
         for item in doc["attention"]:
             lines.append(f"ATTENTION:   {item['reason']}: {item['detail'] or ''}".rstrip())
             lines.append(f"  resolve:   {item['command']}")
+            if item.get("approve"):
+                lines.append(
+                    f"  approve:   {item['approve']} (the daemon then applies exactly this plan)"
+                )
     else:
         lines.append("Attention:   nothing needs a person")
     for item in doc["stand_in_leads"][:LIMIT]:
@@ -229,6 +250,12 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(
             f"Not in DX:   {plural(len(waiting), 'person')} DX does not "
             f"count yet, placed once they join DX: {capped(p['email'] for p in waiting)}"
+        )
+    for item in doc["approvals"]:
+        note = f" ({item['note']})" if item["note"] else ""
+        lines.append(
+            f"Approved:    plan {item['plan_id']} by {item['by']} at {item['at']}{note}, "
+            f"pending until {item['expires_at']}"
         )
     deferral = doc["deferral"]
     lines.append(

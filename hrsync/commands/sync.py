@@ -19,10 +19,12 @@ def sync(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
+    if isinstance(args.preview, str):
+        return _preview_plan(args, args.preview)
     request = SyncRequest(
         trigger="manual",
         dry_run=args.dry_run,
-        preview=args.preview,
+        preview=bool(args.preview),
         allow_archive=args.allow_archive,
         allow_shrink=args.allow_shrink,
         allow_attribute_changes=args.allow_attribute_changes,
@@ -39,7 +41,7 @@ def sync(args: argparse.Namespace) -> int:
     if args.format == "json":
         from hrsync.commands.documents import dumps, plan_document
 
-        write_output(dumps(plan_document(result)), args.out)
+        write_output(dumps(plan_document(result, settings.config_path)), args.out)
         return result.exit_code
     refused = Outcome.REFUSED.value
     attributes = result.attributes.outcome.value if result.attributes is not None else None
@@ -53,6 +55,28 @@ def sync(args: argparse.Namespace) -> int:
 
         print("\n" + human_summary(result, settings.config_path, request, _daemon_seen(settings)))
     return result.exit_code
+
+
+def _preview_plan(args: argparse.Namespace, typed: str) -> int:
+    """`sync --preview PLAN_ID`: DX's preview of exactly a stored refused plan."""
+    from hrsync.core.plan_ids import normalise_plan_id
+    from hrsync.sync.plan_preview import preview_plan
+
+    plan_id = normalise_plan_id(typed)
+    if plan_id is None:
+        print(f"hrsync: {typed!r} is not a plan id (8 hex digits)", file=sys.stderr)
+        return EXIT_USAGE
+    settings = load_for(args, require_source=False)
+    store = open_store(settings)
+    try:
+        shown = preview_plan(settings, store, plan_id)
+    finally:
+        store.close()
+    if shown.exit_code == EXIT_USAGE:
+        print(shown.text, file=sys.stderr)
+    else:
+        write_output(shown.text, args.out)
+    return shown.exit_code
 
 
 def plan(args: argparse.Namespace) -> int:
@@ -69,11 +93,12 @@ def _plan(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
         print(problem, file=sys.stderr)
         return EXIT_USAGE
-    result = _run_once(load_for(args), SyncRequest(dry_run=True))
+    settings = load_for(args)
+    result = _run_once(settings, SyncRequest(dry_run=True))
     if args.format == "json":
         from hrsync.commands.documents import dumps, plan_document
 
-        write_output(dumps(plan_document(result)), args.out)
+        write_output(dumps(plan_document(result, settings.config_path)), args.out)
     elif args.format == "tree":
         from hrsync.commands.documents import render_tree
 

@@ -110,6 +110,7 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         "recheck_not_in_dx_hours",
         "not_in_dx_alert_days",
         "pre_snapshot_hours",
+        "approval_ttl_hours",
     ):
         if getattr(sync, key) <= 0:
             p.append(f"sync.{key} must be greater than 0, got {getattr(sync, key)}")

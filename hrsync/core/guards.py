@@ -18,14 +18,16 @@ current teams allows 10 and refuses 11, and never fewer than one team (the floor
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from hrsync.core.plan import Archive, Plan
+from hrsync.core.plan_ids import plan_id
 from hrsync.core.settings import SyncSettings
 from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
@@ -204,6 +206,11 @@ GuardName = Literal[
 ]
 
 
+# The guards nothing lets through: no flag, no approval (an empty export, an oversized
+# payload are never what a person meant to send).
+NEVER_OVERRIDDEN: tuple[GuardName, ...] = ("empty_export", "payload_too_large")
+
+
 @dataclass(frozen=True, slots=True)
 class GuardTrip:
     guard: GuardName
@@ -218,6 +225,8 @@ class GuardTrip:
 class Refusal:
     trips: tuple[GuardTrip, ...]
     archives: tuple[Archive, ...]  # every team the plan would have archived
+    # The refused plan's id (`core.plan_ids`), set by `gate`: what a person approves.
+    plan_id: str | None = None
 
     @property
     def guards(self) -> tuple[GuardName, ...]:
@@ -389,6 +398,10 @@ def _fraction(value: float) -> str:
 @dataclass(frozen=True, slots=True)
 class Go:
     plan: Plan
+    # The id of the plan the guards would refuse, when a person's approval or the run's
+    # override flags let it through (both are audited); None when no guard tripped.
+    plan_id: str | None = None
+    approved: bool = False  # let through by an approval of exactly `plan_id`
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,6 +412,8 @@ class Defer:
 @dataclass(frozen=True, slots=True)
 class Refuse:
     refusal: Refusal
+    # Every guard the plan trips without the run's override flags: what its id names.
+    tripped: tuple[GuardName, ...] = ()
 
 
 Decision = Go | Defer | Refuse
@@ -416,24 +431,41 @@ def gate(
     payload_bytes: int,
     allow_archive: int = 0,
     allow_shrink: bool = False,
+    approved: Collection[str] = (),
     recheck: timedelta = DEFAULT_RECHECK,
 ) -> Decision:
-    """Deferral first (a run in a snapshot window sends nothing and judges nothing),
-    then safety. Call it for a plan that has something to send: a no-op run is
-    `in_sync` whatever the snapshot window says."""
+    """Deferral first (a run in a snapshot window sends nothing and judges nothing, and
+    an approval never bypasses a window: it waits), then safety. Call it for a plan that
+    has something to send: a no-op run is `in_sync` whatever the snapshot window says.
+
+    `approved` holds the plan ids a person approved (pending, unexpired): a plan whose
+    id is among them goes ahead as if the guards it trips were allowed. The guards that
+    can never be overridden stay, approved or not. The id is computed without the run's
+    override flags, so a plan has one id however it was let through.
+    """
     deferral = check_snapshots(snapshots, now, settings.retro_window_days, recheck=recheck)
     if deferral is not None:
         return Defer(deferral)
-    refusal = check_safety(
-        plan,
-        people_count=people_count,
-        last_accepted_people=last_accepted_people,
-        current_team_count=current_team_count,
-        payload_bytes=payload_bytes,
-        settings=settings,
-        allow_archive=allow_archive,
-        allow_shrink=allow_shrink,
-    )
-    if refusal is not None:
-        return Refuse(refusal)
-    return Go(plan)
+
+    def safety(archive: int, shrink: bool) -> Refusal | None:
+        return check_safety(
+            plan,
+            people_count=people_count,
+            last_accepted_people=last_accepted_people,
+            current_team_count=current_team_count,
+            payload_bytes=payload_bytes,
+            settings=settings,
+            allow_archive=archive,
+            allow_shrink=shrink,
+        )
+
+    strict = safety(0, False)
+    if strict is None:
+        return Go(plan)
+    refused_id = plan_id(plan.payload_digest, strict.guards, (a.dx_id for a in strict.archives))
+    if strict.overridable and refused_id in approved:
+        return Go(plan, plan_id=refused_id, approved=True)
+    refusal = safety(allow_archive, allow_shrink) if allow_archive or allow_shrink else strict
+    if refusal is None:
+        return Go(plan, plan_id=refused_id)
+    return Refuse(dataclasses.replace(refusal, plan_id=refused_id), tripped=strict.guards)

@@ -46,6 +46,9 @@ class Observation:
     reason: str | None = None
     archives: tuple[str, ...] = ()  # names of the teams the plan would archive
     action: str | None = None  # the command that resolves it
+    plan_id: str | None = None  # a refused plan's id: what a person approves
+    approve_plan: str | None = None  # the command approving exactly that plan
+    preview_url: str | None = None  # DX's preview of exactly that plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,9 @@ def observe(
     reason: str | None = None,
     archives: Sequence[str] = (),
     action: str | None = None,
+    plan_id: str | None = None,
+    approve_plan: str | None = None,
+    preview_url: str | None = None,
 ) -> Observation:
     """The state a finished run leaves (`quarantined`: the daemon's streak reached it)."""
     if quarantined and outcome == "failed":
@@ -97,6 +103,9 @@ def observe(
         reason=reason,
         archives=tuple(archives),
         action=action,
+        plan_id=plan_id,
+        approve_plan=approve_plan,
+        preview_url=preview_url,
     )
 
 
@@ -276,6 +285,12 @@ def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[
             f"Teams that would be archived ({len(seen.archives)}): "
             + capped(seen.archives, limit=LIMIT)
         )
+    if seen.plan_id and notice.event != RECOVERED:
+        lines.append(f"Plan id: {seen.plan_id}")
+    if seen.preview_url and notice.event != RECOVERED:
+        lines.append(f"See it in DX: {seen.preview_url}")
+    if seen.approve_plan and notice.event != RECOVERED:
+        lines.append(f"To approve exactly this plan (the daemon applies it): {seen.approve_plan}")
     if seen.action and notice.event != RECOVERED:
         lines.append(f"To approve it once: {seen.action}")
     lines.append(f"Run {seen.run_id} ({seen.outcome})" + (f" on {host}" if host else ""))
@@ -291,6 +306,9 @@ def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[
         "would_archive": list(seen.archives[:LIMIT]),
         "would_archive_count": len(seen.archives),
         "action": seen.action,
+        "plan_id": seen.plan_id,
+        "approve_plan": seen.approve_plan,
+        "preview_url": seen.preview_url,
         "host": host or None,
         "at": now.astimezone(UTC).isoformat(),
         "text": text,

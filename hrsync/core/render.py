@@ -271,11 +271,22 @@ def render_refusal(refusal: Refusal, config_path: Path | str | None = None) -> s
             "and run again."
         )
     else:
+        if refusal.plan_id is not None:
+            lines.append(
+                f"Plan {refusal.plan_id}: to approve exactly this plan (the daemon applies it "
+                "while the plan it computes is unchanged), run: "
+                f"{approve_command(refusal.plan_id, config_path)}"
+            )
         lines.append(
             f"To see it in DX first, preview it with: {preview_command(refusal, config_path)}"
         )
         lines.append(f"If this is intended, apply it once with: {command}")
     return "\n".join(lines) + "\n"
+
+
+def approve_command(plan_id: str, config_path: Path | str | None) -> str:
+    """`hrsync approve PLAN_ID` with the same `--config` as this run."""
+    return hrsync_command(config_path, "approve", plan_id)
 
 
 def rejection_reason(exc: DxRejected, notify_email: str | None) -> str:

@@ -204,6 +204,9 @@ class SyncSettings:
     # The daemon syncs this long before the next snapshot's day starts (UTC), whatever the
     # schedule says, and again 12 hours before when that did not succeed.
     pre_snapshot_hours: float = 48.0
+    # An approval (`hrsync approve`) not applied within this long lapses: a plan approved
+    # on Friday is not applied weeks later under a person's name.
+    approval_ttl_hours: float = 72.0
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,9 @@ class NotifySettings:
     on: tuple[str, ...] = NOTIFY_EVENTS
     # The same attention state, with the same plan, is sent again after this long.
     repeat_s: float = 86400.0
+    # A daemon run a guard refuses asks DX for a preview of exactly that plan (once per
+    # plan id, never inside a window), so the message links a person to it in DX.
+    preview_refused: bool = True
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ HEARTBEAT_JOB = "heartbeat"
 STANDBY_JOB = "standby"
 TAKEOVER_JOB = "takeover"
 PRE_SNAPSHOT_JOB = "pre-snapshot"
+APPROVAL_JOB = "approvals"
 
 # The trigger a job's run carries (see the Daemon's job functions).
 JOB_TRIGGERS = {
@@ -40,6 +41,7 @@ JOB_TRIGGERS = {
     STARTUP_JOB: "startup",
     TAKEOVER_JOB: "resume",
     PRE_SNAPSHOT_JOB: "pre_snapshot",
+    APPROVAL_JOB: "approval",
 }
 
 

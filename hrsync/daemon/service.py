@@ -19,12 +19,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
+from hrsync.daemon.approval_watch import APPROVAL_CHECK_S, ApprovalWatch
 from hrsync.daemon.cron import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.daemon.followups import Followups
 from hrsync.daemon.heartbeat import Heartbeat
 from hrsync.daemon.presnapshot import PreSnapshot
 from hrsync.daemon.quarantine import QuarantineWatch
 from hrsync.daemon.scheduler import (
+    APPROVAL_JOB,
     CATCH_UP_JOB,
     HEARTBEAT_JOB,
     RESUME_JOB,
@@ -85,6 +87,7 @@ class Daemon:
         self._pre_snapshot = PreSnapshot(
             self.sync, store=store, clock=clock, jobs=self.jobs, execute=self.execute
         )
+        self.approvals = ApprovalWatch(store, clock, self.execute)
 
     # ----------------------------------------------------------- lifecycle
 
@@ -106,6 +109,13 @@ class Daemon:
             "heartbeat",
             self.sync.heartbeat_s,
             started_at + timedelta(seconds=self.sync.heartbeat_s),
+        )
+        self.jobs.every(
+            self.approvals.check,
+            APPROVAL_JOB,
+            "look for new approvals",
+            APPROVAL_CHECK_S,
+            started_at + timedelta(seconds=APPROVAL_CHECK_S),
         )
         pending = self.store.pending_deferral()
         if pending is not None:

@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from hrsync.clock import Clock
 from hrsync.core.notify import SUCCESS, observe
 from hrsync.core.plan import Archive
+from hrsync.core.render import approve_command
 from hrsync.core.settings import Settings
 from hrsync.core.snapshot_ahead import readiness
 from hrsync.logs import get_logger
@@ -152,6 +153,13 @@ class Monitor:
             reason=result.reason,
             archives=archives,
             action=result.action,
+            plan_id=result.plan_id,
+            approve_plan=(
+                approve_command(result.plan_id, self.settings.config_path)
+                if result.plan_id and result.outcome.value == "refused" and result.action
+                else None
+            ),
+            preview_url=result.preview_url if result.outcome.value == "refused" else None,
         )
         try:
             self.notifier.after_run(seen, now)

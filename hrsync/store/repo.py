@@ -12,6 +12,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
+from hrsync.store.approvals import ApprovalQueries, RefusedPlan
 from hrsync.store.deferrals import DeferralQueries, DeferralRecord
 from hrsync.store.engine import make_engine
 from hrsync.store.heartbeat_record import HeartbeatRecord
@@ -36,6 +37,7 @@ __all__ = [
     "HeldChanges",
     "HeldRecord",
     "NotifyRecord",
+    "RefusedPlan",
     "RunRecord",
     "SnapshotOutlook",
     "Store",
@@ -53,6 +55,7 @@ class Store(
     HeartbeatQueries,
     NotificationQueries,
     PeopleQueries,
+    ApprovalQueries,
 ):
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)

@@ -36,6 +36,7 @@ class RunRecord:
     action: str | None = None  # the command that resolves this outcome, if any
     defer_kind: str | None = None  # what deferred it (core.guards' DeferralKind), if it was
     substitutes: tuple[LeadSubstitute, ...] = ()  # stand-in leads in what it sent
+    plan_id: str | None = None  # its plan's id when a guard refused it, or was let past
 
     @property
     def waiting_on(self) -> str | None:
@@ -75,6 +76,7 @@ class RunQueries(StoreSessions):
         action: str | None = None,
         defer_kind: str | None = None,
         substitutes: Sequence[LeadSubstitute] = (),
+        plan_id: str | None = None,
     ) -> None:
         with self._write() as s:
             finished = s.execute(
@@ -93,6 +95,7 @@ class RunQueries(StoreSessions):
                     substitutes_json=json.dumps([s._asdict() for s in substitutes])
                     if substitutes
                     else None,
+                    plan_id=plan_id,
                 )
             )
             if finished.rowcount == 0:
@@ -192,4 +195,5 @@ def _run_record(r: Row[Any]) -> RunRecord:
         substitutes=tuple(
             LeadSubstitute(**item) for item in json.loads(r.substitutes_json or "[]")
         ),
+        plan_id=r.plan_id,
     )

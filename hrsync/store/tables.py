@@ -54,6 +54,9 @@ runs = Table(
     Column("defer_kind", String(30)),
     # Teams whose lead DX did not know yet and who stood in, as sent (`hrsync status`).
     Column("substitutes_json", Text),
+    # The id of the plan a guard refused, or that an approval or override flags let
+    # through (`core.plan_ids`); NULL when no guard tripped.
+    Column("plan_id", String(16)),
     Index("ix_runs_started_at", "started_at"),
 )
 
@@ -227,5 +230,7 @@ approvals = Table(
     Column("expires_at", UTCDateTime(), nullable=False),
     Column("applied_run_id", String(40)),
     Column("applied_at", UTCDateTime()),
+    # "approve": `hrsync approve`; "sync": a manual `sync --allow-…` run, kept for the audit.
+    Column("via", String(20), nullable=False, server_default="approve"),
     Index("ix_approvals_plan_id", "plan_id"),
 )

@@ -24,6 +24,7 @@ from hrsync.core.identity import Assignment, TeamRow
 from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
+from hrsync.core.plan_ids import Approval
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.dx.client import DxClient
 from hrsync.dx.models import DxTeam, Snapshot
@@ -112,6 +113,10 @@ class Planned:
     replans: int = 0
     hr_rows: tuple[TeamRow, ...] = ()  # the rows as HR makes them, once a lead stands in
     directory: Directory | None = None  # the export's people (employee ids by e-mail)
+    # Set by the gate: the plan's id when a guard refused it or was let past, and what
+    # let it past (a person's approval, or this run's override flags).
+    plan_id: str | None = None
+    approval: Approval | None = None
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -166,5 +171,7 @@ def end(
             problems=tuple(problems),
             defer_kind=defer_kind,
             not_in_dx=tuple(not_in_dx),
+            plan_id=planned.plan_id if planned is not None else None,
+            approval=planned.approval if planned is not None else None,
         )
     )

@@ -18,6 +18,7 @@ from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
 from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import Plan
+from hrsync.core.plan_ids import Approval
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 
@@ -30,7 +31,7 @@ PEOPLE_COUNT_KEYS = ("held", "not_in_dx")
 
 @dataclass(frozen=True, slots=True)
 class SyncRequest:
-    trigger: str = "manual"  # manual | schedule | resume | startup
+    trigger: str = "manual"  # manual | schedule | resume | startup | approval
     dry_run: bool = False
     preview: bool = False
     allow_archive: int = 0
@@ -72,6 +73,10 @@ class SyncResult:
     defer_kind: DeferralKind | None = None
     # The people sent whom DX does not count yet (their e-mails, sorted): named, not failed.
     not_in_dx: tuple[str, ...] = ()
+    # The plan's id when a guard refused it, or an approval or override flags let it past.
+    plan_id: str | None = None
+    # What let it past the guards: a person's approval, or this run's flags (via "sync").
+    approval: Approval | None = None
 
     @property
     def overall(self) -> Outcome:

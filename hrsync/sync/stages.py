@@ -8,8 +8,10 @@ The run's stages (`assign_and_plan`, `gate_plan`) log and end the run through
 
 from __future__ import annotations
 
+import dataclasses
+
 from hrsync import logs
-from hrsync.core.guards import Defer, Refuse, gate
+from hrsync.core.guards import Defer, Go, Refuse, gate
 from hrsync.core.identity import assign
 from hrsync.core.render import (
     approval_command,
@@ -24,6 +26,7 @@ from hrsync.core.render import (
 from hrsync.core.snapshot_ahead import next_snapshot
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
+from hrsync.sync import approval_step
 from hrsync.sync.context import Mapped, Planned, Run, end
 from hrsync.sync.error_outcomes import dx_read
 from hrsync.sync.planning import end_when_in_sync, plan_rows
@@ -87,12 +90,14 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     )
 
 
-def gate_plan(run: Run, planned: Planned) -> None:
-    """gate: returns when the plan may be sent; ends the run when there is nothing to
-    send, a deferral or a guard stops it, or this is a dry run."""
+def gate_plan(run: Run, planned: Planned) -> Planned:
+    """gate: returns the plan when it may be sent (with the approval or flags that let it
+    past a guard, if any); ends the run when there is nothing to send, a deferral or a
+    guard stops it, or this is a dry run."""
     plan = planned.plan
     end_when_in_sync(run, planned)
     run.renew_lease()
+    approved = approval_step.approvals_now(run)
     decision = gate(
         plan,
         snapshots=planned.snapshots,
@@ -104,6 +109,7 @@ def gate_plan(run: Run, planned: Planned) -> None:
         payload_bytes=plan.payload_bytes,
         allow_archive=run.request.allow_archive,
         allow_shrink=run.request.allow_shrink,
+        approved=approval_step.ids_for(approved, plan.payload_digest),
     )
     if isinstance(decision, Defer):
         text = render_deferral(decision.deferral)
@@ -120,13 +126,17 @@ def gate_plan(run: Run, planned: Planned) -> None:
     if isinstance(decision, Refuse):
         refusal = decision.refusal
         config_path = run.settings.config_path
+        planned = dataclasses.replace(planned, plan_id=refusal.plan_id)
         text = render_refusal(refusal, config_path)
+        difference, preview_url = approval_step.refused(run, planned, decision, approved)
+        text += difference
         for archive in refusal.archives:
             log.warning(
                 "sync.refused.would_archive", team=archive.name, reference_id=archive.reference_id
             )
         log.warning(
             "sync.refused",
+            plan_id=refusal.plan_id,
             guards=list(refusal.guards),
             override=approval_command(refusal, config_path),
             detail=text,
@@ -138,9 +148,12 @@ def gate_plan(run: Run, planned: Planned) -> None:
             report=planned.report + "\n" + text,
             reason=refusal.reason,
             action=approval_command(refusal, config_path),
+            preview_url=preview_url,
         )
+    if isinstance(decision, Go):
+        planned = approval_step.let_past(run, planned, decision, approved)
     if run.request.dry_run:
-        end(run, Outcome.PLANNED, planned)
+        end(run, Outcome.PLANNED, planned, report=planned.report + _let_past_note(planned))
     if run.stopping():
         log.warning("sync.stopped", step="before submitting")
         end(
@@ -157,3 +170,14 @@ def gate_plan(run: Run, planned: Planned) -> None:
             planned,
             reason="lost the lease to another sync before submitting; nothing sent",
         )
+    return planned
+
+
+def _let_past_note(planned: Planned) -> str:
+    approval = planned.approval
+    if approval is None or approval.via != "approve":
+        return ""
+    return (
+        f"\nPlan {approval.plan_id} was approved by {approval.approved_by} "
+        f"({approval.approved_at.isoformat()}): a sync applies it.\n"
+    )

@@ -130,7 +130,7 @@ def _hierarchy(run: Run) -> tuple[SyncResult, Mapped | None]:
         with collector_paused():
             mapped = read_and_map(run)
             planned = assign_and_plan(run, mapped)
-        gate_plan(run, planned)
+        planned = gate_plan(run, planned)
         if run.request.preview:
             preview(run, planned)
         verify(run, submit(run, planned))
@@ -154,6 +154,7 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         action=result.action,
         defer_kind=result.defer_kind,
         substitutes=result.substitutes,
+        plan_id=result.plan_id,
     )
     if not request.operational:
         return  # the daemon's deferral is not a dry run's business
@@ -191,6 +192,18 @@ def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> N
         fields["not_in_dx"] = capped(result.not_in_dx)
     if result.substitutes:
         fields["lead_substitutes"] = [s.log_fields() for s in result.substitutes]
+    if result.plan_id:
+        fields["plan_id"] = result.plan_id
+    if result.approval is not None:
+        # Who let this plan past the guards: the audit of an approval or of override flags.
+        approval = result.approval
+        fields["approval"] = {
+            "plan_id": approval.plan_id,
+            "by": approval.approved_by,
+            "note": approval.note,
+            "via": approval.via,
+            "approved_at": approval.approved_at.isoformat(),
+        }
     level = "info" if result.exit_code == 0 else "warning"
     if result.outcome is Outcome.FAILED:
         level = "error"

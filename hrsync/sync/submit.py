@@ -13,6 +13,7 @@ from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
 from hrsync.outcome import Outcome
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
+from hrsync.sync.approval_step import applied
 from hrsync.sync.context import Planned, Run, Submitted, end
 from hrsync.sync.error_outcomes import end_deferred_by_dx, end_rejected
 from hrsync.sync.lead_substitution import with_substitutes
@@ -60,6 +61,7 @@ def submit(run: Run, planned: Planned) -> Submitted:
     except DxOutcomeUnknown as exc:
         store.mark_submission(sid, SubmissionStatus.OUTCOME_UNKNOWN, run.clock(), detail=str(exc))
         store.save_identities(planned.assignment.identities, run.clock())
+        applied(run, planned)  # DX may have it: the approval must not be applied twice
         log.warning("sync.outcome_unknown", detail=str(exc))
         return Submitted(planned, sid, record, now, ambiguous=True)
     except DxDeferred as exc:
@@ -73,6 +75,7 @@ def submit(run: Run, planned: Planned) -> Submitted:
         end(run, Outcome.FAILED, planned, reason=str(exc))
     store.mark_submission(sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id)
     store.save_identities(planned.assignment.identities, run.clock())
+    applied(run, planned)
     log.info("sync.accepted", import_id=accepted.import_id)
     return Submitted(planned, sid, record, now, ambiguous=False)
 

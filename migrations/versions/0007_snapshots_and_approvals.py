@@ -50,12 +50,19 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.DateTime(), nullable=False),
         sa.Column("applied_run_id", sa.String(length=40), nullable=True),
         sa.Column("applied_at", sa.DateTime(), nullable=True),
+        sa.Column("via", sa.String(length=20), nullable=False, server_default="approve"),
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_approvals_plan_id", "approvals", ["plan_id"])
+    # The plan id of a run's plan when a guard refused it, or when an approval or the
+    # override flags let it through: `history` names it.
+    with op.batch_alter_table("runs") as batch:
+        batch.add_column(sa.Column("plan_id", sa.String(length=16), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_column("plan_id")
     op.drop_index("ix_approvals_plan_id", table_name="approvals")
     op.drop_table("approvals")
     op.drop_table("refused_plans")

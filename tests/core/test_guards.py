@@ -374,6 +374,51 @@ def test_gate_passes_overrides_through() -> None:
     assert isinstance(gate_with(plan, [], allow_archive=49), Refuse)
 
 
+# ---------------------------------------------------------------- approvals (issue 23)
+
+
+def refused_id(plan: Plan, **overrides: object) -> str:
+    decision = gate_with(plan, [], **overrides)
+    assert isinstance(decision, Refuse) and decision.refusal.plan_id is not None
+    return decision.refusal.plan_id
+
+
+def test_a_refusal_carries_its_plan_id_the_same_with_or_without_flags() -> None:
+    plan = plan_archiving(50)
+    plan_id = refused_id(plan)
+    assert len(plan_id) == 8
+    assert refused_id(plan, allow_archive=3) == plan_id
+    let_past = gate_with(plan, [], allow_archive=50)
+    assert let_past == Go(plan, plan_id=plan_id, approved=False)
+
+
+def test_an_approved_plan_id_goes_as_if_its_guards_were_allowed() -> None:
+    plan = plan_archiving(50)
+    plan_id = refused_id(plan)
+    assert gate_with(plan, [], approved={plan_id}) == Go(plan, plan_id=plan_id, approved=True)
+    # Another plan's approval lets nothing through.
+    assert isinstance(gate_with(plan_archiving(51), [], approved={plan_id}), Refuse)
+
+
+def test_an_approval_never_bypasses_a_snapshot_window() -> None:
+    plan = plan_archiving(50)
+    window = [snap("s", NOW - timedelta(days=1))]
+    assert isinstance(gate_with(plan, window, approved={refused_id(plan)}), Defer)
+
+
+def test_an_approval_never_lets_an_empty_export_through() -> None:
+    plan = plan_archiving(50)
+    plan_id = refused_id(plan, people_count=0)
+    decision = gate_with(plan, [], people_count=0, approved={plan_id})
+    assert isinstance(decision, Refuse)
+    assert "empty_export" in decision.refusal.guards
+
+
+def test_a_plan_no_guard_trips_has_no_id() -> None:
+    plan = plan_archiving(2)
+    assert gate_with(plan, [], approved={"whatever"}) == Go(plan)
+
+
 # ---------------------------------------------------------------- properties
 
 _percentages = st.integers(min_value=0, max_value=100).map(lambda p: p / 100)

@@ -110,6 +110,27 @@ def test_message_names_reason_capped_archives_and_the_command() -> None:
     assert set(slack) == {"text"} and slack["text"] == body["text"]
 
 
+def test_a_refused_plan_s_message_carries_its_id_approval_and_preview() -> None:
+    observation = observe(
+        "r1",
+        "refused",
+        quarantined=False,
+        plan_digest="abc",
+        reason="would archive 6 teams, limit 2 (sync.max_archive)",
+        action="hrsync sync --allow-archive 6",
+        plan_id="3f9c2a11",
+        approve_plan="hrsync approve 3f9c2a11",
+        preview_url="https://app.getdx.com/preview/1",
+    )
+    body = message(Notice("refused", observation), "json", now=NOW)
+    assert body["plan_id"] == "3f9c2a11"
+    assert body["approve_plan"] == "hrsync approve 3f9c2a11"
+    assert body["preview_url"] == "https://app.getdx.com/preview/1"
+    assert "Plan id: 3f9c2a11" in body["text"]
+    assert "See it in DX: https://app.getdx.com/preview/1" in body["text"]
+    assert "the daemon applies it): hrsync approve 3f9c2a11" in body["text"]
+
+
 def test_recovered_message_says_so_without_the_old_command() -> None:
     observation = observe("r2", "applied", quarantined=False, action=None)
     body = message(Notice("recovered", observation), "json", now=NOW)

@@ -25,6 +25,7 @@ from hrsync.config.loading import Settings, SyncSettings
 from hrsync.core.attributes import AttributeOutcome
 from hrsync.daemon import process as daemon_module
 from hrsync.daemon.scheduler import (
+    APPROVAL_JOB,
     CATCH_UP_JOB,
     HEARTBEAT_JOB,
     RESUME_JOB,
@@ -986,3 +987,49 @@ def test_a_crash_keeps_secrets_out_of_the_store_and_the_monitor(
     assert run.reason is not None and "hrsync crashed: RuntimeError" in run.reason
     assert secret not in run.reason
     assert told and secret not in (told[0].reason or "")
+
+
+# ------------------------------------------------------------- approvals (issue 23)
+
+
+def test_the_daemon_looks_for_approvals_every_minute_and_runs_once_per_approval(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    sync = RecordingSync(store, clock, (Outcome.REFUSED, "would archive 6 teams", None))
+    d = harness.start(sync)
+    assert job_time(d, APPROVAL_JOB) == T0 + MIN
+    fire(d, APPROVAL_JOB)
+    assert sync.triggers == []  # nothing approved: a store read, no run
+
+    clock.advance(MIN)
+    store.add_approval(
+        "3f9c2a11", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
+    )
+    with capture_logs() as logs:
+        fire(d, APPROVAL_JOB)
+    assert sync.triggers == ["approval"]
+    (found,) = events(logs, "daemon.approval_found")
+    assert found["plan_ids"] == ["3f9c2a11"] and found["approved_by"] == ["ana"]
+
+    # The run refused (HR changed): the approval stays pending, but the daemon does not
+    # sync every minute until it expires.
+    clock.advance(MIN)
+    fire(d, APPROVAL_JOB)
+    assert sync.triggers == ["approval"]
+
+    # A new approval is news again.
+    store.add_approval(
+        "0badc0de", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
+    )
+    fire(d, APPROVAL_JOB)
+    assert sync.triggers == ["approval", "approval"]
+
+
+def test_an_expired_approval_starts_no_run(harness: Harness, store: Store, clock: Clock) -> None:
+    sync = RecordingSync(store, clock)
+    d = harness.start(sync)
+    store.add_approval(
+        "3f9c2a11", approved_by="ana", note=None, now=clock() - 73 * H, expires_at=clock() - H
+    )
+    fire(d, APPROVAL_JOB)
+    assert sync.triggers == []

@@ -1,0 +1,210 @@
+"""The refused_plans and approvals tables: plans a guard refused, by plan id, and a
+person's approvals of them (issue 23).
+
+An approval is written by `hrsync approve` from any machine that reaches the store, and
+read by the daemon at least every minute: `pending_approvals` is one indexed read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, insert, select, update
+
+from hrsync.core.plan_ids import Approval, PlanSummary
+from hrsync.store import tables
+from hrsync.store.sessions import StoreSessions
+from hrsync.store.upsert import upsert
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedPlan:
+    plan_id: str
+    run_id: str | None  # the first run that refused it
+    created_at: datetime
+    last_refused_at: datetime
+    payload_digest: str
+    guards: tuple[str, ...]
+    summary: PlanSummary
+    preview_url: str | None = None
+
+
+class ApprovalQueries(StoreSessions):
+    # ------------------------------------------------------------- refused plans
+
+    def save_refused_plan(
+        self,
+        plan_id: str,
+        *,
+        run_id: str,
+        now: datetime,
+        payload_digest: str,
+        summary: PlanSummary,
+        payload_json: str,
+    ) -> None:
+        """Keep a refused plan by its id; a plan refused again only moves
+        `last_refused_at` (the first run and what it held stay)."""
+        refused = tables.refused_plans
+        with self._write() as s:
+            known = s.execute(select(refused.c.plan_id).where(refused.c.plan_id == plan_id)).first()
+            if known is not None:
+                s.execute(
+                    update(refused).where(refused.c.plan_id == plan_id).values(last_refused_at=now)
+                )
+                return
+            values = {
+                "run_id": run_id,
+                "created_at": now,
+                "last_refused_at": now,
+                "payload_digest": payload_digest,
+                "guards_json": json.dumps(list(summary.guards)),
+                "summary_json": json.dumps(summary.to_json(), sort_keys=True),
+                "payload_json": payload_json,
+            }
+            # Two replicas refusing the same plan in the same second: one row, no crash.
+            s.execute(upsert(self.engine, refused, {"plan_id": plan_id}, values))
+
+    def refused_plan(self, plan_id: str) -> RefusedPlan | None:
+        refused = tables.refused_plans
+        with self._read() as s:
+            row = s.execute(select(refused).where(refused.c.plan_id == plan_id)).first()
+        return None if row is None else _refused(row)
+
+    def refused_plan_payload(self, plan_id: str) -> str | None:
+        """Exactly what the refused plan would send (JSON): what its preview shows."""
+        refused = tables.refused_plans
+        with self._read() as s:
+            return s.execute(
+                select(refused.c.payload_json).where(refused.c.plan_id == plan_id)
+            ).scalar()
+
+    def save_preview_url(self, plan_id: str, url: str, now: datetime) -> None:
+        """Keep the plan's DX preview; the first one stays (one preview per plan id)."""
+        refused = tables.refused_plans
+        with self._write() as s:
+            s.execute(
+                update(refused)
+                .where(refused.c.plan_id == plan_id, refused.c.preview_url.is_(None))
+                .values(preview_url=url, preview_created_at=now)
+            )
+
+    def refused_plans(self, plan_ids: Collection[str]) -> dict[str, RefusedPlan]:
+        if not plan_ids:
+            return {}
+        refused = tables.refused_plans
+        with self._read() as s:
+            rows = s.execute(select(refused).where(refused.c.plan_id.in_(sorted(plan_ids))))
+            return {row.plan_id: _refused(row) for row in rows}
+
+    # ------------------------------------------------------------- approvals
+
+    def add_approval(
+        self,
+        plan_id: str,
+        *,
+        approved_by: str,
+        note: str | None,
+        now: datetime,
+        expires_at: datetime,
+        via: str = "approve",
+        applied_run_id: str | None = None,
+    ) -> Approval:
+        with self._write() as s:
+            result = s.execute(
+                insert(tables.approvals).values(
+                    plan_id=plan_id,
+                    approved_by=approved_by,
+                    note=note,
+                    approved_at=now,
+                    expires_at=expires_at,
+                    via=via,
+                    applied_run_id=applied_run_id,
+                    applied_at=now if applied_run_id is not None else None,
+                )
+            )
+            (approval_id,) = result.inserted_primary_key or (0,)
+        return Approval(
+            id=int(approval_id),
+            plan_id=plan_id,
+            approved_by=approved_by,
+            approved_at=now,
+            expires_at=expires_at,
+            note=note,
+            applied_run_id=applied_run_id,
+            applied_at=now if applied_run_id is not None else None,
+            via=via,
+        )
+
+    def pending_approvals(self, now: datetime) -> list[Approval]:
+        """Approvals not applied and not expired, newest first: what a run may apply."""
+        approvals = tables.approvals
+        query = (
+            select(approvals)
+            .where(approvals.c.applied_at.is_(None), approvals.c.expires_at > now)
+            .order_by(approvals.c.approved_at.desc(), approvals.c.id.desc())
+        )
+        with self._read() as s:
+            return [_approval(row) for row in s.execute(query)]
+
+    def approvals(self, limit: int = 50) -> list[Approval]:
+        """The newest approvals, whatever their state (`hrsync approvals`)."""
+        approvals = tables.approvals
+        query = (
+            select(approvals)
+            .order_by(approvals.c.approved_at.desc(), approvals.c.id.desc())
+            .limit(limit)
+        )
+        with self._read() as s:
+            return [_approval(row) for row in s.execute(query)]
+
+    def approvals_applied_by(self, run_ids: Collection[str]) -> dict[str, Approval]:
+        """The approval each of these runs applied, by run id (`history`)."""
+        if not run_ids:
+            return {}
+        approvals = tables.approvals
+        query = select(approvals).where(approvals.c.applied_run_id.in_(sorted(run_ids)))
+        with self._read() as s:
+            return {row.applied_run_id: _approval(row) for row in s.execute(query)}
+
+    def mark_approval_applied(self, approval_id: int, run_id: str, now: datetime) -> bool:
+        """The approval is used by `run_id`; False when another run used it first."""
+        approvals = tables.approvals
+        with self._write() as s:
+            done = s.execute(
+                update(approvals)
+                .where(approvals.c.id == approval_id, approvals.c.applied_at.is_(None))
+                .values(applied_run_id=run_id, applied_at=now)
+            )
+        return bool(done.rowcount)
+
+
+def _refused(row: Row[Any]) -> RefusedPlan:
+    summary: Mapping[str, Any] = json.loads(row.summary_json or "{}")
+    return RefusedPlan(
+        plan_id=row.plan_id,
+        run_id=row.run_id,
+        created_at=row.created_at,
+        last_refused_at=row.last_refused_at,
+        payload_digest=row.payload_digest,
+        guards=tuple(json.loads(row.guards_json or "[]")),
+        summary=PlanSummary.from_json(summary),
+        preview_url=row.preview_url,
+    )
+
+
+def _approval(row: Row[Any]) -> Approval:
+    return Approval(
+        id=row.id,
+        plan_id=row.plan_id,
+        approved_by=row.approved_by,
+        approved_at=row.approved_at,
+        expires_at=row.expires_at,
+        note=row.note,
+        applied_run_id=row.applied_run_id,
+        applied_at=row.applied_at,
+        via=row.via,
+    )

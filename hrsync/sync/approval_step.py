@@ -1,0 +1,181 @@
+"""Approvals bound to a plan, as a run meets them (issue 23): which approved plan ids the
+gate may honour, a refused plan kept by its id, and the approval a run applied.
+
+An approval is used only when the run submits: a dry run, a preview, a deferral or a
+refusal leaves it pending. A manual run let past a guard by its own flags
+(`sync --allow-archive N`, `--allow-shrink`) is kept in the same table, applied by that
+run, with the OS user: the audit has one place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import os
+import shlex
+from collections.abc import Mapping
+
+from hrsync import logs
+from hrsync.core.guards import Go, Refuse
+from hrsync.core.plan import canonical_payload
+from hrsync.core.plan_ids import Approval, PlanSummary, difference_line, summarize
+from hrsync.core.render import approve_command
+from hrsync.store.approvals import RefusedPlan
+from hrsync.sync.context import Planned, Run
+from hrsync.sync.plan_preview import preview_for_notice
+
+log = logs.get_logger("hrsync.sync")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Approved:
+    """The approvals pending when the run reached the gate, and their refused plans."""
+
+    pending: tuple[Approval, ...]
+    refused: Mapping[str, RefusedPlan]
+
+
+def ids_for(approved: Approved, payload_digest: str) -> set[str]:
+    """The approved plan ids the gate may honour. A plan id is short: it counts only when
+    the stored plan it names sends exactly this payload (the full digest)."""
+    return {
+        a.plan_id
+        for a in approved.pending
+        if (stored := approved.refused.get(a.plan_id)) is not None
+        and stored.payload_digest == payload_digest
+    }
+
+
+def approvals_now(run: Run) -> Approved:
+    pending = tuple(run.store.pending_approvals(run.clock()))
+    return Approved(pending, run.store.refused_plans({a.plan_id for a in pending}))
+
+
+def os_user() -> str:
+    """Who runs this process, for the audit; never fails (a container's user may have no
+    passwd entry)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return os.environ.get("USER") or os.environ.get("USERNAME") or f"uid {os.getuid()}"
+
+
+def let_past(run: Run, planned: Planned, decision: Go, approved: Approved) -> Planned:
+    """The plan with what let it past the guards, if anything did: the approval a person
+    gave, or this run's own flags (audited as an approval by the OS user)."""
+    if decision.plan_id is None:
+        return planned
+    now = run.clock()
+    if decision.approved:
+        approval = next(a for a in approved.pending if a.plan_id == decision.plan_id)
+        log.info(
+            "sync.approval_honoured",
+            plan_id=approval.plan_id,
+            approved_by=approval.approved_by,
+            approved_at=approval.approved_at.isoformat(),
+            note=approval.note,
+        )
+    else:
+        request = run.request
+        flags = [f"--allow-archive={request.allow_archive}"] if request.allow_archive else []
+        flags += ["--allow-shrink"] if request.allow_shrink else []
+        approval = Approval(
+            id=0,  # recorded only when the run submits
+            plan_id=decision.plan_id,
+            approved_by=os_user(),
+            approved_at=now,
+            expires_at=now,
+            note=shlex.join(["sync", *flags]),
+            via="sync",
+        )
+        log.info(
+            "sync.guards_overridden",
+            plan_id=approval.plan_id,
+            by=approval.approved_by,
+            flags=flags,
+        )
+    return dataclasses.replace(planned, plan_id=decision.plan_id, approval=approval)
+
+
+def refused(
+    run: Run, planned: Planned, decision: Refuse, approved: Approved
+) -> tuple[str, str | None]:
+    """Keep the refused plan by its id; the lines the refusal adds when a person approved
+    another plan (how this one differs from it, and its new id); and, for the daemon's
+    notification, the URL of DX's preview of exactly this plan."""
+    plan, now = planned.plan, run.clock()
+    plan_id = decision.refusal.plan_id
+    assert plan_id is not None, "the gate gives every refusal its plan id"
+    summary = summarize(
+        plan,
+        decision.tripped,
+        people=planned.people_count,
+        last_accepted_people=run.store.last_accepted_people_count(),
+        current_teams=len(planned.dx_teams),
+    )
+    run.store.save_refused_plan(
+        plan_id,
+        run_id=run.run_id,
+        now=now,
+        payload_digest=plan.payload_digest,
+        summary=summary,
+        payload_json=canonical_payload(planned.assignment.teams).decode(),
+    )
+    preview_url = None
+    request = run.request
+    # The daemon's runs only: a person at a shell has `sync --preview PLAN_ID`. The gate
+    # refused after it found no snapshot window open, so this preview is outside one.
+    if request.operational and request.trigger != "manual" and run.settings.notify.preview_refused:
+        preview_url = preview_for_notice(
+            run.client, run.store, plan_id, planned.payload(), run.clock
+        )
+    others = [a for a in approved.pending if a.plan_id != plan_id]
+    if not others:
+        return "", preview_url
+    newest = others[0]
+    stored = approved.refused.get(newest.plan_id)
+    line = difference_line(
+        plan_id,
+        summary,
+        newest,
+        _summary_of(stored),
+        approve_command(plan_id, run.settings.config_path),
+    )
+    log.warning(
+        "sync.approval_not_matching",
+        plan_id=plan_id,
+        approved_plan_id=newest.plan_id,
+        approved_by=newest.approved_by,
+        detail=line,
+    )
+    return line + "\n", preview_url
+
+
+def _summary_of(stored: RefusedPlan | None) -> PlanSummary | None:
+    return None if stored is None else stored.summary
+
+
+def applied(run: Run, planned: Planned) -> None:
+    """The run submitted: its approval is used (a person's is marked applied by this run;
+    a run's own flags are recorded as applied)."""
+    approval = planned.approval
+    if approval is None:
+        return
+    now = run.clock()
+    if approval.via == "sync":
+        run.store.add_approval(
+            approval.plan_id,
+            approved_by=approval.approved_by,
+            note=approval.note,
+            now=now,
+            expires_at=now,
+            via="sync",
+            applied_run_id=run.run_id,
+        )
+        return
+    if not run.store.mark_approval_applied(approval.id, run.run_id, now):
+        log.warning(
+            "sync.approval_already_applied",
+            plan_id=approval.plan_id,
+            detail="another run applied this approval first",
+        )
