@@ -21,7 +21,7 @@ from typing import Final, Literal
 
 from hrsync.core.guards import scheduled_day
 from hrsync.core.plan import COUNT_KEYS
-from hrsync.core.render import hrsync_command
+from hrsync.core.render import approve_command, hrsync_command
 from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
 
@@ -110,6 +110,7 @@ class LastRun:
     waiting_on: str | None = None  # what a person must act on (hierarchy or attributes)
     defer_kind: str | None = None
     resume_at: datetime | None = None  # a deferral's end, when the run was deferred
+    plan_id: str | None = None  # a refused plan's id: what `hrsync approve` names
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,12 +158,15 @@ def readiness(last: LastRun | None, config_path: Path | str | None = None) -> Re
     archives = last.counts.get("archive", 0)
     outcome = last.outcome
     if outcome == "refused":
+        plan = f" (plan {last.plan_id})" if last.plan_id else ""
         if archives:
             verb = "awaits" if archives == 1 else "await"
-            blockers.append(f"{plural(archives, 'team')} to archive {verb} approval")
+            blockers.append(f"{plural(archives, 'team')} to archive {verb} approval{plan}")
         else:
-            blockers.append(f"a refused plan awaits a person ({last.reason or 'refused'})")
-        commands.append(last.action or hrsync_command(config_path, "plan"))
+            blockers.append(f"a refused plan{plan} awaits a person ({last.reason or 'refused'})")
+        # Approving the plan by its id is what the daemon applies; --allow-* needs a shell.
+        approve = approve_command(last.plan_id, config_path) if last.plan_id else None
+        commands.append(approve or last.action or hrsync_command(config_path, "plan"))
     elif outcome == "deferred":
         blockers.append(waiting_text(last) or f"the last run was deferred ({last.reason})")
         commands.append(hrsync_command(config_path, "status"))

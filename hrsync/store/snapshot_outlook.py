@@ -74,4 +74,5 @@ class SnapshotOutlookQueries(RunQueries, DeferralQueries):
             waiting_on=run.waiting_on,
             defer_kind=run.defer_kind,
             resume_at=resume_at,
+            plan_id=run.plan_id,
         )

@@ -175,6 +175,19 @@ def counts(**kinds: int) -> dict[str, int]:
             "hrsync sync --allow-archive 6",
         ),
         (
+            LastRun(
+                "refused",
+                counts(archive=6),
+                reason="would archive 6 teams",
+                action="hrsync sync --allow-archive 6",
+                waiting_on="refused",
+                plan_id="3f9c2a0b",
+            ),
+            False,
+            ("6 teams to archive await approval (plan 3f9c2a0b)",),
+            "hrsync approve 3f9c2a0b",
+        ),
+        (
             LastRun("refused", counts(), reason="export has 10 people", waiting_on="refused"),
             False,
             ("a refused plan awaits a person (export has 10 people)",),

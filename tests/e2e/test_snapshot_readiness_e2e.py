@@ -57,8 +57,10 @@ def test_a_run_keeps_the_next_snapshot_and_status_says_what_it_means(
     status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
     snapshot = status["next_snapshot"]
     assert snapshot["ready"] is False
-    assert snapshot["blockers"] == ["1 team to archive awaits approval"]
-    assert "--allow-archive 1" in snapshot["command"]
+    plan_id = refused.finished["plan_id"]
+    assert snapshot["blockers"] == [f"1 team to archive awaits approval (plan {plan_id})"]
+    # What a person without a shell can have run anywhere that reaches the store.
+    assert snapshot["command"].endswith(f"approve {plan_id}")
 
 
 def test_while_a_window_is_open_runs_plan_and_status_shows_what_waits(
@@ -212,10 +214,11 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
     assert (run.trigger, run.outcome) == ("pre_snapshot", "refused")
     assert [h["event"] for h in fleet.hooks] == ["refused", "snapshot_not_ready"]
     notice = fleet.hooks[-1]
+    plan_id = run.plan_id
     assert notice["snapshot_id"] == "apr" and notice["blockers"] == [
-        "1 team to archive awaits approval"
+        f"1 team to archive awaits approval (plan {plan_id})"
     ]
-    assert "--allow-archive 1" in notice["action"]
+    assert notice["action"].endswith(f"approve {plan_id}")
     assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 12 * H  # and again 12 h before
 
     # A scheduled run in between changes nothing: no message per run.
