@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     history = sub.add_parser("history", help="recent runs, one line each")
     history.add_argument("--limit", type=_non_negative_int, default=20, metavar="N")
-    _output_options(history, ("text", "json"))
+    history.add_argument(
+        "--all", action="store_true", help="also list dry runs and previews (`plan`)"
+    )
+    _output_options(history, ("text", "json"), "Reference, The plan as JSON: history --format json")
 
     approve = sub.add_parser(
         "approve",
@@ -91,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("--by", metavar="NAME", help="who approves (default: the OS user)")
     approvals = sub.add_parser("approvals", help="approvals: pending, applied and expired")
     approvals.add_argument("--limit", type=_non_negative_int, default=50, metavar="N")
-    _output_options(approvals, ("text", "json"))
+    _output_options(approvals, ("text", "json"), "Reference, The plan as JSON: approvals")
 
     sub.add_parser("check", help="readiness report: config, export, token, scopes, snapshots")
     sub.add_parser("healthcheck", help="exit 0 when the daemon's heartbeat is fresh")
@@ -169,12 +172,16 @@ def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParse
     return found
 
 
-def _output_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+def _output_options(
+    parser: argparse.ArgumentParser,
+    formats: tuple[str, ...],
+    doc: str = "Reference, The plan as JSON",
+) -> None:
     parser.add_argument(
         "--format",
         choices=formats,
         default="text",
-        help="text for a person; json: one document (docs: Reference, The plan as JSON)"
+        help=f"text for a person; json: one document (docs: {doc})"
         + ("; tree: the desired hierarchy, each team's change marked" if "tree" in formats else ""),
     )
     parser.add_argument(

@@ -19,8 +19,13 @@ def history(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = open_store(load_local(args))
     try:
-        runs = store.recent_runs(args.limit)
+        # Dry runs and previews (every `plan`) say nothing of what DX holds: asked for.
+        runs = store.recent_runs(args.limit, operational_only=not args.all)
         applied = store.approvals_applied_by([r.id for r in runs])
+        hidden = 0
+        if not args.all:
+            full = len(runs) == args.limit
+            hidden = store.dry_runs_since(runs[-1].started_at if runs and full else None)
     finally:
         store.close()
     if args.format == "json":
@@ -29,6 +34,8 @@ def history(args: argparse.Namespace) -> int:
         write_output(dumps(history_document(runs, applied)), args.out)
         return EXIT_OK
     lines = [format_run(run, applied.get(run.id)) for run in runs] or ["no runs yet"]
+    if hidden:
+        lines.append(f"({hidden} dry runs and previews not shown: hrsync history --all)")
     write_output("\n".join(lines), args.out)
     return EXIT_OK
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import Row, func, insert, select, update
 
 from hrsync.core.notify import ATTENTION
 from hrsync.core.substitutes import LeadSubstitute
@@ -110,6 +110,15 @@ class RunQueries(StoreSessions):
             query = query.where(runs.c.dry_run == 0)
         with self._read() as s:
             return [_run_record(r) for r in s.execute(query)]
+
+    def dry_runs_since(self, since: datetime | None) -> int:
+        """How many dry runs and previews started at or after `since` (all, for None)."""
+        runs = tables.runs
+        query = select(func.count()).select_from(runs).where(runs.c.dry_run != 0)
+        if since is not None:
+            query = query.where(runs.c.started_at >= since)
+        with self._read() as s:
+            return int(s.execute(query).scalar_one())
 
     def last_accepted_people_count(self) -> int | None:
         """People in the last export DX accepted (for the shrink guard): the newer of the

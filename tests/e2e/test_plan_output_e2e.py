@@ -132,7 +132,7 @@ def test_out_file_dry_run_json_and_history_json(workspace: Workspace) -> None:
     assert not [line for line in text.stdout.splitlines() if line.lstrip().startswith("{")]
     assert '"sync.finished"' in text.stderr
 
-    history = workspace.hrsync("history", "--format", "json")
+    history = workspace.hrsync("history", "--all", "--format", "json")
     doc = json.loads(history.stdout)
     assert doc["schema"] == "hrsync.history/1" and len(doc["runs"]) == 3
     assert all(r["dry_run"] and r["outcome"] == "planned" for r in doc["runs"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -252,6 +253,20 @@ def test_history_lists_runs(workspace: Workspace) -> None:
     lines = history.stdout.strip().splitlines()
     assert len(lines) == 2
     assert "in_sync" in lines[0] and "applied" in lines[1] and "create=13" in lines[1]
+
+
+def test_history_leaves_out_dry_runs_unless_asked(workspace: Workspace) -> None:
+    # Was mostly `plan` runs, with no way to keep them out.
+    workspace.hrsync("sync")
+    for _ in range(3):
+        workspace.hrsync("plan")
+    lines = workspace.hrsync("history").stdout.strip().splitlines()
+    assert len(lines) == 2 and "applied" in lines[0], lines
+    assert lines[-1] == "(3 dry runs and previews not shown: hrsync history --all)"
+    every = workspace.hrsync("history", "--all").stdout.strip().splitlines()
+    assert len(every) == 4 and sum("(dry run)" in line for line in every) == 3
+    doc = json.loads(workspace.hrsync("history", "--format", "json").stdout)
+    assert [r["outcome"] for r in doc["runs"]] == ["applied"]
 
 
 def test_hand_edit_in_dx_is_logged_as_drift_and_corrected(workspace: Workspace) -> None:
