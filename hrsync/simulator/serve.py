@@ -16,7 +16,13 @@ from types import FrameType
 from typing import Any, TextIO
 
 from hrsync.simulator.records import ORG_TOKEN
-from hrsync.simulator.scenario import Scenario, ScenarioError, default_scenario, load_scenario
+from hrsync.simulator.scenario import (
+    Scenario,
+    ScenarioError,
+    default_scenario,
+    load_scenario,
+    require_tokens,
+)
 from hrsync.simulator.server import start_simulator
 
 
@@ -41,6 +47,7 @@ def serve(
     clean stop, 2 when the scenario is unusable or the port cannot be bound."""
     try:
         scenario = load_scenario(scenario_path) if scenario_path else default_scenario()
+        require_tokens(scenario)
     except ScenarioError as exc:
         print(f"error: {exc}", file=err)
         return 2
