@@ -41,7 +41,8 @@ def simulator(args: argparse.Namespace) -> int:
 
 
 def _rehearse(args: argparse.Namespace) -> int:
-    # stdout is for the lines a person copies; the log goes to stderr.
+    # stdout is for the lines a person copies; the log goes to stderr, warnings only
+    # unless asked: reading the export is not news to the person starting it.
     logs.configure(args.log_format or "auto", args.log_level or "warning", sys.stderr)
     config: Path | None = args.rehearse if args.rehearse is not None else args.config
     settings = load_settings(
@@ -50,6 +51,7 @@ def _rehearse(args: argparse.Namespace) -> int:
         require_dx=False,
         require_source=args.users_from is None,
     )
+    reads_url = bool(settings.source.url)
     if args.users_from is not None:
         export_path = args.users_from.resolve()
         source = dataclasses.replace(settings.source, path=export_path, url=None)
@@ -75,9 +77,12 @@ def _rehearse(args: argparse.Namespace) -> int:
     # The one place the token is shown is the line printed for the person to copy.
     logs.register_secret(planned.token)
     extra = [("HRSYNC_STATE__DATABASE_URL", REHEARSAL_DB)]
-    if args.users_from is not None:
+    # The sync reads the same file; a config reading an HR API keeps reading it (a path
+    # beside its url would be refused), presumably the same people as the saved answer.
+    if args.users_from is not None and not reads_url:
         extra.append(("HRSYNC_SOURCE__PATH", str(args.users_from.resolve())))
-    command = f"hrsync --config {config}" if config is not None else "hrsync --config CONFIG"
+    used = settings.config_path  # --rehearse, --config or $HRSYNC_CONFIG
+    command = f"hrsync --config {used}" if used is not None else "hrsync --config CONFIG"
     return serve_scenario(
         planned.scenario,
         host=args.host,

@@ -18,6 +18,8 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, ROOT, Run, parse_events
+from tests.fakes import serve
+from tests.fakes.hr_apis import OktaApi
 
 pytestmark = pytest.mark.slow
 
@@ -50,13 +52,13 @@ def clean_env() -> dict[str, str]:
 
 
 @contextmanager
-def rehearsing(cwd: Path, *args: str) -> Iterator[Rehearsal]:
+def rehearsing(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Rehearsal]:
     process = subprocess.Popen(
         [*HRSYNC, "simulator", *args, "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=clean_env(),
+        env={**clean_env(), **(env or {})},
         cwd=cwd,
     )
     try:
@@ -66,16 +68,16 @@ def rehearsing(cwd: Path, *args: str) -> Iterator[Rehearsal]:
             line = process.stdout.readline()
             assert line, f"the simulator ended: {process.wait()} {process.stderr}"
             printed.append(line.rstrip("\n"))
-        env = {}
+        exported = dict(env or {})
         for line in printed:
             if line.startswith("export "):
                 name, _, value = line.removeprefix("export ").partition("=")
-                env[name] = value
-        yield Rehearsal(process, printed, env)
+                exported[name] = value
+        yield Rehearsal(process, printed, exported)
         process.terminate()
         assert process.wait(timeout=10) == 0
         assert process.stderr is not None
-        assert env["HRSYNC_DX_TOKEN"] not in process.stderr.read()
+        assert exported["HRSYNC_DX_TOKEN"] not in process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()
@@ -182,6 +184,43 @@ def test_users_from_a_file_with_the_default_columns_and_no_config(tmp_path: Path
         assert "# 3 of 3 people are DX users; no teams yet" in rehearsal.printed
         assert rehearsal.env["HRSYNC_SOURCE__PATH"] == str(export)
         assert "# next: hrsync --config CONFIG check, then plan, then sync" in rehearsal.printed
+
+
+def test_users_from_a_file_read_through_the_config_s_own_fields(org: Path) -> None:
+    shutil.copy(CONFIG / "sample-org-reorg.csv", org / "next-quarter.csv")
+    with rehearsing(
+        org, "--users-from", "next-quarter.csv", env={"HRSYNC_CONFIG": "hrsync.toml"}
+    ) as rehearsal:
+        assert rehearsal.env["HRSYNC_SOURCE__PATH"] == str(org / "next-quarter.csv")
+        assert "# next: hrsync --config hrsync.toml check, then plan, then sync" in (
+            rehearsal.printed
+        ), "the config of $HRSYNC_CONFIG"
+        run = hrsync(org, rehearsal, "sync")
+        assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        assert run.finished["outcome"] == "applied"
+        assert "Developer Productivity" in rehearsal.teams(), "the reorganised export's teams"
+
+
+def test_an_hr_api_source_is_read_as_the_sync_reads_it(tmp_path: Path) -> None:
+    okta = OktaApi()
+    env = {"OKTA_API_AUTH": f"SSWS {okta.api_token}"}
+    with serve(okta) as api:
+        recipe = (ROOT / "config" / "recipes" / "okta.toml").read_text(encoding="utf-8")
+        config = recipe.replace("https://acme.okta.com", api.base_url) + (
+            '\n[dx]\nbase_url = "https://api.getdx.com"\n'
+            '\n[mapping]\nteam_name = "{department}"\n'
+            '\n[sync]\nverify_timeout_s = 20\nnotify_email = "people-ops@example.com"\n'
+        )
+        (tmp_path / "okta.toml").write_text(config, encoding="utf-8")
+        with rehearsing(tmp_path, "--rehearse", "okta.toml", env=env) as rehearsal:
+            (counted,) = [line for line in rehearsal.printed if "people are DX users" in line]
+            run = hrsync(tmp_path, rehearsal, "--config", "okta.toml", "sync")
+            assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
+            assert run.finished["outcome"] == "applied"
+            people = run.named("export.read")[0]["people"]
+            assert counted == f"# {people} of {people} people are DX users; no teams yet"
+            assert len(rehearsal.teams()) == run.finished["counts"]["create"] > 1
+        assert api.requests, "the simulator and the sync both read the HR API"
 
 
 def test_an_export_that_cannot_be_read_is_told_and_nothing_is_served(tmp_path: Path) -> None:
