@@ -108,7 +108,30 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--format", choices=("text", "json"), default="text")
 
     simulator = sub.add_parser("simulator", help="serve the bundled fake DX API")
-    simulator.add_argument("--scenario", type=Path, metavar="FILE", help="scenario JSON")
+    account = simulator.add_mutually_exclusive_group()
+    account.add_argument("--scenario", type=Path, metavar="FILE", help="scenario JSON")
+    account.add_argument(
+        "--rehearse",
+        type=Path,
+        metavar="CONFIG",
+        help="rehearse with your own org: the people of CONFIG's export are the DX users, "
+        "with no teams and a new token (printed)",
+    )
+    account.add_argument(
+        "--users-from",
+        type=Path,
+        metavar="EXPORT",
+        help="as --rehearse, with the people of this file, read through --config's [source] "
+        "settings (else the default column names)",
+    )
+    simulator.add_argument(
+        "--in-dx",
+        type=_share,
+        default=1.0,
+        metavar="SHARE",
+        help="with --rehearse or --users-from: this share of the people are DX users "
+        "(e.g. 0.9; the same people each time, every lead among them); default 1",
+    )
     simulator.add_argument("--host", default="127.0.0.1")
     simulator.add_argument("--port", type=_non_negative_int, default=8765)
 
@@ -187,6 +210,16 @@ def _output_options(
     parser.add_argument(
         "--out", type=Path, metavar="FILE", help="write the report or document to FILE"
     )
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share above 0 and at most 1, got {text}")
+    return value
 
 
 def _non_negative_int(text: str) -> int:

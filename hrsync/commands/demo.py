@@ -5,7 +5,8 @@ sample org, syncs a reorganised export, shows a truncated export being refused,
 then syncs one user attribute (Location, from an Office column) and a change to
 one person's office, which sends exactly one call. The engine, the store and the
 HTTP traffic are the real ones; only DX is simulated. Everything lives in a temporary
-folder unless --keep is given.
+folder unless --keep is given; then the folder also holds DX as the demo left it and the
+token, so that the commands printed go on working against `hrsync simulator`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
 
 DEMO_TOKEN = "demo-org-token"  # the simulated account's token; not a secret
+# What --keep leaves to go on by hand: DX as the demo left it, the token, a fixed port.
+KEPT_SCENARIO = "scenario.json"
+KEPT_TOKEN = "dx-token"
+KEPT_PORT = 8765
 OFFICES = ("Berlin", "Lisbon", "Toronto", "Nairobi")
 ATTRIBUTES = '\n[attributes]\n"Location" = "{Office}"\n'
 
@@ -106,20 +111,37 @@ def run_demo(*, keep: Path | None = None, out: TextIO = sys.stdout) -> int:
         log_stream = log_path.open("w", encoding="utf-8")
         logs.configure("json", "info", log_stream)
         story = Story(out, log_path)
-        scenario = load_scenario(samples / "demo-scenario.json")
+        scenario_file = samples / "demo-scenario.json"
+        scenario = load_scenario(scenario_file)
         try:
             with start_simulator(scenario) as sim:
-                code = _tell(story, sim, samples, export, work)
+                code = _tell(story, sim, samples, export, work, keep is not None)
+                if keep is not None:
+                    _keep(sim, scenario_file, work)
         finally:
             log_stream.close()
         story.say()
         story.say(f"Finished in {time.monotonic() - started:.1f}s.")
         if keep is not None:
-            story.say(f"Kept in {work}: hrsync.toml, state.db, demo.log (the full JSON log).")
+            story.say(
+                f"Kept in {work}: hrsync.toml, state.db, demo.log (the full JSON log), "
+                f"{KEPT_SCENARIO} (DX as the demo left it) and {KEPT_TOKEN} (its token)."
+            )
+            story.say("To go on by hand, start that DX again in another terminal:")
+            story.say(f"  hrsync simulator --scenario {work / KEPT_SCENARIO} --port {KEPT_PORT}")
+            story.say("then, for example:")
+            story.say(f"  hrsync --config {work / 'hrsync.toml'} plan")
+        else:
+            story.say(
+                "Its folder is deleted now; `hrsync demo --keep DIR` keeps it, with what it "
+                "needs to go on by hand."
+            )
         return code
 
 
-def _tell(story: Story, sim: RunningSimulator, samples: Path, export: Path, work: Path) -> int:
+def _tell(
+    story: Story, sim: RunningSimulator, samples: Path, export: Path, work: Path, kept: bool
+) -> int:
     config = work / "hrsync.toml"
     db = work / "state.db"
     config.write_text(CONFIG.format(base_url=sim.base_url, export=export, db=db))
@@ -154,7 +176,7 @@ def _tell(story: Story, sim: RunningSimulator, samples: Path, export: Path, work
         export.write_text("\n".join(lines[: 1 + (len(lines) - 1) // 2]) + "\n", encoding="utf-8")
         before = _process_calls(sim)
         third = run_sync(settings, SyncRequest(), store=store)
-        story.say(third.report.strip())
+        story.say(_runnable(third.report.strip(), config, kept))
         story.say()
         story.say(
             f"  -> {third.outcome.value} (exit {third.exit_code}); "
@@ -172,6 +194,64 @@ def _tell(story: Story, sim: RunningSimulator, samples: Path, export: Path, work
     finally:
         store.close()
     return 0
+
+
+def _runnable(report: str, config: Path, kept: bool) -> str:
+    """The refusal's report as the demo can show it: the commands it names point into the
+    demo's folder, which is gone when the demo ends unless kept."""
+    if kept:
+        return report
+    lines = [line for line in report.splitlines() if f"--config {config}" not in line]
+    if len(lines) < len(report.splitlines()):
+        lines.append(
+            "(A refusal names the commands that preview or apply it anyway; the demo's would "
+            "point into its temporary folder: `hrsync demo --keep DIR` keeps it.)"
+        )
+    return "\n".join(lines)
+
+
+def _keep(sim: RunningSimulator, scenario_file: Path, work: Path) -> None:
+    """What the kept folder needs to go on by hand: DX as the demo left it (a scenario
+    for `hrsync simulator`), its token in a file, and the config pointed at both. The
+    simulator keeps its account in memory only, and the token is never in a config."""
+    scenario = json.loads(scenario_file.read_text(encoding="utf-8"))
+    users = sim.dx.users_view()
+    email_of = {user["id"]: user["email"] for user in users}
+    teams = sim.dx.teams_view()
+    by_id = {team["id"]: team for team in teams}
+    kept_teams = []
+    for team in teams:
+        entry: dict[str, Any] = {
+            "name": team["name"],
+            "reference_id": team["reference_id"],
+            "lead_email": email_of[team["manager_id"]],
+            "contributors": team["member_emails"],
+        }
+        parent = by_id.get(team["parent_id"])
+        if parent is not None and parent["reference_id"]:
+            entry["parent_reference_id"] = parent["reference_id"]
+        elif parent is not None:  # made in the web app, without a reference_id
+            entry["parent_name"] = parent["name"]
+        kept_teams.append(entry)
+    scenario["users"] = users
+    scenario["teams"] = kept_teams
+    (work / KEPT_SCENARIO).write_text(json.dumps(scenario, indent=2) + "\n", encoding="utf-8")
+    (work / KEPT_TOKEN).write_text(DEMO_TOKEN + "\n", encoding="utf-8")
+    config = work / "hrsync.toml"
+    text = (
+        config.read_text(encoding="utf-8")
+        .replace(
+            "# Written by `hrsync demo`: the configuration the demo ran with.",
+            "# Written by `hrsync demo --keep`: the configuration the demo ran with, pointed at\n"
+            f"# `hrsync simulator --scenario {KEPT_SCENARIO} --port {KEPT_PORT}` (DX as the demo "
+            "left it).",
+        )
+        .replace(
+            f'base_url = "{sim.base_url}"',
+            f'base_url = "http://127.0.0.1:{KEPT_PORT}"\ntoken_file = "{KEPT_TOKEN}"',
+        )
+    )
+    config.write_text(text, encoding="utf-8")
 
 
 def _sync(story: Story, settings: Settings, store: Store) -> SyncResult:

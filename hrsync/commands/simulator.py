@@ -1,13 +1,124 @@
-"""`hrsync simulator`: serve the bundled fake DX API until stopped."""
+"""`hrsync simulator`: serve the bundled fake DX API until stopped.
+
+With `--rehearse CONFIG` or `--users-from EXPORT` the account served is a rehearsal of
+the operator's own org (`hrsync.simulator.rehearsal`): the export is read exactly as a
+sync reads it (the config's [source], fields and filters, so HTTP and JSON sources work
+too), its people are the DX users, and there are no teams yet.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
 
+from hrsync import logs
 from hrsync.commands.startup import configure_logging
-from hrsync.simulator.serve import serve
+from hrsync.config.loading import Settings, load_settings
+from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
+from hrsync.simulator.rehearsal import Rehearsal, rehearsal
+from hrsync.simulator.serve import serve, serve_scenario
+from hrsync.sources.base import SourceUnavailable
+from hrsync.sync.reading import Export, InputRefused, map_teams, read_export
+
+# The rehearsal's own state store (beside the config): rehearsed runs and reference_ids
+# never mix with a real store, and deleting it starts a rehearsal over.
+REHEARSAL_DB: Final = "sqlite:///rehearsal.db"
+_SHOWN: Final = 5  # e-mails named in the "not in DX" line; the rest are counted
 
 
 def simulator(args: argparse.Namespace) -> int:
-    configure_logging(args)
-    return serve(args.scenario, host=args.host, port=args.port)
+    if args.rehearse is None and args.users_from is None:
+        if args.in_dx != 1.0:
+            print("hrsync: --in-dx needs --rehearse CONFIG or --users-from EXPORT", file=sys.stderr)
+            return EXIT_USAGE
+        configure_logging(args)
+        return serve(args.scenario, host=args.host, port=args.port)
+    return _rehearse(args)
+
+
+def _rehearse(args: argparse.Namespace) -> int:
+    # stdout is for the lines a person copies; the log goes to stderr, warnings only
+    # unless asked: reading the export is not news to the person starting it.
+    logs.configure(args.log_format or "auto", args.log_level or "warning", sys.stderr)
+    config: Path | None = args.rehearse if args.rehearse is not None else args.config
+    settings = load_settings(
+        config,
+        require_token=False,
+        require_dx=False,
+        require_source=args.users_from is None,
+    )
+    reads_url = bool(settings.source.url)
+    if args.users_from is not None:
+        export_path = args.users_from.resolve()
+        source = dataclasses.replace(settings.source, path=export_path, url=None)
+        settings = dataclasses.replace(settings, source=source)
+    try:
+        export = read_export(settings)
+    except InputRefused as exc:
+        print(f"hrsync: cannot rehearse with {exc.source or 'the export'}:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        print("`hrsync check` tells the same; fix them, then start again.", file=sys.stderr)
+        return EXIT_USAGE
+    except SourceUnavailable as exc:
+        print(f"hrsync: cannot rehearse: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    people = [(p.name, p.email) for p in export.directory.people]
+    if not people:
+        print(f"hrsync: cannot rehearse: {export.source} has nobody to sync", file=sys.stderr)
+        return EXIT_USAGE
+    planned = rehearsal(
+        people, source=export.source, share=args.in_dx, leads=_leads(settings, export)
+    )
+    # The one place the token is shown is the line printed for the person to copy.
+    logs.register_secret(planned.token)
+    extra = [("HRSYNC_STATE__DATABASE_URL", REHEARSAL_DB)]
+    # The sync reads the same file; a config reading an HR API keeps reading it (a path
+    # beside its url would be refused), presumably the same people as the saved answer.
+    if args.users_from is not None and not reads_url:
+        extra.append(("HRSYNC_SOURCE__PATH", str(args.users_from.resolve())))
+    used = settings.config_path  # --rehearse, --config or $HRSYNC_CONFIG
+    command = f"hrsync --config {used}" if used is not None else "hrsync --config CONFIG"
+    return serve_scenario(
+        planned.scenario,
+        host=args.host,
+        port=args.port,
+        token=planned.token,
+        exports=extra,
+        notes=lambda base_url: _notes(planned, base_url, command),
+    )
+
+
+def _leads(settings: Settings, export: Export) -> set[str]:
+    """The e-mails of the teams' leads, as the sync will map them; when the mapping is
+    refused (the run would be too), the people anyone reports to."""
+    try:
+        return {team.lead_email for team in map_teams(settings, export).team_map.teams}
+    except InputRefused:
+        people = export.directory.people
+        managers = {p.manager_id for p in people if p.manager_id}
+        return {p.email for p in people if p.employee_id in managers}
+
+
+def _notes(planned: Rehearsal, base_url: str, command: str) -> Sequence[str]:
+    in_dx = len(planned.scenario.users)
+    lines = [f"# {in_dx} of {planned.people} people are DX users; no teams yet"]
+    if planned.left_out:
+        named = ", ".join(planned.left_out[:_SHOWN])
+        rest = len(planned.left_out) - _SHOWN
+        more = f" and {rest} more" if rest > 0 else ""
+        lines.append(
+            f"# not DX users yet (DX ignores them in a team, hrsync names them): {named}{more}"
+        )
+    lines += [
+        f'# or in the config file: [dx] base_url = "{base_url}" (the token stays in the'
+        " environment)",
+        "# rehearsal.db (beside the config) keeps this rehearsal's state; delete it when you"
+        " restart the simulator",
+        f"# next: {command} check, then plan, then sync",
+    ]
+    return lines

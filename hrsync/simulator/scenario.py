@@ -19,7 +19,8 @@ A scenario file (unknown keys are refused, so typos do not pass silently)::
       "import_actor_email": "web-api@dx.example", "rate_limit_per_minute": 1000
     }
 
-Only ``account_name``, ``app_url`` and the lists' required fields must be given.
+Only ``account_name``, ``app_url`` and the lists' required fields must be given; a
+scenario served by ``hrsync simulator`` also needs a token (``require_tokens``).
 Times are ISO 8601 strings (a zone is required), or relative to the moment the
 simulator starts: ``{"days_ago": 30}`` / ``{"hours_ago": 2}``, or ahead of it:
 ``{"in_days": 3}`` / ``{"in_hours": 6}``. A user with ``joins_at`` becomes a DX user
@@ -507,6 +508,24 @@ class _Reader:
             )
         except (ValueError, TypeError) as exc:
             raise self.fail(where, str(exc)) from None
+
+
+def require_tokens(scenario: Scenario) -> None:
+    """Refuse to serve a scenario without tokens: every call would fail ``invalid_auth``
+    and there would be no token to print, which looks like a broken client instead."""
+    if scenario.tokens:
+        return
+    example = json.dumps(
+        {
+            "value": "rehearsal-token",
+            "kind": ORG_TOKEN,
+            "scopes": ["snapshots:read", "snapshots:admin", "users:write"],
+        }
+    )
+    raise ScenarioError(
+        f"{scenario.source}: tokens: the scenario has no token, so every call would fail "
+        f'invalid_auth; add one, e.g. "tokens": [{example}]'
+    )
 
 
 def _join(where: str, key: str) -> str:

@@ -10,13 +10,19 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
 from hrsync.simulator.records import ORG_TOKEN
-from hrsync.simulator.scenario import Scenario, ScenarioError, default_scenario, load_scenario
+from hrsync.simulator.scenario import (
+    Scenario,
+    ScenarioError,
+    default_scenario,
+    load_scenario,
+    require_tokens,
+)
 from hrsync.simulator.server import start_simulator
 
 
@@ -41,9 +47,36 @@ def serve(
     clean stop, 2 when the scenario is unusable or the port cannot be bound."""
     try:
         scenario = load_scenario(scenario_path) if scenario_path else default_scenario()
+        require_tokens(scenario)
     except ScenarioError as exc:
         print(f"error: {exc}", file=err)
         return 2
+    notes: tuple[str, ...] = ()
+    if scenario_path is None:
+        # The built-in account is a made-up company's, with teams of its own: a sync of
+        # another export against it would archive them and name leads it does not know.
+        notes = (
+            f"# {scenario.account_name!r} is a made-up company with users and teams of its own;"
+            " to rehearse your own org: hrsync simulator --rehearse CONFIG",
+        )
+    return serve_scenario(scenario, host=host, port=port, out=out, err=err, stop=stop, notes=notes)
+
+
+def serve_scenario(
+    scenario: Scenario,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+    stop: threading.Event | None = None,
+    token: str | None = None,
+    exports: Sequence[tuple[str, str]] = (),
+    notes: Callable[[str], Sequence[str]] | Sequence[str] = (),
+) -> int:
+    """Serve ``scenario`` as `serve` does. ``token``: the one to print (default: the
+    scenario's usable one); ``exports``: more ``export NAME=VALUE`` lines; ``notes``:
+    comment lines after the heading, or a function of the base URL giving them."""
     try:
         simulator = start_simulator(scenario, host=host, port=port)
     except OSError as exc:
@@ -52,15 +85,19 @@ def serve(
     stop = stop or threading.Event()
     restore = _install_signal_handlers(stop)
     try:
-        token = usable_token(scenario)
+        token = token or usable_token(scenario)
         print(f"export HRSYNC_DX__BASE_URL={simulator.base_url}", file=out)
         if token is not None:
             print(f"export HRSYNC_DX_TOKEN={token}", file=out)
+        for name, value in exports:
+            print(f"export {name}={value}", file=out)
         print(
             f"# DX simulator for {scenario.account_name!r} "
             f"(scenario {scenario.source}); stop with Ctrl-C",
             file=out,
         )
+        for line in notes(simulator.base_url) if callable(notes) else notes:
+            print(line, file=out)
         print(
             '# try: curl -H "Authorization: Bearer $HRSYNC_DX_TOKEN" '
             "$HRSYNC_DX__BASE_URL/teams.list",

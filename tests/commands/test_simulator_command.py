@@ -82,3 +82,53 @@ def test_simulator_command_serves_and_applies_a_rename(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def run_simulator(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+    return subprocess.run(
+        [sys.executable, "-m", "hrsync", "simulator", *args, "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--in-dx", "0.9"], "--in-dx needs --rehearse CONFIG or --users-from EXPORT"),
+        (["--in-dx", "0"], "expected a share above 0 and at most 1, got 0"),
+        (["--in-dx", "1.5"], "expected a share above 0 and at most 1, got 1.5"),
+        (["--scenario", "s.json", "--rehearse", "c.toml"], "not allowed with argument"),
+        (["--users-from", "p.csv", "--rehearse", "c.toml"], "not allowed with argument"),
+    ],
+)
+def test_rehearsal_options_that_do_not_fit_are_usage_errors(args: list[str], needle: str) -> None:
+    result = run_simulator(*args)
+    assert result.returncode == 2
+    assert needle in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_default_account_says_it_is_another_company_s_and_how_to_rehearse_your_own() -> None:
+    # Its users and teams are a made-up company's: a sync of your export against it would
+    # archive them and name leads it does not know.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hrsync", "simulator", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(4)]
+        assert any("made-up company" in line and "--rehearse CONFIG" in line for line in lines)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

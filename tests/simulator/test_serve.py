@@ -99,3 +99,28 @@ def test_serve_refuses_a_bad_scenario(tmp_path: Path) -> None:
     err = io.StringIO()
     assert serve(path, port=0, out=io.StringIO(), err=err) == 2
     assert "bad.json: account_name" in err.getvalue()
+
+
+def test_serve_refuses_a_scenario_without_tokens_naming_the_file_and_what_to_add(
+    tmp_path: Path,
+) -> None:
+    # Served, it would answer every call invalid_auth and print no token to use.
+    path = tmp_path / "no-tokens.json"
+    path.write_text(
+        json.dumps(
+            {
+                "account_name": "Tokenless Co",
+                "app_url": "https://t.example",
+                "users": [{"name": "L", "email": "l@t.example"}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert serve(path, port=0, out=out, err=err) == 2
+    message = err.getvalue()
+    assert f"{path}: tokens:" in message
+    assert "invalid_auth" in message
+    assert '"kind": "account_web_api_token"' in message
+    assert '"snapshots:admin"' in message
+    assert out.getvalue() == ""
