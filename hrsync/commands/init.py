@@ -137,8 +137,7 @@ def _tell(
         say(f'  records_path = "{records.path}"  <- {records.evidence}')
     for guess in proposal.fields:
         if guess.value or guess.evidence:
-            name = guess.key.removeprefix("source.")
-            say(f'  {name} = "{guess.value}"  <- {guess.evidence}')
+            say(f'  {guess.key} = "{guess.value}"  <- {guess.evidence}')
     say(f'  mapping.strategy = "{proposal.strategy.value}"  <- {proposal.strategy.evidence}')
     if proposal.active_status is not None:
         kept = ", ".join(f'"{v}"' for v in proposal.kept_statuses)

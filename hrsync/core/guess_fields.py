@@ -134,7 +134,8 @@ def _mentions_manager(name: str) -> bool:
 
 
 def _is_description(name: str) -> bool:
-    return _last(name) in _NEVER
+    # Only inside a JSON object: a CSV column called "Type" may hold anything.
+    return "." in name and _last(name) in _NEVER
 
 
 def _named(name: str, keys: frozenset[str]) -> bool:
@@ -217,8 +218,10 @@ def _of(count: int, total: int) -> str:
 def propose(columns: Sequence[Column]) -> Proposal:
     """Guess a config's fields, strategy and status filter from an export's columns."""
     records = max((len(c.values) for c in columns), default=0)
-    stats = [_measure(c) for c in columns if not _is_description(c.name)]
-    stats = [s for s in stats if s.filled]
+    # A description (Personio's `…label`) is skipped, unless it holds e-mail addresses:
+    # an e-mail column is found whatever its name.
+    stats = [_measure(c) for c in columns]
+    stats = [s for s in stats if s.filled and (s.emails or not _is_description(s.name))]
     taken: set[str] = set()
     guesses: dict[str, Guess] = {}
     todos: list[Todo] = []
@@ -297,11 +300,11 @@ def propose(columns: Sequence[Column]) -> Proposal:
     active: Guess | None = None
     kept: tuple[str, ...] = ()
     if status is not None:
-        column, evidence, kept, unknown = status
-        guesses["status"] = Guess("source.fields.status", column, evidence)
+        column, kept, unknown = status.column, status.kept, status.unknown
+        guesses["status"] = Guess("source.fields.status", column, status.evidence)
         taken.add(column)
         if kept:
-            active = Guess("filter.active_status", "", _status_evidence(column, kept, unknown))
+            active = Guess("filter.active_status", "", _status_evidence(status))
         else:
             todos.append(
                 Todo(
@@ -602,17 +605,26 @@ def _fold_status(value: str) -> str:
     return re.sub(r"[\s_-]", "", value.lower())
 
 
-def _status(
-    stats: Sequence[_Stats], taken: set[str]
-) -> tuple[str, str, tuple[str, ...], tuple[str, ...]] | None:
-    """(column, evidence, kept values, unknown values) of the status column: named like
-    one, or holding statuses hrsync knows, with few different values."""
+@dataclass(frozen=True)
+class _StatusGuess:
+    column: str
+    evidence: str
+    kept: tuple[str, ...]
+    dropped: tuple[str, ...]
+    unknown: tuple[str, ...]
+    counts: Mapping[str, int]
+
+
+def _status(stats: Sequence[_Stats], taken: set[str]) -> _StatusGuess | None:
+    """The status column: named like one, or holding statuses hrsync knows (not mere
+    true/false: a SCIM ``emails.primary`` is no status), with few different values; and
+    which of its values mean still employed."""
     best: tuple[tuple[Any, ...], _Stats] | None = None
     for s in stats:
-        if s.name in taken or s.distinct > 12 or len(s.filled) < 1:
+        if s.name in taken or s.distinct > 12:
             continue
         spelled = Counter(_fold_status(v) for v in s.filled)
-        known = sum(n for v, n in spelled.items() if v in _KEPT | _DROPPED | {"true", "false"})
+        known = sum(n for v, n in spelled.items() if v in _KEPT | _DROPPED)
         named = _named(s.name, _STATUS_KEYS)
         if not named and known < 0.8 * len(s.filled):
             continue
@@ -624,26 +636,35 @@ def _status(
     s = best[1]
     counts = Counter(s.filled)
     kept: list[str] = []
+    dropped: list[str] = []
     unknown: list[str] = []
     negative = _last(s.name) in _NEGATIVE
     for value, _ in counts.most_common():
         folded = _fold_status(value)
         if folded in ("true", "false"):
-            if (folded == "true") != negative:
-                kept.append(value)
+            employed = (folded == "true") != negative
+            (kept if employed else dropped).append(value)
         elif folded in _KEPT:
             kept.append(value)
-        elif folded not in _DROPPED:
+        elif folded in _DROPPED:
+            dropped.append(value)
+        else:
             unknown.append(value)
     shown = ", ".join(f"{v} ({n})" for v, n in counts.most_common())
     evidence = f"{s.name}: its values are statuses: {shown}"
-    return s.name, evidence, tuple(kept), tuple(unknown)
+    return _StatusGuess(s.name, evidence, tuple(kept), tuple(dropped), tuple(unknown), counts)
 
 
-def _status_evidence(column: str, kept: Sequence[str], unknown: Sequence[str]) -> str:
-    return f"kept: {', '.join(kept)} (still employed); every other value of {column} drops out" + (
-        " (see the note on unknown statuses)" if unknown else ""
-    )
+def _status_evidence(status: _StatusGuess) -> str:
+    def listed(values: Sequence[str]) -> str:
+        return ", ".join(f"{v} ({status.counts[v]})" for v in values)
+
+    text = f"kept: {listed(status.kept)}, still employed"
+    if status.dropped:
+        text += f"; dropped: {listed(status.dropped)}, gone or not started"
+    if status.unknown:
+        text += f"; dropped, unknown to hrsync init: {listed(status.unknown)} (see the note)"
+    return text
 
 
 # ---------------------------------------------------------------- JSON documents

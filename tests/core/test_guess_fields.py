@@ -47,7 +47,9 @@ def test_a_plain_export_is_read_by_names_and_values() -> None:
         "Manager ID: 5 of 5 values are ids found in Employee ID"
     )
     assert proposal.active_status is not None
-    assert "Active, Leave" in proposal.active_status.evidence
+    assert proposal.active_status.evidence == (
+        "kept: Active (4), Leave (1), still employed; dropped: Terminated (1), gone or not started"
+    )
 
 
 @pytest.mark.parametrize(
@@ -263,3 +265,8 @@ def test_the_e_mail_column_is_found_whatever_its_name(email_name: str, others: l
         Column(others[2], tuple(p[4] for p in PEOPLE)),
     ]
     assert propose(columns).field("email") == email_name
+
+
+def test_a_true_false_column_is_no_status_unless_named_so() -> None:
+    assert propose([Column("emails.primary", ("true", "true", "false"))]).field("status") == ""
+    assert propose([Column("active", ("true", "true", "false"))]).field("status") == "active"
