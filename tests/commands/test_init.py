@@ -285,3 +285,14 @@ def test_an_unreadable_export_is_a_usage_error(
     assert init("--from", str(document), "--out", str(tmp_path / "x.toml")) == 2
     assert "no list of records" in capsys.readouterr().err
     assert not (tmp_path / "x.toml").exists()
+
+
+def test_the_how_to_shows_what_init_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = (ROOT / "docs" / "how-to" / "start-from-export.md").read_text(encoding="utf-8")
+    shown = page.split("it prints:\n\n```\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "people.csv").write_bytes((ROOT / "config" / "sample-org.csv").read_bytes())
+    assert init("--from", "people.csv") == 0
+    assert capsys.readouterr().out == shown
