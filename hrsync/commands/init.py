@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
@@ -111,11 +110,7 @@ def _read(export: Path, records: RecordsGuess | None) -> list[Column]:
         records_path=records.path if records else "",
     )
     opened = open_export(settings)
-    rows = list(opened.rows())
-    several: Counter[str] = Counter()
-    for row in rows:
-        several.update(list(row.several or ()))
-    return columns_of(opened.columns, (row.values for row in rows), several)
+    return columns_of(opened.columns, opened.table())
 
 
 def _tell(

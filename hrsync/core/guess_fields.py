@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hrsync.core.emails import is_valid_email, normalise_email
+from hrsync.core.emails import valid_emails
 from hrsync.core.people.managers import name_key
+from hrsync.core.rows import RowTable
 from hrsync.core.text import plural
 
 # What a JSON reader joins several values of one list with (hrsync.sources.json_reader).
@@ -151,20 +152,9 @@ def _named(name: str, keys: frozenset[str]) -> bool:
 
 # ---------------------------------------------------------------- column values
 
-_ID_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:#/+-]{0,63}")
+# Letters, digits and a few joiners, at least one digit: E001, 00u1f…, a GUID, 4711.
+_ID_SHAPE = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9][A-Za-z0-9_.:#/+-]{0,63}")
 _NAME_SHAPE = re.compile(r"[^\W\d_][\w'’.-]*(?:,? [^\W\d_][\w'’.()-]*){1,5}")
-
-
-def _is_email(value: str) -> bool:
-    return is_valid_email(normalise_email(value))
-
-
-def _is_id(value: str) -> bool:
-    return bool(_ID_SHAPE.fullmatch(value)) and any(c.isdigit() for c in value)
-
-
-def _is_name(value: str) -> bool:
-    return bool(_NAME_SHAPE.fullmatch(value.strip()))
 
 
 @dataclass(frozen=True)
@@ -193,18 +183,28 @@ class _Stats:
 
 
 def _measure(column: Column) -> _Stats:
-    filled = tuple(v.strip() for v in column.values if v.strip())
-    items = tuple(
-        part.strip() for value in filled for part in value.split(LIST_SEPARATOR) if part.strip()
-    )
+    filled = tuple(stripped for v in column.values if (stripped := v.strip()))
+    items = filled
+    if column.several:
+        items = tuple(
+            part.strip() for value in filled for part in value.split(LIST_SEPARATOR) if part.strip()
+        )
+    # Each distinct value's shape once: a department or status column repeats a few.
+    counts = Counter(filled)
+    distinct = tuple(counts)
+    weights = tuple(counts.values())
+
+    def count(matches: Iterable[object]) -> int:
+        return sum(n for n, match in zip(weights, matches, strict=True) if match)
+
     return _Stats(
         column=column,
         filled=filled,
         items=items,
-        distinct=len(set(filled)),
-        emails=sum(map(_is_email, filled)),
-        ids=sum(map(_is_id, filled)),
-        names=sum(map(_is_name, filled)),
+        distinct=len(distinct),
+        emails=count(valid_emails(v.lower() for v in distinct)),
+        ids=count(map(_ID_SHAPE.fullmatch, distinct)),
+        names=count(map(_NAME_SHAPE.fullmatch, distinct)),
     )
 
 
@@ -518,41 +518,58 @@ def _manager(
 ) -> tuple[str, str, str, str] | None:
     """(field, column, the column it refers to, evidence) of the manager: a column whose
     values are mostly other rows' ids, else e-mails, else names. By id first: it is what
-    a manager is best given by (an e-mail or a name changes)."""
-    best: tuple[tuple[Any, ...], tuple[str, str, str, str]] | None = None
-    for s in stats:
-        if s.name in taken or not s.items:
-            continue
-        targets: list[tuple[int, str, _Stats, Any]] = [
-            (2, "manager_id", t, lambda v: v) for t in ids if t.name != s.name
-        ]
-        if emails is not None:
-            targets.append((1, "manager_email", emails, str.lower))
-        if names is not None and names.name != s.name:
-            targets.append((0, "manager_name", names, name_key))
-        for rank, field_name, target, fold in targets:
-            found = _references(s, target, fold)
-            if found is None:
+    a manager is best given by (an e-mail or a name changes). A column named like a
+    manager's wins over one that merely refers (a second-line manager, a buddy)."""
+    tiers: list[tuple[int, str, Sequence[_Stats], Callable[[str], str]]] = [
+        (2, "manager_id", ids, _same),
+        (1, "manager_email", [emails] if emails is not None else [], str.lower),
+        (0, "manager_name", [names] if names is not None else [], name_key),
+    ]
+    known: dict[tuple[str, int], frozenset[str]] = {}
+    best: tuple[tuple[bool, int, float], tuple[str, str, str, str]] | None = None
+    for rank, field_name, targets, fold in tiers:
+        if best is not None and best[0][0]:
+            break  # a column named like a manager's, read by a better key, is found
+        for s in stats:
+            if s.name in taken or not s.items:
                 continue
-            share, matched = found
-            score = (_mentions_manager(s.name), rank, share)
-            evidence = (
-                f"{s.name}: {_of(matched, len(s.items))} values are "
-                f"{_what(field_name)} found in {target.name}"
-            )
-            if best is None or score > best[0]:
-                best = (score, (field_name, s.name, target.name, evidence))
+            for target in targets:
+                if target.name == s.name:
+                    continue
+                key = (target.name, rank)
+                if key not in known:
+                    known[key] = frozenset(map(fold, target.filled))
+                found = _references(s, target, fold, known[key])
+                if found is None:
+                    continue
+                share, matched = found
+                score = (_mentions_manager(s.name), rank, share)
+                if best is None or score > best[0]:
+                    evidence = (
+                        f"{s.name}: {_of(matched, len(s.items))} values are "
+                        f"{_what(field_name)} found in {target.name}"
+                    )
+                    best = (score, (field_name, s.name, target.name, evidence))
     return best[1] if best is not None else None
+
+
+def _same(value: str) -> str:
+    return value
 
 
 def _what(field_name: str) -> str:
     return {"manager_id": "ids", "manager_email": "e-mail addresses"}.get(field_name, "names")
 
 
-def _references(s: _Stats, target: _Stats, fold: Any) -> tuple[float, int] | None:
+def _references(
+    s: _Stats, target: _Stats, fold: Callable[[str], str], known: frozenset[str]
+) -> tuple[float, int] | None:
     """How many of `s`'s values name a row of `target`, when that is most of them and
     they are not the row's own value (a second copy of the e-mail is no manager)."""
-    known = {fold(v) for v in target.filled}
+    # Most columns refer to nothing: a look at the first values tells them, cheaply.
+    head = s.items[:200]
+    if sum(1 for v in head if fold(v) in known) < 0.5 * len(head):
+        return None
     matched = sum(1 for v in s.items if fold(v) in known)
     share = matched / len(s.items)
     if share < 0.8:
@@ -723,19 +740,19 @@ def _lists(node: Any, prefix: str, depth: int, found: list[tuple[str, int]]) -> 
             _lists(value, path, depth - 1, found)
 
 
-def columns_of(
-    names: Iterable[str],
-    rows: Iterable[Mapping[str, str]],
-    several: Mapping[str, int] | None = None,
-) -> list[Column]:
-    """Columns from rows read as mappings (a blank where a row lacks the column)."""
-    names = list(names)
-    values: dict[str, list[str]] = {name: [] for name in names}
-    for row in rows:
-        for name in names:
-            values[name].append(row.get(name, "") or "")
-    counts = several or {}
-    return [Column(name, tuple(values[name]), counts.get(name, 0)) for name in names]
+def columns_of(names: Iterable[str], table: RowTable) -> list[Column]:
+    """The export's columns (`names`, in its order) from every row of its table."""
+    several: Counter[str] = Counter()
+    for found in table.several.values():
+        several.update(list(found))
+    columns: list[Column] = []
+    for name in names:
+        position = table.index.get(name)
+        if position is None:
+            continue
+        values = tuple(cells[position] if position < len(cells) else "" for cells in table.cells)
+        columns.append(Column(name, values, several[name]))
+    return columns
 
 
 __all__ = [
