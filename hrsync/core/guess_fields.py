@@ -220,8 +220,8 @@ def propose(columns: Sequence[Column]) -> Proposal:
     records = max((len(c.values) for c in columns), default=0)
     # A description (Personio's `…label`) is skipped, unless it holds e-mail addresses:
     # an e-mail column is found whatever its name.
-    stats = [_measure(c) for c in columns]
-    stats = [s for s in stats if s.filled and (s.emails or not _is_description(s.name))]
+    measured = [_measure(c) for c in columns]
+    stats = [s for s in measured if s.filled and (s.emails or not _is_description(s.name))]
     taken: set[str] = set()
     guesses: dict[str, Guess] = {}
     todos: list[Todo] = []
@@ -320,7 +320,8 @@ def propose(columns: Sequence[Column]) -> Proposal:
                 "left out of filter.active_status, so those people drop out; add "
                 f"{'it' if len(unknown) == 1 else 'them'} to keep them"
             )
-    fields = _with_picks(guesses, stats, notes)
+    # A description (Google's relations.type) may still say which item of a list to pick.
+    fields = _with_picks(guesses, measured, notes)
     strategy = (
         Guess(
             "mapping.strategy",

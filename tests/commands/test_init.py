@@ -1,4 +1,4 @@
-"""`hrsync init --from EXPORT`: the sample org and eight HR systems' export shapes.
+"""`hrsync init --from EXPORT`: the sample org and nine HR systems' export shapes.
 
 The fixtures in tests/fixtures/init/ are the sample org (config/sample-org.csv) written
 in each system's shape as its public documentation shows it; each test checks the
@@ -151,6 +151,19 @@ CASES: dict[Path, tuple[str | None, dict[str, str], list[str]]] = {
             "status": "status",
         },
         ["ACTIVE", "LOCKED_OUT"],
+    ),
+    FIXTURES / "google-users.json": (
+        "users",
+        {
+            "employee_id": "id",
+            "email": "primaryEmail",
+            "name": "name.fullName",
+            "manager_id": "",
+            "manager_email": "relations[type=manager].value",
+            "department": "organizations.department",
+            "status": "suspended",
+        },
+        ["false"],
     ),
     FIXTURES / "scim-users.json": (
         "Resources",
