@@ -12,12 +12,14 @@ go to stderr). An existing file is never overwritten without `--force`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from hrsync import logs
+from hrsync.commands.output import unwritable_output
 from hrsync.config.loading import ConfigError, load_settings
 from hrsync.core.guess_fields import (
     Column,
@@ -25,6 +27,7 @@ from hrsync.core.guess_fields import (
     RecordsGuess,
     columns_of,
     find_records,
+    next_page,
     propose,
 )
 from hrsync.core.settings import SourceSettings
@@ -43,6 +46,10 @@ def init(args: argparse.Namespace) -> int:
     export: Path = args.source
     to_stdout = str(args.out) == "-"
     out: Path = DEFAULT_OUT if args.out is None else args.out
+    unwritable = None if to_stdout else unwritable_output(out)
+    if unwritable is not None:
+        print(unwritable, file=sys.stderr)
+        return EXIT_USAGE
     if not to_stdout and out.exists() and not args.force:
         print(
             f"hrsync: {out} exists; hrsync init never overwrites a config: pass --force, or "
@@ -53,12 +60,14 @@ def init(args: argparse.Namespace) -> int:
     # The reader's own events (source.opened) are not what a person asked for here.
     logs.configure(args.log_format or "auto", args.log_level or "warning", sys.stderr)
     try:
-        fmt, records = _locate(export)
+        fmt, records, paged = _locate(export)
         columns = _read(export, records)
     except SourceError as exc:
         print(f"hrsync: cannot read the export: {exc}", file=sys.stderr)
         return EXIT_USAGE
     proposal = propose(columns)
+    if paged is not None:
+        proposal = dataclasses.replace(proposal, notes=(*proposal.notes, paged))
     folder = Path.cwd() if to_stdout else out.absolute().parent
     source = StarterSource(
         path=_as_written(export, folder),
@@ -88,19 +97,21 @@ def _as_written(export: Path, folder: Path) -> str:
         return str(whole)
 
 
-def _locate(export: Path) -> tuple[str, RecordsGuess | None]:
-    """The export's format, and for JSON where its list of people is."""
+def _locate(export: Path) -> tuple[str, RecordsGuess | None, str | None]:
+    """The export's format, for JSON where its list of people is, and whether the file is
+    one page of an API's answer."""
     payload = Payload.from_path(export)
     suffix = export.suffix.lower()
     start = first_bytes(payload).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if suffix in _CSV_SUFFIXES or (suffix != ".json" and start not in (b"[", b"{")):
-        return "csv", None
+        return "csv", None, None
     # The document is parsed here only to find its list; the records are read by
     # open_export below, as a run reads them.
-    records = find_records(parse_json(payload, "utf-8-sig"))
+    document = parse_json(payload, "utf-8-sig")
+    records = find_records(document)
     if records is None:
         raise SourceError(f"{export.name} holds no list of records (objects) to read people from")
-    return "json", records
+    return "json", records, next_page(document)
 
 
 def _read(export: Path, records: RecordsGuess | None) -> list[Column]:

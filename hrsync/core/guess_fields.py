@@ -289,7 +289,8 @@ def propose(columns: Sequence[Column]) -> Proposal:
                 "source.fields.manager_id",
                 "name the column holding each person's manager: their employee id "
                 "(manager_id), e-mail (manager_email) or display name (manager_name); no "
-                "column's values are mostly other rows' ids, e-mails or names",
+                "column's values are mostly other rows' ids, e-mails or names. For teams from "
+                'departments instead, set manager_id = "" and mapping.strategy = "department"',
             )
         )
     department = _department(stats, taken)
@@ -730,6 +731,34 @@ def find_records(document: Any, *, depth: int = 4) -> RecordsGuess | None:
     return RecordsGuess(path, count, evidence)
 
 
+def next_page(document: Any) -> str | None:
+    """A note when a saved API answer says it is one page of more (its next link, cursor
+    or totals): `init` reads the file, but a config reading the API must page."""
+    if not isinstance(document, dict):
+        return None
+    marker = ""
+    for key in ("@odata.nextLink", "nextPageToken", "next_link", "nextCursor", "next"):
+        if document.get(key):
+            marker = key
+    links = document.get("links")
+    if isinstance(links, dict) and links.get("next"):
+        marker = "links.next"
+    total, per_page = document.get("totalResults"), document.get("itemsPerPage")
+    if isinstance(total, int) and isinstance(per_page, int) and per_page < total:
+        marker = f"totalResults {total}, itemsPerPage {per_page}"
+    meta = document.get("metadata")
+    pages = meta.get("total_pages") if isinstance(meta, dict) else None
+    if isinstance(pages, int) and pages > 1:
+        marker = f"metadata.total_pages {pages}"
+    if not marker:
+        return None
+    return (
+        f"the saved answer is one page of more ({marker}): only its records were read. "
+        "Reading the API with source.url, set [source.pagination] as your HR system's "
+        "how-to shows"
+    )
+
+
 def _lists(node: Any, prefix: str, depth: int, found: list[tuple[str, int]]) -> None:
     if not isinstance(node, dict) or depth == 0:
         return
@@ -766,5 +795,6 @@ __all__ = [
     "Todo",
     "columns_of",
     "find_records",
+    "next_page",
     "propose",
 ]

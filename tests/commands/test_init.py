@@ -309,3 +309,11 @@ def test_the_how_to_shows_what_init_prints(
     (tmp_path / "people.csv").write_bytes((ROOT / "config" / "sample-org.csv").read_bytes())
     assert init("--from", "people.csv") == 0
     assert capsys.readouterr().out == shown
+
+
+def test_an_out_file_in_a_missing_folder_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "nowhere" / "hrsync.toml"
+    assert init("--from", str(ROOT / "config" / "sample-org.csv"), "--out", str(out)) == 2
+    assert "does not exist" in capsys.readouterr().err

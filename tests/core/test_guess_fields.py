@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.guess_fields import Column, find_records, propose
+from hrsync.core.guess_fields import Column, find_records, next_page, propose
 
 PEOPLE = [
     # id, name, e-mail, manager id, department, status
@@ -270,3 +270,33 @@ def test_the_e_mail_column_is_found_whatever_its_name(email_name: str, others: l
 def test_a_true_false_column_is_no_status_unless_named_so() -> None:
     assert propose([Column("emails.primary", ("true", "true", "false"))]).field("status") == ""
     assert propose([Column("active", ("true", "true", "false"))]).field("status") == "active"
+
+
+@pytest.mark.parametrize(
+    ("document", "marker"),
+    [
+        ({"value": [{}], "@odata.nextLink": "https://graph/…"}, "@odata.nextLink"),
+        ({"users": [{}], "nextPageToken": "abc"}, "nextPageToken"),
+        ({"results": [{}], "next_link": "https://x"}, "next_link"),
+        ({"data": [{}], "links": {"next": "https://x?page=2"}}, "links.next"),
+        ({"Resources": [{}], "totalResults": 40, "itemsPerPage": 10}, "totalResults 40"),
+        ({"data": [{}], "metadata": {"total_pages": 3}}, "metadata.total_pages 3"),
+    ],
+)
+def test_a_saved_page_of_more_is_said(document: object, marker: str) -> None:
+    note = next_page(document)
+    assert note is not None
+    assert f"({marker}" in note
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        [{}],
+        {"results": [{}], "next_link": None},
+        {"Resources": [{}], "totalResults": 1, "itemsPerPage": 1},
+        {"data": [{}], "metadata": {"total_pages": 1}},
+    ],
+)
+def test_a_whole_answer_is_no_page(document: object) -> None:
+    assert next_page(document) is None
