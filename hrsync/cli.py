@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the config (default: hrsync.toml; '-': print it on stdout)",
     )
     init.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    init.add_argument(
+        "--encoding",
+        default="utf-8-sig",
+        metavar="NAME",
+        help="the export's text encoding, e.g. cp1252 (default: UTF-8; written to the config)",
+    )
 
     db = sub.add_parser("db", help="state store maintenance")
     db_sub = db.add_subparsers(dest="db_command", metavar="ACTION")

@@ -60,10 +60,11 @@ def init(args: argparse.Namespace) -> int:
     # The reader's own events (source.opened) are not what a person asked for here.
     logs.configure(args.log_format or "auto", args.log_level or "warning", sys.stderr)
     try:
-        fmt, records, paged = _locate(export)
-        columns = _read(export, records)
+        fmt, records, paged = _locate(export, args.encoding)
+        columns = _read(export, records, args.encoding)
     except SourceError as exc:
-        print(f"hrsync: cannot read the export: {exc}", file=sys.stderr)
+        hint = " (hrsync init: pass --encoding)" if "source.encoding" in str(exc) else ""
+        print(f"hrsync: cannot read the export: {exc}{hint}", file=sys.stderr)
         return EXIT_USAGE
     proposal = propose(columns)
     if paged is not None:
@@ -74,6 +75,7 @@ def init(args: argparse.Namespace) -> int:
         shown=str(export),
         format=fmt,
         records=records,
+        encoding=args.encoding,
     )
     text = render(proposal, source)
     report = sys.stderr if to_stdout else sys.stdout
@@ -97,7 +99,7 @@ def _as_written(export: Path, folder: Path) -> str:
         return str(whole)
 
 
-def _locate(export: Path) -> tuple[str, RecordsGuess | None, str | None]:
+def _locate(export: Path, encoding: str) -> tuple[str, RecordsGuess | None, str | None]:
     """The export's format, for JSON where its list of people is, and whether the file is
     one page of an API's answer."""
     payload = Payload.from_path(export)
@@ -107,16 +109,17 @@ def _locate(export: Path) -> tuple[str, RecordsGuess | None, str | None]:
         return "csv", None, None
     # The document is parsed here only to find its list; the records are read by
     # open_export below, as a run reads them.
-    document = parse_json(payload, "utf-8-sig")
+    document = parse_json(payload, encoding)
     records = find_records(document)
     if records is None:
         raise SourceError(f"{export.name} holds no list of records (objects) to read people from")
     return "json", records, next_page(document)
 
 
-def _read(export: Path, records: RecordsGuess | None) -> list[Column]:
+def _read(export: Path, records: RecordsGuess | None, encoding: str) -> list[Column]:
     settings = SourceSettings(
         path=export,
+        encoding=encoding,
         format="json" if records else "csv",
         records_path=records.path if records else "",
     )

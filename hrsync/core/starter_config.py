@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hrsync.core.guess_fields import FIELD_ORDER, Proposal, RecordsGuess, Todo
+from hrsync.core.settings import SourceSettings
 from hrsync.core.text import plural
 
 # Where `hrsync simulator` listens by default: the config rehearses first.
@@ -29,6 +30,7 @@ class StarterSource:
     shown: str  # as the user wrote it, for the heading
     format: str  # "csv" or "json"
     records: RecordsGuess | None = None
+    encoding: str = SourceSettings.encoding  # written only when not the default
 
 
 def toml_string(text: str) -> str:
@@ -84,6 +86,8 @@ def render(proposal: Proposal, source: StarterSource) -> str:
     out += [f"base_url = {toml_string(SIMULATOR_URL)}", "", "[source]"]
     out += _comment("The export, relative to this file's folder.")
     out.append(f"path = {toml_string(source.path)}")
+    if source.encoding != SourceSettings.encoding:
+        out.append(f"encoding = {toml_string(source.encoding)}")
     if source.format == "json" and source.records is not None:
         out += _comment(f"Where the people are: {source.records.evidence}.")
         out.append(f"records_path = {toml_string(source.records.path)}")

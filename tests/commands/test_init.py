@@ -317,3 +317,37 @@ def test_an_out_file_in_a_missing_folder_is_a_usage_error(
     out = tmp_path / "nowhere" / "hrsync.toml"
     assert init("--from", str(ROOT / "config" / "sample-org.csv"), "--out", str(out)) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_an_export_in_another_encoding_is_read_with_encoding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Personio's CSV export in German, in Windows' encoding.
+    export = tmp_path / "personio.csv"
+    export.write_bytes(
+        "ID;Vorname;Nachname;E-Mail;Vorgesetzte:r;Abteilung;Status\n"
+        "1;Jürgen;Müller;j@example.com;;Vorstand;active\n"
+        "2;Ana;Sousa;a@example.com;1;Technik;active\n"
+        "3;Kai;Berg;k@example.com;2;Technik;inactive\n".encode("cp1252")
+    )
+    out = tmp_path / "hrsync.toml"
+    assert init("--from", str(export), "--out", str(out)) == 2
+    assert "pass --encoding" in capsys.readouterr().err
+    assert init("--from", str(export), "--out", str(out), "--encoding", "cp1252") == 0
+    written = tomllib.loads(out.read_text(encoding="utf-8"))
+    assert written["source"]["encoding"] == "cp1252"
+    assert written["source"]["fields"] == {
+        "employee_id": "ID",
+        "email": "E-Mail",
+        "name": "{Vorname} {Nachname}",
+        "manager_id": "Vorgesetzte:r",
+        "manager_email": "",
+        "manager_name": "",
+        "department": "Abteilung",
+        "status": "Status",
+    }
+    settings = load_settings(out, {"HRSYNC_DX_TOKEN": "t"})
+    assert [p.name for p in read_export(settings).directory.people] == [
+        "Jürgen Müller",
+        "Ana Sousa",
+    ]
