@@ -10,6 +10,7 @@ is none, so the file says everything the run reads.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from hrsync.core.text import plural
 # Where `hrsync simulator` listens by default: the config rehearses first.
 SIMULATOR_URL = "http://127.0.0.1:8765"
 TODO_PREFIX = "TODO"
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,9 @@ class StarterSource:
 
 
 def toml_string(text: str) -> str:
-    """A TOML basic string. JSON's string escapes are all TOML's too (\\" \\\\ \\n \\uXXXX)."""
-    return json.dumps(text, ensure_ascii=False)
+    """A TOML basic string. JSON's string escapes are all TOML's too (\\" \\\\ \\n \\uXXXX);
+    JSON leaves DEL as it is, which TOML wants escaped."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def todo_value(todo: Todo) -> str:
@@ -45,7 +48,9 @@ def todo_value(todo: Todo) -> str:
 
 
 def _comment(text: str, indent: str = "") -> list[str]:
-    """`text` as comment lines of at most about 88 characters."""
+    """`text` as comment lines of at most about 88 characters. A control character (a
+    column name may hold one) cannot stand in a TOML comment: it is written escaped."""
+    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     words = " ".join(text.split()).split(" ")
     lines: list[str] = []
     line = ""

@@ -6,7 +6,7 @@ import string
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from hrsync.core.guess_fields import Column, find_records, next_page, propose
@@ -256,6 +256,8 @@ def test_no_column_is_proposed_for_two_fields(names: list[str], order: list[int]
 @settings(max_examples=60, deadline=None)
 @given(_names, st.lists(_names, min_size=3, max_size=3, unique=True))
 def test_the_e_mail_column_is_found_whatever_its_name(email_name: str, others: list[str]) -> None:
+    # Whatever its name but a manager's: a "Manager Email" column is the manager's.
+    assume(not any(w in email_name.lower() for w in ("manag", "supervis", "report")))
     if email_name in others:
         others = [o + "x" for o in others]
     columns = [
