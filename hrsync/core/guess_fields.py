@@ -530,7 +530,7 @@ def _manager(
         (0, "manager_name", [names] if names is not None else [], name_key),
     ]
     known: dict[tuple[str, int], frozenset[str]] = {}
-    best: tuple[tuple[bool, int, float], tuple[str, str, str, str]] | None = None
+    best: tuple[tuple[bool, int, bool, float], tuple[str, str, str, str]] | None = None
     for rank, field_name, targets, fold in tiers:
         if best is not None and best[0][0]:
             break  # a column named like a manager's, read by a better key, is found
@@ -547,7 +547,10 @@ def _manager(
                 if found is None:
                     continue
                 share, matched = found
-                score = (_mentions_manager(s.name), rank, share)
+                # Somebody is at the top, with no manager: a column of location or
+                # cost-centre numbers that happen to be ids too has no blank.
+                top = len(s.filled) < len(s.column.values)
+                score = (_mentions_manager(s.name), rank, top, share)
                 if best is None or score > best[0]:
                     evidence = (
                         f"{s.name}: {_of(matched, len(s.items))} values are "

@@ -302,3 +302,15 @@ def test_a_saved_page_of_more_is_said(document: object, marker: str) -> None:
 )
 def test_a_whole_answer_is_no_page(document: object) -> None:
     assert next_page(document) is None
+
+
+def test_numbers_that_happen_to_be_ids_are_no_manager_when_a_column_has_the_top() -> None:
+    ids = tuple(str(n) for n in range(1, 11))
+    columns = [
+        Column("Person", ids),
+        Column("Mail", tuple(f"p{n}@example.com" for n in range(1, 11))),
+        Column("Site", tuple(str(1 + n % 3) for n in range(10))),  # ids by accident
+        Column("Boss", ("", *("1",) * 3, *("2",) * 6)),
+    ]
+    assert propose(columns).field("manager_id") == "Boss"
+    assert propose(columns[::-1]).field("manager_id") == "Boss"
