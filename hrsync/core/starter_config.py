@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from hrsync.core.guess_fields import FIELD_ORDER, Proposal, RecordsGuess, Todo
 from hrsync.core.settings import SourceSettings
@@ -89,7 +90,12 @@ def render(proposal: Proposal, source: StarterSource) -> str:
         "holding it."
     )
     out += [f"base_url = {toml_string(SIMULATOR_URL)}", "", "[source]"]
-    out += _comment("The export, relative to this file's folder.")
+    absolute = PurePath(source.path).is_absolute()
+    out += _comment(
+        "The export (outside this file's folder: move them together and make it relative)."
+        if absolute
+        else "The export, relative to this file's folder."
+    )
     out.append(f"path = {toml_string(source.path)}")
     if source.encoding != SourceSettings.encoding:
         out.append(f"encoding = {toml_string(source.encoding)}")
