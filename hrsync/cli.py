@@ -143,6 +143,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the demo's state store and config in DIR",
     )
 
+    init = sub.add_parser(
+        "init", help="propose a commented config from an HR export (reads a file; no network)"
+    )
+    init.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        required=True,
+        metavar="EXPORT",
+        help="the export: CSV, JSON, or an HR API's JSON answer saved to a file",
+    )
+    init.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="where to write the config (default: hrsync.toml; '-': print it on stdout)",
+    )
+    init.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    init.add_argument(
+        "--encoding",
+        default="utf-8-sig",
+        metavar="NAME",
+        help="the export's text encoding, e.g. cp1252 (default: UTF-8; written to the config)",
+    )
+
     db = sub.add_parser("db", help="state store maintenance")
     db_sub = db.add_subparsers(dest="db_command", metavar="ACTION")
     db_sub.required = True
@@ -290,6 +315,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from hrsync.commands.demo import demo
 
             return demo(args)
+        case "init":
+            from hrsync.commands.init import init
+
+            return init(args)
         case "db":
             from hrsync.commands.db import db
 

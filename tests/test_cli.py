@@ -11,7 +11,18 @@ import pytest
 
 from hrsync.cli import build_parser
 
-COMMANDS = ["run", "sync", "plan", "history", "check", "healthcheck", "simulator", "demo", "db"]
+COMMANDS = [
+    "run",
+    "sync",
+    "plan",
+    "history",
+    "check",
+    "healthcheck",
+    "simulator",
+    "demo",
+    "db",
+    "init",
+]
 
 
 def hrsync(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
+from hrsync.config.todos import todo_problems
 from hrsync.core.listing import capped
 from hrsync.core.settings import (
     AttributeSettings,
@@ -103,6 +104,8 @@ def load_settings(
             raise ConfigError([f"config file {path} is not valid TOML: {exc}"]) from None
     problems.extend(_refuse_token_in_file(raw, path))
     _apply_env_overrides(raw, env, problems)
+    # After the overrides: a TODO replaced through the environment is replaced.
+    problems.extend(todo_problems(raw, path))
     base = path.parent if path is not None else Path.cwd()
     settings = _build(Settings, raw, "", problems, base)
     assert isinstance(settings, Settings)

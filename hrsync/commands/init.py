@@ -1,0 +1,179 @@
+"""`hrsync init --from EXPORT`: read an export, guess a config, write it commented.
+
+The guessing is `hrsync.core.guess_fields` (pure) and the file `hrsync.core.starter_config`;
+here only the reading (the export through `open_export`, as a run reads it), the writing,
+and what is printed. No network: EXPORT is a file, an API's answer saved to one included.
+
+Like `npm init` or `terraform init`, it writes the file (`hrsync.toml` by default) and
+prints what it decided; `--out -` prints the config on stdout instead (the decisions then
+go to stderr). An existing file is never overwritten without `--force`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from hrsync import logs
+from hrsync.commands.output import unwritable_output
+from hrsync.config.loading import ConfigError, load_settings
+from hrsync.core.guess_fields import (
+    Column,
+    Proposal,
+    RecordsGuess,
+    columns_of,
+    find_records,
+    next_page,
+    propose,
+)
+from hrsync.core.settings import SourceSettings
+from hrsync.core.starter_config import StarterSource, render, todo_value
+from hrsync.core.text import plural
+from hrsync.outcome import EXIT_OK, EXIT_USAGE
+from hrsync.sources.base import Payload, SourceError, first_bytes
+from hrsync.sources.json_reader import parse_json
+from hrsync.sources.open import open_export
+
+DEFAULT_OUT = Path("hrsync.toml")
+_CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def init(args: argparse.Namespace) -> int:
+    export: Path = args.source
+    to_stdout = str(args.out) == "-"
+    out: Path = DEFAULT_OUT if args.out is None else args.out
+    unwritable = None if to_stdout else unwritable_output(out)
+    if unwritable is not None:
+        print(unwritable, file=sys.stderr)
+        return EXIT_USAGE
+    if not to_stdout and out.exists() and not args.force:
+        print(
+            f"hrsync: {out} exists; hrsync init never overwrites a config: pass --force, or "
+            "--out ANOTHER.toml",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    # The reader's own events (source.opened) are not what a person asked for here.
+    logs.configure(args.log_format or "auto", args.log_level or "warning", sys.stderr)
+    try:
+        fmt, records, paged = _locate(export, args.encoding)
+        columns = _read(export, records, args.encoding)
+    except SourceError as exc:
+        hint = " (hrsync init: pass --encoding)" if "source.encoding" in str(exc) else ""
+        print(f"hrsync: cannot read the export: {exc}{hint}", file=sys.stderr)
+        return EXIT_USAGE
+    proposal = propose(columns)
+    if paged is not None:
+        proposal = dataclasses.replace(proposal, notes=(*proposal.notes, paged))
+    folder = Path.cwd() if to_stdout else out.absolute().parent
+    source = StarterSource(
+        path=_as_written(export, folder),
+        shown=str(export),
+        format=fmt,
+        records=records,
+        encoding=args.encoding,
+    )
+    text = render(proposal, source)
+    report = sys.stderr if to_stdout else sys.stdout
+    _tell(proposal, export, fmt, len(columns), records, report)
+    if to_stdout:
+        sys.stdout.write(text)
+        return EXIT_OK
+    out.write_text(text, encoding="utf-8")
+    print(f"\nWrote {out}.", file=report)
+    _next_steps(out, report)
+    return EXIT_OK
+
+
+def _as_written(export: Path, folder: Path) -> str:
+    """The export as the config names it: relative when it lies under the config's folder
+    (the two move together), else absolute (``../../..`` breaks when either moves)."""
+    whole = Path(os.path.abspath(export))
+    try:
+        return str(whole.relative_to(os.path.abspath(folder)))
+    except ValueError:
+        return str(whole)
+
+
+def _locate(export: Path, encoding: str) -> tuple[str, RecordsGuess | None, str | None]:
+    """The export's format, for JSON where its list of people is, and whether the file is
+    one page of an API's answer."""
+    payload = Payload.from_path(export)
+    suffix = export.suffix.lower()
+    start = first_bytes(payload).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if suffix in _CSV_SUFFIXES or (suffix != ".json" and start not in (b"[", b"{")):
+        return "csv", None, None
+    # The document is parsed here only to find its list; the records are read by
+    # open_export below, as a run reads them.
+    document = parse_json(payload, encoding)
+    records = find_records(document)
+    if records is None:
+        raise SourceError(f"{export.name} holds no list of records (objects) to read people from")
+    return "json", records, next_page(document)
+
+
+def _read(export: Path, records: RecordsGuess | None, encoding: str) -> list[Column]:
+    settings = SourceSettings(
+        path=export,
+        encoding=encoding,
+        format="json" if records else "csv",
+        records_path=records.path if records else "",
+    )
+    opened = open_export(settings)
+    return columns_of(opened.columns, opened.table())
+
+
+def _tell(
+    proposal: Proposal,
+    export: Path,
+    fmt: str,
+    columns: int,
+    records: RecordsGuess | None,
+    report: TextIO,
+) -> None:
+    def say(text: str = "") -> None:
+        print(text, file=report)
+
+    say(
+        f"hrsync init: {export} ({fmt}, {plural(proposal.records, 'record')}, "
+        f"{plural(columns, 'column')})"
+    )
+    if records is not None:
+        say(f'  records_path = "{records.path}"  <- {records.evidence}')
+    for guess in proposal.fields:
+        if guess.value or guess.evidence:
+            say(f'  {guess.key} = "{guess.value}"  <- {guess.evidence}')
+    say(f'  mapping.strategy = "{proposal.strategy.value}"  <- {proposal.strategy.evidence}')
+    if proposal.active_status is not None:
+        kept = ", ".join(f'"{v}"' for v in proposal.kept_statuses)
+        say(f"  filter.active_status = [{kept}]  <- {proposal.active_status.evidence}")
+    for note in proposal.notes:
+        say(f"  note: {note}")
+    for todo in proposal.todos:
+        say(f'  TODO {todo.key} = "{todo_value(todo)}": {todo.why}')
+
+
+def _next_steps(out: Path, report: TextIO) -> None:
+    """What the written file still needs, as `hrsync check` will say it (the file is
+    loaded here as a run would load it, without a token or DX)."""
+    try:
+        load_settings(out, {}, require_token=False, require_dx=False)
+    except ConfigError as exc:
+        others = [p for p in exc.problems if "TODO" not in p]
+        todos = len(exc.problems) - len(others)
+        if todos:
+            print(
+                f"Replace the {todos} TODO value(s) in {out}; until then hrsync refuses it.",
+                file=report,
+            )
+        for problem in others:
+            print(f"  config: {problem}", file=report)
+    print(
+        f"Next: hrsync --config {out} check   (with HRSYNC_DX_TOKEN set; the config points "
+        "at the bundled simulator until you change dx.base_url)",
+        file=report,
+    )

@@ -1,0 +1,805 @@
+"""`hrsync init`'s guesses (pure): an export's columns and values → the `[source.fields]`,
+the manager strategy and the status filter a config would need, each with its evidence.
+
+A guess is made from two kinds of evidence, and says which it used:
+
+- the column's **name**, as the HR systems hrsync knows spell it (Workday's
+  ``Email_-_Work``, BambooHR's ``supervisorEId``, Graph's ``mail``, SCIM's
+  ``…:enterprise:2.0:User.manager.value``, Personio's ``attributes.email.value`` …);
+- its **values**: e-mail addresses, ids that are unique per row, display names, a
+  manager column whose values are the ids (or e-mails, or names) of other rows.
+
+Values win over names where they can decide: the employee id is the column the manager
+column refers to (Okta's ``profile.managerId`` names Okta's ``id``, not the
+``employeeNumber``), and an e-mail column is found whatever it is called. What cannot be
+decided is a `Todo`, never a guess presented as a fact: a wrong column would sync a
+wrong org, a TODO stops at `hrsync check`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hrsync.core.emails import valid_emails
+from hrsync.core.people.managers import name_key
+from hrsync.core.rows import RowTable
+from hrsync.core.text import plural
+
+# What a JSON reader joins several values of one list with (hrsync.sources.json_reader).
+LIST_SEPARATOR = "; "
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the export: its name (CSV header or JSON dotted path), its value in
+    every record (blank where missing), and in how many records it read several values
+    from a JSON list."""
+
+    name: str
+    values: tuple[str, ...]
+    several: int = 0
+
+
+@dataclass(frozen=True)
+class Guess:
+    """`key` (e.g. ``source.fields.email``) set to `value`, because of `evidence`."""
+
+    key: str
+    value: str
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Todo:
+    """A key `hrsync init` could not decide: left for a person, `why` says what to do."""
+
+    key: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Everything guessed about one export: `[source.fields]` in `fields` (every key
+    hrsync's defaults would otherwise fill is set, blank when the export has none),
+    `strategy`, `active_status` (None: no status column), and what is left to a person."""
+
+    fields: tuple[Guess, ...]
+    strategy: Guess
+    active_status: Guess | None
+    kept_statuses: tuple[str, ...]
+    todos: tuple[Todo, ...]
+    notes: tuple[str, ...] = ()
+    records: int = 0
+
+    def field(self, name: str) -> str:
+        """The value proposed for ``source.fields.<name>`` ("" when none)."""
+        for guess in self.fields:
+            if guess.key == f"source.fields.{name}":
+                return guess.value
+        return ""
+
+
+# ---------------------------------------------------------------- column names
+
+# Path segments that say nothing about what a value is (Personio's
+# ``attributes.email.value``, Okta's ``profile.email``, HiBob's ``work.department``).
+_GENERIC = frozenset({"value", "values", "attributes", "profile", "root", "work", "internal"})
+_GENERIC |= frozenset({"user", "fields", "about", "employment", "personal", "person"})
+# Columns that are a value's description, not the value (Personio's ``…label``,
+# Graph's ``manager.@odata.type``, Okta's ``_links.self.href``).
+_NEVER = frozenset({"label", "type", "odatatype", "href", "schemas", "universalid"})
+
+_EMAIL_KEYS = frozenset({"email", "emails", "workemail", "mail", "emailwork", "primaryemail"})
+_EMAIL_KEYS |= frozenset({"emailaddress", "workemailaddress", "businessemail", "companyemail"})
+_ID_KEYS = frozenset({"employeeid", "employeenumber", "employeeno", "employee", "workerid"})
+_ID_KEYS |= frozenset({"empid", "eid", "personid", "personnumber", "id", "staffid", "userid"})
+_ID_KEYS |= frozenset({"employeecode", "externalid"})
+_NAME_KEYS = frozenset({"name", "fullname", "displayname", "worker", "employeename"})
+_NAME_KEYS |= frozenset({"preferredname", "legalname", "workername", "formatted"})
+_FIRST_KEYS = frozenset({"firstname", "givenname", "first", "forename", "preferredfirstname"})
+_FIRST_KEYS |= frozenset({"vorname"})
+_LAST_KEYS = frozenset({"lastname", "surname", "familyname", "last", "nachname"})
+_DEPARTMENT_KEYS = frozenset({"department", "dept", "departmentname", "orgunit", "division"})
+_DEPARTMENT_KEYS |= frozenset({"organization", "organisation", "supervisoryorganization"})
+_DEPARTMENT_KEYS |= frozenset({"team", "orgunitpath", "businessunit", "abteilung"})
+_STATUS_KEYS = frozenset({"status", "employmentstatus", "workerstatus", "lifecyclestatus"})
+_STATUS_KEYS |= frozenset({"accountenabled", "active", "enabled", "suspended", "state"})
+_STATUS_KEYS |= frozenset({"employeestatus", "isactive", "activestatus"})
+# Personio's exports are often in German: Vorgesetzte:r, Abteilung, Vorname, Nachname.
+_MANAGER_WORDS = ("manager", "supervisor", "reportsto", "reportingto", "linemanager", "vorgesetzt")
+_TITLE_WORDS = ("title", "job", "position", "role")
+_PRIMARY_FLAGS = frozenset({"primary", "isprimary", "isprimaryjob", "primaryjob"})
+_PRIMARY_FLAGS |= frozenset({"primaryposition", "isprimaryposition"})
+
+
+def _segments(name: str) -> list[str]:
+    """The column's meaningful path segments, lower case, letters and digits only."""
+    parts = [re.sub(r"[^a-z0-9]", "", part.lower()) for part in name.split(".")]
+    return [part for part in parts if part and part not in _GENERIC and not part.isdigit()]
+
+
+def _last(name: str) -> str:
+    segments = _segments(name)
+    return segments[-1] if segments else ""
+
+
+def _mentions_manager(name: str) -> bool:
+    # Workday's Supervisory_Organization is the person's own unit, not their supervisor.
+    return any(
+        word in segment and not segment.startswith("supervisory")
+        for segment in _segments(name)
+        for word in _MANAGER_WORDS
+    )
+
+
+def _is_description(name: str) -> bool:
+    # Only inside a JSON object: a CSV column called "Type" may hold anything.
+    return "." in name and _last(name) in _NEVER
+
+
+def _named(name: str, keys: frozenset[str]) -> bool:
+    """The column's own name (its last meaningful segment) is one of `keys`, or its
+    container is (Personio's ``department.value.attributes.name``)."""
+    segments = _segments(name)
+    if not segments:
+        return False
+    if segments[-1] in keys:
+        return True
+    return len(segments) > 1 and segments[-1] in ("name", "id", "value") and segments[-2] in keys
+
+
+# ---------------------------------------------------------------- column values
+
+# Letters, digits and a few joiners, at least one digit: E001, 00u1f…, a GUID, 4711.
+_ID_SHAPE = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9][A-Za-z0-9_.:#/+-]{0,63}")
+_NAME_SHAPE = re.compile(r"[^\W\d_][\w'’.-]*(?:,? [^\W\d_][\w'’.()-]*){1,5}")
+
+
+@dataclass(frozen=True)
+class _Stats:
+    """A column's values, measured once."""
+
+    column: Column
+    filled: tuple[str, ...]  # the non-blank values, trimmed
+    items: tuple[str, ...]  # the same, each list of several split into its values
+    distinct: int
+    emails: int
+    ids: int
+    names: int
+
+    @property
+    def name(self) -> str:
+        return self.column.name
+
+    @property
+    def unique(self) -> bool:
+        """Every filled value differs (a person's own id, e-mail or name)."""
+        return bool(self.filled) and self.distinct == len(self.filled)
+
+    def share(self, count: int) -> float:
+        return count / len(self.filled) if self.filled else 0.0
+
+
+def _measure(column: Column) -> _Stats:
+    filled = tuple(stripped for v in column.values if (stripped := v.strip()))
+    items = filled
+    if column.several:
+        items = tuple(
+            part.strip() for value in filled for part in value.split(LIST_SEPARATOR) if part.strip()
+        )
+    # Each distinct value's shape once: a department or status column repeats a few.
+    counts = Counter(filled)
+    distinct = tuple(counts)
+    weights = tuple(counts.values())
+
+    def count(matches: Iterable[object]) -> int:
+        return sum(n for n, match in zip(weights, matches, strict=True) if match)
+
+    return _Stats(
+        column=column,
+        filled=filled,
+        items=items,
+        distinct=len(distinct),
+        emails=count(valid_emails(v.lower() for v in distinct)),
+        ids=count(map(_ID_SHAPE.fullmatch, distinct)),
+        names=count(map(_NAME_SHAPE.fullmatch, distinct)),
+    )
+
+
+def _of(count: int, total: int) -> str:
+    return f"{count} of {total}"
+
+
+# ---------------------------------------------------------------- the proposal
+
+
+def propose(columns: Sequence[Column]) -> Proposal:
+    """Guess a config's fields, strategy and status filter from an export's columns."""
+    records = max((len(c.values) for c in columns), default=0)
+    # A description (Personio's `…label`) is skipped, unless it holds e-mail addresses:
+    # an e-mail column is found whatever its name.
+    measured = [_measure(c) for c in columns]
+    stats = [s for s in measured if s.filled and (s.emails or not _is_description(s.name))]
+    taken: set[str] = set()
+    guesses: dict[str, Guess] = {}
+    todos: list[Todo] = []
+    notes: list[str] = []
+
+    email = _email_column(stats)
+    if email is not None:
+        guesses["email"] = Guess("source.fields.email", *email)
+        taken.add(email[0])
+    else:
+        todos.append(
+            Todo(
+                "source.fields.email",
+                "name the column holding each person's work e-mail (as DX knows them), or a "
+                'template such as "{First}.{Last}@example.com"',
+            )
+        )
+    emails = next((s for s in stats if s.name == guesses["email"].value), None) if email else None
+
+    ids = [s for s in stats if s.name not in taken and _id_like(s)]
+    names = [s for s in stats if s.name not in taken and _name_like(s)]
+    name_guess = _name(stats, names, taken)
+    name_stats = next((s for s in stats if name_guess and s.name == name_guess[0]), None)
+
+    manager = _manager(stats, ids, emails, name_stats, taken)
+    employee_id: tuple[str, str] | None = None
+    if manager is not None:
+        field_name, column, target, evidence = manager
+        guesses[field_name] = Guess(f"source.fields.{field_name}", column, evidence)
+        taken.add(column)
+        if field_name == "manager_id":
+            target_stats = next(s for s in stats if s.name == target)
+            employee_id = (
+                target,
+                f"{target}: {_of(target_stats.distinct, len(target_stats.filled))} values "
+                f"are different ids, and {column} names them",
+            )
+    if employee_id is None:
+        employee_id = _best_id(ids, taken)
+    if employee_id is not None:
+        guesses["employee_id"] = Guess("source.fields.employee_id", *employee_id)
+        taken.add(employee_id[0])
+    else:
+        todos.append(
+            Todo(
+                "source.fields.employee_id",
+                "name the column holding each person's unique, lasting id (an employee "
+                "number); no column holds a different id on every row",
+            )
+        )
+    if name_guess is not None and name_guess[0] not in taken:
+        guesses["name"] = Guess("source.fields.name", name_guess[1], name_guess[2])
+        taken.add(name_guess[0])
+    else:
+        todos.append(
+            Todo(
+                "source.fields.name",
+                "name the column holding each person's display name, or a template such as "
+                '"{First Name} {Last Name}"',
+            )
+        )
+    if manager is None:
+        todos.append(
+            Todo(
+                "source.fields.manager_id",
+                "name the column holding each person's manager: their employee id "
+                "(manager_id), e-mail (manager_email) or display name (manager_name); no "
+                "column's values are mostly other rows' ids, e-mails or names. For teams from "
+                'departments instead, set manager_id = "" and mapping.strategy = "department"',
+            )
+        )
+    department = _department(stats, taken)
+    if department is not None:
+        guesses["department"] = Guess("source.fields.department", *department)
+        taken.add(department[0])
+    status = _status(stats, taken)
+    active: Guess | None = None
+    kept: tuple[str, ...] = ()
+    if status is not None:
+        column, kept, unknown = status.column, status.kept, status.unknown
+        guesses["status"] = Guess("source.fields.status", column, status.evidence)
+        taken.add(column)
+        if kept:
+            active = Guess("filter.active_status", "", _status_evidence(status))
+        else:
+            todos.append(
+                Todo(
+                    "filter.active_status",
+                    f"list the values of {column} that mean employed (others drop out); "
+                    "none of its values is a status hrsync init knows",
+                )
+            )
+        if unknown:
+            notes.append(
+                f"{column}: {', '.join(repr(v) for v in unknown)} "
+                f"{'is' if len(unknown) == 1 else 'are'} not a status hrsync init knows: "
+                "left out of filter.active_status, so those people drop out; add "
+                f"{'it' if len(unknown) == 1 else 'them'} to keep them"
+            )
+    # A description (Google's relations.type) may still say which item of a list to pick.
+    fields = _with_picks(guesses, measured, notes)
+    strategy = (
+        Guess(
+            "mapping.strategy",
+            "manager",
+            f"teams from the manager chain: {manager[1]} names each person's manager",
+        )
+        if manager is not None
+        else Guess(
+            "mapping.strategy",
+            "manager",
+            "teams from the manager chain, once a manager column is named (see the TODO)",
+        )
+    )
+    return Proposal(
+        fields=fields,
+        strategy=strategy,
+        active_status=active,
+        kept_statuses=kept,
+        todos=tuple(todos),
+        notes=tuple(notes),
+        records=records,
+    )
+
+
+FIELD_ORDER = (
+    "employee_id",
+    "email",
+    "name",
+    "manager_id",
+    "manager_email",
+    "manager_name",
+    "department",
+    "status",
+)
+
+
+def _with_picks(
+    guesses: Mapping[str, Guess], stats: Sequence[_Stats], notes: list[str]
+) -> tuple[Guess, ...]:
+    """Every field in order, a column that reads several values from a list given the
+    pick of the primary item where the list marks one (Workday's ``Is_Primary_Job``)."""
+    by_name = {s.name: s for s in stats}
+    out: list[Guess] = []
+    for key in FIELD_ORDER:
+        guess = guesses.get(key)
+        if guess is None:
+            # Written blank: hrsync's defaults name columns ("manager_id") an export lacks.
+            if key in ("manager_id", "manager_email", "manager_name"):
+                out.append(Guess(f"source.fields.{key}", "", ""))
+            continue
+        column = by_name.get(guess.value)
+        if column is not None and column.column.several:
+            pick = _pick(guess.value, key, by_name)
+            count = column.column.several
+            if pick is not None:
+                path, why = pick
+                guess = Guess(
+                    guess.key,
+                    path,
+                    f"{guess.evidence}; {plural(count, 'record')} list several, {why}",
+                )
+            else:
+                notes.append(
+                    f"{guess.value}: {plural(count, 'record')} hold several values "
+                    "from a list: those people would be held; pick one item with a path "
+                    "(docs: Exports, How lists are read)"
+                )
+        out.append(guess)
+    return tuple(out)
+
+
+def _pick(column: str, key: str, by_name: Mapping[str, _Stats]) -> tuple[str, str] | None:
+    prefix, dot, leaf = column.rpartition(".")
+    if not dot:
+        return None
+    for name, s in by_name.items():
+        parent, _, flag = name.rpartition(".")
+        if parent != prefix:
+            continue
+        flag_key = re.sub(r"[^a-z0-9]", "", flag.lower())
+        values = {v.lower() for v in s.items}
+        if flag_key in _PRIMARY_FLAGS:
+            if "1" in values:
+                return f"{prefix}[{flag}=1].{leaf}", f"the one with {flag} 1 is read"
+            if "true" in values:
+                return f"{prefix}[{flag}].{leaf}", f"the one with {flag} true is read"
+        if flag_key == "type" and key.startswith("manager") and "manager" in values:
+            return f"{prefix}[{flag}=manager].{leaf}", f"the one of {flag} manager is read"
+    return None
+
+
+def _id_like(s: _Stats) -> bool:
+    return s.share(s.ids) >= 0.95 and s.unique and not _mentions_manager(s.name)
+
+
+def _name_like(s: _Stats) -> bool:
+    if _mentions_manager(s.name) or any(w in _last(s.name) for w in _TITLE_WORDS):
+        return False
+    return s.share(s.names) >= 0.8 and s.distinct >= 0.9 * len(s.filled)
+
+
+def _email_column(stats: Sequence[_Stats]) -> tuple[str, str] | None:
+    """The person's own e-mail: nearly every value an address, nearly all different, and
+    not the manager's. A column named like an e-mail comes first; then the fuller."""
+    candidates = [
+        s
+        for s in stats
+        if s.share(s.emails) >= 0.8
+        and s.distinct >= 0.95 * len(s.filled)
+        and not _mentions_manager(s.name)
+    ]
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda s: (_named(s.name, _EMAIL_KEYS), len(s.filled), s.emails))
+    evidence = f"{best.name}: {_of(best.emails, len(best.filled))} values are e-mail addresses" + (
+        f", {len(best.filled)} of {len(best.column.values)} rows filled"
+        if len(best.filled) < len(best.column.values)
+        else ""
+    )
+    if not _named(best.name, _EMAIL_KEYS):
+        evidence += " (found by its values, not its name)"
+    return best.name, evidence
+
+
+def _name(
+    stats: Sequence[_Stats], names: Sequence[_Stats], taken: set[str]
+) -> tuple[str, str, str] | None:
+    """(column, value, evidence) of the display name: a column named like one, else one
+    whose values read as names; else a template over a first and a last name."""
+    named = [s for s in names if _named(s.name, _NAME_KEYS)]
+    if named:
+        best = max(named, key=lambda s: (s.names, s.distinct))
+        return (
+            best.name,
+            best.name,
+            f"{best.name}: {_of(best.names, len(best.filled))} values read as names",
+        )
+    first = next(
+        (s for s in stats if _named(s.name, _FIRST_KEYS) and not _mentions_manager(s.name)), None
+    )
+    last = next(
+        (s for s in stats if _named(s.name, _LAST_KEYS) and not _mentions_manager(s.name)), None
+    )
+    if first is not None and last is not None and _templatable(first.name, last.name):
+        return (
+            first.name,
+            f"{{{first.name}}} {{{last.name}}}",
+            f"no full-name column; {first.name} and {last.name} hold the first and last names",
+        )
+    unnamed = [s for s in names if s.name not in taken]
+    if unnamed:
+        best = max(unnamed, key=lambda s: (s.names, s.distinct))
+        return (
+            best.name,
+            best.name,
+            f"{best.name}: {_of(best.names, len(best.filled))} values read as names "
+            "(found by its values, not its name)",
+        )
+    return None
+
+
+def _templatable(*names: str) -> bool:
+    # A template placeholder is `{column|filter}`: braces, a bar or a colon in a column's
+    # name cannot be written in one.
+    return not any(c in name for name in names for c in "{}|:!")
+
+
+def _best_id(ids: Sequence[_Stats], taken: set[str]) -> tuple[str, str] | None:
+    free = [s for s in ids if s.name not in taken]
+    named = [s for s in free if _named(s.name, _ID_KEYS)]
+    if not named:
+        if len(free) != 1:
+            return None  # several unnamed columns of unique ids: not a guess to make
+        only = free[0]
+        return (
+            only.name,
+            f"{only.name}: {_of(only.distinct, len(only.filled))} values are different ids "
+            "(found by its values, not its name; no manager column names them)",
+        )
+    # An employee number before a system's generic "id".
+    best = max(named, key=lambda s: (_last(s.name) != "id", len(s.filled)))
+    return (
+        best.name,
+        f"{best.name}: {_of(best.distinct, len(best.filled))} values are different ids "
+        "(no manager column names them: check this is the id managers are given by)",
+    )
+
+
+def _manager(
+    stats: Sequence[_Stats],
+    ids: Sequence[_Stats],
+    emails: _Stats | None,
+    names: _Stats | None,
+    taken: set[str],
+) -> tuple[str, str, str, str] | None:
+    """(field, column, the column it refers to, evidence) of the manager: a column whose
+    values are mostly other rows' ids, else e-mails, else names. By id first: it is what
+    a manager is best given by (an e-mail or a name changes). A column named like a
+    manager's wins over one that merely refers (a second-line manager, a buddy)."""
+    tiers: list[tuple[int, str, Sequence[_Stats], Callable[[str], str]]] = [
+        (2, "manager_id", ids, _same),
+        (1, "manager_email", [emails] if emails is not None else [], str.lower),
+        (0, "manager_name", [names] if names is not None else [], name_key),
+    ]
+    known: dict[tuple[str, int], frozenset[str]] = {}
+    best: tuple[tuple[bool, int, bool, float], tuple[str, str, str, str]] | None = None
+    for rank, field_name, targets, fold in tiers:
+        if best is not None and best[0][0]:
+            break  # a column named like a manager's, read by a better key, is found
+        for s in stats:
+            if s.name in taken or not s.items:
+                continue
+            for target in targets:
+                if target.name == s.name:
+                    continue
+                key = (target.name, rank)
+                if key not in known:
+                    known[key] = frozenset(map(fold, target.filled))
+                found = _references(s, target, fold, known[key])
+                if found is None:
+                    continue
+                share, matched = found
+                # Somebody is at the top, with no manager: a column of location or
+                # cost-centre numbers that happen to be ids too has no blank.
+                top = len(s.filled) < len(s.column.values)
+                score = (_mentions_manager(s.name), rank, top, share)
+                if best is None or score > best[0]:
+                    evidence = (
+                        f"{s.name}: {_of(matched, len(s.items))} values are "
+                        f"{_what(field_name)} found in {target.name}"
+                    )
+                    best = (score, (field_name, s.name, target.name, evidence))
+    return best[1] if best is not None else None
+
+
+def _same(value: str) -> str:
+    return value
+
+
+def _what(field_name: str) -> str:
+    return {"manager_id": "ids", "manager_email": "e-mail addresses"}.get(field_name, "names")
+
+
+def _references(
+    s: _Stats, target: _Stats, fold: Callable[[str], str], known: frozenset[str]
+) -> tuple[float, int] | None:
+    """How many of `s`'s values name a row of `target`, when that is most of them and
+    they are not the row's own value (a second copy of the e-mail is no manager)."""
+    # Most columns refer to nothing: a look at the first values tells them, cheaply.
+    head = s.items[:200]
+    if sum(1 for v in head if fold(v) in known) < 0.5 * len(head):
+        return None
+    matched = sum(1 for v in s.items if fold(v) in known)
+    share = matched / len(s.items)
+    if share < 0.8:
+        return None
+    rows = zip(s.column.values, target.column.values, strict=False)
+    own = sum(
+        1 for mine, theirs in rows if mine.strip() and fold(mine.strip()) == fold(theirs.strip())
+    )
+    if own > 0.5 * len(s.filled):
+        return None
+    return share, matched
+
+
+def _department(stats: Sequence[_Stats], taken: set[str]) -> tuple[str, str] | None:
+    candidates = [
+        s
+        for s in stats
+        if s.name not in taken
+        and _named(s.name, _DEPARTMENT_KEYS)
+        and not _mentions_manager(s.name)
+        and s.distinct > 1
+        and s.share(s.emails) < 0.5
+    ]
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda s: (len(s.filled), _last(s.name) != "id", -s.share(s.ids)))
+    return (
+        best.name,
+        f"{best.name}: named like a department, {best.distinct} different values over "
+        f"{len(best.filled)} rows",
+    )
+
+
+# Statuses, lower case without spaces, dashes or underscores: kept (still employed) and
+# dropped. Okta's SUSPENDED, LOCKED_OUT … are accounts of people still employed; Rippling's
+# INIT, HIRED, ACCEPTED are people who have not started.
+_KEPT = frozenset({"active", "employed", "leave", "onleave", "leaveofabsence", "loa"})
+_KEPT |= frozenset({"parentalleave", "sickleave", "maternityleave", "sabbatical", "probation"})
+_KEPT |= frozenset({"onboarding", "provisioned", "recovery", "lockedout", "passwordexpired"})
+_KEPT |= frozenset({"suspended", "current", "working", "fulltime", "parttime"})
+_DROPPED = frozenset({"terminated", "inactive", "deprovisioned", "former", "leaver", "left"})
+_DROPPED |= frozenset({"offboarded", "staged", "hired", "init", "accepted", "prehire"})
+_DROPPED |= frozenset({"pending", "notstarted", "retired", "deceased", "deleted", "archived"})
+_DROPPED |= frozenset({"disabled", "separated", "withdrawn", "ended", "exited", "garden"})
+# Boolean status columns that are true for the people who are *not* employed.
+_NEGATIVE = frozenset({"suspended", "disabled", "archived", "inactive", "terminated", "deleted"})
+
+
+def _fold_status(value: str) -> str:
+    return re.sub(r"[\s_-]", "", value.lower())
+
+
+@dataclass(frozen=True)
+class _StatusGuess:
+    column: str
+    evidence: str
+    kept: tuple[str, ...]
+    dropped: tuple[str, ...]
+    unknown: tuple[str, ...]
+    counts: Mapping[str, int]
+
+
+def _status(stats: Sequence[_Stats], taken: set[str]) -> _StatusGuess | None:
+    """The status column: named like one, or holding statuses hrsync knows (not mere
+    true/false: a SCIM ``emails.primary`` is no status), with few different values; and
+    which of its values mean still employed."""
+    best: tuple[tuple[Any, ...], _Stats] | None = None
+    for s in stats:
+        if s.name in taken or s.distinct > 12:
+            continue
+        spelled = Counter(_fold_status(v) for v in s.filled)
+        known = sum(n for v, n in spelled.items() if v in _KEPT | _DROPPED)
+        named = _named(s.name, _STATUS_KEYS)
+        if not named and known < 0.8 * len(s.filled):
+            continue
+        score = (named, _last(s.name) in ("lifecyclestatus", "employmentstatus"), known)
+        if best is None or score > best[0]:
+            best = (score, s)
+    if best is None:
+        return None
+    s = best[1]
+    counts = Counter(s.filled)
+    kept: list[str] = []
+    dropped: list[str] = []
+    unknown: list[str] = []
+    negative = _last(s.name) in _NEGATIVE
+    for value, _ in counts.most_common():
+        folded = _fold_status(value)
+        if folded in ("true", "false"):
+            employed = (folded == "true") != negative
+            (kept if employed else dropped).append(value)
+        elif folded in _KEPT:
+            kept.append(value)
+        elif folded in _DROPPED:
+            dropped.append(value)
+        else:
+            unknown.append(value)
+    shown = ", ".join(f"{v} ({n})" for v, n in counts.most_common())
+    evidence = f"{s.name}: its values are statuses: {shown}"
+    return _StatusGuess(s.name, evidence, tuple(kept), tuple(dropped), tuple(unknown), counts)
+
+
+def _status_evidence(status: _StatusGuess) -> str:
+    def listed(values: Sequence[str]) -> str:
+        return ", ".join(f"{v} ({status.counts[v]})" for v in values)
+
+    text = f"kept: {listed(status.kept)}, still employed"
+    if status.dropped:
+        text += f"; dropped: {listed(status.dropped)}, gone or not started"
+    if status.unknown:
+        text += f"; dropped, unknown to hrsync init: {listed(status.unknown)} (see the note)"
+    return text
+
+
+# ---------------------------------------------------------------- JSON documents
+
+# Where HR APIs put their list of people, and whose answer that is.
+KNOWN_LISTS: Mapping[str, str] = {
+    "value": "Microsoft Graph",
+    "Resources": "SCIM",
+    "Report_Entry": "Workday RaaS",
+    "data": "Personio or BambooHR datasets",
+    "employees": "BambooHR or HiBob",
+    "results": "Rippling",
+    "users": "Google Workspace",
+}
+
+
+@dataclass(frozen=True)
+class RecordsGuess:
+    """Where a JSON document keeps its people: `path` for `source.records_path` ("" for
+    a list at the top level), and why."""
+
+    path: str
+    count: int
+    evidence: str
+
+
+def find_records(document: Any, *, depth: int = 4) -> RecordsGuess | None:
+    """The list of records in a JSON document: the top level when it is a list, else the
+    longest list of objects under an object (an API's answer around it), a list known
+    from an HR API winning a tie."""
+    if isinstance(document, list):
+        return RecordsGuess("", len(document), f"the top level is a list of {len(document)}")
+    found: list[tuple[str, int]] = []
+    _lists(document, "", depth, found)
+    if not found:
+        return None
+    path, count = max(found, key=lambda item: (item[1], item[0] in KNOWN_LISTS, -len(item[0])))
+    family = KNOWN_LISTS.get(path)
+    evidence = f"{path!r} holds a list of {plural(count, 'record')}" + (
+        f" ({family}'s answer)" if family else ""
+    )
+    others = [p for p, _ in found if p != path]
+    if others:
+        evidence += f"; also lists: {', '.join(repr(p) for p in others[:5])}"
+    return RecordsGuess(path, count, evidence)
+
+
+def next_page(document: Any) -> str | None:
+    """A note when a saved API answer says it is one page of more (its next link, cursor
+    or totals): `init` reads the file, but a config reading the API must page."""
+    if not isinstance(document, dict):
+        return None
+    marker = ""
+    for key in ("@odata.nextLink", "nextPageToken", "next_link", "nextCursor", "next"):
+        if document.get(key):
+            marker = key
+    links = document.get("links")
+    if isinstance(links, dict) and links.get("next"):
+        marker = "links.next"
+    total, per_page = document.get("totalResults"), document.get("itemsPerPage")
+    if isinstance(total, int) and isinstance(per_page, int) and per_page < total:
+        marker = f"totalResults {total}, itemsPerPage {per_page}"
+    meta = document.get("metadata")
+    pages = meta.get("total_pages") if isinstance(meta, dict) else None
+    if isinstance(pages, int) and pages > 1:
+        marker = f"metadata.total_pages {pages}"
+    if not marker:
+        return None
+    return (
+        f"the saved answer is one page of more ({marker}): only its records were read. "
+        "Reading the API with source.url, set [source.pagination] as your HR system's "
+        "how-to shows"
+    )
+
+
+def _lists(node: Any, prefix: str, depth: int, found: list[tuple[str, int]]) -> None:
+    if not isinstance(node, dict) or depth == 0:
+        return
+    for key, value in node.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            found.append((path, len(value)))
+        elif isinstance(value, dict) and "." not in str(key):
+            _lists(value, path, depth - 1, found)
+
+
+def columns_of(names: Iterable[str], table: RowTable) -> list[Column]:
+    """The export's columns (`names`, in its order) from every row of its table."""
+    several: Counter[str] = Counter()
+    for found in table.several.values():
+        several.update(list(found))
+    columns: list[Column] = []
+    for name in names:
+        position = table.index.get(name)
+        if position is None:
+            continue
+        values = tuple(cells[position] if position < len(cells) else "" for cells in table.cells)
+        columns.append(Column(name, values, several[name]))
+    return columns
+
+
+__all__ = [
+    "FIELD_ORDER",
+    "KNOWN_LISTS",
+    "Column",
+    "Guess",
+    "Proposal",
+    "RecordsGuess",
+    "Todo",
+    "columns_of",
+    "find_records",
+    "next_page",
+    "propose",
+]

@@ -1,0 +1,316 @@
+"""`hrsync init`'s guesses: columns and values in, fields with their evidence out."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from hrsync.core.guess_fields import Column, find_records, next_page, propose
+
+PEOPLE = [
+    # id, name, e-mail, manager id, department, status
+    ("E1", "Ada Okafor", "ada@example.com", "", "Exec", "Active"),
+    ("E2", "Ben Lee", "ben@example.com", "E1", "Eng", "Active"),
+    ("E3", "Chen Rossi", "chen@example.com", "E2", "Eng", "Leave"),
+    ("E4", "Dana Khan", "dana@example.com", "E2", "Eng", "Terminated"),
+    ("E5", "Emeka Obi", "emeka@example.com", "E1", "Sales", "Active"),
+    ("E6", "Farah Said", "farah@example.com", "E5", "Sales", "Active"),
+]
+
+
+def table(names: tuple[str, ...], people: Sequence[tuple[str, ...]] = PEOPLE) -> list[Column]:
+    return [
+        Column(name, tuple(person[i] for person in people)) for i, name in enumerate(names) if name
+    ]
+
+
+def test_a_plain_export_is_read_by_names_and_values() -> None:
+    proposal = propose(
+        table(("Employee ID", "Full Name", "Work Email", "Manager ID", "Department", "Status"))
+    )
+    assert proposal.field("employee_id") == "Employee ID"
+    assert proposal.field("name") == "Full Name"
+    assert proposal.field("email") == "Work Email"
+    assert proposal.field("manager_id") == "Manager ID"
+    assert proposal.field("manager_email") == ""
+    assert proposal.field("department") == "Department"
+    assert proposal.field("status") == "Status"
+    assert proposal.kept_statuses == ("Active", "Leave")
+    assert proposal.todos == ()
+    evidence = {g.key: g.evidence for g in proposal.fields}
+    assert evidence["source.fields.email"] == "Work Email: 6 of 6 values are e-mail addresses"
+    assert evidence["source.fields.manager_id"] == (
+        "Manager ID: 5 of 5 values are ids found in Employee ID"
+    )
+    assert proposal.active_status is not None
+    assert proposal.active_status.evidence == (
+        "kept: Active (4), Leave (1), still employed; dropped: Terminated (1), gone or not started"
+    )
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        # Columns named nothing like what they hold: the values decide.
+        (("c1", "c2", "c3", "c4", "", ""), {"employee_id": "c1", "email": "c3", "name": "c2"}),
+        (("c1", "c2", "c3", "c4", "", ""), {"manager_id": "c4"}),
+        # Workday's names.
+        (
+            (
+                "Employee_ID",
+                "Worker",
+                "Email_-_Work",
+                "Manager_ID",
+                "Supervisory_Organization",
+                "Worker_Status",
+            ),
+            {"department": "Supervisory_Organization", "status": "Worker_Status"},
+        ),
+        # Personio's nested values: the container names the field.
+        (
+            (
+                "attributes.id.value",
+                "attributes.full_name.value",
+                "attributes.email.value",
+                "attributes.supervisor.value.attributes.id.value",
+                "attributes.department.value.attributes.name",
+                "attributes.status.value",
+            ),
+            {
+                "employee_id": "attributes.id.value",
+                "manager_id": "attributes.supervisor.value.attributes.id.value",
+                "department": "attributes.department.value.attributes.name",
+            },
+        ),
+    ],
+)
+def test_fields_by_name_and_by_value(names: tuple[str, ...], expected: dict[str, str]) -> None:
+    proposal = propose(table(names))
+    for field, column in expected.items():
+        assert proposal.field(field) == column, field
+
+
+def test_the_employee_id_is_the_column_the_manager_column_names() -> None:
+    # Okta: an employeeNumber is unique too, but managerId names the Okta user id.
+    okta = [
+        ("00u1", "E1", "Ada Okafor", "ada@example.com", ""),
+        ("00u2", "E2", "Ben Lee", "ben@example.com", "00u1"),
+        ("00u3", "E3", "Chen Rossi", "chen@example.com", "00u2"),
+    ]
+    proposal = propose(
+        table(
+            (
+                "id",
+                "profile.employeeNumber",
+                "profile.displayName",
+                "profile.email",
+                "profile.managerId",
+            ),
+            okta,
+        )
+    )
+    assert proposal.field("employee_id") == "id"
+    assert proposal.field("manager_id") == "profile.managerId"
+
+
+def test_a_manager_given_by_e_mail_is_read_by_e_mail() -> None:
+    people = [
+        (
+            p[1],
+            p[2],
+            {"E1": "ada@example.com", "E2": "ben@example.com", "E5": "emeka@example.com"}.get(
+                p[3], ""
+            ),
+        )
+        for p in PEOPLE
+    ]
+    proposal = propose(table(("name", "mail", "boss"), people))
+    assert proposal.field("manager_email") == "boss"
+    assert proposal.field("manager_id") == ""
+    evidence = {g.key: g.evidence for g in proposal.fields}
+    assert "e-mail addresses found in mail" in evidence["source.fields.manager_email"]
+    # No id column: a TODO, not a guess.
+    assert [t.key for t in proposal.todos] == ["source.fields.employee_id"]
+
+
+def test_a_copy_of_the_e_mail_is_not_a_manager() -> None:
+    people = [(p[0], p[1], p[2], p[2]) for p in PEOPLE]
+    proposal = propose(table(("id", "name", "email", "login"), people))
+    assert proposal.field("manager_email") == ""
+    assert "source.fields.manager_id" in [t.key for t in proposal.todos]
+
+
+def test_first_and_last_names_make_a_template() -> None:
+    people = [(p[0], *p[1].split(" "), p[2], p[3]) for p in PEOPLE]
+    proposal = propose(
+        table(("Employee #", "First Name", "Last Name", "Work Email", "Supervisor EID"), people)
+    )
+    assert proposal.field("name") == "{First Name} {Last Name}"
+    assert proposal.field("manager_id") == "Supervisor EID"
+
+
+def test_a_manager_by_display_name() -> None:
+    names = {p[0]: p[1] for p in PEOPLE}
+    people = [(p[0], p[1], p[2], names.get(p[3], "")) for p in PEOPLE]
+    proposal = propose(table(("Employee ID", "Display name", "Email", "Reports to"), people))
+    assert proposal.field("manager_name") == "Reports to"
+    assert proposal.field("manager_id") == ""
+
+
+def test_what_cannot_be_decided_is_a_todo() -> None:
+    proposal = propose([Column("Notes", ("a", "b", "c"))])
+    assert [t.key for t in proposal.todos] == [
+        "source.fields.email",
+        "source.fields.employee_id",
+        "source.fields.name",
+        "source.fields.manager_id",
+    ]
+    assert proposal.field("manager_id") == ""
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "kept"),
+    [
+        ("Status", ("Active", "Terminated", "Leave"), ("Active", "Leave")),
+        ("accountEnabled", ("true", "false", "true"), ("true",)),
+        ("suspended", ("false", "true", "false"), ("false",)),
+        ("status", ("ACTIVE", "DEPROVISIONED", "LOCKED_OUT", "STAGED"), ("ACTIVE", "LOCKED_OUT")),
+        ("lifecycleStatus", ("employed", "terminated"), ("employed",)),
+        ("status", ("ACTIVE", "TERMINATED", "HIRED"), ("ACTIVE",)),
+    ],
+)
+def test_the_status_filter_keeps_the_employed(
+    column: str, values: tuple[str, ...], kept: tuple[str, ...]
+) -> None:
+    proposal = propose([Column(column, values)])
+    assert proposal.field("status") == column
+    assert proposal.kept_statuses == kept
+
+
+def test_an_unknown_status_is_left_out_and_said() -> None:
+    proposal = propose([Column("Status", ("Active", "Contractor", "Active"))])
+    assert proposal.kept_statuses == ("Active",)
+    assert any("'Contractor'" in note for note in proposal.notes)
+
+
+def test_no_known_status_is_a_todo() -> None:
+    proposal = propose([Column("Status", ("A", "B", "A"))])
+    assert "filter.active_status" in [t.key for t in proposal.todos]
+
+
+def test_a_list_with_a_primary_item_is_picked() -> None:
+    columns = table(("Employee_ID", "Worker", "Email", "Positions.Manager_ID"))
+    manager = columns[3]
+    columns[3] = Column(
+        manager.name, tuple(v if v != "E2" else "E2; E5" for v in manager.values), several=2
+    )
+    columns.append(
+        Column(
+            "Positions.Is_Primary_Job", tuple("1" if v != "E2" else "1; 0" for v in manager.values)
+        )
+    )
+    proposal = propose(columns)
+    assert proposal.field("manager_id") == "Positions[Is_Primary_Job=1].Manager_ID"
+
+
+@pytest.mark.parametrize(
+    ("document", "path"),
+    [
+        ([{"id": 1}], ""),
+        ({"@odata.context": "x", "value": [{"id": 1}, {"id": 2}]}, "value"),
+        ({"schemas": ["x"], "totalResults": 2, "Resources": [{"id": 1}, {"id": 2}]}, "Resources"),
+        ({"Report_Entry": [{"a": 1}]}, "Report_Entry"),
+        ({"success": True, "metadata": {}, "data": [{"a": 1}]}, "data"),
+        ({"fields": [{"id": "x"}], "employees": [{"a": 1}, {"a": 2}]}, "employees"),
+        ({"response": {"people": [{"a": 1}]}}, "response.people"),
+    ],
+)
+def test_the_list_of_records_is_found(document: object, path: str) -> None:
+    found = find_records(document)
+    assert found is not None
+    assert found.path == path
+
+
+def test_a_document_without_records_has_none() -> None:
+    assert find_records({"a": 1, "b": [1, 2]}) is None
+
+
+# ---------------------------------------------------------------- properties
+
+_names = st.text(string.ascii_letters + " _-.#", min_size=1, max_size=12).filter(str.strip)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_names, min_size=6, max_size=6, unique=True), st.permutations(range(6)))
+def test_no_column_is_proposed_for_two_fields(names: list[str], order: list[int]) -> None:
+    columns = table(tuple(names))
+    proposal = propose([columns[i] for i in order])
+    used = [g.value for g in proposal.fields if g.value]
+    assert len(used) == len(set(used)), proposal.fields
+
+
+@settings(max_examples=60, deadline=None)
+@given(_names, st.lists(_names, min_size=3, max_size=3, unique=True))
+def test_the_e_mail_column_is_found_whatever_its_name(email_name: str, others: list[str]) -> None:
+    # Whatever its name but a manager's: a "Manager Email" column is the manager's.
+    assume(not any(w in email_name.lower() for w in ("manag", "supervis", "report")))
+    if email_name in others:
+        others = [o + "x" for o in others]
+    columns = [
+        Column(others[0], tuple(p[0] for p in PEOPLE)),
+        Column(email_name, tuple(p[2] for p in PEOPLE)),
+        Column(others[1], tuple(p[1] for p in PEOPLE)),
+        Column(others[2], tuple(p[4] for p in PEOPLE)),
+    ]
+    assert propose(columns).field("email") == email_name
+
+
+def test_a_true_false_column_is_no_status_unless_named_so() -> None:
+    assert propose([Column("emails.primary", ("true", "true", "false"))]).field("status") == ""
+    assert propose([Column("active", ("true", "true", "false"))]).field("status") == "active"
+
+
+@pytest.mark.parametrize(
+    ("document", "marker"),
+    [
+        ({"value": [{}], "@odata.nextLink": "https://graph/…"}, "@odata.nextLink"),
+        ({"users": [{}], "nextPageToken": "abc"}, "nextPageToken"),
+        ({"results": [{}], "next_link": "https://x"}, "next_link"),
+        ({"data": [{}], "links": {"next": "https://x?page=2"}}, "links.next"),
+        ({"Resources": [{}], "totalResults": 40, "itemsPerPage": 10}, "totalResults 40"),
+        ({"data": [{}], "metadata": {"total_pages": 3}}, "metadata.total_pages 3"),
+    ],
+)
+def test_a_saved_page_of_more_is_said(document: object, marker: str) -> None:
+    note = next_page(document)
+    assert note is not None
+    assert f"({marker}" in note
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        [{}],
+        {"results": [{}], "next_link": None},
+        {"Resources": [{}], "totalResults": 1, "itemsPerPage": 1},
+        {"data": [{}], "metadata": {"total_pages": 1}},
+    ],
+)
+def test_a_whole_answer_is_no_page(document: object) -> None:
+    assert next_page(document) is None
+
+
+def test_numbers_that_happen_to_be_ids_are_no_manager_when_a_column_has_the_top() -> None:
+    ids = tuple(str(n) for n in range(1, 11))
+    columns = [
+        Column("Person", ids),
+        Column("Mail", tuple(f"p{n}@example.com" for n in range(1, 11))),
+        Column("Site", tuple(str(1 + n % 3) for n in range(10))),  # ids by accident
+        Column("Boss", ("", *("1",) * 3, *("2",) * 6)),
+    ]
+    assert propose(columns).field("manager_id") == "Boss"
+    assert propose(columns[::-1]).field("manager_id") == "Boss"
