@@ -96,7 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     approvals.add_argument("--limit", type=_non_negative_int, default=50, metavar="N")
     _output_options(approvals, ("text", "json"), "Reference, The plan as JSON: approvals")
 
-    sub.add_parser("check", help="readiness report: config, export, token, scopes, snapshots")
+    check = sub.add_parser(
+        "check", help="readiness report: config, export, token, scopes, snapshots, the plan"
+    )
+    check.add_argument(
+        "--preview",
+        action="store_true",
+        help="also ask DX to validate the plan (a preview: it applies nothing, but DX keeps "
+        "it in its web app)",
+    )
     sub.add_parser("healthcheck", help="exit 0 when the daemon's heartbeat is fresh")
     explain = sub.add_parser(
         "explain", help="why a person is, or is not, in a team (reads the export and DX)"

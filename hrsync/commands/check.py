@@ -1,21 +1,30 @@
-"""`hrsync check`: the readiness report (config, export, token, scopes, snapshots)."""
+"""`hrsync check`: the readiness report (config, export, token, scopes, snapshots, and the
+plan: its guards, and with `--preview` DX's own validation)."""
 
 from __future__ import annotations
 
 import argparse
 
-from hrsync.commands.readiness import render, run_checks
+from hrsync.commands.readiness import plan_check, render, run_checks
 from hrsync.commands.startup import load_for, open_store
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
+from hrsync.sync.results import SyncRequest
+from hrsync.sync.story import run_sync
 
 
 def check(args: argparse.Namespace) -> int:
     settings = load_for(args)
+    preview = bool(getattr(args, "preview", False))
     store = open_store(settings)
     try:
         with DxClient.from_settings(settings) as client:
             checks = run_checks(settings, client=client, store=store)
+        if all(c.ok for c in checks):
+            # The plan a sync would make, through the same guards (a dry run: nothing is
+            # sent, nothing later runs rely on changes); with --preview, DX validates it.
+            request = SyncRequest(trigger="manual", dry_run=not preview, preview=preview)
+            checks.append(plan_check(run_sync(settings, request, store=store), preview))
     finally:
         store.close()
     print(render(checks))

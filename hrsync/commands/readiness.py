@@ -2,7 +2,8 @@
 
 Nothing here writes to DX. In particular the `snapshots:admin` scope is not
 probed with a preview call: a preview leaves an import in DX's web app that a
-person could finish by hand, and an empty one would archive the org.
+person could finish by hand, and an empty one would archive the org. `check
+--preview` sends the plan's own preview, when a person asks for it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from hrsync.core.problems import group_problems
 from hrsync.core.text import plural
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
+from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError
 from hrsync.store.repo import Store
+from hrsync.sync.results import SyncResult
 from hrsync.sync.stages import InputRefused, map_teams, read_export
 
 _FIX_SOURCE = "fix source.path / source.url and its access"
@@ -50,6 +53,35 @@ def run_checks(
     checks.extend(_export(settings))
     checks.extend(_dx(settings, client, now()))
     return checks
+
+
+def plan_check(result: SyncResult, preview: bool) -> Check:
+    """What the plan a sync would make says of readiness: a guard's refusal, DX's
+    rejection of a preview, a window it waits for, or the changes it would send."""
+    name = "preview" if preview else "plan"
+    changes = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result.counts.items() if v)
+    reason = (result.reason or result.outcome.value).rstrip(".")
+    match result.outcome:
+        case Outcome.IN_SYNC:
+            return Check(name, True, "DX already matches the export: nothing to send")
+        case Outcome.PLANNED if preview:
+            shown = f" ({result.preview_url})" if result.preview_url else ""
+            return Check(name, True, f"DX validated the plan{shown}: {changes or 'no changes'}")
+        case Outcome.PLANNED:
+            return Check(name, True, f"no guard trips: {changes or 'no changes'}")
+        case Outcome.DEFERRED:
+            return Check(name, True, f"deferred: {reason}", warning=True)
+        case Outcome.REFUSED:
+            fix = result.action or "fix the export or the settings; `hrsync plan` shows the plan"
+            return Check(name, False, f"a sync would be refused: {reason}", fix)
+        case Outcome.REJECTED:
+            return Check(
+                name,
+                False,
+                f"DX rejected the plan: {reason}",
+                "fix what DX named, then check again",
+            )
+    return Check(name, False, f"the plan could not be made: {reason}", "see the log")
 
 
 def _state(store: Store) -> Check:
@@ -285,5 +317,5 @@ def render(checks: list[Check]) -> str:
         lines.append(line)
     failed = [c for c in checks if not c.ok]
     lines.append("")
-    lines.append("ready" if not failed else f"not ready: {len(failed)} check(s) failed")
+    lines.append("ready" if not failed else f"not ready: {plural(len(failed), 'check')} failed")
     return "\n".join(lines)

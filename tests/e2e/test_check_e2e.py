@@ -64,3 +64,41 @@ def test_one_warning_is_said_in_the_singular(workspace: Workspace) -> None:
     workspace.write_export(rows)
     warned = workspace.hrsync("check")
     assert "1 warning:" in warned.stdout and "1 warnings" not in warned.stdout, warned.stdout
+
+
+def test_check_runs_the_guards_and_says_not_ready_when_the_plan_would_be_refused(
+    workspace: Workspace,
+) -> None:
+    # Was "ready" throughout: check ran neither the guards nor a preview.
+    assert workspace.hrsync("sync").code == 0
+    workspace.use_export("sample-org-reorg.csv")
+    env = {"HRSYNC_SYNC__MAX_ARCHIVE": "0"}
+    run = workspace.hrsync("check", env=env)
+    assert run.code == 1, run.stdout
+    (line,) = [ln for ln in run.stdout.splitlines() if ln.startswith("[FAIL] plan:")]
+    assert "refused" in line and "sync.max_archive" in line
+    assert "approve " in run.stdout or "--allow-archive 1" in run.stdout
+    assert run.stdout.rstrip().splitlines()[-1].startswith("not ready")
+    assert len(workspace.process_requests()) == 1  # the first sync's only
+    fine = workspace.hrsync("check")
+    assert fine.code == 0, fine.stdout
+    assert "[  ok] plan: " in fine.stdout
+
+
+def test_check_preview_asks_dx_to_validate_the_rows_and_applies_nothing(
+    workspace: Workspace,
+) -> None:
+    # None of these leads is a DX user: DX's preview refuses the rows (invalid_rows),
+    # which the plan's own guards cannot know.
+    rows = read_rows("sample-org.csv")
+    for row in rows:
+        row["Work Email"] = row["Work Email"].replace("@example.com", "@elsewhere.test")
+    workspace.write_export(rows)
+    plain = workspace.hrsync("check")
+    assert "[  ok] plan: " in plain.stdout, plain.stdout
+    previewed = workspace.hrsync("check", "--preview")
+    assert previewed.code == 1, previewed.stdout
+    (line,) = [ln for ln in previewed.stdout.splitlines() if ln.startswith("[FAIL] preview:")]
+    assert "DX" in line
+    assert workspace.process_requests() == []
+    assert not workspace.dx_teams()
