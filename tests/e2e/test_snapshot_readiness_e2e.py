@@ -271,3 +271,27 @@ def test_runs_in_a_window_plan_and_the_first_run_after_it_applies_them(fleet: Fl
 
 def process_calls(fleet: Fleet) -> list[Any]:
     return [r for r in fleet.sim.dx.requests if r.method_name == "orgfiles.teamHierarchy.process"]
+
+
+def test_a_snapshot_the_scenario_schedules_is_shown_ahead_by_status(tmp_path: Path) -> None:
+    # The simulator's own scenario schedules the snapshot (relative to its start), as a
+    # rehearsal or demo would: the first sync reads it, status says when and what it means.
+    raw = json.loads((CONFIG / "demo-scenario.json").read_text(encoding="utf-8"))
+    raw["snapshots"] = [{"id": "q1", "scheduled_for": {"in_days": 11}}]
+    raw["import_delay_s"] = 0.0
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with start_simulator(load_scenario(path)) as sim:
+        export = tmp_path / "people.csv"
+        shutil.copy(CONFIG / "sample-org.csv", export)
+        config = tmp_path / "hrsync.toml"
+        db = tmp_path / "state.db"
+        config.write_text(CONFIG_TEMPLATE.format(base_url=sim.base_url, export=export, db=db))
+        ws = Workspace(tmp_path, sim, config, export, db)
+        assert ws.hrsync("sync").finished["outcome"] == "applied"
+        status = json.loads(ws.hrsync("status", "--format", "json").stdout)
+    ahead = datetime.now(UTC).date() + timedelta(days=11)
+    assert status["next_snapshot"]["id"] == "q1"
+    text = status["next_snapshot"]["text"]  # "(in 10 days)": the day starts at 00:00 UTC
+    assert text.startswith(f"next snapshot {ahead.isoformat()} (in 10 days)"), text
+    assert text.endswith("DX matches HR as of the last run")
