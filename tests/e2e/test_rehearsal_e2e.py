@@ -9,93 +9,16 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, ROOT, Run, parse_events
+from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, ROOT
+from tests.e2e.rehearsing import HRSYNC, clean_env, hrsync, rehearsing, sh_blocks
 from tests.fakes import serve
 from tests.fakes.hr_apis import OktaApi
 
 pytestmark = pytest.mark.slow
-
-HRSYNC = [sys.executable, "-m", "hrsync"]
-
-
-@dataclass
-class Rehearsal:
-    process: subprocess.Popen[str]
-    printed: list[str]
-    env: dict[str, str]
-
-    @property
-    def token(self) -> str:
-        return self.env["HRSYNC_DX_TOKEN"]
-
-    @property
-    def base_url(self) -> str:
-        return self.env["HRSYNC_DX__BASE_URL"]
-
-    def teams(self) -> dict[str, dict[str, object]]:
-        reply = httpx.get(
-            f"{self.base_url}/teams.list", headers={"Authorization": f"Bearer {self.token}"}
-        )
-        return {t["name"]: t for t in reply.json()["teams"]}
-
-
-def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
-
-
-@contextmanager
-def rehearsing(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Rehearsal]:
-    process = subprocess.Popen(
-        [*HRSYNC, "simulator", *args, "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**clean_env(), **(env or {})},
-        cwd=cwd,
-    )
-    try:
-        assert process.stdout is not None
-        printed: list[str] = []
-        while not printed or not printed[-1].startswith("# try:"):
-            line = process.stdout.readline()
-            assert line, f"the simulator ended: {process.wait()} {process.stderr}"
-            printed.append(line.rstrip("\n"))
-        exported = dict(env or {})
-        for line in printed:
-            if line.startswith("export "):
-                name, _, value = line.removeprefix("export ").partition("=")
-                exported[name] = value
-        yield Rehearsal(process, printed, exported)
-        process.terminate()
-        assert process.wait(timeout=10) == 0
-        assert process.stderr is not None
-        assert exported["HRSYNC_DX_TOKEN"] not in process.stderr.read()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-
-
-def hrsync(cwd: Path, rehearsal: Rehearsal, *args: str) -> Run:
-    proc = subprocess.run(
-        [*HRSYNC, *args],
-        env={**clean_env(), **rehearsal.env},
-        capture_output=True,
-        text=True,
-        timeout=90,
-        cwd=cwd,
-    )
-    # The token was printed once, for the person; no command shows it again.
-    assert rehearsal.token not in proc.stdout + proc.stderr
-    return Run(proc.returncode, proc.stdout, proc.stderr, parse_events(proc.stdout + proc.stderr))
 
 
 @pytest.fixture
@@ -238,21 +161,6 @@ def test_an_export_that_cannot_be_read_is_told_and_nothing_is_served(tmp_path: P
     assert proc.stdout == ""
     assert "cannot rehearse with staff.csv" in proc.stderr
     assert "email" in proc.stderr
-
-
-def sh_blocks(page: Path) -> list[str]:
-    blocks: list[str] = []
-    current: list[str] = []
-    inside = False
-    for line in page.read_text(encoding="utf-8").splitlines():
-        if line.strip() == "```sh" and not inside:
-            inside, current = True, []
-        elif line.strip() == "```" and inside:
-            inside = False
-            blocks.append("\n".join(current))
-        elif inside:
-            current.append(line)
-    return blocks
 
 
 def test_the_how_to_s_commands_rehearse_a_sync_a_reorganisation_and_a_refusal(
