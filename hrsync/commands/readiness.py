@@ -219,6 +219,10 @@ def _weak_leads(weak: Sequence[LeadWithoutReports]) -> Check:
 def _unknown_managers(unknown: Sequence[UnknownManager]) -> Check:
     # Accepted by source.unknown_manager = "top", but never silently: who, and how many.
     people = sum(u.reports for u in unknown)
+    whom = "it" if len(unknown) == 1 else "them"
+    naming = (
+        f"the person naming {whom} is" if people == 1 else f"the {people} people naming {whom} are"
+    )
     shown = capped(
         f"{u.field} {u.value!r} ({u.reports} from {u.first})"
         for u in sorted(unknown, key=lambda u: (-u.reports, u.value))
@@ -226,7 +230,7 @@ def _unknown_managers(unknown: Sequence[UnknownManager]) -> Check:
     return Check(
         "managers",
         True,
-        f"{len(unknown)} managers not in the export; the {people} people naming them are top "
+        f"{plural(len(unknown), 'manager')} not in the export; {naming} top "
         f'of the org (source.unknown_manager = "top"): {shown}',
         warning=True,
     )

@@ -175,7 +175,7 @@ def test_absent_managers_are_warned_once_each_and_shown_in_plan_and_check(
 
     check = workspace.hrsync("check")
     assert check.code == 0, check.stdout
-    assert "managers: 1 managers not in the export; the 3 people naming them are top" in (
+    assert "managers: 1 manager not in the export; the 3 people naming it are top" in (
         check.stdout
     )
 
