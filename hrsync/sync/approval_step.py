@@ -1,8 +1,9 @@
 """Approvals bound to a plan, as a run meets them (issue 23): which approved plan ids the
 gate may honour, a refused plan kept by its id, and the approval a run applied.
 
-An approval is used only when the run submits: a dry run, a preview, a deferral or a
-refusal leaves it pending. A manual run let past a guard by its own flags
+An approval is used only when DX takes the plan (accepts it, or shows it after a lost
+answer): a dry run, a preview, a deferral, a refusal or a submission DX never took
+leaves it pending. A manual run let past a guard by its own flags
 (`sync --allow-archive N`, `--allow-shrink`) is kept in the same table, applied by that
 run, with the OS user: the audit has one place.
 """
@@ -156,7 +157,7 @@ def _summary_of(stored: RefusedPlan | None) -> PlanSummary | None:
 
 
 def applied(run: Run, planned: Planned) -> None:
-    """The run submitted: its approval is used (a person's is marked applied by this run;
+    """DX took the run's plan: its approval is used (a person's is marked applied by this run;
     a run's own flags are recorded as applied)."""
     approval = planned.approval
     if approval is None:

@@ -18,6 +18,7 @@ from hrsync.config.loading import load_settings
 from hrsync.daemon.scheduler import APPROVAL_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.outcome import Outcome
+from hrsync.simulator.faults import Fault
 from hrsync.store import tables
 from hrsync.store.repo import Store
 from hrsync.sync.context import Pacing
@@ -278,3 +279,38 @@ def test_a_daemon_refusal_carries_a_preview_of_its_plan_made_once(workspace: Wor
         window.close()
     assert deferred.outcome is Outcome.DEFERRED and deferred.preview_url is None
     assert len(preview_requests(workspace)) == 1
+
+
+def test_an_approval_stays_pending_when_dx_never_took_the_plan(workspace: Workspace) -> None:
+    """Every process call is dropped before DX does anything: DX never takes the plan,
+    yet the person's approval is consumed and listed 'applied'."""
+    plan_id = reorganised(workspace)
+    assert workspace.hrsync("approve", plan_id, "--by", "ana").code == 0
+    workspace.sim.dx.add_fault(
+        Fault(method="orgfiles.teamHierarchy.process", kind="drop", count=10)
+    )
+    env = {**STRICT, "HRSYNC_SYNC__VERIFY_TIMEOUT_S": "3"}
+    run = workspace.hrsync("sync", env=env, timeout=120)
+    assert run.code != 0, run.stdout[-1500:]
+    listing = workspace.hrsync("approvals").stdout
+    assert f"plan {plan_id}  pending" in listing, listing
+
+
+def test_after_dx_never_took_an_approved_plan_the_next_run_applies_it_without_asking_again(
+    workspace: Workspace,
+) -> None:
+    plan_id = reorganised(workspace)
+    assert workspace.hrsync("approve", plan_id, "--by", "ana").code == 0
+    workspace.sim.dx.add_fault(
+        Fault(method="orgfiles.teamHierarchy.process", kind="drop", count=10)
+    )
+    env = {**STRICT, "HRSYNC_SYNC__VERIFY_TIMEOUT_S": "3"}
+    lost = workspace.hrsync("sync", env=env, timeout=120)
+    assert lost.finished["outcome"] == "unverified", lost.finished
+    workspace.sim.dx.clear_faults()
+    again = workspace.hrsync("sync", env=env, timeout=120)
+    listing = workspace.hrsync("approvals").stdout
+    # The same plan, DX still without it: the approval given for it applies it.
+    assert again.finished["outcome"] == "applied", again.finished
+    assert f"plan {plan_id}  applied" in listing, listing
+    assert again.finished["run_id"] in listing, listing
