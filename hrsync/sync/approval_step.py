@@ -17,9 +17,9 @@ import shlex
 from collections.abc import Mapping
 
 from hrsync import logs
-from hrsync.core.guards import Go, Refuse
+from hrsync.core.guards import Deferral, Go, Refuse
 from hrsync.core.plan import canonical_payload
-from hrsync.core.plan_ids import Approval, PlanSummary, difference_line, summarize
+from hrsync.core.plan_ids import Approval, PlanSummary, difference_line, expires_at, summarize
 from hrsync.core.render import approve_command
 from hrsync.store.approvals import RefusedPlan
 from hrsync.sync.context import Planned, Run
@@ -154,6 +154,23 @@ def refused(
 
 def _summary_of(stored: RefusedPlan | None) -> PlanSummary | None:
     return None if stored is None else stored.summary
+
+
+def outlive_window(run: Run, deferral: Deferral) -> None:
+    """A snapshot window defers the plan: an approval's lifetime does not run meanwhile,
+    so pending approvals expire no sooner than `sync.approval_ttl_hours` after the
+    window's end (the resume that applies them)."""
+    if not run.request.operational or not deferral.kind.startswith("snapshot"):
+        return
+    until = expires_at(deferral.resume_at, run.settings.sync.approval_ttl_hours)
+    for approval in run.store.extend_approvals(until, run.clock()):
+        log.info(
+            "sync.approval_extended",
+            plan_id=approval.plan_id,
+            approved_by=approval.approved_by,
+            resume_at=deferral.resume_at.isoformat(),
+            expires_at=until.isoformat(),
+        )
 
 
 def applied(run: Run, planned: Planned) -> None:

@@ -155,6 +155,34 @@ def test_an_approval_waits_out_a_snapshot_window(workspace: Workspace) -> None:
     assert applied.finished["approval"]["plan_id"] == plan_id
 
 
+def test_an_approval_given_in_a_window_outlives_it_and_the_first_run_after_applies_it(
+    workspace: Workspace,
+) -> None:
+    """An approval during a window waits and applies after it: its lifetime does not run
+    while the window defers the plan (the retro window is ~3 weeks, the ttl 72 hours)."""
+    plan_id = reorganised(workspace)
+    now = datetime.now(UTC).replace(microsecond=0)
+    workspace.sim.dx.add_snapshot(snapshot_id="recent", completed_at=now - timedelta(days=1))
+    settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
+    with freeze_time(now):
+        assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
+    store = Store.open(settings.state.database_url)
+    try:
+        with freeze_time(now, tick=True):
+            first = run_sync(settings, SyncRequest(), store=store)
+        assert first.outcome is Outcome.DEFERRED
+        # The first run after the window (the resume the deferral set) applies nothing.
+        deferral = store.pending_deferral()
+        assert deferral is not None
+        resume = deferral.resume_at
+        workspace.sim.dx.advance((resume - now).total_seconds() + 60)
+        with freeze_time(resume + timedelta(minutes=1), tick=True):
+            after = run_sync(settings, SyncRequest(trigger="resume"), store=store)
+    finally:
+        store.close()
+    assert after.outcome is Outcome.APPLIED, (after.outcome, after.reason)
+
+
 def test_manual_allow_archive_is_audited_with_the_os_user(workspace: Workspace) -> None:
     plan_id = reorganised(workspace)
     allowed = workspace.hrsync("sync", "--allow-archive", "1", env=STRICT)
