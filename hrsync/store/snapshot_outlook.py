@@ -57,8 +57,9 @@ class SnapshotOutlookQueries(RunQueries, DeferralQueries):
 
     def last_run_outlook(self) -> LastRun | None:
         """The newest finished operational run, as readiness reads it: a deferred run with
-        the end of the deferral it left (what its changes wait for)."""
-        run = self.newest_run(_OUTCOMES)
+        the end of the deferral it left (what its changes wait for). A run another run's
+        lease turned away is not it: it read nothing, and that run decides."""
+        run = self.newest_run(_OUTCOMES, skip_turned_away=True)
         if run is None or run.outcome is None:
             return None
         resume_at = None
