@@ -116,13 +116,8 @@ def approve(args: argparse.Namespace) -> int:
 
 def _window_ends(store: Store, now: datetime) -> datetime | None:
     """When the snapshot window that defers the daemon's runs ends, if one does now."""
-    pending = store.pending_deferral()
-    if pending is None or pending.resume_at <= now or pending.run_id is None:
-        return None
-    run = store.run_record(pending.run_id)
-    if run is None or not (run.defer_kind or "").startswith("snapshot"):
-        return None
-    return pending.resume_at
+    ends = store.window_deferral_end()
+    return ends if ends is not None and ends > now else None
 
 
 def approvals(args: argparse.Namespace) -> int:

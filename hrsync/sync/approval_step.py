@@ -15,6 +15,7 @@ import getpass
 import os
 import shlex
 from collections.abc import Mapping
+from datetime import datetime
 
 from hrsync import logs
 from hrsync.core.guards import Deferral, Go, Refuse
@@ -48,8 +49,28 @@ def ids_for(approved: Approved, payload_digest: str) -> set[str]:
 
 
 def approvals_now(run: Run) -> Approved:
-    pending = tuple(run.store.pending_approvals(run.clock()))
+    now = run.clock()
+    pending = tuple(a for a in run.store.pending_approvals(now) if _within_ttl(run, a, now))
     return Approved(pending, run.store.refused_plans({a.plan_id for a in pending}))
+
+
+def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
+    """Whether this daemon honours the approval by its own `sync.approval_ttl_hours`, not
+    only by the expiry the approver's configuration gave it: counted from the approval,
+    or from the end of the snapshot window that defers the runs, whichever is later."""
+    ttl = run.settings.sync.approval_ttl_hours
+    window_end = run.store.window_deferral_end()
+    start = max(approval.approved_at, window_end or approval.approved_at)
+    if now < expires_at(start, ttl):
+        return True
+    log.warning(
+        "sync.approval_too_old",
+        plan_id=approval.plan_id,
+        approved_by=approval.approved_by,
+        approved_at=approval.approved_at.isoformat(),
+        detail=f"older than this daemon's sync.approval_ttl_hours = {ttl:g}",
+    )
+    return False
 
 
 def os_user() -> str:

@@ -215,6 +215,29 @@ def test_an_approval_expires_after_approval_ttl_hours(workspace: Workspace) -> N
     assert len(workspace.process_requests()) == 1
 
 
+def test_the_daemon_honours_an_approval_no_longer_than_its_own_ttl(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The approver's configuration gave it 1000 hours; the daemon's says 72."""
+    plan_id = reorganised(workspace)
+    settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
+    approved_at = datetime.now(UTC).replace(microsecond=0)
+    with monkeypatch.context() as env, freeze_time(approved_at):
+        env.setenv("HRSYNC_SYNC__APPROVAL_TTL_HOURS", "1000")
+        assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
+    store = Store.open(settings.state.database_url)
+    try:
+        (approval,) = store.approvals()
+        assert approval.expires_at == approved_at + timedelta(hours=1000)
+        with freeze_time(approved_at + timedelta(hours=72, seconds=1), tick=True):
+            late = run_sync(settings, SyncRequest(), store=store)
+    finally:
+        store.close()
+    assert late.outcome is Outcome.REFUSED and late.plan_id == plan_id
+    assert late.approval is None
+    assert len(workspace.process_requests()) == 1
+
+
 class FrozenClock:
     def __init__(self, now: datetime) -> None:
         self.now = now
