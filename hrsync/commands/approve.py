@@ -23,6 +23,7 @@ from hrsync.core.plan_ids import Approval, expires_at, normalise_plan_id, when
 from hrsync.core.render import hrsync_command
 from hrsync.core.text import plural
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
+from hrsync.store.repo import Store
 from hrsync.sync.approval_step import os_user
 
 log = logs.get_logger("hrsync.approve")
@@ -71,12 +72,14 @@ def approve(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         now = utcnow()
+        window_ends = _window_ends(store, now)
+        # The approval's lifetime runs from when the daemon may apply it: the window's end.
         approval = store.add_approval(
             plan_id,
             approved_by=by,
             note=note,
             now=now,
-            expires_at=expires_at(now, settings.sync.approval_ttl_hours),
+            expires_at=expires_at(max(now, window_ends or now), settings.sync.approval_ttl_hours),
         )
     finally:
         store.close()
@@ -90,17 +93,31 @@ def approve(args: argparse.Namespace) -> int:
     summary = refused.summary
     trips = ", ".join(f"sync.{g}" for g in summary.guards) or "no guard"
     archives = f"; archives {plural(len(summary.archives), 'team')}" if summary.archives else ""
+    ttl = f"sync.approval_ttl_hours = {settings.sync.approval_ttl_hours:g}"
+    if window_ends is not None:
+        when_applied = (
+            f"DX is in a snapshot window until {when(window_ends)}: the daemon applies it "
+            f"then; it expires at {when(approval.expires_at)} ({ttl} from the window's end)."
+        )
+    else:
+        when_applied = (
+            f"The daemon applies it at its next run (it looks for approvals every minute), "
+            f"outside DX's snapshot windows; it expires at {when(approval.expires_at)} ({ttl})."
+        )
     print(
-        f"Approved plan {plan_id} ({trips}{archives}) as {by}; "
-        f"expires {when(approval.expires_at)} (sync.approval_ttl_hours = "
-        f"{settings.sync.approval_ttl_hours:g}).\n"
-        "Nothing was sent to DX. The daemon applies this plan at its next run (it looks for "
-        "approvals every minute), outside DX's snapshot windows, and only while the plan it "
-        "computes is this one; if HR changed meanwhile, it refuses again with a new plan id "
-        "and says how it differs.\n"
+        f"Approved plan {plan_id} ({trips}{archives}) as {by}.\n"
+        f"Nothing was sent to DX. {when_applied} The daemon applies it only while the plan "
+        "it computes is this one; if HR changed meanwhile, it refuses again with a new plan "
+        "id and says how it differs.\n"
         f"To apply it now from this shell instead: {hrsync_command(settings.config_path, 'sync')}"
     )
     return EXIT_OK
+
+
+def _window_ends(store: Store, now: datetime) -> datetime | None:
+    """When the snapshot window that defers the daemon's runs ends, if one does now."""
+    ends = store.window_deferral_end()
+    return ends if ends is not None and ends > now else None
 
 
 def approvals(args: argparse.Namespace) -> int:

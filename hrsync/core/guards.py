@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Literal
+from typing import Final, Literal
 
 from hrsync.core.plan import Archive, Plan
 from hrsync.core.plan_ids import plan_id
@@ -49,6 +49,9 @@ DeferralKind = Literal[
     "snapshot_live", "snapshot_window", "snapshot_in_progress", "import_in_progress"
 ]
 ApiDeferralKind = Literal["snapshot_in_progress", "import_in_progress"]
+# Not a deferral of the gate's: a run another run's lease turned away (nothing read,
+# nothing decided), kept in `runs.defer_kind` so what reads "the last run" skips it.
+TURNED_AWAY: Final = "lease_held"
 
 
 @dataclass(frozen=True, slots=True)

@@ -238,8 +238,12 @@ def approval_command(refusal: Refusal, config_path: Path | str | None) -> str | 
 
 
 def preview_command(refusal: Refusal, config_path: Path | str | None) -> str | None:
-    """The same run as a preview: DX shows the change and applies nothing. Without the
-    override flags a preview is refused by the same guards."""
+    """A preview: DX shows the change and applies nothing. With the refusal's plan id,
+    exactly that refused plan (`sync --preview PLAN_ID`), not the export as it is by the
+    time it is pasted; else the same run with the override flags, without which the
+    same guards refuse the preview."""
+    if refusal.plan_id is not None:
+        return hrsync_command(config_path, "sync", "--preview", refusal.plan_id)
     flags = refusal.override_flags
     return None if flags is None else hrsync_command(config_path, "sync", "--preview", *flags)
 

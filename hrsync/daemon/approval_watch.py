@@ -51,7 +51,9 @@ class ApprovalWatch:
             approved_by=[a.approved_by for a in new],
         )
         result = self._execute(APPROVAL_TRIGGER)
-        # Skipped (a run in progress, stopping, standing by): look again next minute.
+        # Skipped (a run in progress, stopping, standing by): look again next minute. A
+        # run made, whatever its end (a crash too), was this approval's one run: the
+        # scheduled runs and the quarantine take over from there.
         if result is not None:
             self._done.update(a.id for a in new)
         return result

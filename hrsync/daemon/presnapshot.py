@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock
+from hrsync.core.guards import TURNED_AWAY
 from hrsync.core.settings import SyncSettings
 from hrsync.core.snapshot_ahead import RETRY_BEFORE, pre_snapshot_sync_at
 from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, Jobs, iso
@@ -88,7 +89,8 @@ class PreSnapshot:
         since = [
             r
             for r in self.store.recent_runs(_RUNS_READ, operational_only=True)
-            if r.started_at >= first and r.outcome is not None
+            # A run the lease turned away decides nothing: the run holding it does.
+            if r.started_at >= first and r.outcome is not None and r.defer_kind != TURNED_AWAY
         ]
         at = pre_snapshot_sync_at(
             snapshot,

@@ -150,7 +150,9 @@ class Jobs:
             return
         if event.job_id == STANDBY_JOB:
             return  # a slow look at the lease; the next one comes in seconds
-        log.warning(
+        # The minute's look for approvals, still in its run: noise, not a warning.
+        level = "info" if event.job_id == APPROVAL_JOB else "warning"
+        getattr(log, level)(
             "daemon.run_skipped",
             trigger=JOB_TRIGGERS.get(event.job_id, event.job_id),
             reason="run_in_progress",

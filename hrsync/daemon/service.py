@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
-from hrsync.daemon.approval_watch import APPROVAL_CHECK_S, ApprovalWatch
+from hrsync.daemon.approval_watch import APPROVAL_CHECK_S, APPROVAL_TRIGGER, ApprovalWatch
 from hrsync.daemon.cron import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.daemon.followups import Followups
 from hrsync.daemon.heartbeat import Heartbeat
@@ -180,7 +180,8 @@ class Daemon:
         self.execute("startup")
 
     def execute(self, trigger: str) -> SyncResult | None:
-        """One run for `trigger`, unless stopping, quarantined or already running."""
+        """One run for `trigger`, unless stopping, quarantined or already running: its
+        result (a crash's is the failed run recorded for it), or None when no run was made."""
         if self.stopping.is_set():
             log.info("daemon.run_skipped", trigger=trigger, reason="stopping")
             return None
@@ -191,8 +192,10 @@ class Daemon:
         if self._standby.stands_by(trigger):
             return None
         if not self._run_lock.acquire(blocking=False):
-            # A job fires at its time, so "now" is the time it was scheduled for.
-            log.warning(
+            # A job fires at its time, so "now" is the time it was scheduled for. The
+            # minute's look for approvals meets a long run often: no cause for a warning.
+            level = "info" if trigger == APPROVAL_TRIGGER else "warning"
+            getattr(log, level)(
                 "daemon.run_skipped",
                 trigger=trigger,
                 reason="run_in_progress",
@@ -217,7 +220,7 @@ class Daemon:
                 self._pre_snapshot.refresh()
                 self._quarantine.update(crashed)
                 self._tell_monitor(crashed, time.monotonic() - started)
-                return None
+                return crashed
             self._followups.after_run(result)
             # The run may have seen another next snapshot, or be the one that made it ready.
             self._pre_snapshot.refresh()

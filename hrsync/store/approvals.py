@@ -181,6 +181,55 @@ class ApprovalQueries(StoreSessions):
             )
         return bool(done.rowcount)
 
+    def extend_approvals(self, until: datetime, now: datetime) -> list[Approval]:
+        """Pending approvals that would expire before `until` now expire then (a snapshot
+        window defers their plan); the ones extended."""
+        approvals = tables.approvals
+        due = (
+            approvals.c.via == "approve",
+            approvals.c.applied_at.is_(None),
+            approvals.c.expires_at > now,
+            approvals.c.expires_at < until,
+        )
+        with self._write() as s:
+            rows = list(s.execute(select(approvals).where(*due)))
+            if rows:
+                s.execute(
+                    update(approvals)
+                    .where(approvals.c.id.in_([row.id for row in rows]))
+                    .values(expires_at=until)
+                )
+        return [_approval(row) for row in rows]
+
+    def mark_plan_approval_applied(self, run_id: str, now: datetime) -> bool:
+        """DX shows the plan `run_id` submitted, though that run never heard DX take it:
+        the approval it honoured (the newest pending one of its plan id) is applied by
+        it. False when that run honoured none, or its approval is applied already."""
+        approvals, runs = tables.approvals, tables.runs
+        with self._write() as s:
+            plan_id = s.execute(select(runs.c.plan_id).where(runs.c.id == run_id)).scalar()
+            if plan_id is None:
+                return False
+            approval_id = s.execute(
+                select(approvals.c.id)
+                .where(
+                    approvals.c.plan_id == plan_id,
+                    approvals.c.via == "approve",
+                    approvals.c.applied_at.is_(None),
+                    approvals.c.approved_at <= now,
+                )
+                .order_by(approvals.c.approved_at.desc(), approvals.c.id.desc())
+                .limit(1)
+            ).scalar()
+            if approval_id is None:
+                return False
+            s.execute(
+                update(approvals)
+                .where(approvals.c.id == approval_id)
+                .values(applied_run_id=run_id, applied_at=now)
+            )
+        return True
+
 
 def _refused(row: Row[Any]) -> RefusedPlan:
     summary: Mapping[str, Any] = json.loads(row.summary_json or "{}")

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select, update
+from sqlalchemy import Row, func, insert, or_, select, update
 
+from hrsync.core.guards import TURNED_AWAY
 from hrsync.core.notify import ATTENTION
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
@@ -172,18 +173,19 @@ class RunQueries(StoreSessions):
             row = s.execute(select(runs).where(runs.c.id == run_id)).first()
         return None if row is None else _run_record(row)
 
-    def newest_run(self, outcomes: Collection[str]) -> RunRecord | None:
+    def newest_run(
+        self, outcomes: Collection[str], *, skip_turned_away: bool = False
+    ) -> RunRecord | None:
         """The newest finished operational run whose outcome is one of `outcomes`, however
         far back (a window of recent runs lost a refusal or the last success behind a
-        long series of deferrals)."""
+        long series of deferrals). `skip_turned_away` leaves out runs another run's lease
+        turned away: they read and decided nothing."""
         runs = tables.runs
+        query = select(runs).where(runs.c.dry_run == 0, runs.c.outcome.in_(sorted(outcomes)))
+        if skip_turned_away:
+            query = query.where(or_(runs.c.defer_kind.is_(None), runs.c.defer_kind != TURNED_AWAY))
         with self._read() as s:
-            row = s.execute(
-                select(runs)
-                .where(runs.c.dry_run == 0, runs.c.outcome.in_(sorted(outcomes)))
-                .order_by(runs.c.started_at.desc())
-                .limit(1)
-            ).first()
+            row = s.execute(query.order_by(runs.c.started_at.desc()).limit(1)).first()
         return None if row is None else _run_record(row)
 
 

@@ -55,10 +55,22 @@ class SnapshotOutlookQueries(RunQueries, DeferralQueries):
         )
         return SnapshotOutlook(snapshot, row.read_at, row.run_id)
 
+    def window_deferral_end(self) -> datetime | None:
+        """When the snapshot window that defers the daemon's runs ends (the pending
+        deferral's resume_at, when a snapshot deferred that run), past or not."""
+        pending = self.pending_deferral()
+        if pending is None or pending.run_id is None:
+            return None
+        run = self.run_record(pending.run_id)
+        if run is None or not (run.defer_kind or "").startswith("snapshot"):
+            return None
+        return pending.resume_at
+
     def last_run_outlook(self) -> LastRun | None:
         """The newest finished operational run, as readiness reads it: a deferred run with
-        the end of the deferral it left (what its changes wait for)."""
-        run = self.newest_run(_OUTCOMES)
+        the end of the deferral it left (what its changes wait for). A run another run's
+        lease turned away is not it: it read nothing, and that run decides."""
+        run = self.newest_run(_OUTCOMES, skip_turned_away=True)
         if run is None or run.outcome is None:
             return None
         resume_at = None

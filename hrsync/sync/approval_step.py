@@ -1,8 +1,9 @@
 """Approvals bound to a plan, as a run meets them (issue 23): which approved plan ids the
 gate may honour, a refused plan kept by its id, and the approval a run applied.
 
-An approval is used only when the run submits: a dry run, a preview, a deferral or a
-refusal leaves it pending. A manual run let past a guard by its own flags
+An approval is used only when DX takes the plan (accepts it, or shows it after a lost
+answer): a dry run, a preview, a deferral, a refusal or a submission DX never took
+leaves it pending. A manual run let past a guard by its own flags
 (`sync --allow-archive N`, `--allow-shrink`) is kept in the same table, applied by that
 run, with the OS user: the audit has one place.
 """
@@ -14,11 +15,12 @@ import getpass
 import os
 import shlex
 from collections.abc import Mapping
+from datetime import datetime
 
 from hrsync import logs
-from hrsync.core.guards import Go, Refuse
+from hrsync.core.guards import Deferral, Go, Refuse
 from hrsync.core.plan import canonical_payload
-from hrsync.core.plan_ids import Approval, PlanSummary, difference_line, summarize
+from hrsync.core.plan_ids import Approval, PlanSummary, difference_line, expires_at, summarize
 from hrsync.core.render import approve_command
 from hrsync.store.approvals import RefusedPlan
 from hrsync.sync.context import Planned, Run
@@ -47,8 +49,28 @@ def ids_for(approved: Approved, payload_digest: str) -> set[str]:
 
 
 def approvals_now(run: Run) -> Approved:
-    pending = tuple(run.store.pending_approvals(run.clock()))
+    now = run.clock()
+    pending = tuple(a for a in run.store.pending_approvals(now) if _within_ttl(run, a, now))
     return Approved(pending, run.store.refused_plans({a.plan_id for a in pending}))
+
+
+def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
+    """Whether this daemon honours the approval by its own `sync.approval_ttl_hours`, not
+    only by the expiry the approver's configuration gave it: counted from the approval,
+    or from the end of the snapshot window that defers the runs, whichever is later."""
+    ttl = run.settings.sync.approval_ttl_hours
+    window_end = run.store.window_deferral_end()
+    start = max(approval.approved_at, window_end or approval.approved_at)
+    if now < expires_at(start, ttl):
+        return True
+    log.warning(
+        "sync.approval_too_old",
+        plan_id=approval.plan_id,
+        approved_by=approval.approved_by,
+        approved_at=approval.approved_at.isoformat(),
+        detail=f"older than this daemon's sync.approval_ttl_hours = {ttl:g}",
+    )
+    return False
 
 
 def os_user() -> str:
@@ -155,8 +177,25 @@ def _summary_of(stored: RefusedPlan | None) -> PlanSummary | None:
     return None if stored is None else stored.summary
 
 
+def outlive_window(run: Run, deferral: Deferral) -> None:
+    """A snapshot window defers the plan: an approval's lifetime does not run meanwhile,
+    so pending approvals expire no sooner than `sync.approval_ttl_hours` after the
+    window's end (the resume that applies them)."""
+    if not run.request.operational or not deferral.kind.startswith("snapshot"):
+        return
+    until = expires_at(deferral.resume_at, run.settings.sync.approval_ttl_hours)
+    for approval in run.store.extend_approvals(until, run.clock()):
+        log.info(
+            "sync.approval_extended",
+            plan_id=approval.plan_id,
+            approved_by=approval.approved_by,
+            resume_at=deferral.resume_at.isoformat(),
+            expires_at=until.isoformat(),
+        )
+
+
 def applied(run: Run, planned: Planned) -> None:
-    """The run submitted: its approval is used (a person's is marked applied by this run;
+    """DX took the run's plan: its approval is used (a person's is marked applied by this run;
     a run's own flags are recorded as applied)."""
     approval = planned.approval
     if approval is None:

@@ -27,6 +27,7 @@ from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.store.repo import SubmissionRecord
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
+from hrsync.sync.approval_step import applied
 from hrsync.sync.context import Run, Submitted, end
 from hrsync.sync.not_in_dx import counted_by_email, learn_people
 
@@ -54,6 +55,16 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
     check the audit trail, and end the run applied or unverified."""
     store, sid, planned = run.store, submitted.submission_id, submitted.planned
     settings = run.settings.sync
+    # DX took the plan when it answered `process`: its approval is applied then, and
+    # only then (submit); a lost answer leaves that to a resend DX takes, or to DX
+    # showing the plan.
+    taken = not submitted.ambiguous
+
+    def took() -> None:
+        nonlocal taken
+        if not taken:
+            taken = True
+            applied(run, planned)
 
     def resend(attempt: int, reason: str) -> None:
         # The same submission record: a restart still finds it and verifies it.
@@ -70,6 +81,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
         store.mark_submission(
             sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id
         )
+        took()
 
     known = counted_by_email(store)
     confirmation = confirm(
@@ -89,6 +101,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
         store.mark_submission(
             sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
         )
+        took()
         missing = learn_people(
             run,
             planned,
@@ -158,6 +171,9 @@ def recover_unfinished(run: Run) -> None:
         )
         # The earlier run may have died before keeping the ids DX now has.
         store.save_identities(pending.plan.identities, now)
+        # An approval that run let past the guards is applied now that DX shows its plan
+        # (the run's answer from DX was lost, so it left the approval pending).
+        store.mark_plan_approval_applied(pending.run_id, now)
         log.info("sync.recovered", submission=pending.id, verified=True)
     else:
         store.mark_submission(

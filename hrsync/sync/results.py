@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from hrsync.core.attributes import AttributeOutcome, AttributePlan, more_serious
 from hrsync.core.guards import DeferralKind
@@ -69,8 +70,9 @@ class SyncResult:
     action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
     problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
     # What deferred the run, as `core.guards` names it (the import back-off counts
-    # `import_in_progress`); None when not deferred, or deferred by the lease or a shutdown.
-    defer_kind: DeferralKind | None = None
+    # `import_in_progress`; a run the lease turned away is `lease_held`); None when not
+    # deferred, or deferred by a shutdown.
+    defer_kind: DeferralKind | Literal["lease_held"] | None = None
     # The people sent whom DX does not count yet (their e-mails, sorted): named, not failed.
     not_in_dx: tuple[str, ...] = ()
     # The plan's id when a guard refused it, or an approval or override flags let it past.

@@ -114,6 +114,7 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
     if isinstance(decision, Defer):
         text = render_deferral(decision.deferral)
         log.warning("sync.deferred", kind=decision.deferral.kind, detail=text)
+        approval_step.outlive_window(run, decision.deferral)
         end(
             run,
             Outcome.DEFERRED,

@@ -23,6 +23,7 @@ from datetime import timedelta
 from hrsync import logs
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
+from hrsync.core.guards import TURNED_AWAY
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.dx.client import DxClient, DxObserver
@@ -74,6 +75,7 @@ def run_sync(
                         f"{lease.host}, since {lease.acquired_at.isoformat()})"
                     ),
                     resume_at=now + timedelta(minutes=5),
+                    defer_kind=TURNED_AWAY,
                 )
             else:
                 log.info("sync.started", dry_run=request.dry_run, preview=request.preview)

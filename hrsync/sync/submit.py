@@ -61,7 +61,10 @@ def submit(run: Run, planned: Planned) -> Submitted:
     except DxOutcomeUnknown as exc:
         store.mark_submission(sid, SubmissionStatus.OUTCOME_UNKNOWN, run.clock(), detail=str(exc))
         store.save_identities(planned.assignment.identities, run.clock())
-        applied(run, planned)  # DX may have it: the approval must not be applied twice
+        # DX may or may not have it: the approval is applied once DX shows the plan or
+        # takes a resend (confirm.verify), or a later run finds it shown (recovery). Left
+        # pending meanwhile, it cannot be applied twice: once DX has the plan, a run
+        # computes nothing to send, or another plan with another id.
         log.warning("sync.outcome_unknown", detail=str(exc))
         return Submitted(planned, sid, record, now, ambiguous=True)
     except DxDeferred as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -50,6 +50,35 @@ def test_approve_records_who_and_why_and_approvals_lists_it(
     (listed,) = json.loads(capsys.readouterr().out)["approvals"]
     assert listed["plan_id"] == "3f9c2a11" and listed["state"] == "pending"
     assert listed["by"] == os_user() and listed["note"] == "Q4" and listed["via"] == "approve"
+
+
+def test_approve_in_a_snapshot_window_says_when_it_applies_and_expires_after_it(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = config.read_text(encoding="utf-8").split('"')[1]
+    store = Store.open(db)
+    now = datetime.now(UTC).replace(microsecond=0)
+    window_ends = now + timedelta(days=20)
+    try:
+        store.start_run("r2", "schedule", now, dry_run=False)
+        store.finish_run("r2", now, outcome="deferred", exit_code=3, counts={}, reason="window",
+                         defer_kind="snapshot_window")  # fmt: skip
+        store.add_deferral("r2", "window", window_ends, now)
+    finally:
+        store.close()
+    assert main(["--config", str(config), "approve", "3f9c2a11", "--by", "ana"]) == 0
+    out = capsys.readouterr().out
+    expires = window_ends + timedelta(hours=72)
+    assert (
+        f"DX is in a snapshot window until {window_ends:%Y-%m-%d %H:%M} UTC: the daemon "
+        f"applies it then; it expires at {expires:%Y-%m-%d %H:%M} UTC"
+    ) in out, out
+    store = Store.open(db)
+    try:
+        (approval,) = store.approvals()
+    finally:
+        store.close()
+    assert approval.expires_at.replace(tzinfo=UTC) == expires
 
 
 @pytest.mark.parametrize(

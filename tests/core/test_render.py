@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -150,6 +151,22 @@ def test_refusal_commands_repeat_the_config_they_were_given() -> None:
     )
     assert approval_command(refusal, Path("hrsync.toml")) == (
         "hrsync --config hrsync.toml sync --allow-archive 14"
+    )
+
+
+def test_a_refusal_with_a_plan_id_offers_a_preview_of_exactly_that_plan() -> None:
+    current = [DxTeam(f"g{i}", f"Gone {i:02}", None, f"gone-{i}") for i in range(14)]
+    plan = make_plan([ENG], [*current, CURRENT[0]], LAST)
+    refusal = check_safety(plan, people_count=80, last_accepted_people=80,
+                           current_team_count=15, payload_bytes=100,
+                           settings=SyncSettings())  # fmt: skip
+    assert refusal is not None
+    refusal = dataclasses.replace(refusal, plan_id="3f9c2a11")
+    lines = render_refusal(refusal, Path("hrsync.toml")).splitlines()
+    # Not `sync --preview --allow-archive 14`: that previews the export as it is by then.
+    assert lines[-2] == (
+        "To see it in DX first, preview it with: "
+        "hrsync --config hrsync.toml sync --preview 3f9c2a11"
     )
 
 

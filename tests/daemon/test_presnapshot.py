@@ -102,6 +102,21 @@ def test_a_restart_between_a_refused_first_and_the_retry_keeps_the_retry(
     assert job_time(d, PRE_SNAPSHOT_JOB) == RETRY
 
 
+def test_a_run_the_lease_turned_away_does_not_undo_the_first_sync_that_succeeded(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.start_run("run-1", "pre_snapshot", FIRST, dry_run=False)
+    store.finish_run("run-1", FIRST, outcome="in_sync", exit_code=0, counts={}, reason=None)
+    # A shell's `hrsync sync` (or another replica) met the daemon's lease.
+    store.start_run("run-2", "manual", FIRST + H, dry_run=False)
+    store.finish_run("run-2", FIRST + H, outcome="deferred", exit_code=3, counts={},
+                     reason="another sync is running", defer_kind="lease_held")  # fmt: skip
+    clock.now = FIRST + 2 * H
+    d = harness.start(RecordingSync(store, clock))
+    assert d.scheduler.get_job(PRE_SNAPSHOT_JOB) is None
+
+
 def test_a_run_that_sees_a_new_snapshot_places_the_job_and_none_ahead_removes_it(
     harness: Harness, store: Store, clock: Clock
 ) -> None:

@@ -615,8 +615,8 @@ def test_a_crashing_run_is_logged_and_the_daemon_carries_on(
     d.start(paused=True)
     harness.daemons.append(d)
     with capture_logs() as logs:
-        assert d.execute("schedule") is None
-        assert d.execute("schedule") is None
+        assert getattr(d.execute("schedule"), "outcome", None) is Outcome.FAILED
+        assert getattr(d.execute("schedule"), "outcome", None) is Outcome.FAILED
     assert calls == ["schedule", "schedule"]
     assert events(logs, "daemon.run_crashed")[0]["error"] == "bug in the engine"
 
@@ -652,7 +652,7 @@ def test_crashing_runs_count_as_failed_runs_and_end_in_quarantine(
     d, told = crashing_daemon(harness, store, clock)
     with capture_logs() as logs:
         for _ in range(3):
-            assert d.execute("schedule") is None
+            assert getattr(d.execute("schedule"), "outcome", None) is Outcome.FAILED
     assert [(r.outcome, q) for r, q in told] == [
         (Outcome.FAILED, False),
         (Outcome.FAILED, False),
@@ -675,7 +675,7 @@ def test_a_crash_the_store_cannot_record_is_still_told_to_the_monitor(
     with store.engine.begin() as c:
         c.exec_driver_sql("ALTER TABLE runs RENAME TO runs_gone")
     with capture_logs() as logs:
-        assert d.execute("schedule") is None
+        assert getattr(d.execute("schedule"), "outcome", None) is Outcome.FAILED
     assert events(logs, "daemon.store_unavailable")
     told = [result for result, _ in heard]
     assert [(r.outcome, r.reason) for r in told] == [
@@ -1033,3 +1033,47 @@ def test_an_expired_approval_starts_no_run(harness: Harness, store: Store, clock
     )
     fire(d, APPROVAL_JOB)
     assert sync.triggers == []
+
+
+def test_an_approval_whose_run_crashes_starts_no_more_runs(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    calls: list[str] = []
+
+    def explode(request: SyncRequest) -> SyncResult:
+        calls.append(request.trigger)
+        raise RuntimeError("bug in the engine")
+
+    d = Daemon(settings_with(), store=store, run_sync=explode, clock=clock)
+    d.start(paused=True)
+    harness.daemons.append(d)
+    store.add_approval(
+        "3f9c2a11", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
+    )
+    for _ in range(5):
+        fire(d, APPROVAL_JOB)
+        clock.advance(MIN)
+    # One run per approval, as the docs promise; the quarantine does not hold 'approval'.
+    assert calls == ["approval"], calls
+
+
+def test_the_approval_check_meeting_a_long_run_skips_it_without_a_warning(
+    store: Store, clock: Clock
+) -> None:
+    sync = BlockingSync()
+    d = Daemon(settings_with(), store=store, run_sync=sync, clock=clock)
+    d.start(paused=True)
+    try:
+        worker = threading.Thread(target=d.execute, args=("schedule",))
+        worker.start()
+        assert sync.started.wait(2)
+        store.add_approval(
+            "3f9c2a11", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
+        )
+        with capture_logs() as logs:
+            assert d.approvals.check() is None
+        (skipped,) = events(logs, "daemon.run_skipped")
+        assert (skipped["trigger"], skipped["log_level"]) == ("approval", "info")
+    finally:
+        sync.release.set()
+        d.stop(grace_s=1)

@@ -18,6 +18,7 @@ from hrsync.config.loading import load_settings
 from hrsync.daemon.scheduler import APPROVAL_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.outcome import Outcome
+from hrsync.simulator.faults import Fault
 from hrsync.store import tables
 from hrsync.store.repo import Store
 from hrsync.sync.context import Pacing
@@ -154,6 +155,34 @@ def test_an_approval_waits_out_a_snapshot_window(workspace: Workspace) -> None:
     assert applied.finished["approval"]["plan_id"] == plan_id
 
 
+def test_an_approval_given_in_a_window_outlives_it_and_the_first_run_after_applies_it(
+    workspace: Workspace,
+) -> None:
+    """An approval during a window waits and applies after it: its lifetime does not run
+    while the window defers the plan (the retro window is ~3 weeks, the ttl 72 hours)."""
+    plan_id = reorganised(workspace)
+    now = datetime.now(UTC).replace(microsecond=0)
+    workspace.sim.dx.add_snapshot(snapshot_id="recent", completed_at=now - timedelta(days=1))
+    settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
+    with freeze_time(now):
+        assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
+    store = Store.open(settings.state.database_url)
+    try:
+        with freeze_time(now, tick=True):
+            first = run_sync(settings, SyncRequest(), store=store)
+        assert first.outcome is Outcome.DEFERRED
+        # The first run after the window (the resume the deferral set) applies nothing.
+        deferral = store.pending_deferral()
+        assert deferral is not None
+        resume = deferral.resume_at
+        workspace.sim.dx.advance((resume - now).total_seconds() + 60)
+        with freeze_time(resume + timedelta(minutes=1), tick=True):
+            after = run_sync(settings, SyncRequest(trigger="resume"), store=store)
+    finally:
+        store.close()
+    assert after.outcome is Outcome.APPLIED, (after.outcome, after.reason)
+
+
 def test_manual_allow_archive_is_audited_with_the_os_user(workspace: Workspace) -> None:
     plan_id = reorganised(workspace)
     allowed = workspace.hrsync("sync", "--allow-archive", "1", env=STRICT)
@@ -177,6 +206,29 @@ def test_an_approval_expires_after_approval_ttl_hours(workspace: Workspace) -> N
         assert approval.expires_at == approved_at + timedelta(hours=72)
         assert approval.state(approved_at + timedelta(hours=71)) == "pending"
         # tick: the run's own waits and timeouts still see time pass.
+        with freeze_time(approved_at + timedelta(hours=72, seconds=1), tick=True):
+            late = run_sync(settings, SyncRequest(), store=store)
+    finally:
+        store.close()
+    assert late.outcome is Outcome.REFUSED and late.plan_id == plan_id
+    assert late.approval is None
+    assert len(workspace.process_requests()) == 1
+
+
+def test_the_daemon_honours_an_approval_no_longer_than_its_own_ttl(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The approver's configuration gave it 1000 hours; the daemon's says 72."""
+    plan_id = reorganised(workspace)
+    settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
+    approved_at = datetime.now(UTC).replace(microsecond=0)
+    with monkeypatch.context() as env, freeze_time(approved_at):
+        env.setenv("HRSYNC_SYNC__APPROVAL_TTL_HOURS", "1000")
+        assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
+    store = Store.open(settings.state.database_url)
+    try:
+        (approval,) = store.approvals()
+        assert approval.expires_at == approved_at + timedelta(hours=1000)
         with freeze_time(approved_at + timedelta(hours=72, seconds=1), tick=True):
             late = run_sync(settings, SyncRequest(), store=store)
     finally:
@@ -278,3 +330,38 @@ def test_a_daemon_refusal_carries_a_preview_of_its_plan_made_once(workspace: Wor
         window.close()
     assert deferred.outcome is Outcome.DEFERRED and deferred.preview_url is None
     assert len(preview_requests(workspace)) == 1
+
+
+def test_an_approval_stays_pending_when_dx_never_took_the_plan(workspace: Workspace) -> None:
+    """Every process call is dropped before DX does anything: DX never takes the plan,
+    yet the person's approval is consumed and listed 'applied'."""
+    plan_id = reorganised(workspace)
+    assert workspace.hrsync("approve", plan_id, "--by", "ana").code == 0
+    workspace.sim.dx.add_fault(
+        Fault(method="orgfiles.teamHierarchy.process", kind="drop", count=10)
+    )
+    env = {**STRICT, "HRSYNC_SYNC__VERIFY_TIMEOUT_S": "3"}
+    run = workspace.hrsync("sync", env=env, timeout=120)
+    assert run.code != 0, run.stdout[-1500:]
+    listing = workspace.hrsync("approvals").stdout
+    assert f"plan {plan_id}  pending" in listing, listing
+
+
+def test_after_dx_never_took_an_approved_plan_the_next_run_applies_it_without_asking_again(
+    workspace: Workspace,
+) -> None:
+    plan_id = reorganised(workspace)
+    assert workspace.hrsync("approve", plan_id, "--by", "ana").code == 0
+    workspace.sim.dx.add_fault(
+        Fault(method="orgfiles.teamHierarchy.process", kind="drop", count=10)
+    )
+    env = {**STRICT, "HRSYNC_SYNC__VERIFY_TIMEOUT_S": "3"}
+    lost = workspace.hrsync("sync", env=env, timeout=120)
+    assert lost.finished["outcome"] == "unverified", lost.finished
+    workspace.sim.dx.clear_faults()
+    again = workspace.hrsync("sync", env=env, timeout=120)
+    listing = workspace.hrsync("approvals").stdout
+    # The same plan, DX still without it: the approval given for it applies it.
+    assert again.finished["outcome"] == "applied", again.finished
+    assert f"plan {plan_id}  applied" in listing, listing
+    assert again.finished["run_id"] in listing, listing

@@ -65,23 +65,16 @@ def test_printed_approval_and_preview_commands_work_when_pasted(workspace: Works
     approve = printed_command(refused.stdout, "apply it once with:")
     preview = printed_command(refused.stdout, "preview it with:")
     assert approve == ["hrsync", "--config", "hrsync.toml", "sync", "--allow-archive", "1"]
-    assert preview == [
-        "hrsync",
-        "--config",
-        "hrsync.toml",
-        "sync",
-        "--preview",
-        "--allow-archive",
-        "1",
-    ]
+    plan_id = refused.finished["plan_id"]
+    # Exactly the refused plan, by its id: not the export as it is when pasted.
+    assert preview == ["hrsync", "--config", "hrsync.toml", "sync", "--preview", plan_id]
     assert refused.named("sync.refused")[0]["override"] == shlex.join(approve)
     assert len(workspace.process_requests()) == 1
 
     previewed = run_argv(workspace, preview, cwd=workspace.root, env=guard)
     assert previewed.code == 0, previewed.stderr[-2000:]
-    assert previewed.finished["outcome"] == "planned"
-    assert previewed.finished["preview_url"]
-    assert "Preview: " in previewed.stdout
+    assert f"Preview of plan {plan_id}: https://" in previewed.stdout
+    assert previewed.named("sync.preview")[0]["preview_url"]
     assert len(workspace.process_requests()) == 1  # a preview applies nothing
 
     applied = run_argv(workspace, approve, cwd=workspace.root, env=guard)

@@ -175,9 +175,7 @@ def test_absent_managers_are_warned_once_each_and_shown_in_plan_and_check(
 
     check = workspace.hrsync("check")
     assert check.code == 0, check.stdout
-    assert "managers: 1 manager not in the export; the 3 people naming it are top" in (
-        check.stdout
-    )
+    assert "managers: 1 manager not in the export; the 3 people naming it are top" in (check.stdout)
 
 
 def test_absent_managers_are_refused_by_default_and_the_message_says_how_to_proceed(

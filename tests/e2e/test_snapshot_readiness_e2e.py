@@ -63,6 +63,27 @@ def test_a_run_keeps_the_next_snapshot_and_status_says_what_it_means(
     assert snapshot["command"].endswith(f"approve {plan_id}")
 
 
+def test_a_run_turned_away_by_the_lease_does_not_make_dx_not_ready(workspace: Workspace) -> None:
+    """Two replicas (or a shell's `hrsync sync` during the daemon's run): the run turned
+    away by the lease is recorded as an operational 'deferred' run, and readiness (gauge,
+    status, the one notice, the pre-snapshot retry) reads it as the last run."""
+    ahead = (datetime.now(UTC) + timedelta(days=1)).date()
+    workspace.sim.dx.add_snapshot(snapshot_id="next", scheduled_for=ahead)
+    assert workspace.hrsync("sync").code == 0
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    assert status["next_snapshot"]["ready"] is True
+    store = Store.open(f"sqlite:///{workspace.db}")
+    try:
+        # The other replica's run holds the lease (and will end in_sync).
+        assert store.acquire_lease("other-host:1:run", datetime.now(UTC), 600).acquired
+    finally:
+        store.close()
+    turned_away = workspace.hrsync("sync")
+    assert turned_away.code == 3
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    assert status["next_snapshot"]["ready"] is True, status["next_snapshot"]
+
+
 def test_while_a_window_is_open_runs_plan_and_status_shows_what_waits(
     workspace: Workspace,
 ) -> None:

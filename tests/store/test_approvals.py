@@ -60,3 +60,21 @@ def test_a_manual_override_is_kept_as_an_applied_approval(store: Store) -> None:
     assert kept.via == "sync" and kept.state(NOW) == "applied"
     assert kept.applied_run_id == "run-1" and kept.applied_at == NOW
     assert store.pending_approvals(NOW - H) == []
+
+
+def test_a_run_dx_is_later_seen_to_have_taken_applies_the_approval_it_honoured(
+    store: Store,
+) -> None:
+    approval = store.add_approval("3f9c2a11", approved_by="ana", note=None, now=NOW - H,
+                                  expires_at=NOW + 71 * H)  # fmt: skip
+    store.start_run("run-lost", "approval", NOW, dry_run=False)
+    store.finish_run("run-lost", NOW, outcome="unverified", exit_code=5, counts={}, reason=None,
+                     plan_id="3f9c2a11")  # fmt: skip
+    store.start_run("run-plain", "schedule", NOW, dry_run=False)
+    store.finish_run("run-plain", NOW, outcome="unverified", exit_code=5, counts={}, reason=None)
+    assert not store.mark_plan_approval_applied("run-plain", NOW + H)
+    assert [a.id for a in store.pending_approvals(NOW + H)] == [approval.id]
+    assert store.mark_plan_approval_applied("run-lost", NOW + H)
+    assert store.pending_approvals(NOW + H) == []
+    assert store.approvals_applied_by(["run-lost"])["run-lost"].id == approval.id
+    assert not store.mark_plan_approval_applied("run-lost", NOW + 2 * H)  # applied once
