@@ -160,6 +160,10 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
     )
     if not request.operational:
         return  # the daemon's deferral is not a dry run's business
+    if result.defer_kind == "lease_held":
+        # The run holding the lease writes its own end; a deferral it keeps (a snapshot
+        # window's) is not this run's to replace with a few minutes, nor to resolve.
+        return
     if result.outcome is Outcome.DEFERRED and result.resume_at:
         store.add_deferral(result.run_id, result.reason or "deferred", result.resume_at, now)
     else:

@@ -84,6 +84,27 @@ def test_a_run_turned_away_by_the_lease_does_not_make_dx_not_ready(workspace: Wo
     assert status["next_snapshot"]["ready"] is True, status["next_snapshot"]
 
 
+def test_a_run_turned_away_by_the_lease_leaves_a_window_s_deferral_as_it_was(
+    workspace: Workspace,
+) -> None:
+    # Was: the turned-away run wrote its own 5-minute deferral over the window's, so for
+    # those minutes `approve`, readiness and status lost the window's end.
+    assert workspace.hrsync("sync").code == 0
+    completed = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
+    workspace.sim.dx.add_snapshot(snapshot_id="recent", completed_at=completed)
+    workspace.use_export("sample-org-reorg.csv")
+    assert workspace.hrsync("sync").code == 3  # deferred by the window
+    before = json.loads(workspace.hrsync("status", "--format", "json").stdout)["deferral"]
+    store = Store.open(f"sqlite:///{workspace.db}")
+    try:
+        assert store.acquire_lease("other-host:1:run", datetime.now(UTC), 600).acquired
+    finally:
+        store.close()
+    assert workspace.hrsync("sync").code == 3  # turned away by the lease
+    after = json.loads(workspace.hrsync("status", "--format", "json").stdout)["deferral"]
+    assert after["until"] == before["until"] and after["reason"] == before["reason"], after
+
+
 def test_while_a_window_is_open_runs_plan_and_status_shows_what_waits(
     workspace: Workspace,
 ) -> None:
