@@ -335,7 +335,16 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # With `plan --detailed-exitcode`, 2 means "changes pending": a CI job must not read a
+    # broken config or a mistyped flag as that, so every error says 1 (as Terraform's).
+    usage_error = EXIT_FAILED if "--detailed-exitcode" in words else EXIT_USAGE
+    try:
+        args = build_parser().parse_args(words)
+    except SystemExit as exc:
+        if exc.code == EXIT_USAGE:
+            return usage_error
+        raise
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
@@ -358,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, ConfigError):
             print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)
-            return EXIT_USAGE
+            return usage_error
         # The last line of defence: one clean line, logged.
         logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
         print(logs.scrub(f"hrsync: {type(exc).__name__}: {exc}"), file=sys.stderr)

@@ -294,3 +294,27 @@ def test_the_global_options_are_read_before_or_after_the_command(
     result = hrsync(*args, env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef"})
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "s.db").exists()
+
+
+# ------------------------------------------- plan --detailed-exitcode (issue 25, item 5)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    ["missing config", "bad value", "bad flag"],
+)
+def test_detailed_exitcode_says_1_for_every_error_never_2(tmp_path: Path, setup: str) -> None:
+    """With --detailed-exitcode, 2 means "changes pending": a CI job must not read a broken
+    config or a mistyped flag as that. Terraform's convention, which the docs promise."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.format(db=tmp_path / "s.db"))
+    args = ["--config", str(cfg), "plan", "--detailed-exitcode"]
+    if setup == "missing config":
+        args[1] = str(tmp_path / "nowhere.toml")
+    elif setup == "bad value":
+        cfg.write_text(CONFIG.format(db=tmp_path / "s.db") + "[mapping]\nmin_team_size = -1\n")
+    else:
+        args.append("--no-such-flag")
+    result = hrsync(*args)
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert result.stderr.strip(), "the error is still told"
