@@ -198,15 +198,17 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
     )
     parser.add_argument(
         "--log-format",
+        type=str.lower,
         choices=("auto", "json", "console"),
         default=default,
         help="force the log format (default: log.format, else JSON unless on a terminal)",
     )
     parser.add_argument(
         "--log-level",
+        type=str.lower,  # INFO and info alike
         choices=("debug", "info", "warning", "error"),
         default=default,
-        help="log level",
+        help="log level: debug, info, warning or error, in any case (default: log.level)",
     )
     parser.add_argument(
         "-v",

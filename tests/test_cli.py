@@ -318,3 +318,31 @@ def test_detailed_exitcode_says_1_for_every_error_never_2(tmp_path: Path, setup:
     result = hrsync(*args)
     assert result.returncode == 1, (result.returncode, result.stderr)
     assert result.stderr.strip(), "the error is still told"
+
+
+# ------------------------------------------------- log levels in any case (issue 25, item 7)
+
+
+@pytest.mark.parametrize("where", ["flag", "file", "environment"])
+def test_a_log_level_is_read_in_any_case(tmp_path: Path, where: str) -> None:
+    cfg = tmp_path / "c.toml"
+    text = CONFIG.format(db=tmp_path / "s.db")
+    env = {"HRSYNC_DX_TOKEN": "t0k3n-abcdef"}
+    args = ["--config", str(cfg), "db", "upgrade"]
+    if where == "flag":
+        args[2:2] = ["--log-level", "ERROR", "--log-format", "JSON"]
+    elif where == "file":
+        text += '[log]\nlevel = "Warning"\n'
+    else:
+        env["HRSYNC_LOG__LEVEL"] = "INFO"
+    cfg.write_text(text)
+    result = hrsync(*args, env=env)
+    assert result.returncode == 0, result.stderr
+
+
+def test_an_unknown_level_is_still_refused_naming_the_choices(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.format(db=tmp_path / "s.db") + '[log]\nlevel = "loud"\n')
+    result = hrsync("--config", str(cfg), "db", "upgrade", env={"HRSYNC_DX_TOKEN": "t0k3n-abc"})
+    assert result.returncode == 2
+    assert "log.level" in result.stderr and "'debug'" in result.stderr
