@@ -593,3 +593,22 @@ def test_the_people_gauge_counts_held_people_and_a_restart_reads_them_back(
     restarted = Metrics()
     restarted.seed(store, quarantined=False)
     assert sample(restarted.exposition().decode(), 'hrsync_people{state="held"}') == 1
+
+
+def test_metrics_carry_the_build_and_the_process() -> None:
+    """`hrsync_build_info` says which release a replica runs (an upgrade half rolled out
+    shows as two versions); the process metrics (memory, open files, start time) are what
+    a dashboard and the fresh-deployment alert read."""
+    import platform
+
+    from hrsync import __version__
+
+    text = Metrics().exposition().decode()
+    build = (
+        f'hrsync_build_info{{python="{platform.python_version()}",version="{__version__}"}}'
+    )
+    assert sample(text, build) == 1.0, text[:2000]
+    for name in ("process_start_time_seconds", "process_resident_memory_bytes"):
+        value = sample(text, name)
+        assert value is not None and value > 0, name
+    assert (sample(text, "process_open_fds") or 0) >= 1
