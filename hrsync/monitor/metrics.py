@@ -18,7 +18,6 @@ from prometheus_client import (
 )
 
 from hrsync import __version__
-
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.outcome import Outcome

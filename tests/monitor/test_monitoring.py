@@ -604,9 +604,7 @@ def test_metrics_carry_the_build_and_the_process() -> None:
     from hrsync import __version__
 
     text = Metrics().exposition().decode()
-    build = (
-        f'hrsync_build_info{{python="{platform.python_version()}",version="{__version__}"}}'
-    )
+    build = f'hrsync_build_info{{python="{platform.python_version()}",version="{__version__}"}}'
     assert sample(text, build) == 1.0, text[:2000]
     for name in ("process_start_time_seconds", "process_resident_memory_bytes"):
         value = sample(text, name)
