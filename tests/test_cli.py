@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -346,3 +347,66 @@ def test_an_unknown_level_is_still_refused_naming_the_choices(tmp_path: Path) ->
     result = hrsync("--config", str(cfg), "db", "upgrade", env={"HRSYNC_DX_TOKEN": "t0k3n-abc"})
     assert result.returncode == 2
     assert "log.level" in result.stderr and "'debug'" in result.stderr
+
+
+# ------------------------------------------ completion and help (issue 25, item 7)
+
+
+def _complete(script: str, line: str) -> list[str]:
+    """What bash offers for `line` (ending where the cursor is), with the script loaded."""
+    words = line.split(" ")
+    program = (
+        f"{script}\n"
+        f"COMP_WORDS=({' '.join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}; "
+        f"COMP_LINE={line!r}; COMP_POINT={len(line)}; "
+        "_shtab_hrsync hrsync; printf '%s\\n' \"${COMPREPLY[@]}\""
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "-c", program], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return [w.strip() for w in done.stdout.split() if w.strip()]
+
+
+def test_bash_completion_offers_the_commands_and_their_options() -> None:
+    result = hrsync("completion", "bash")
+    assert result.returncode == 0, result.stderr
+    assert "sync" in _complete(result.stdout, "hrsync sy")
+    assert "--detailed-exitcode" in _complete(result.stdout, "hrsync plan --det")
+    assert "--allow-archive" in _complete(result.stdout, "hrsync sync --allow-a")
+
+
+@pytest.mark.parametrize("shell", ["zsh", "tcsh"])
+def test_completion_for_other_shells_is_printed(shell: str) -> None:
+    result = hrsync("completion", shell)
+    assert result.returncode == 0, result.stderr
+    assert "approve" in result.stdout
+    if shell == "zsh":  # shtab's tcsh script completes the commands only
+        assert "--detailed-exitcode" in result.stdout
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    parser = build_parser()
+    undocumented = [
+        f"{command.prog} {'/'.join(action.option_strings) or action.dest}"
+        for command in [parser, *_all_commands(parser)]
+        for action in command._actions
+        if not action.help and not isinstance(action, argparse._SubParsersAction)
+    ]
+    assert not undocumented
+
+
+@pytest.mark.parametrize("command", ["sync", "plan", "check", "status", "approve", "healthcheck"])
+def test_each_command_help_ends_with_its_exit_codes(command: str) -> None:
+    result = hrsync(command, "--help")
+    assert result.returncode == 0
+    assert "exit codes:" in result.stdout, result.stdout
+
+
+def _all_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):
+                found.extend([command, *_all_commands(command)])
+    return found
