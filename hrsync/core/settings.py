@@ -235,7 +235,7 @@ class NotifySettings:
 
     # The NAME of the environment variable holding the URL: the URL is a secret.
     webhook_url_env: str = ""
-    format: Literal["json", "slack"] = "json"
+    format: Literal["json", "slack", "teams"] = "json"
     on: tuple[str, ...] = NOTIFY_EVENTS
     # The same attention state, with the same plan, is sent again after this long.
     repeat_s: float = 86400.0
