@@ -410,3 +410,45 @@ def _all_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
             for command in dict.fromkeys(action.choices.values()):
                 found.extend([command, *_all_commands(command)])
     return found
+
+
+# ------------------------------ read-only commands never create a store (issue 25, item 6)
+
+
+@pytest.mark.parametrize(
+    "command", [["status"], ["history"], ["approvals"], ["approve", "3f9c2a11"]]
+)
+def test_a_command_that_reads_the_store_never_creates_one(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """In an empty directory with no config, `status` used to create hrsync.db and say
+    nothing needs a person: a wrong path read as all clear."""
+    result = hrsync(*command, cwd=tmp_path)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert list(tmp_path.iterdir()) == [], "nothing is created"
+    assert "no state store at " in result.stderr and "hrsync.db" in result.stderr
+    assert "state.database_url" in result.stderr
+    assert "nothing needs a person" not in result.stdout
+
+
+def test_a_configured_store_path_that_is_missing_is_named(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    missing = tmp_path / "data" / "s.db"
+    cfg.write_text(CONFIG.format(db=missing))
+    result = hrsync("--config", str(cfg), "status")
+    assert result.returncode == 2
+    assert str(missing) in result.stderr
+    assert not missing.parent.exists()
+
+
+def test_an_empty_postgres_database_is_not_given_tables_by_status(postgres_url: str) -> None:
+    from sqlalchemy import create_engine, inspect
+
+    result = hrsync("status", env={"HRSYNC_STATE__DATABASE_URL": postgres_url, "HRSYNC_CONFIG": ""})
+    assert result.returncode == 2, result.stderr
+    assert "no state store" in result.stderr and "no hrsync tables" in result.stderr
+    engine = create_engine(postgres_url)
+    try:
+        assert inspect(engine).get_table_names() == []
+    finally:
+        engine.dispose()

@@ -30,7 +30,7 @@ SCHEMA = 1
 
 def status(args: argparse.Namespace) -> int:
     settings = load_local(args)
-    store = open_store(settings)
+    store = open_store(settings, existing=True)
     try:
         document = gather(settings, store, utcnow())
     finally:
