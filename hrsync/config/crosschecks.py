@@ -36,6 +36,8 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         p.append(
             f"dx.max_requests_per_minute must be at least 1, got {s.dx.max_requests_per_minute}"
         )
+    if s.dx.max_response_bytes < 1:
+        p.append(f"dx.max_response_bytes must be at least 1, got {s.dx.max_response_bytes}")
     src = s.source
     if src.path is not None and src.url:
         p.append("source.path and source.url are both set; choose one")

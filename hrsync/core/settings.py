@@ -26,6 +26,9 @@ class DxSettings:
     timeout_s: float = 30.0
     # Client-side ceiling, below DX's 1,000 requests per minute per account.
     max_requests_per_minute: int = 900
+    # The most one DX answer may decode to. teams.list of a 100,000-person org is tens of
+    # MB at most (about 500 bytes a team, and fewer teams than people).
+    max_response_bytes: int = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)

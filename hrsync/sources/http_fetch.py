@@ -1,7 +1,9 @@
 """Fetching an export over HTTP(S): auth from environment variables, a timeout, a size cap.
 
-The body is streamed into a spooled temporary file (memory up to a few MB, then disk) and
-counted as it arrives; the download stops as soon as it passes `source.max_bytes`.
+The body is decoded by hrsync itself (`hrsync.capped_body`: identity, gzip or deflate, and
+never more than the bytes left under the cap at a time), streamed into a spooled temporary
+file (memory up to a few MB, then disk) and counted as it arrives; the download stops as
+soon as the decoded bytes pass `source.max_bytes`.
 
 Credentials:
 - `source.auth_header_env` names a variable holding the value of the Authorization header,
@@ -34,6 +36,7 @@ import httpx
 import structlog
 
 from hrsync import logs
+from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, codings, iter_capped
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
@@ -215,7 +218,9 @@ class HttpSession:
         url = request.url
         shown = safe_url(url)
         where = shown if number == 1 else f"page {number} of {self.shown} ({shown})"
-        headers = dict(self.headers)
+        # Only what hrsync decodes itself, whatever source.headers says.
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "accept-encoding"}
+        headers["Accept-Encoding"] = ACCEPT_ENCODING
         secrets = list(self._secrets)
         if self.tokens is not None:
             headers["Authorization"] = self.tokens.authorization()
@@ -266,15 +271,22 @@ class HttpSession:
                         message + _status_hint(status, response.headers.get("location", ""))
                     )
                 declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > budget:
+                # A compressed answer's length is that of its compressed bytes.
+                plain = all(coding == "identity" for coding in codings(response))
+                if plain and declared.isdigit() and int(declared) > budget:
                     raise SourceError(
                         self._too_large(where, f"announces {declared} bytes, over", number)
                     )
-                for block in response.iter_bytes():
-                    size += len(block)
-                    if size > budget:
-                        raise SourceError(self._too_large(where, "sent more than", number))
-                    spool.write(block)
+                try:
+                    for block in iter_capped(response, budget):
+                        size += len(block)
+                        spool.write(block)
+                except TooLarge:
+                    raise SourceError(
+                        self._too_large(where, "sent more than", number, decoded=True)
+                    ) from None
+                except BodyRefused as refused:
+                    raise SourceError(f"{where} {refused}") from None
                 content_type = response.headers.get("content-type", "")
                 link = ", ".join(response.headers.get_list("link"))
                 told = response.headers
@@ -305,12 +317,12 @@ class HttpSession:
         log.debug("source.page", url=shown, page=number, bytes=size)
         return Fetched(Payload.from_spool(self.shown, spool), content_type, size, link, paging)
 
-    def _too_large(self, where: str, what: str, number: int) -> str:
+    def _too_large(self, where: str, what: str, number: int, *, decoded: bool = False) -> str:
         limit = self.settings.max_bytes
         if number == 1:
-            return too_large(where, limit, what)
+            return too_large(where, limit, what, decoded=decoded)
         return (
-            f"{where} takes the export over {limit:,} bytes, the limit set by "
+            f"{where} takes the export over {limit:,} bytes (decoded), the limit set by "
             f"source.max_bytes for all pages together ({self.received:,} bytes in the pages "
             f"before); raise it if the export really is this large"
         )
