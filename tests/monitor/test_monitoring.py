@@ -158,7 +158,7 @@ def test_every_metric_is_documented_and_the_alert_rules_name_real_ones() -> None
     page = (ROOT / "docs" / "reference" / "metrics.md").read_text(encoding="utf-8")
     for name in names:
         assert f"`{name}" in page, f"{name} is not documented in docs/reference/metrics.md"
-    alerts = (ROOT / "config" / "prometheus-alerts.yml").read_text(encoding="utf-8")
+    alerts = (ROOT / "deploy" / "alerts" / "rules.yml").read_text(encoding="utf-8")
     used = set(re.findall(r"hrsync_[a-z_]+", alerts))
     assert used and used <= names
 
