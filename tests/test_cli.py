@@ -238,6 +238,8 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly(
     cfg = tmp_path / "c.toml"
     cfg.write_text(CONFIG.format(db=tmp_path / "state.db"))
     (tmp_path / "people.csv").write_text("employee_id,email,name,manager_id\n")
+    made = hrsync("--config", str(cfg), "db", "upgrade", env={"HRSYNC_DX_TOKEN": "t0k3n-abc"})
+    assert made.returncode == 0, made.stderr  # these commands only read a store
     base = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
     reader, writer = os.pipe()
     os.close(reader)
