@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -49,6 +50,11 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         p.append(f"source.delimiter must be a single character, got {src.delimiter!r}")
     if src.max_bytes < 1:
         p.append(f"source.max_bytes must be at least 1, got {src.max_bytes}")
+    if not 0 < src.deadline_s < math.inf:  # NaN fails both comparisons
+        p.append(
+            "source.deadline_s must be a number of seconds greater than 0 (one read of the "
+            f"export, every page, retry and token), got {src.deadline_s:g}"
+        )
     if src.encoding:
         import codecs
 
