@@ -36,7 +36,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from hrsync.core.listen import ListenAddress
-from hrsync.logs import get_logger
+from hrsync.logs import get_logger, scrub
 
 log = get_logger(__name__)
 
@@ -319,7 +319,7 @@ class Listener:
             try:
                 answer = self._respond(connection.head)
             except Exception as exc:  # `respond` answers its own errors; this is a bug
-                log.error("daemon.http_error", error=f"{type(exc).__name__}: {exc}")
+                log.warning("daemon.http_error", error=scrub(f"{type(exc).__name__}: {exc}"))
                 answer = b"HTTP/1.0 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n"
             self._answers.put((connection, answer))
             self._wake()
