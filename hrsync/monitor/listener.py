@@ -66,13 +66,14 @@ DEFAULT_LIMITS = Limits()
 
 
 class _Connection:
-    __slots__ = ("answer", "deadline", "head", "sock")
+    __slots__ = ("answer", "closed", "deadline", "head", "sock")
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
         self.sock = sock
         self.head = b""
         self.deadline = deadline
         self.answer = memoryview(b"")
+        self.closed = False
 
 
 class Listener:
@@ -167,6 +168,8 @@ class Listener:
                     self._accept(now)
                 elif key.data == "wake":
                     self._take_answers(now)
+                elif key.data.closed:
+                    continue  # made room for another earlier in this turn
                 elif mask & selectors.EVENT_READ:
                     self._read(key.data)
                 elif mask & selectors.EVENT_WRITE:
@@ -261,8 +264,8 @@ class Listener:
                 connection, answer = self._answers.get_nowait()
             except queue.Empty:
                 return
-            if connection not in self._working:
-                continue  # closed meanwhile (stopping)
+            if connection.closed:
+                continue
             self._working.discard(connection)
             connection.answer = memoryview(answer)
             connection.deadline = now + self._limits.write_timeout_s
@@ -291,6 +294,9 @@ class Listener:
                 self._close(oldest, "timed_out")
 
     def _close(self, connection: _Connection, why: str | None) -> None:
+        if connection.closed:
+            return
+        connection.closed = True
         self._reading.pop(connection, None)
         self._writing.pop(connection, None)
         self._working.discard(connection)
