@@ -111,6 +111,9 @@ class SourceSettings:
     delimiter: str = ""
     records_path: str = ""
     timeout_s: float = 60.0
+    # One read of an HTTP source, every page, retry and token: a server answering a byte
+    # at a time stays within timeout_s at every step, but not within this.
+    deadline_s: float = 300.0
     max_bytes: int = 200 * 1024 * 1024
     # Names of environment variables holding HTTP credentials, never the values.
     auth_header_env: str = ""

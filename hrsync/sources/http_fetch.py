@@ -17,7 +17,8 @@ Credentials:
   `google_jwt`), its tokens kept and renewed as client credentials' are.
 `source.method = "POST"` sends `source.body` (JSON). Pages (see `pagination`) are fetched
 one at a time through an `HttpSession`; `source.max_bytes` bounds them all together.
-`source.timeout_s` bounds each step (connecting, each read), not the whole download.
+`source.timeout_s` bounds each step (connecting, each read), `source.deadline_s` the whole
+read: every page, retry and token (see `deadline`).
 Credentials and URL user-info never appear in messages or logs; query parameters that look
 like secrets (token, key, signature, ...) are masked.
 """
@@ -40,6 +41,7 @@ from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, codings, 
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
+from hrsync.sources.deadline import ReadDeadline
 from hrsync.sources.google_jwt import JwtBearer
 from hrsync.sources.oauth2 import ClientCredentials, Grant, TokenSource
 from hrsync.sources.pagination import HEADER_SIGNS, PageRequest
@@ -128,7 +130,9 @@ class HttpSession:
         self.retry = RetryPolicy(
             max_attempts=settings.retries + 1, base_delay_s=0.5, max_delay_s=10, deadline_s=120
         )
+        self.deadline = ReadDeadline(self.shown, settings.deadline_s, clock)
         try:
+            self.deadline.install(self.client)
             self.headers, self.auth, self._secrets = _credentials(settings, environ, self.shown)
             # Every log line and stored reason is scrubbed of them too, not only the
             # messages built here: a traceback or an escaping exception may carry them.
@@ -177,6 +181,7 @@ class HttpSession:
             self.client.close()
             return
         # A client lent by the caller outlives this read: it keeps no guard of it.
+        self.deadline.uninstall(self.client)
         hooks = self.client.event_hooks["response"]
         if self._refuse_redirect_elsewhere in hooks:
             hooks.remove(self._refuse_redirect_elsewhere)
@@ -208,6 +213,10 @@ class HttpSession:
                 if delay is None:
                     tries = f" (tried {attempt} times)" if attempt > 1 else ""
                     raise SourceUnavailable(f"{exc}{tries}") from None
+                if not self.deadline.allows_wait(delay):
+                    raise self.deadline.passed(
+                        f"{exc}; the next try was {delay:g} s away"
+                    ) from None
                 log.warning(
                     "source.retry", page=number, attempt=attempt, delay_s=delay, detail=str(exc)
                 )
