@@ -1,22 +1,30 @@
 """Files hrsync reads or keeps that others on the machine can read or write.
 
 The state store holds e-mails, attribute values and every hierarchy sent; the token and
-key files are credentials. Each one readable or writable by its group or by others is
-told (a warning at start, a line in `hrsync check`), with its mode and the chmod that
-fixes it. Never refused: a Kubernetes secret is mounted 0644 unless its volume says
-otherwise, and hrsync must not stop over what it cannot change itself.
+key files are credentials. Each one someone else can read or write is told (a warning
+at start, a line in `hrsync check`) with its mode and the chmod that fixes it. Never
+refused: a Kubernetes secret is mounted 0644 unless its volume says otherwise, and
+hrsync must not stop over what it may not be able to change itself.
+
+Who "someone else" is: others, always; the file's group only when the file is hrsync's
+own (its owner is the user hrsync runs as). A file of another owner is read through its
+group: `root:hrsync 0640`, or a Kubernetes secret or volume with the pod's `fsGroup`
+(0440 with `defaultMode: 0400`, a volume's directory group-writable); that group access
+is what lets hrsync in, not a leak. A file hrsync only reads is never to be written by
+its group either.
 
 What counts:
-- the SQLite store and its -wal, -shm and -journal files: any access by group or others;
-- the store's directory: write access only (listing it shows names, not the store, but
-  whoever may write there may replace or delete it);
-- the DX token file and the Google service account's key file: any access;
-- the config file: write access (others could point hrsync elsewhere), or read access
+- the SQLite store and its -wal, -shm and -journal files: read or write access;
+- the store's directory: write access (listing it shows names, not the store; whoever
+  may write there may replace or delete it);
+- the DX token file and the Google service account's key file: read or write access;
+- the config file: write access (others could point hrsync elsewhere), read access only
   when a URL in it carries a password (no token is ever in it: that is refused).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import stat
 from collections.abc import Iterator, Mapping
@@ -27,40 +35,41 @@ from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.settings import Settings
 from hrsync.store.url import DatabaseUrlError, parse_database_url
 
-_READ = {"group": stat.S_IRGRP, "others": stat.S_IROTH}
-_WRITE = {"group": stat.S_IWGRP, "others": stat.S_IWOTH}
-_ANY = stat.S_IRWXG | stat.S_IRWXO
-_ANY_WRITE = stat.S_IWGRP | stat.S_IWOTH
-_ANY_READ = stat.S_IRGRP | stat.S_IROTH
+_READ = stat.S_IRGRP | stat.S_IROTH
+_WRITE = stat.S_IWGRP | stat.S_IWOTH
 _STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+_WHO = {"group": (stat.S_IRGRP, stat.S_IWGRP), "others": (stat.S_IROTH, stat.S_IWOTH)}
 
 
 @dataclass(frozen=True, slots=True)
 class OpenFile:
-    """A file (or directory) others can read or write, and what to do about it."""
+    """A file (or directory) someone else can read or write, and what to do about it."""
 
     what: str  # "the DX token file", as a message names it
     path: Path
-    mode: int  # the permission bits
-    directory: bool = False
+    mode: int  # its permission bits
+    exposed: int  # the bits of `mode` that let someone else in
     # A credential or config often mounted from a Kubernetes secret or ConfigMap.
     secret_mount: bool = False
 
     @property
     def fix(self) -> str:
-        return f"chmod {'700' if self.directory else '600'} {shlex.quote(str(self.path))}"
+        return f"chmod {self.mode & ~self.exposed:03o} {shlex.quote(str(self.path))}"
 
     @property
     def access(self) -> str:
-        """'readable by group and others and writable by group', from the mode."""
-        parts = []
-        for verb, bits in (("readable", _READ), ("writable", _WRITE)):
-            whom = [who for who, bit in bits.items() if self.mode & bit]
-            if whom:
-                parts.append(f"{verb} by {' and '.join(whom)}")
-        if len(parts) == 2 and parts[0].split(" by ")[1] == parts[1].split(" by ")[1]:
-            return f"readable and writable by {parts[0].split(' by ')[1]}"
-        return " and ".join(parts) or "open to others"
+        """'readable by group and others and writable by others', from the bits exposed."""
+        verbs: dict[str, list[str]] = {"readable": [], "writable": []}
+        for who, (read, write) in _WHO.items():
+            if self.exposed & read:
+                verbs["readable"].append(who)
+            if self.exposed & write:
+                verbs["writable"].append(who)
+        readers, writers = verbs["readable"], verbs["writable"]
+        if readers and readers == writers:
+            return f"readable and writable by {' and '.join(readers)}"
+        parts = [f"{verb} by {' and '.join(whom)}" for verb, whom in verbs.items() if whom]
+        return " and ".join(parts)
 
     def message(self) -> str:
         text = f"{self.what} {self.path} is {self.access} (mode {self.mode:04o}): run `{self.fix}`"
@@ -72,50 +81,61 @@ class OpenFile:
         return text
 
 
-def not_private(settings: Settings, environ: Mapping[str, str]) -> list[OpenFile]:
-    """The files of this installation others can read or write, that exist now."""
-    return list(_store(settings)) + list(_credentials(settings, environ))
+def not_private(
+    settings: Settings, environ: Mapping[str, str], *, uid: int | None = None
+) -> list[OpenFile]:
+    """The files of this installation someone else can read or write, that exist now.
+    `uid`: the user hrsync runs as (this process's, by default)."""
+    me = os.geteuid() if uid is None else uid
+    return list(_store(settings, me)) + list(_credentials(settings, environ, me))
 
 
-def _store(settings: Settings) -> Iterator[OpenFile]:
+def _store(settings: Settings, me: int) -> Iterator[OpenFile]:
     try:
         path = parse_database_url(settings.state.database_url).sqlite_path
     except DatabaseUrlError:
         return
     if path is None:
         return
-    folder = _mode(path.parent)
-    if folder is not None and folder & _ANY_WRITE:
-        yield OpenFile("the state store's directory", path.parent, folder, directory=True)
+    yield from _check("the state store's directory", path.parent, me, read=False)
     for suffix in _STORE_SUFFIXES:
-        file = path.with_name(path.name + suffix)
-        mode = _mode(file)
-        if mode is not None and mode & _ANY:
-            yield OpenFile(
-                "the state store" if not suffix else f"the state store's {suffix}", file, mode
-            )
+        what = f"the state store's {suffix} file" if suffix else "the state store"
+        yield from _check(what, path.with_name(path.name + suffix), me)
 
 
-def _credentials(settings: Settings, environ: Mapping[str, str]) -> Iterator[OpenFile]:
+def _credentials(settings: Settings, environ: Mapping[str, str], me: int) -> Iterator[OpenFile]:
     token = settings.dx.token_file
     if token is not None:
-        yield from _secret("the DX token file (dx.token_file)", token)
+        yield from _check("the DX token file (dx.token_file)", token, me, read_only=True)
     variable = settings.source.google_service_account.key_file_env
     key = environ.get(variable, "").strip() if variable else ""
     if key:
-        yield from _secret("the Google service account's key file", Path(key))
+        what = "the Google service account's key file"
+        yield from _check(what, Path(key), me, read_only=True)
     config = settings.config_path
-    mode = None if config is None else _mode(config)
-    if config is None or mode is None:
-        return
-    if mode & _ANY_WRITE or (mode & _ANY_READ and _holds_password(config)):
-        yield OpenFile("the config file", config, mode, secret_mount=True)
+    if config is not None:
+        readable = _holds_password(config)
+        yield from _check("the config file", config, me, read=readable, read_only=True)
 
 
-def _secret(what: str, path: Path) -> Iterator[OpenFile]:
-    mode = _mode(path)
-    if mode is not None and mode & _ANY:
-        yield OpenFile(what, path, mode, secret_mount=True)
+def _check(
+    what: str, path: Path, me: int, *, read: bool = True, read_only: bool = False
+) -> Iterator[OpenFile]:
+    """`path` when someone else can read (if `read`) or write it; `read_only`: a file
+    hrsync only reads, which its group has no business writing either."""
+    try:
+        st = path.stat()  # through a symbolic link, as a secret mount has them
+    except OSError:
+        return  # missing or out of sight: whoever reads it says so
+    mode = stat.S_IMODE(st.st_mode)
+    someone_else = stat.S_IRWXO
+    if st.st_uid == me:
+        someone_else |= stat.S_IRWXG
+    elif read_only:
+        someone_else |= stat.S_IWGRP
+    exposed = mode & someone_else & ((_READ if read else 0) | _WRITE)
+    if exposed:
+        yield OpenFile(what, path, mode, exposed, secret_mount=read_only)
 
 
 def _holds_password(config: Path) -> bool:
@@ -125,12 +145,3 @@ def _holds_password(config: Path) -> bool:
     except OSError:
         return False
     return hide_userinfo(text) != text
-
-
-def _mode(path: Path) -> int | None:
-    """The permission bits of `path` (through a symbolic link, as a secret mount has
-    them), None when it does not exist or cannot be looked at."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        return None

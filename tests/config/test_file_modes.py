@@ -117,19 +117,60 @@ def test_the_config_file_when_others_may_change_it_or_read_a_password_in_it(
 
 def test_the_message_names_the_file_its_mode_and_the_chmod_that_fixes_it(tmp_path: Path) -> None:
     token = made(tmp_path / "dx token", 0o644)
-    directory = tmp_path / "state"
-    directory.mkdir()
-    directory.chmod(0o777)
-    token_file = OpenFile("the DX token file", token, 0o644, secret_mount=True)
+    token_file = OpenFile("the DX token file", token, 0o644, 0o044, secret_mount=True)
     assert token_file.fix == f"chmod 600 '{token}'"
     assert token_file.message() == (
         f"the DX token file {token} is readable by group and others (mode 0644): run "
         f"`chmod 600 '{token}'` or, mounted from a Kubernetes secret or ConfigMap, set "
         "defaultMode: 0400 on its volume"
     )
-    folder = OpenFile("the state store's directory", directory, 0o777, directory=True)
-    assert folder.fix == f"chmod 700 {directory}"
-    assert "readable and writable by group and others (mode 0777)" in folder.message()
+    folder = OpenFile("the state store's directory", tmp_path, 0o777, 0o022)
+    assert folder.fix == f"chmod 755 {tmp_path}"
+    assert folder.message() == (
+        f"the state store's directory {tmp_path} is writable by group and others (mode "
+        f"0777): run `chmod 755 {tmp_path}`"
+    )
+    mixed = OpenFile("the state store", tmp_path / "s.db", 0o646, 0o046)
+    assert mixed.access == "readable by group and others and writable by others"
+
+
+# Files of another owner: hrsync reads them through their group (root:hrsync 0640, a
+# Kubernetes secret or volume with the pod's fsGroup), which is no leak.
+SOMEONE_ELSE = os.geteuid() + 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        (0o440, None),  # a secret with defaultMode 0400 and fsGroup
+        (0o640, None),  # root:hrsync 0640
+        (0o644, ("0644", "chmod 640")),  # the world can read it
+        (0o460, ("0460", "chmod 440")),  # its group may change a file hrsync only reads
+    ],
+)
+def test_a_credential_of_another_owner_may_be_read_through_its_group(
+    folder: Path, mode: int, expected: tuple[str, str] | None
+) -> None:
+    token = made(folder / "token", mode)
+    got = not_private(Settings(dx=DxSettings(token_file=token)), {}, uid=SOMEONE_ELSE)
+    assert [(f"{f.mode:04o}", f.fix.rsplit(" ", 1)[0]) for f in got] == (
+        [expected] if expected else []
+    )
+
+
+@pytest.mark.parametrize(("mode", "warned"), [(0o2775, False), (0o2777, True)])
+def test_a_store_directory_of_another_owner_may_be_written_through_its_group(
+    tmp_path: Path, mode: int, warned: bool
+) -> None:
+    # A volume with the pod's fsGroup: root-owned, group-writable, setgid.
+    directory = tmp_path / "data"
+    directory.mkdir()
+    directory.chmod(mode)
+    db = directory / "state.db"
+    got = not_private(store_settings(db), {}, uid=SOMEONE_ELSE)
+    assert [(f.path, f.fix) for f in got] == (
+        [(directory, f"chmod 2775 {directory}")] if warned else []
+    )
 
 
 def test_check_reports_each_file_as_a_warning(tmp_path: Path) -> None:
