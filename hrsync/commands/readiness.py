@@ -88,7 +88,7 @@ def plan_check(result: SyncResult, preview: bool) -> Check:
 
 
 def file_mode_checks(settings: Settings, environ: Mapping[str, str]) -> list[Check]:
-    """A warning for each file of this installation others can read or write."""
+    """A warning for each file of this installation someone else can read or write."""
     return [
         Check("file modes", True, found.message(), fix=found.fix, warning=True)
         for found in not_private(settings, environ)

@@ -39,12 +39,13 @@ def load_for(
     configure_logging(args, settings)
     if settings.token is not None:
         logs.register_secret(settings.token)
-    warn_not_private(settings)
+    if args.command != "healthcheck":  # a probe every 30 s, not a start to warn at
+        warn_not_private(settings)
     return settings
 
 
 def warn_not_private(settings: Settings) -> None:
-    """Once per start: each file of this installation others can read or write."""
+    """Once per start: each file of this installation someone else can read or write."""
     log = logs.get_logger(__name__)
     for found in not_private(settings, os.environ):
         log.warning(
