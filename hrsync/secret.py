@@ -1,8 +1,27 @@
-"""A wrapper that keeps a secret out of reprs, logs and tracebacks."""
+"""A wrapper that keeps a secret out of reprs, logs and tracebacks; and how a message
+names an environment variable holding one."""
 
 from __future__ import annotations
 
+import re
 from typing import Final, NoReturn
+
+_VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_variable_name(text: str) -> bool:
+    """Whether `text` can be an environment variable's name. What else a setting naming a
+    variable holds is most likely the secret itself, pasted in its place."""
+    return bool(_VARIABLE_NAME.match(text))
+
+
+def not_a_name(key: str) -> str:
+    """What to say of a setting `key` that holds something other than a variable's name,
+    without repeating it."""
+    return (
+        f"{key} must name an environment variable; what it holds looks like a value rather "
+        "than a name (not shown here)"
+    )
 
 
 class Secret:

@@ -237,6 +237,7 @@ def _keep(sim: RunningSimulator, scenario_file: Path, work: Path) -> None:
     scenario["teams"] = kept_teams
     (work / KEPT_SCENARIO).write_text(json.dumps(scenario, indent=2) + "\n", encoding="utf-8")
     (work / KEPT_TOKEN).write_text(DEMO_TOKEN + "\n", encoding="utf-8")
+    (work / KEPT_TOKEN).chmod(0o600)  # a token file as it should be: no start warns of it
     config = work / "hrsync.toml"
     text = (
         config.read_text(encoding="utf-8")

@@ -92,7 +92,7 @@ def check(settings: Settings, *, clock: Clock | None = None) -> Health:
     now = (clock or utcnow)()
     try:
         store = Store.open(url, migrate=False)
-    except SQLAlchemyError as exc:
+    except (SQLAlchemyError, OSError) as exc:  # OSError: an empty file, refused
         return Health(False, f"cannot open the state store: {_first_line(exc)}")
     try:
         heartbeat = store.heartbeat()

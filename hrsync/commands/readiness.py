@@ -8,11 +8,13 @@ person could finish by hand, and an empty one would archive the org. `check
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from hrsync.clock import Clock, utcnow
+from hrsync.config.file_modes import not_private
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
@@ -49,6 +51,7 @@ def run_checks(
     now: Clock = utcnow,
 ) -> list[Check]:
     checks = [Check("config", True, f"loaded {settings.config_path or '(environment only)'}")]
+    checks.extend(file_mode_checks(settings, os.environ))
     checks.append(_state(store))
     checks.extend(_export(settings))
     checks.extend(_dx(settings, client, now()))
@@ -82,6 +85,14 @@ def plan_check(result: SyncResult, preview: bool) -> Check:
                 "fix what DX named, then check again",
             )
     return Check(name, False, f"the plan could not be made: {reason}", "see the log")
+
+
+def file_mode_checks(settings: Settings, environ: Mapping[str, str]) -> list[Check]:
+    """A warning for each file of this installation someone else can read or write."""
+    return [
+        Check("file modes", True, found.message(), fix=found.fix, warning=True)
+        for found in not_private(settings, environ)
+    ]
 
 
 def _state(store: Store) -> Check:

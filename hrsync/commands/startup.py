@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync import logcap, logs
+from hrsync.config.file_modes import not_private
 from hrsync.config.loading import ConfigError, Settings, load_settings
 from hrsync.store.presence import missing_store
 from hrsync.store.repo import Store
@@ -38,7 +40,22 @@ def load_for(
     configure_logging(args, settings)
     if settings.token is not None:
         logs.register_secret(settings.token)
+    if args.command != "healthcheck":  # a probe every 30 s, not a start to warn at
+        warn_not_private(settings)
     return settings
+
+
+def warn_not_private(settings: Settings) -> None:
+    """Once per start: each file of this installation someone else can read or write."""
+    log = logs.get_logger(__name__)
+    for found in not_private(settings, os.environ):
+        log.warning(
+            "files.not_private",
+            path=str(found.path),
+            mode=f"{found.mode:04o}",
+            fix=found.fix,
+            detail=found.message(),
+        )
 
 
 def load_local(args: argparse.Namespace) -> Settings:

@@ -21,6 +21,7 @@ from hrsync.core.listen import parse_listen
 from hrsync.core.read_columns import columns_read
 from hrsync.core.settings import NOTIFY_EVENTS, PaginationSettings, Settings, SourceSettings
 from hrsync.core.templates import check_template, is_template, template_names
+from hrsync.secret import is_variable_name
 from hrsync.store.url import check_database_url
 
 
@@ -143,8 +144,61 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
     database_problem = check_database_url(s.state.database_url)
     if database_problem is not None:
         p.append(database_problem)
+    if s.state.keep_days < 0:
+        p.append(f"state.keep_days must be 0 (keep all history) or more, got {s.state.keep_days}")
     p.extend(_monitoring_checks(s))
+    p.extend(_variable_name_checks(s))
     return p
+
+
+# What each `*_env` key's variable holds, and a name to give as an example. A key not
+# listed (one added later) is checked all the same, with a plainer message.
+_VARIABLES = {
+    "source.auth_header_env": ("the Authorization header's value", "HR_API_AUTH"),
+    "source.username_env": ("the basic auth user name", "HR_API_USER"),
+    "source.password_env": ("the basic auth password", "HR_API_PASSWORD"),
+    "source.oauth2.client_id_env": ("the OAuth2 client id", "HR_CLIENT_ID"),
+    "source.oauth2.client_secret_env": ("the OAuth2 client secret", "HR_CLIENT_SECRET"),
+    "source.google_service_account.key_file_env": (
+        "the key file's path",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ),
+    "notify.webhook_url_env": ("the webhook URL", "HRSYNC_WEBHOOK_URL"),
+}
+
+
+def _variable_name_checks(s: Settings) -> list[str]:
+    """Every `*_env` key names an environment variable. What is written there instead is
+    most likely the secret itself (a header, a password, a URL): refused, never shown."""
+    p: list[str] = []
+    for key, value in _env_keys(s, ""):
+        if value and not is_variable_name(value):
+            what, example = _VARIABLES.get(key, ("the value", "A_VARIABLE_NAME"))
+            p.append(
+                f"{key} must name an environment variable holding {what} (e.g. {example}), "
+                "not the value itself: what is written looks like a value rather than a "
+                "name (not shown here)"
+            )
+    return p
+
+
+def _env_keys(node: object, prefix: str) -> list[tuple[str, str]]:
+    """(dotted key, value) of every `*_env` setting under `node`, a settings dataclass."""
+    found: list[tuple[str, str]] = []
+    for field in dataclasses.fields(node):  # type: ignore[arg-type]
+        value = getattr(node, field.name)
+        if dataclasses.is_dataclass(value):
+            found.extend(_env_keys(value, f"{prefix}{field.name}."))
+        elif field.name.endswith("_env") and isinstance(value, str):
+            found.append((f"{prefix}{field.name}", value))
+    return found
+
+
+def _shown(key: str, value: object) -> str:
+    """A value as a message may quote it: an `*_env` key's only when it is a name."""
+    if key.endswith("_env") and not (isinstance(value, str) and is_variable_name(value)):
+        return "a value not shown here"
+    return repr(value)
 
 
 def _monitoring_checks(s: Settings) -> list[str]:
@@ -157,12 +211,6 @@ def _monitoring_checks(s: Settings) -> list[str]:
         except ValueError as exc:
             p.append(f"daemon.listen must be {LISTEN_FORM} (empty: off), got {listen!r}: {exc}")
     notify = s.notify
-    if notify.webhook_url_env and not _ENV_NAME.match(notify.webhook_url_env):
-        # Not echoed: what is written here by mistake is most likely the URL, a secret.
-        p.append(
-            "notify.webhook_url_env must be the NAME of an environment variable holding the "
-            "webhook URL, such as HRSYNC_WEBHOOK_URL, not the URL itself (not shown here)"
-        )
     unknown = [event for event in notify.on if event not in NOTIFY_EVENTS]
     if unknown:
         p.append(f"notify.on must list events among {', '.join(NOTIFY_EVENTS)}, got {unknown!r}")
@@ -277,7 +325,7 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
             ),
         ):
             if value != default:
-                p.append(f"{key} is only used with source.url, got {value!r}")
+                p.append(f"{key} is only used with source.url, got {_shown(key, value)}")
         if src.headers:
             p.append("source.headers is only used with source.url")
     if src.body:
@@ -301,7 +349,8 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         if not _ENV_NAME.match(variable):
             p.append(
                 f"source.headers.{header} must name an environment variable holding the "
-                f'header\'s value (e.g. "HR_API_KEY"), not the value itself (not shown here)'
+                f'header\'s value (e.g. "HR_API_KEY"), not the value itself: what is written '
+                "looks like a value rather than a name (not shown here)"
             )
     if paging.max_pages < 1:
         p.append(f"source.pagination.max_pages must be at least 1, got {paging.max_pages}")
@@ -328,12 +377,8 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
                 f"got {oauth.token_url!r}"
             )
         for key in ("client_id_env", "client_secret_env"):
-            value = getattr(oauth, key)
-            if not _ENV_NAME.match(value):
-                p.append(
-                    f"source.oauth2.{key} must name an environment variable, not hold the "
-                    "value itself (not shown here)"
-                )
+            if not getattr(oauth, key):
+                p.append(f"source.oauth2.{key} must name an environment variable")
         if src.auth_header_env or src.username_env or src.password_env:
             p.append(
                 "source.oauth2 sends its own Authorization header: drop source.auth_header_env "
@@ -361,12 +406,6 @@ def _google_checks(src: SourceSettings) -> list[str]:
             ]
         return []
     p: list[str] = []
-    if not _ENV_NAME.match(google.key_file_env):
-        p.append(
-            f"{key}.key_file_env must name an environment variable holding the key file's "
-            f'path (e.g. "GOOGLE_APPLICATION_CREDENTIALS"), not the path or the key itself '
-            f"(not shown here)"
-        )
     if not google.scopes:
         p.append(
             f'{key}.scopes must list at least one OAuth2 scope, e.g. ["{GOOGLE_DIRECTORY_SCOPE}"]'

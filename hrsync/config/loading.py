@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
 from hrsync.config.todos import todo_problems
+from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.listing import capped
 from hrsync.core.settings import (
     AttributeSettings,
@@ -119,6 +120,7 @@ def load_settings(
         ),
     )
     problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
+    problems = [hide_userinfo(p, _urls(settings)) for p in problems]
     if problems and path is None:
         # Keys may all come from HRSYNC_… variables (a container); with none set, the
         # missing file is the one problem worth naming.
@@ -130,6 +132,13 @@ def load_settings(
     if problems:
         raise ConfigError(problems)
     return settings
+
+
+def _urls(settings: Settings) -> list[str]:
+    """The URLs the settings hold: a problem quoting one shows it without its user-info."""
+    src = settings.source
+    urls = (settings.dx.base_url, src.url, src.oauth2.token_url, settings.state.database_url)
+    return [url for url in urls if url]
 
 
 def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str]:
@@ -223,7 +232,10 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
         except _BadValue as exc:
             shown = value.text if isinstance(value, _EnvValue) else value
             origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
-            got = "a value not shown here" if exc.secret else repr(shown)
+            # An `*_env` key holds a variable's name: what else is written there may be
+            # the secret itself.
+            secret = exc.secret or key.endswith("_env")
+            got = "a value not shown here" if secret else repr(shown)
             problems.append(f"{dotted} must be {exc.expected}, got {got}{origin}")
     return cls(**values)
 

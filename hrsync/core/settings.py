@@ -253,6 +253,9 @@ class NotifySettings:
 @dataclass(frozen=True)
 class StateSettings:
     database_url: str = defaults.DATABASE_URL
+    # Runs, submissions and other history older than this many days are pruned by the
+    # daemon once a day (never what a guard still needs); 0 keeps everything.
+    keep_days: int = 180
 
 
 @dataclass(frozen=True)

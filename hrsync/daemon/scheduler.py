@@ -32,6 +32,7 @@ STANDBY_JOB = "standby"
 TAKEOVER_JOB = "takeover"
 PRE_SNAPSHOT_JOB = "pre-snapshot"
 APPROVAL_JOB = "approvals"
+PRUNE_JOB = "prune"
 
 # The trigger a job's run carries (see the Daemon's job functions).
 JOB_TRIGGERS = {
@@ -148,8 +149,8 @@ class Jobs:
         if event.job_id == HEARTBEAT_JOB:
             log.info("daemon.heartbeat_skipped", scheduled_at=fires[-1] if fires else None)
             return
-        if event.job_id == STANDBY_JOB:
-            return  # a slow look at the lease; the next one comes in seconds
+        if event.job_id in (STANDBY_JOB, PRUNE_JOB):
+            return  # a slow look at the lease, or a prune: the next one comes anyway
         # The minute's look for approvals, still in its run: noise, not a warning.
         level = "info" if event.job_id == APPROVAL_JOB else "warning"
         getattr(log, level)(
@@ -166,6 +167,7 @@ __all__ = [
     "HEARTBEAT_JOB",
     "JOB_TRIGGERS",
     "PRE_SNAPSHOT_JOB",
+    "PRUNE_JOB",
     "RESUME_JOB",
     "SCHEDULE_JOB",
     "STANDBY_JOB",

@@ -24,12 +24,14 @@ from hrsync.daemon.approval_watch import APPROVAL_CHECK_S, APPROVAL_TRIGGER, App
 from hrsync.daemon.cron import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.daemon.followups import Followups
 from hrsync.daemon.heartbeat import Heartbeat
+from hrsync.daemon.housekeeping import PRUNE_EVERY_S, PRUNE_FIRST_AFTER_S, Housekeeping
 from hrsync.daemon.presnapshot import PreSnapshot
 from hrsync.daemon.quarantine import QuarantineWatch
 from hrsync.daemon.scheduler import (
     APPROVAL_JOB,
     CATCH_UP_JOB,
     HEARTBEAT_JOB,
+    PRUNE_JOB,
     RESUME_JOB,
     SCHEDULE_JOB,
     STARTUP_JOB,
@@ -92,6 +94,7 @@ class Daemon:
             self.sync, store=store, clock=clock, jobs=self.jobs, execute=self.execute
         )
         self.approvals = ApprovalWatch(store, clock, self.execute)
+        self.housekeeping = Housekeeping(store, clock, settings.state.keep_days)
 
     # ----------------------------------------------------------- lifecycle
 
@@ -121,6 +124,14 @@ class Daemon:
             APPROVAL_CHECK_S,
             started_at + timedelta(seconds=APPROVAL_CHECK_S),
         )
+        if self.housekeeping.keep_days:  # 0: keep all history
+            self.jobs.every(
+                self.housekeeping.prune,
+                PRUNE_JOB,
+                "prune old history",
+                PRUNE_EVERY_S,
+                started_at + timedelta(seconds=PRUNE_FIRST_AFTER_S),
+            )
         pending = self.store.pending_deferral()
         if pending is not None:
             self.register_resume(pending.resume_at, reason=pending.reason, run_id=pending.run_id)

@@ -49,6 +49,7 @@ from hrsync.core.snapshot_ahead import (
     readiness_notice,
 )
 from hrsync.core.substitutes import LeadSubstitute
+from hrsync.secret import is_variable_name
 from hrsync.store.repo import NotifyRecord, Store
 
 log = logs.get_logger(__name__)
@@ -90,9 +91,10 @@ class Notifier:
             return None
         notifier = cls(settings, store)
         if notifier._url is None:
+            variable = settings.webhook_url_env
             log.error(
                 "notify.no_url",
-                variable=settings.webhook_url_env,
+                variable=variable if is_variable_name(variable) else "(not a name; not shown)",
                 detail="notify.webhook_url_env names an environment variable that is empty "
                 "or unset: no notification will be sent",
             )

@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from hrsync import logs
 from hrsync.core.settings import GoogleServiceAccountSettings
+from hrsync.secret import is_variable_name, not_a_name
 from hrsync.sources.base import SourceError
 
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
@@ -58,6 +59,8 @@ class JwtBearer:
         self._settings = settings
         self._clock = clock
         variable = settings.key_file_env
+        if not is_variable_name(variable):
+            raise SourceError(f"cannot fetch a Google access token: {not_a_name(KEY_FILE_ENV)}")
         self._where = f"${variable} (named by {KEY_FILE_ENV})"
         key = _read_key_file(environ.get(variable, "").strip(), self._where)
         self._masked = key.masked

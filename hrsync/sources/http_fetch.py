@@ -40,6 +40,7 @@ from hrsync import logs
 from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, codings, iter_capped
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
+from hrsync.secret import is_variable_name, not_a_name
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
 from hrsync.sources.deadline import ReadDeadline
 from hrsync.sources.google_jwt import JwtBearer
@@ -373,6 +374,8 @@ def _required_env(environ: Mapping[str, str], name: str, key: str, shown: str) -
             f"cannot fetch {shown}: {key} is not set, but basic auth needs both "
             f"source.username_env and source.password_env"
         )
+    if not is_variable_name(name):
+        raise SourceError(f"cannot fetch {shown}: {not_a_name(key)}")
     value = environ.get(name, "").strip()
     if not value:
         raise SourceError(f"cannot fetch {shown}: ${name} (named by {key}) is not set or empty")

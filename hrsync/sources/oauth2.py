@@ -24,6 +24,7 @@ from hrsync import logs
 from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, read_capped
 from hrsync.core.settings import OAuth2Settings
 from hrsync.dx.retry import is_retryable_status
+from hrsync.secret import is_variable_name, not_a_name
 from hrsync.sources.base import SourceError, SourceUnavailable, redact
 
 log = structlog.get_logger(__name__)
@@ -203,6 +204,8 @@ class TokenSource:
 
 
 def _env(environ: Mapping[str, str], name: str, key: str) -> str:
+    if not is_variable_name(name):
+        raise SourceError(f"cannot fetch an OAuth2 token: {not_a_name(key)}")
     value = environ.get(name, "").strip()
     if not value:
         raise SourceError(f"cannot fetch an OAuth2 token: ${name} (named by {key}) is not set")

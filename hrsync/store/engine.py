@@ -1,4 +1,5 @@
-"""Engine creation: SQLite in WAL mode, foreign keys on, busy timeout, BEGIN IMMEDIATE."""
+"""Engine creation: SQLite in WAL mode, foreign keys on, busy timeout, BEGIN IMMEDIATE; its
+file private to its owner (store/sqlite_file.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 
+from hrsync.store.sqlite_file import prepare_sqlite_file
 from hrsync.store.url import parse_database_url
 
 BUSY_TIMEOUT_MS = 30_000
@@ -17,7 +19,9 @@ def make_engine(url: str) -> Engine:
         return create_engine(url, pool_pre_ping=True)
     in_memory = parsed.in_memory
     if parsed.sqlite_path is not None:
-        parsed.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+        # Before SQLite opens it: an empty file refused, a new one (and its
+        # directories) its owner's alone; SQLite gives -wal and -shm the file's mode.
+        prepare_sqlite_file(parsed.sqlite_path)
     engine = create_engine(
         url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
     )

@@ -24,6 +24,7 @@ from hrsync.store.lease_row import RowLease
 from hrsync.store.migrate import ensure_current
 from hrsync.store.notifications import NotificationQueries, NotifyRecord
 from hrsync.store.people import DxPerson, HeldChanges, HeldRecord, PeopleQueries
+from hrsync.store.pruning import PruningQueries
 from hrsync.store.runs import ACCEPTED_OUTCOMES, RunQueries, RunRecord
 from hrsync.store.snapshot_outlook import SnapshotOutlook, SnapshotOutlookQueries
 from hrsync.store.submissions import SubmissionQueries, SubmissionRecord
@@ -56,6 +57,7 @@ class Store(
     NotificationQueries,
     PeopleQueries,
     ApprovalQueries,
+    PruningQueries,
 ):
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)

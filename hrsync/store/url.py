@@ -16,6 +16,8 @@ from pathlib import Path
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
+from hrsync.store.sqlite_file import empty_store_problem
+
 KEY = "state.database_url"
 EXAMPLES = "sqlite:///hrsync.db, or postgresql+psycopg://USER:PASSWORD@HOST/DATABASE"
 POSTGRES_EXTRA = "pip install 'hrsync[postgres]'"
@@ -166,7 +168,8 @@ def _sqlite_file_problem(head: str, path: Path) -> str | None:
     if path.exists():
         if not os.access(path, os.R_OK | os.W_OK):
             return f"{head}: the file {str(path)!r} is not readable and writable by this user"
-        return None
+        empty = empty_store_problem(path)
+        return None if empty is None else f"{head}: {empty}"
     # The engine creates missing directories: the nearest existing one must allow it.
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:

@@ -151,12 +151,21 @@ def test_a_missing_state_store_is_reported_and_not_created(tmp_path: Path) -> No
 
 def test_the_healthcheck_runs_no_migrations(tmp_path: Path) -> None:
     path = tmp_path / "hrsync.db"
-    sqlite3.connect(path).close()  # an empty database file, never migrated
+    with sqlite3.connect(path) as c:  # a database never migrated (an empty file is refused)
+        c.execute("create table other (x)")
     code, _, err = run_main(settings_for(path))
     assert code == 1 and "cannot read the heartbeat" in err and "no such table" in err
     with sqlite3.connect(path) as c:
         tables = c.execute("select name from sqlite_master where type = 'table'").fetchall()
-    assert tables == []
+    assert tables == [("other",)]
+
+
+def test_an_empty_database_file_is_unhealthy_and_left_empty(tmp_path: Path) -> None:
+    path = tmp_path / "hrsync.db"
+    path.write_bytes(b"")
+    code, _, err = run_main(settings_for(path))
+    assert code == 1 and "cannot open the state store" in err and "empty (0 bytes)" in err
+    assert path.stat().st_size == 0
 
 
 # ------------------------------------------------------------ the cheap probe

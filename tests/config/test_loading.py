@@ -228,8 +228,7 @@ def test_a_webhook_url_written_where_its_variable_belongs_is_refused_and_not_ech
     text = MINIMAL + f'\n[notify]\nwebhook_url_env = "{secret}"\n'
     problems = problems_of(write(tmp_path, text), TOKEN_ENV)
     assert any(
-        p.startswith("notify.webhook_url_env must be the NAME of an environment variable")
-        for p in problems
+        p.startswith("notify.webhook_url_env must name an environment variable") for p in problems
     ), problems
     assert all(secret not in p and "s3cr3t" not in p for p in problems), problems
 
