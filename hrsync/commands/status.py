@@ -17,7 +17,7 @@ from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.notify import ATTENTION, SUCCESS
+from hrsync.core.notify import SUCCESS
 from hrsync.core.render import approve_command, hrsync_command
 from hrsync.core.snapshot_ahead import describe, readiness, waiting_text
 from hrsync.core.text import plural
@@ -60,7 +60,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "command": hrsync_command(config, "history"),
             }
         )
-    decisive = store.newest_run((*ATTENTION, *SUCCESS))
+    decisive = store.decisive_run()
     waiting = decisive.waiting_on if decisive is not None else None
     if decisive is not None and waiting is not None:
         attention.append(

@@ -2,8 +2,9 @@
 
 A run that needs a person (refused, rejected, quarantined, unverified) notifies once; the
 same state about the same plan stays quiet until `repeat_s` has passed or the plan
-changes. A later success after a notified attention state says `recovered`. What was
-last sent is kept by the shell (the state store), so a restart does not repeat it.
+changes. A later success after a notified attention state says `recovered`, whoever
+made it (`recovered_since`: a run by hand, the other replica's). What was last sent is
+kept by the shell (the state store), so a restart does not repeat it.
 """
 
 from __future__ import annotations
@@ -265,6 +266,23 @@ def held_message(
         cleared=[p.person for p in cleared[:LIMIT]],
         cleared_count=len(cleared),
     )
+
+
+def recovered_since(
+    last: Sent | None,
+    *,
+    told_run_started: datetime | None,
+    success_started: datetime | None,
+    quarantined: bool,
+) -> bool:
+    """Whether a success the daemon did not make itself (a run by hand, the other
+    replica's) ends the attention state last told: the newest decisive run succeeded
+    with nothing left waiting (`success_started`, else None) and began after the run the
+    state was told about (`told_run_started`; unknown: after it was told). Only a success
+    is news here: a run by hand that was refused was seen by the person who ran it."""
+    if last is None or last.state not in ATTENTION or success_started is None or quarantined:
+        return False
+    return success_started > (told_run_started or last.at)
 
 
 def recovered_quietly(last: Sent | None, seen: Observation) -> bool:

@@ -47,6 +47,7 @@ def run(
         on_finished=(
             (lambda r, s, q: monitor.run_finished(r, s, quarantined=q)) if monitor else None
         ),
+        on_beat=(lambda q: monitor.beat(quarantined=q)) if monitor else None,
     )
     try:
         daemon.start(now=now)

@@ -39,13 +39,15 @@ class QuarantineWatch:
         ]
         self.current = quarantine_from_streak(streak, self.sync.quarantine_after)
 
-    def update(self, result: SyncResult | None) -> None:
-        """Re-read the failure streak; log entering (on a failed run) and leaving quarantine."""
+    def update(self, result: SyncResult | None, *, say_unavailable: bool = True) -> None:
+        """Re-read the failure streak; log entering (on a failed run) and leaving quarantine.
+        A store that cannot be read keeps the last view (logged if `say_unavailable`)."""
         previous = self.current
         try:
             self.refresh()
         except SQLAlchemyError as exc:
-            log.warning("daemon.store_unavailable", error=str(exc))
+            if say_unavailable:
+                log.warning("daemon.store_unavailable", error=str(exc))
             return
         current = self.current
         if current is not None and result is not None and result.outcome is Outcome.FAILED:

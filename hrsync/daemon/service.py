@@ -60,10 +60,13 @@ class Daemon:
         run_sync: RunSync,
         clock: Clock = utcnow,
         on_finished: Callable[[SyncResult, float, bool], None] | None = None,
+        on_beat: Callable[[bool], None] | None = None,
     ) -> None:
         self.settings = settings
-        # The monitor (metrics, webhook): told of each run with its duration and quarantine.
+        # The monitor (metrics, webhook): told of each run with its duration and quarantine,
+        # and of each periodic heartbeat with the quarantine.
         self._on_finished = on_finished
+        self._on_beat = on_beat
         self.sync = settings.sync
         self.store = store
         self.clock = clock
@@ -314,9 +317,20 @@ class Daemon:
     def _periodic_beat(self) -> None:
         # Once stopping, `stop` writes the last beats itself; a late periodic one must
         # not overwrite "stopped".
-        if not self.stopping.is_set():
-            self._safe_beat()
-            self._tell_overdue()
+        if self.stopping.is_set():
+            return
+        if self._idle.is_set():
+            # A run by hand or the other replica's may have ended the failure streak (or
+            # lengthened it); a run of this process reads it itself when it ends. The
+            # beat's own failure is the one said at every beat.
+            self._quarantine.update(None, say_unavailable=False)
+        self._safe_beat()
+        self._tell_overdue()
+        if self._on_beat is not None:
+            try:
+                self._on_beat(self.quarantined())
+            except Exception as exc:  # metrics or a webhook never take the daemon down
+                log.warning("daemon.monitor_failed", error=str(exc), exc_info=True)
 
     def _tell_overdue(self) -> None:
         """Warn once when the run in progress has outlasted every bound of a run."""

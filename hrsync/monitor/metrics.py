@@ -1,6 +1,10 @@
 """The daemon's Prometheus metrics, in a registry of their own (not the global default),
 so each daemon, and each test, starts from a fresh one. Every metric is documented in
-docs/reference/metrics.md."""
+docs/reference/metrics.md.
+
+Two kinds: counters of what this process did (runs, durations, DX calls), and state
+gauges (STATE_GAUGES) of how things stand, all set by `show` from one reading of the
+state store, so every replica serves the same."""
 
 from __future__ import annotations
 
@@ -18,18 +22,30 @@ from prometheus_client import (
 )
 
 from hrsync import __version__
-from hrsync.core.notify import ATTENTION, SUCCESS
+from hrsync.core.notify import ATTENTION
 from hrsync.core.plan import COUNT_KEYS
-from hrsync.outcome import Outcome
-from hrsync.store.repo import RunRecord, Store
+from hrsync.monitor.gauges import OUTCOMES, StoreState
 from hrsync.sync.results import SyncResult
 
-OUTCOMES = tuple(o.value for o in Outcome)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# The gauges `show` sets from the store (the rest are this process's own).
+STATE_GAUGES = (
+    "hrsync_attention_required",
+    "hrsync_last_success_timestamp_seconds",
+    "hrsync_last_run_timestamp_seconds",
+    "hrsync_deferred_until_timestamp_seconds",
+    "hrsync_people",
+    "hrsync_teams",
+    "hrsync_plan_changes",
+    "hrsync_next_snapshot_timestamp_seconds",
+    "hrsync_snapshot_ready",
+)
 
 
 class Metrics:
-    """What /metrics serves. The run, the DX client and the attribute step feed it."""
+    """What /metrics serves. The DX client and this process's runs feed the counters;
+    `show` sets the state gauges from a reading of the store."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -138,35 +154,12 @@ class Metrics:
     def dx_retry(self, method: str) -> None:
         self.dx_retries.labels(method).inc()
 
-    def run_finished(
-        self,
-        result: SyncResult,
-        *,
-        ended_at: datetime,
-        duration_s: float,
-        quarantined: bool,
-        deferred_until: datetime | None,
-    ) -> None:
-        outcome = result.outcome.value
+    def run_finished(self, result: SyncResult, *, duration_s: float) -> None:
+        """This process's counters for a run it made. How things stand after it (the
+        state gauges) is read from the store: `show`."""
         with self._lock:
-            self.runs.labels(outcome).inc()
+            self.runs.labels(result.outcome.value).inc()
             self.duration.observe(duration_s)
-            self.last_run.labels(outcome).set(ended_at.timestamp())
-            if outcome in SUCCESS:
-                self.last_success.set(ended_at.timestamp())
-                if result.people_count is not None:
-                    self.people.labels("synced").set(result.people_count)
-                self.people.labels("not_in_dx").set(len(result.not_in_dx))
-                if result.plan is not None:
-                    self.teams.set(result.plan.desired_count)
-            if result.people_count is not None:  # the export was read and mapped
-                self.people.labels("held").set(len(result.held))
-            if result.plan is not None:
-                for kind, count in result.plan.counts.items():
-                    self.plan_changes.labels(kind).set(count)
-            # What a person must act on includes the attribute step (`overall`).
-            self._attention(result.overall.value, quarantined)
-            self.deferred_until.set(deferred_until.timestamp() if deferred_until else 0)
             if result.attributes is not None:
                 a = result.attributes
                 for kind, count in (
@@ -177,53 +170,32 @@ class Metrics:
                     if count:
                         self.attribute_updates.labels(kind).inc(count)
 
-    def snapshot_outlook(self, starts_at: datetime | None, *, ready: bool) -> None:
+    def show(self, state: StoreState, *, quarantined: bool) -> None:
+        """Every state gauge from one reading of the store (`quarantined`: the daemon's
+        view of the failure streak, itself read from the store)."""
         with self._lock:
-            self.next_snapshot.set(starts_at.timestamp() if starts_at else 0)
-            self.snapshot_ready.set(1 if ready else 0)
+            for outcome, at in state.last_ends.items():
+                self.last_run.labels(outcome).set(at.timestamp())
+            self.last_success.set(_unix(state.last_success))
+            waiting = state.waiting_on
+            for reason in ATTENTION:
+                if reason != "quarantined":
+                    self.attention.labels(reason).set(1 if reason == waiting else 0)
+            self.quarantine_changed(quarantined)
+            self.people.labels("synced").set(state.synced or 0)
+            self.people.labels("held").set(state.held)
+            self.people.labels("not_in_dx").set(state.not_in_dx)
+            self.teams.set(state.teams)
+            for kind in COUNT_KEYS:
+                self.plan_changes.labels(kind).set(state.plan_changes.get(kind, 0))
+            self.deferred_until.set(_unix(state.deferred_until))
+            snapshot = state.next_snapshot
+            self.next_snapshot.set(_unix(snapshot.starts_at if snapshot else None))
+            self.snapshot_ready.set(1 if state.readiness.ready else 0)
 
     def quarantine_changed(self, quarantined: bool) -> None:
         self.attention.labels("quarantined").set(1 if quarantined else 0)
 
-    def _attention(self, outcome: str, quarantined: bool) -> None:
-        # A deferral or a failure short of quarantine says nothing new about a refusal
-        # still waiting for a person: only a run that got further clears it.
-        if outcome in ATTENTION or outcome in SUCCESS:
-            for reason in ATTENTION:
-                if reason != "quarantined":
-                    self.attention.labels(reason).set(1 if reason == outcome else 0)
-        self.quarantine_changed(quarantined)
 
-    # ------------------------------------------------------------- start
-
-    def seed(self, store: Store, *, quarantined: bool) -> None:
-        """From the state store, so a restarted daemon does not report zeros."""
-        for outcome in OUTCOMES:
-            run = store.newest_run((outcome,))
-            if run is not None:
-                self.last_run.labels(outcome).set(_ended(run).timestamp())
-        success = store.newest_run(SUCCESS)
-        if success is not None:
-            self.last_success.set(_ended(success).timestamp())
-        people = store.last_accepted_people_count()
-        if people is not None:
-            self.people.labels("synced").set(people)
-        self.people.labels("held").set(len(store.held_people()))
-        self.people.labels("not_in_dx").set(len(store.not_counted()))
-        self.teams.set(store.active_team_count())
-        last = store.newest_run(OUTCOMES)
-        if last is not None:
-            for kind in COUNT_KEYS:
-                self.plan_changes.labels(kind).set(last.counts.get(kind, 0))
-        decisive = store.newest_run((*ATTENTION, *SUCCESS))
-        if decisive is not None and decisive.outcome is not None:
-            # As `run_finished` tells it: the attribute step's refusal counts too.
-            self._attention(decisive.waiting_on or decisive.outcome, quarantined)
-        else:
-            self.quarantine_changed(quarantined)
-        pending = store.pending_deferral()
-        self.deferred_until.set(pending.resume_at.timestamp() if pending else 0)
-
-
-def _ended(run: RunRecord) -> datetime:
-    return run.finished_at or run.started_at
+def _unix(at: datetime | None) -> float:
+    return at.timestamp() if at is not None else 0

@@ -1,28 +1,32 @@
 """What the daemon tells the world about itself: metrics, the HTTP endpoints, the webhook.
 
-`hrsync run` builds one Monitor; the daemon hands it each finished run. Nothing here may
-fail or hold up a run: every step is guarded and logged.
+`hrsync run` builds one Monitor; the daemon hands it each finished run and each
+heartbeat. The state gauges are read from the state store (monitor.gauges), never fed
+from a run, so a run by hand or the other replica's shows within a heartbeat, and every
+replica serves the same. Nothing here may fail or hold up a run: every step is guarded
+and logged.
 """
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from typing import Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock
-from hrsync.core.notify import SUCCESS, observe
+from hrsync.core.notify import SUCCESS, Sent, observe, recovered_since
 from hrsync.core.plan import Archive
 from hrsync.core.render import approve_command
 from hrsync.core.run_bounds import RUN_SLACK_S, overdue_after_s
 from hrsync.core.settings import Settings
-from hrsync.core.snapshot_ahead import readiness
 from hrsync.logs import get_logger, scrub
 from hrsync.monitor.endpoints import Endpoints
+from hrsync.monitor.gauges import StoreState, read_state
 from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
-from hrsync.store.repo import Store
+from hrsync.store.repo import RunRecord, Store
 from hrsync.sync.results import SyncResult
 
 log = get_logger(__name__)
@@ -51,14 +55,14 @@ class Monitor:
         self.notifier = Notifier.configured(settings.notify, store)
         self._endpoints: Endpoints | None = None
         self._daemon: DaemonView | None = None
+        self._refresh_lock = threading.Lock()
+        self._store_unreadable = False
+        # The last success `beat` told (or tried to tell) `recovered` for.
+        self._recovery_tried: str | None = None
 
     def start(self, daemon: DaemonView) -> None:
         self._daemon = daemon
-        try:
-            self.metrics.seed(self.store, quarantined=daemon.quarantined())
-            self.snapshot_outlook(None)
-        except SQLAlchemyError as exc:
-            log.warning("daemon.store_unavailable", error=str(exc))
+        self.refresh(quarantined=daemon.quarantined())
         if self.settings.daemon.listen:
             self._endpoints = Endpoints(
                 self.settings.daemon.listen,
@@ -133,41 +137,72 @@ class Monitor:
             )
         return True, f"ready: sync in progress for {max(running_s, 0):.0f} s"
 
-    # ------------------------------------------------------------- runs
+    # ------------------------------------------------------- from the store
 
-    def snapshot_outlook(self, run_id: str | None) -> None:
-        """The next snapshot and DX's readiness for it, from the store, to the metrics;
-        after a run (`run_id`), to the webhook too, once per change of readiness."""
-        seen = self.store.next_snapshot()
-        snapshot = seen.snapshot if seen else None
-        ready = readiness(self.store.last_run_outlook(), self.settings.config_path)
-        self.metrics.snapshot_outlook(snapshot.starts_at if snapshot else None, ready=ready.ready)
-        if self.notifier is not None and run_id is not None:
-            self.notifier.after_snapshot(
-                run_id,
-                self.clock(),
-                snapshot,
-                ready,
-                hours=self.settings.sync.pre_snapshot_hours,
-            )
+    def refresh(self, *, quarantined: bool) -> StoreState | None:
+        """The state gauges from the store, at start, after each run and at every
+        heartbeat; the reading, or None when the store could not be read: the gauges
+        then keep their values, and the log says so once until it can be read again."""
+        # One at a time: a heartbeat's older reading must not land after a run's newer one.
+        with self._refresh_lock:
+            try:
+                state = read_state(self.store, self.settings.config_path)
+            except SQLAlchemyError as exc:
+                if not self._store_unreadable:
+                    log.warning(
+                        "daemon.store_unavailable",
+                        error=str(exc),
+                        detail="the metrics keep their last values until the state store "
+                        "can be read again",
+                    )
+                self._store_unreadable = True
+                return None
+            self._store_unreadable = False
+            self.metrics.show(state, quarantined=quarantined)
+            return state
 
-    def run_finished(self, result: SyncResult, duration_s: float, *, quarantined: bool) -> None:
-        now = self.clock()
-        deferred_until = None
+    def beat(self, *, quarantined: bool) -> None:
+        """At every heartbeat: the gauges from the store, and `recovered` for a success
+        this process did not make (a run by hand, the other replica's), once."""
+        state = self.refresh(quarantined=quarantined)
+        if state is None or self.notifier is None:
+            return
         try:
-            pending = self.store.pending_deferral()
-            deferred_until = pending.resume_at if pending else None
+            self._recovered_elsewhere(self.notifier, state.decisive, quarantined=quarantined)
         except SQLAlchemyError as exc:
             log.warning("daemon.store_unavailable", error=str(exc))
-        self.metrics.run_finished(
-            result,
-            ended_at=now,
-            duration_s=duration_s,
+        except Exception as exc:  # the webhook must never take the daemon down
+            log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])
+
+    def _recovered_elsewhere(
+        self, notifier: Notifier, decisive: RunRecord | None, *, quarantined: bool
+    ) -> None:
+        # Each success is tried once from here: a webhook that is down hears of it
+        # after the next run (as after any run), not at every beat.
+        if decisive is None or decisive.id == self._recovery_tried:
+            return
+        last = self.store.notify_state()
+        told = self.store.run_record(last.run_id) if last and last.run_id else None
+        news = recovered_since(
+            Sent(last.state, last.digest, last.notified_at) if last else None,
+            told_run_started=told.started_at if told else None,
+            success_started=decisive.started_at if decisive.waiting_on is None else None,
             quarantined=quarantined,
-            deferred_until=deferred_until,
         )
+        if not news:
+            return
+        self._recovery_tried = decisive.id
+        seen = observe(
+            decisive.id, decisive.outcome or "", quarantined=False, reason=decisive.reason
+        )
+        notifier.tell(last, seen, self.clock())
+
+    # ------------------------------------------------------------- runs
+
+    def run_finished(self, result: SyncResult, duration_s: float, *, quarantined: bool) -> None:
+        self.metrics.run_finished(result, duration_s=duration_s)
+        state = self.refresh(quarantined=quarantined)
         if self.notifier is None:
-            self._after_run_outlook(result)
             return
         archives = (
             [c.name for c in result.plan.changes if isinstance(c, Archive)] if result.plan else []
@@ -188,6 +223,7 @@ class Monitor:
             ),
             preview_url=result.preview_url if result.outcome.value == "refused" else None,
         )
+        now = self.clock()
         try:
             self.notifier.after_run(seen, now)
             if result.outcome.value in SUCCESS:
@@ -198,13 +234,18 @@ class Monitor:
             )
         except Exception as exc:  # the webhook must never take a run or the daemon down
             log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])
-        self._after_run_outlook(result)
-
-    def _after_run_outlook(self, result: SyncResult) -> None:
+        if state is None:
+            return
         # After the run's own notices: a refusal is told before what it means for the
         # snapshot.
         try:
-            self.snapshot_outlook(result.run_id)
+            self.notifier.after_snapshot(
+                result.run_id,
+                self.clock(),
+                state.next_snapshot,
+                state.readiness,
+                hours=self.settings.sync.pre_snapshot_hours,
+            )
         except SQLAlchemyError as exc:
             log.warning("daemon.store_unavailable", error=str(exc))
         except Exception as exc:  # the webhook must never take a run or the daemon down

@@ -23,6 +23,7 @@ from hrsync.core.notify import (
     HELD,
     NOT_IN_DX,
     OK,
+    RECOVERED,
     STAND_IN,
     HeldEntry,
     Notice,
@@ -103,17 +104,32 @@ class Notifier:
 
     def after_run(self, seen: Observation, now: datetime) -> Notice | None:
         """Send what `seen` calls for; the notice delivered, or None."""
-        last = self.store.notify_state()
+        return self.tell(self.store.notify_state(), seen, now)
+
+    def tell(self, last: NotifyRecord | None, seen: Observation, now: datetime) -> Notice | None:
+        """Send what `seen` calls for after `last` (the state as read); the notice
+        delivered, or None. A success may be seen by two at once (the replica that ran
+        it and another's heartbeat): the end of an attention state is claimed from
+        exactly `last` (store.claim_notify_state), so one of them tells it."""
         sent = Sent(last.state, last.digest, last.notified_at) if last else None
         notice = decide(sent, seen, now, on=self.settings.on, repeat_s=self.settings.repeat_s)
+        ok = NotifyRecord(OK, seen.digest, now, seen.run_id)
         if notice is None:
-            if recovered_quietly(sent, seen):
-                self.store.save_notify_state(NotifyRecord(OK, seen.digest, now, seen.run_id))
+            if last is not None and recovered_quietly(sent, seen):
+                self.store.claim_notify_state(last, ok)
             return None
+        claimed = last if notice.event == RECOVERED else None
+        if claimed is not None and not self.store.claim_notify_state(claimed, ok):
+            return None  # told by the other
         body = message(notice, self.settings.format, now=now, host=socket.gethostname())
         if not self._post(body, notice.event):
+            if claimed is not None:  # not delivered: the next success tells it again
+                self.store.claim_notify_state(ok, claimed)
             return None
-        self.store.save_notify_state(NotifyRecord(notice.remember, seen.digest, now, seen.run_id))
+        if claimed is None:
+            self.store.save_notify_state(
+                NotifyRecord(notice.remember, seen.digest, now, seen.run_id)
+            )
         log.info("notify.sent", notify_event=notice.event, run_id=seen.run_id)
         return notice
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Update, bindparam, insert, select, update
+from sqlalchemy import Update, bindparam, func, insert, select, update
 
 from hrsync.core.identity import KnownIdentity
 from hrsync.store import tables
@@ -125,7 +125,8 @@ class IdentityQueries(StoreSessions):
         """Teams hrsync keeps in DX now (identities not retired)."""
         ti = tables.team_identities
         with self._read() as s:
-            return len(s.scalars(select(ti.c.id).where(ti.c.retired_at.is_(None))).all())
+            query = select(func.count()).select_from(ti).where(ti.c.retired_at.is_(None))
+            return int(s.execute(query).scalar_one())
 
 
 def _by_row_id(parameters: Mapping[str, Any]) -> Update:

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Row, func, insert, or_, select, update
 
 from hrsync.core.guards import TURNED_AWAY
-from hrsync.core.notify import ATTENTION
+from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 from hrsync.store import tables
@@ -187,6 +187,25 @@ class RunQueries(StoreSessions):
         with self._read() as s:
             row = s.execute(query.order_by(runs.c.started_at.desc()).limit(1)).first()
         return None if row is None else _run_record(row)
+
+    def decisive_run(self) -> RunRecord | None:
+        """The newest run that decided whether a person is needed: one that ended in a
+        state needing a person, or a success (its `waiting_on` says which). Deferrals and
+        failures decide nothing of the kind. `hrsync status` and the daemon's attention
+        gauge and `recovered` notice all read it here."""
+        return self.newest_run((*ATTENTION, *SUCCESS))
+
+    def last_ends(self) -> dict[str, datetime]:
+        """When the newest operational run of each outcome ended, by outcome."""
+        runs = tables.runs
+        ended = func.max(func.coalesce(runs.c.finished_at, runs.c.started_at))
+        query = (
+            select(runs.c.outcome, ended)
+            .where(runs.c.dry_run == 0, runs.c.outcome.is_not(None))
+            .group_by(runs.c.outcome)
+        )
+        with self._read() as s:
+            return {outcome: at for outcome, at in s.execute(query)}
 
 
 def _run_record(r: Row[Any]) -> RunRecord:

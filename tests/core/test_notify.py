@@ -15,6 +15,7 @@ from hrsync.core.notify import (
     decide,
     message,
     observe,
+    recovered_since,
 )
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
@@ -167,3 +168,48 @@ def test_teams_gets_an_adaptive_card_a_workflow_posts_as_is(event: str) -> None:
     slack = message(Notice(event, observation), "slack", now=NOW, host="pod-1")
     assert _card_text(teams) == slack["text"]
     json.dumps(teams)  # plain JSON all through
+
+
+TOLD_RUN = NOW - timedelta(hours=2)  # when the run the last message was about began
+
+
+@pytest.mark.parametrize(
+    ("last", "told_run_started", "success_started", "quarantined", "expected"),
+    [
+        # a refusal told, then a success by hand after its run: recovered
+        (sent("refused"), TOLD_RUN, NOW, False, True),
+        (sent("quarantined"), TOLD_RUN, NOW, False, True),
+        # the told run unknown: after the message itself
+        (sent("refused", ago_s=60), None, NOW, False, True),
+        (sent("refused", ago_s=60), None, NOW - timedelta(hours=1), False, False),
+        # the newest decisive run is older than the one told about (a quarantine told
+        # about later failures): nothing recovered
+        (sent("quarantined"), TOLD_RUN, TOLD_RUN - timedelta(days=1), False, False),
+        # the told run itself (the daemon's own success, told at its end)
+        (sent("ok"), NOW, NOW, False, False),
+        # nothing told, or a success told: no news
+        (None, None, NOW, False, False),
+        (sent("ok"), TOLD_RUN, NOW, False, False),
+        # the newest decisive run left a person needed (a refusal by hand): the person
+        # who ran it saw it; the daemon's own run will tell
+        (sent("refused"), TOLD_RUN, None, False, False),
+        # still quarantined: not recovered, whatever succeeded
+        (sent("refused"), TOLD_RUN, NOW, True, False),
+    ],
+)
+def test_recovered_since(
+    last: Sent | None,
+    told_run_started: datetime | None,
+    success_started: datetime | None,
+    quarantined: bool,
+    expected: bool,
+) -> None:
+    assert (
+        recovered_since(
+            last,
+            told_run_started=told_run_started,
+            success_started=success_started,
+            quarantined=quarantined,
+        )
+        is expected
+    )

@@ -388,6 +388,39 @@ def test_a_successful_run_by_hand_ends_the_quarantine(
     assert events(logs, "sync.quarantine_cleared")[0]["failures"] == 3
 
 
+def test_the_heartbeat_sees_a_run_by_hand_end_the_quarantine_and_tells_the_monitor(
+    store: Store, clock: Clock
+) -> None:
+    """Not only at the next fire (a day away): the beat re-reads the failure streak, so
+    the heartbeat row, /readyz and the gauges follow within a beat, on every replica."""
+    told: list[bool] = []
+    sync = RecordingSync(store, clock, failed(), failed(), failed())
+    d = Daemon(settings_with(), store=store, run_sync=sync, clock=clock, on_beat=told.append)
+    d.start(paused=True)
+    try:
+        for _ in range(3):
+            clock.advance(H)
+            fire(d, SCHEDULE_JOB)
+        fire(d, HEARTBEAT_JOB)
+        assert told == [True]
+        clock.advance(10 * MIN)
+        store.start_run("manual-1", "manual", clock(), dry_run=False)
+        store.finish_run(
+            "manual-1", clock(), outcome="applied", exit_code=0, counts={}, reason=None
+        )
+        clock.advance(MIN)
+        with capture_logs() as logs:
+            fire(d, HEARTBEAT_JOB)
+        assert told == [True, False]
+        assert d.quarantine is None
+        assert events(logs, "sync.quarantine_cleared")[0]["failures"] == 3
+        beat = store.heartbeat()
+        assert beat is not None and beat.state == "idle" and beat.quarantined_since is None
+        assert len(sync.requests) == 3  # the beat runs nothing
+    finally:
+        d.scheduler.shutdown(wait=False)
+
+
 def test_quarantine_survives_a_restart_because_it_lives_in_the_store(
     harness: Harness, store: Store, clock: Clock
 ) -> None:

@@ -201,3 +201,83 @@ def test_endpoints_metrics_webhook_and_status_follow_the_daemon(workspace: Works
         assert HOOK_SECRET not in output
     for path in Path(workspace.root).glob("state.db*"):
         assert HOOK_SECRET.encode() not in path.read_bytes()
+
+
+def test_a_fix_by_hand_shows_within_a_heartbeat_and_is_told_recovered_once(
+    workspace: Workspace,
+) -> None:
+    """A refusal, then a person runs the approving command by hand: within a heartbeat the
+    daemon's /metrics say nobody is needed and when the last success was, and one
+    `recovered` is sent. The daemon's own next run is a day away: it cannot be what
+    tells."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log_path = workspace.root / "daemon.log"
+    workspace.use_export("sample-org-reorg.csv")
+    with receiver() as (hook_url, notes):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
+        env |= {
+            "HRSYNC_DX_TOKEN": TOKEN,
+            "HRSYNC_SYNC__SCHEDULE": "0 6 * * *",  # once a day: only `--now` runs here
+            "HRSYNC_SYNC__HEARTBEAT_S": "1",
+            "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5",
+            "HRSYNC_SYNC__MAX_ARCHIVE": "0",
+            "HRSYNC_DAEMON__LISTEN": f"127.0.0.1:{port}",
+            "HRSYNC_NOTIFY__WEBHOOK_URL_ENV": "TEST_HOOK_URL",
+            "TEST_HOOK_URL": hook_url,
+        }
+
+        def metrics() -> str:
+            return get(base + "/metrics")[1]
+
+        # The first sync builds the org by hand; the daemon's run at start then meets the
+        # reorg, which would archive a team past max_archive = 0.
+        shutil.copy(CONFIG / "sample-org.csv", workspace.export)
+        first = workspace.hrsync("sync", env={"HRSYNC_SYNC__MAX_ARCHIVE": "0"})
+        assert first.code == 0, first.stdout + first.stderr
+        workspace.use_export("sample-org-reorg.csv")
+        with log_path.open("w") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "hrsync", "--config", str(workspace.config), "run", "--now"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        try:
+            wait_for(
+                lambda: sample(metrics(), 'hrsync_attention_required{reason="refused"}') == 1,
+                "the daemon's refusal",
+                timeout=30,
+            )
+            wait_for(lambda: [n["event"] for n in notes] == ["refused"], "the refusal told")
+            before = sample(metrics(), "hrsync_last_success_timestamp_seconds") or 0
+
+            fixed = workspace.hrsync("sync", "--allow-archive", "1")
+            assert fixed.code == 0, fixed.stdout + fixed.stderr
+            assert fixed.finished["outcome"] == "applied"
+            done = time.monotonic()
+            # Within a heartbeat (1 s here; a few for the scrape and the beat's own work).
+            wait_for(
+                lambda: sample(metrics(), 'hrsync_attention_required{reason="refused"}') == 0,
+                "attention cleared by the fix by hand",
+                timeout=5,
+            )
+            assert (sample(metrics(), "hrsync_last_success_timestamp_seconds") or 0) > before
+            wait_for(lambda: len(notes) == 2, "the recovered notification", timeout=5)
+            assert time.monotonic() - done < 5
+            assert notes[1]["event"] == "recovered"
+            assert notes[1]["run_id"] == fixed.finished["run_id"]
+            # Once: the beats that follow find nothing new to tell.
+            time.sleep(1.0)
+            assert [n["event"] for n in notes] == ["refused", "recovered"]
+            assert sample(metrics(), 'hrsync_runs_total{outcome="applied"}') == 0  # by hand
+            doc = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+            assert doc["attention"] == []
+
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=10) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    workspace.outputs.append(log_path.read_text())

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import pytest
 from sqlalchemy import create_engine, text
 
+from hrsync.monitor.metrics import STATE_GAUGES
 from tests.e2e.conftest import TOKEN, Workspace, parse_events, read_rows
 
 pytestmark = pytest.mark.slow
@@ -25,8 +28,17 @@ IMPORT_DELAY_S = 1.5  # DX takes this long to apply an import: a kill lands mid-
 
 
 class Replica:
-    def __init__(self, name: str, workspace: Workspace, database_url: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        workspace: Workspace,
+        database_url: str,
+        *,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> None:
         self.name = name
+        extra = env or {}
         self.log_path = workspace.root / f"{name}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
         env |= {
@@ -34,10 +46,10 @@ class Replica:
             "HRSYNC_STATE__DATABASE_URL": database_url,
             "HRSYNC_SYNC__SCHEDULE": SCHEDULE,
             "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5",
-        }
+        } | extra
         self._log: IO[str] = self.log_path.open("w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hrsync", "--config", str(workspace.config), "run"],
+            [sys.executable, "-m", "hrsync", "--config", str(workspace.config), "run", *args],
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -62,20 +74,25 @@ class Replica:
 
 
 @pytest.fixture
-def replicas(
-    workspace: Workspace, postgres_url: str
-) -> Iterator[Callable[[], tuple[Replica, Replica]]]:
+def spawn(workspace: Workspace, postgres_url: str) -> Iterator[Callable[..., Replica]]:
+    """Start a replica on the test's database (`env`, `args` as Replica takes them);
+    each is stopped, and its log checked for the token, after the test."""
     started: list[Replica] = []
 
-    def start() -> tuple[Replica, Replica]:
-        pair = (Replica("a", workspace, postgres_url), Replica("b", workspace, postgres_url))
-        started.extend(pair)
-        return pair
+    def start(name: str, **options: Any) -> Replica:
+        replica = Replica(name, workspace, postgres_url, **options)
+        started.append(replica)
+        return replica
 
     yield start
     for replica in started:
         replica.stop()
         workspace.outputs.append(replica.log_path.read_text())
+
+
+@pytest.fixture
+def replicas(spawn: Callable[..., Replica]) -> Callable[[], tuple[Replica, Replica]]:
+    return lambda: (spawn("a"), spawn("b"))
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout_s: float) -> float:
@@ -192,3 +209,51 @@ def _rows(body: Any) -> list[dict[str, Any]]:
 def _in_sync_after(replica: Replica, moment: float) -> bool:
     finished = replica.named("sync.finished")
     return bool(finished) and finished[-1].get("outcome") == "in_sync"
+
+
+def state_gauges(address: str) -> dict[str, float]:
+    """The state gauges a replica's /metrics serves ({} while it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        series, value = line.rsplit(" ", 1)
+        if series.partition("{")[0] in STATE_GAUGES:
+            found[series] = float(value)
+    return found
+
+
+def free_address() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_the_replica_that_did_not_run_serves_the_same_state_gauges(
+    workspace: Workspace, spawn: Callable[..., Replica]
+) -> None:
+    """Prometheus scrapes both replicas: the one that did not run must not say
+    "never succeeded" (or keep an old refusal) while the other has synced."""
+    listen = {"a": free_address(), "b": free_address()}
+    options = {"HRSYNC_SYNC__SCHEDULE": "0 6 * * *", "HRSYNC_SYNC__HEARTBEAT_S": "1"}
+    b = spawn("b", env={**options, "HRSYNC_DAEMON__LISTEN": listen["b"]})
+    wait_for("b serves /metrics", lambda: bool(state_gauges(listen["b"])), 20)
+    before = state_gauges(listen["b"])
+    assert before["hrsync_last_success_timestamp_seconds"] == 0
+    # a runs at start (`--now`); b's schedule is a day away.
+    a = spawn("a", env={**options, "HRSYNC_DAEMON__LISTEN": listen["a"]}, args=("--now",))
+    wait_for("a's run", lambda: bool(a.named("sync.finished")), 30)
+    assert a.named("sync.finished")[0]["outcome"] == "applied"
+    # (the log's line comes first; the metrics follow it)
+    success = "hrsync_last_success_timestamp_seconds"
+    wait_for("a's metrics", lambda: state_gauges(listen["a"]).get(success, 0) > 0, 5)
+    active = state_gauges(listen["a"])
+    # Within a heartbeat (1 s here) and a scrape.
+    wait_for("b serves what a does", lambda: state_gauges(listen["b"]) == active, 5)
+    assert state_gauges(listen["b"])['hrsync_people{state="synced"}'] > 0
+    assert not b.named("sync.finished")  # b never ran

@@ -23,6 +23,7 @@ from hrsync.core.notify import observe
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.monitor.endpoints import Endpoints
+from hrsync.monitor.gauges import read_state
 from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
 from hrsync.outcome import Outcome
@@ -69,42 +70,58 @@ def test_each_metrics_has_its_own_registry() -> None:
     )
 
 
-def finish(
-    m: Metrics,
-    result: SyncResult,
-    *,
-    duration_s: float = 1.0,
-    deferred_until: datetime | None = None,
-) -> str:
-    """Tell `m` a run ended now (NOW, not quarantined); its exposition after."""
-    m.run_finished(
-        result,
-        ended_at=NOW,
-        duration_s=duration_s,
-        quarantined=False,
-        deferred_until=deferred_until,
-    )
+def finish(m: Metrics, result: SyncResult, *, duration_s: float = 1.0) -> str:
+    """Tell `m` this process made a run; its exposition after."""
+    m.run_finished(result, duration_s=duration_s)
     return m.exposition().decode()
 
 
-def test_a_refusal_raises_attention_and_a_success_clears_it() -> None:
+def shown(store: Store, *, quarantined: bool = False) -> str:
+    """The exposition of a daemon whose state gauges were just read from `store`."""
     m = Metrics()
-    text = finish(m, SyncResult("r1", Outcome.REFUSED, reason="too many archives"), duration_s=2.0)
-    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    m.show(read_state(store), quarantined=quarantined)
+    return m.exposition().decode()
+
+
+def test_the_counters_are_this_processs_runs() -> None:
+    m = Metrics()
+    finish(m, SyncResult("r1", Outcome.REFUSED, reason="too many archives"), duration_s=2.0)
+    text = finish(m, SyncResult("r2", Outcome.APPLIED, people_count=40))
     assert sample(text, 'hrsync_runs_total{outcome="refused"}') == 1
-    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == NOW.timestamp()
+    assert sample(text, 'hrsync_runs_total{outcome="applied"}') == 1
+    assert sample(text, "hrsync_run_duration_seconds_count") == 2
+    # How things stand is not a run's to say: the state store's (`show`).
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == 0
+    assert sample(text, 'hrsync_people{state="synced"}') == 0
+
+
+def test_a_refusal_raises_attention_and_a_success_clears_it(store: Store) -> None:
+    record(store, "r1", "refused", NOW)
+    text = shown(store)
+    ended = NOW + timedelta(seconds=5)
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
+    assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="refused"}') == ended.timestamp()
     assert sample(text, "hrsync_last_success_timestamp_seconds") == 0
     # a deferral in between says nothing about the refusal: it stays
     until = NOW + timedelta(hours=1)
-    text = finish(m, SyncResult("r2", Outcome.DEFERRED), deferred_until=until)
+    record(store, "r2", "deferred", NOW + timedelta(minutes=1))
+    store.add_deferral("r2", "snapshot", until, NOW + timedelta(minutes=1))
+    text = shown(store)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == until.timestamp()
-    text = finish(m, SyncResult("r3", Outcome.APPLIED, people_count=40))
+    record(store, "r3", "applied", NOW + timedelta(minutes=2), people_count=40)
+    store.resolve_deferrals(NOW + timedelta(minutes=2))
+    text = shown(store)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == 0
-    assert sample(text, "hrsync_last_success_timestamp_seconds") == NOW.timestamp()
+    success = NOW + timedelta(minutes=2, seconds=5)
+    assert sample(text, "hrsync_last_success_timestamp_seconds") == success.timestamp()
     assert sample(text, 'hrsync_people{state="synced"}') == 40
-    assert sample(text, "hrsync_run_duration_seconds_count") == 3
+    # A failure short of quarantine leaves it as it was; the quarantine is the daemon's.
+    record(store, "f1", "failed", NOW + timedelta(minutes=3))
+    text = shown(store, quarantined=True)
+    assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
+    assert sample(text, 'hrsync_attention_required{reason="quarantined"}') == 1
 
 
 def test_the_attribute_step_counts_its_people_by_outcome() -> None:
@@ -119,14 +136,12 @@ def test_the_attribute_step_counts_its_people_by_outcome() -> None:
     assert sample(text, 'hrsync_attribute_updates_total{outcome="failed"}') == 1
 
 
-def test_a_restarted_daemon_seeds_its_gauges_from_the_store(store: Store) -> None:
+def test_the_gauges_are_read_from_the_store(store: Store) -> None:
     record(store, "a1", "applied", NOW - timedelta(days=1), people_count=12)
     record(store, "r1", "refused", NOW)
     resume = NOW + timedelta(hours=3)
     store.add_deferral("r1", "snapshot", resume, NOW)
-    m = Metrics()
-    m.seed(store, quarantined=False)
-    text = m.exposition().decode()
+    text = shown(store)
     ended = NOW - timedelta(days=1) + timedelta(seconds=5)
     assert sample(text, "hrsync_last_success_timestamp_seconds") == ended.timestamp()
     assert sample(text, 'hrsync_last_run_timestamp_seconds{outcome="applied"}') == ended.timestamp()
@@ -141,9 +156,7 @@ def test_a_restarted_daemon_still_raises_attention_for_a_refused_attribute_step(
     # The hierarchy applied, the attribute step was refused: the run's exit code says so,
     # as `hrsync status` reads it. A restart must not clear what a person must approve.
     record(store, "a1", "applied", NOW, exit_code=Outcome.REFUSED.exit_code)
-    m = Metrics()
-    m.seed(store, quarantined=False)
-    text = m.exposition().decode()
+    text = shown(store)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
     assert (
         sample(text, "hrsync_last_success_timestamp_seconds")
@@ -286,6 +299,8 @@ def test_an_attribute_step_waiting_for_a_person_raises_attention_and_notifies(
         result = SyncResult(
             "r1", Outcome.APPLIED, reason=refused_step.reason, attributes=refused_step
         )
+        # As the run recorded itself: the hierarchy's outcome, the refusal's exit code.
+        record(store, "r1", "applied", NOW - timedelta(seconds=5), exit_code=4)
         monitor.run_finished(result, 1.0, quarantined=False)
         text = monitor.metrics.exposition().decode()
         assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
@@ -294,6 +309,7 @@ def test_an_attribute_step_waiting_for_a_person_raises_attention_and_notifies(
         assert sample(text, 'hrsync_runs_total{outcome="applied"}') == 1
         assert [n["event"] for n in got] == ["refused"]
         assert "300 changes" in got[0]["text"]
+        record(store, "r2", "in_sync", NOW)
         monitor.run_finished(SyncResult("r2", Outcome.IN_SYNC), 1.0, quarantined=False)
         text = monitor.metrics.exposition().decode()
         assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
@@ -405,9 +421,7 @@ def test_a_restart_keeps_a_refusal_and_the_last_success_behind_many_other_runs(
     record(store, "r1", "refused", NOW - timedelta(days=20))
     for i in range(520):
         record(store, f"d{i}", "deferred", NOW - timedelta(days=10) + timedelta(minutes=i))
-    m = Metrics()
-    m.seed(store, quarantined=False)
-    text = m.exposition().decode()
+    text = shown(store)
     applied_end = NOW - timedelta(days=30) + timedelta(seconds=5)
     refused_end = NOW - timedelta(days=20) + timedelta(seconds=5)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
@@ -571,28 +585,17 @@ def test_status_lists_held_people_with_the_day_their_hold_began(store: Store) ->
     assert "Held:        E901 since 2026-11-19, people.csv line 42: Work Email" in render(doc)
 
 
-def test_the_people_gauge_counts_held_people_and_a_restart_reads_them_back(
-    store: Store,
-) -> None:
-    from hrsync.core.held import Hold
-    from hrsync.core.people import HeldPerson
-
-    carl = HeldPerson(
-        41, "people.csv line 42", "E901", "", "Carl", None, "E002", True, True, (), {}
-    )
-    m = Metrics()
-    held = (Hold(carl, None, None, (), ()),)
-    text = finish(m, SyncResult("r1", Outcome.APPLIED, people_count=40, held=held))
+def test_the_people_gauge_counts_held_people_from_the_store(store: Store) -> None:
+    record(store, "r1", "applied", NOW, people_count=40)
+    store.replace_held([CARL], NOW)
+    text = shown(store)
     assert sample(text, 'hrsync_people{state="held"}') == 1
     assert sample(text, 'hrsync_people{state="synced"}') == 40
     # A run that never read the export says nothing of who is held.
-    text = finish(m, SyncResult("r2", Outcome.FAILED))
-    assert sample(text, 'hrsync_people{state="held"}') == 1
-
-    store.replace_held([CARL], NOW)
-    restarted = Metrics()
-    restarted.seed(store, quarantined=False)
-    assert sample(restarted.exposition().decode(), 'hrsync_people{state="held"}') == 1
+    record(store, "r2", "failed", NOW + timedelta(hours=1))
+    assert sample(shown(store), 'hrsync_people{state="held"}') == 1
+    store.replace_held([], NOW + timedelta(hours=2))
+    assert sample(shown(store), 'hrsync_people{state="held"}') == 0
 
 
 def test_metrics_carry_the_build_and_the_process() -> None:

@@ -10,11 +10,10 @@ from datetime import UTC, datetime, timedelta
 import httpx
 
 from hrsync.core.settings import NotifySettings
+from hrsync.monitor.gauges import read_state
 from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
-from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
-from hrsync.sync.results import SyncResult
 from tests.monitor.exposition import sample
 
 NOW = datetime(2026, 11, 27, 6, 0, tzinfo=UTC)
@@ -22,23 +21,17 @@ DAY = timedelta(days=1)
 
 
 def test_the_gauge_counts_them_beside_the_people_of_the_export(store: Store) -> None:
-    m = Metrics()
-    m.run_finished(
-        SyncResult("r1", Outcome.APPLIED, people_count=40, not_in_dx=("n@x.test",)),
-        ended_at=NOW,
-        duration_s=1.0,
-        quarantined=False,
-        deferred_until=None,
+    store.start_run("r1", "schedule", NOW, dry_run=False)
+    store.finish_run(
+        "r1", NOW, outcome="applied", exit_code=0, counts={}, reason=None, people_count=40
     )
-    text = m.exposition().decode()
-    assert sample(text, 'hrsync_people{state="synced"}') == 40
-    assert sample(text, 'hrsync_people{state="not_in_dx"}') == 1
-
     store.record_sent_people({"a@x.test": "1", "n@x.test": "2", "m@x.test": "3"}, NOW)
     store.set_counted({"n@x.test": (False, "ignored"), "m@x.test": (False, "ignored")}, NOW)
-    seeded = Metrics()
-    seeded.seed(store, quarantined=False)
-    assert sample(seeded.exposition().decode(), 'hrsync_people{state="not_in_dx"}') == 2
+    m = Metrics()
+    m.show(read_state(store), quarantined=False)
+    text = m.exposition().decode()
+    assert sample(text, 'hrsync_people{state="synced"}') == 40
+    assert sample(text, 'hrsync_people{state="not_in_dx"}') == 2
 
 
 def test_told_once_per_person_past_the_alert_days(store: Store) -> None:

@@ -121,7 +121,7 @@ def test_status_shows_what_waits_for_the_window_to_close(store: Store) -> None:
 
 def test_gauges_say_when_the_next_snapshot_starts_and_whether_dx_is_ready(store: Store) -> None:
     monitor = Monitor(Settings(), store, lambda: NOW)
-    monitor.snapshot_outlook(None)
+    monitor.refresh(quarantined=False)
     text = monitor.metrics.exposition().decode()
     assert sample(text, "hrsync_next_snapshot_timestamp_seconds") == 0
     assert sample(text, "hrsync_snapshot_ready") == 0  # no run yet
@@ -136,7 +136,7 @@ def test_gauges_say_when_the_next_snapshot_starts_and_whether_dx_is_ready(store:
     assert sample(monitor.metrics.exposition().decode(), "hrsync_snapshot_ready") == 0
     # a restarted daemon reads both back from the store
     again = Monitor(Settings(), store, lambda: NOW)
-    again.snapshot_outlook(None)
+    again.refresh(quarantined=False)
     text = again.metrics.exposition().decode()
     assert sample(text, "hrsync_next_snapshot_timestamp_seconds") == SNAP.starts_at.timestamp()
     assert sample(text, "hrsync_snapshot_ready") == 0
