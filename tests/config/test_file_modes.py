@@ -193,6 +193,9 @@ def test_each_command_warns_once_at_start(
         0o600,
         f'[dx]\ntoken_file = "{token}"\n[state]\ndatabase_url = "sqlite:///{tmp_path}/s.db"\n',
     )
+    # `status` only reads a store: one made first.
+    assert main(["--config", str(config), "--log-format", "json", "db", "upgrade"]) == 0
+    capsys.readouterr()
     assert main(["--config", str(config), "--log-format", "json", "status"]) == 0
     out, err = capsys.readouterr()
     events = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
