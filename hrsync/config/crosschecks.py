@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from hrsync.config.plain_http import IN_CLEAR, plain_http_host, refusal
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.json_paths import PathError, has_pick, parse_path
 from hrsync.core.read_columns import columns_read
@@ -47,6 +49,7 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         except LookupError:
             p.append(f"source.encoding must be a known text encoding, got {src.encoding!r}")
     p.extend(_http_source_checks(src))
+    p.extend(_plain_http_checks(s))
     for key in ("employee_id", "email", "name"):
         if not getattr(src.fields, key):
             p.append(f"source.fields.{key} must name a column, got ''")
@@ -120,6 +123,53 @@ def _monitoring_checks(s: Settings) -> list[str]:
     if unknown:
         p.append(f"notify.on must list events among {', '.join(NOTIFY_EVENTS)}, got {unknown!r}")
     return p
+
+
+def _plain_http_checks(s: Settings) -> list[str]:
+    """A credential never crosses a network over plain http:// unless its section says
+    `allow_insecure_http = true`: the DX token, the source's credentials, a client secret."""
+    p: list[str] = []
+    host = plain_http_host(s.dx.base_url)
+    if host and not s.dx.allow_insecure_http:
+        why = f": the DX token {IN_CLEAR}"
+        p.append(refusal("dx.base_url", host, why, "dx.allow_insecure_http"))
+    src = s.source
+    if src.allow_insecure_http:
+        return p
+    host = plain_http_host(src.url or "")
+    sent = _source_credentials(src)
+    if host and sent:
+        p.append(refusal("source.url", host, f" and sends {sent}: it {IN_CLEAR}", _SOURCE_ALLOW))
+    host = plain_http_host(src.oauth2.token_url)
+    if host:
+        why = f": the client secret {IN_CLEAR}"
+        p.append(refusal("source.oauth2.token_url", host, why, _SOURCE_ALLOW))
+    return p
+
+
+_SOURCE_ALLOW = "source.allow_insecure_http"
+
+
+def _source_credentials(src: SourceSettings) -> str | None:
+    """What credential every request to source.url carries, for a message; None: none."""
+    try:
+        parts = urlsplit(src.url or "")
+        written = parts.username is not None or parts.password is not None
+    except ValueError:
+        written = False  # an unparsable URL is refused by the fetch, with its own message
+    if written:
+        return "the user name and password written in it"
+    if src.oauth2.token_url:
+        return "the OAuth2 access token"
+    if src.google_service_account.key_file_env:
+        return "the Google access token"
+    if src.auth_header_env:
+        return "source.auth_header_env"
+    if src.username_env or src.password_env:
+        return "basic auth"
+    if src.headers:
+        return "source.headers"
+    return None
 
 
 def _field_template_checks(src: SourceSettings) -> list[str]:

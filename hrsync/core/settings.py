@@ -26,6 +26,8 @@ class DxSettings:
     timeout_s: float = 30.0
     # Client-side ceiling, below DX's 1,000 requests per minute per account.
     max_requests_per_minute: int = 900
+    # base_url may be plain http:// to another machine (the token then travels in clear).
+    allow_insecure_http: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,8 @@ class SourceSettings:
     # "top": a person whose manager is not in the export (or filtered out) is top of the
     # org, with a warning per unknown manager; "refuse": such a reference is an error.
     unknown_manager: Literal["refuse", "top"] = "refuse"
+    # url and oauth2.token_url may send credentials over plain http:// to another machine.
+    allow_insecure_http: bool = False
 
 
 @dataclass(frozen=True)
@@ -235,6 +239,8 @@ class NotifySettings:
 
     # The NAME of the environment variable holding the URL: the URL is a secret.
     webhook_url_env: str = ""
+    # The webhook URL (a secret) may be plain http:// to another machine.
+    allow_insecure_http: bool = False
     format: Literal["json", "slack"] = "json"
     on: tuple[str, ...] = NOTIFY_EVENTS
     # The same attention state, with the same plan, is sent again after this long.
