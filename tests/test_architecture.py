@@ -290,6 +290,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hrsync.gcpause",
         "hrsync.logs",
         "hrsync.logcap",
+        "hrsync.terminal",
         # cron maths, which `config` checks a schedule with: a leaf inside the daemon's room
         "hrsync.daemon.cron",
     ),
@@ -308,7 +309,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # The package root: entry points and leaves only; everything else lives in a room.
 ROOT_MODULES = frozenset(
     {"__init__", "__main__", "cli", "clock", "gcpause", "logcap", "logs", "outcome"}
-    | {"resources", "secret"}
+    | {"resources", "secret", "terminal"}
 )
 
 
