@@ -224,26 +224,39 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
         if dataclasses.is_dataclass(hint):
             values[key] = _build(typing.cast(type, hint), value, dotted + ".", problems, base)
             continue
+        origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
         try:
             parsed = _coerce(value, hint, base)
-            if _is_number(hint) and parsed is not None:
-                expected = number_problem(dotted, parsed)
-                if expected is not None:
-                    # Left out, as a value of the wrong type is: the checks across keys
-                    # then meet the default, not a NaN they cannot compare.
-                    raise _BadValue(expected)
-            values[key] = parsed
         except _BadValue as exc:
             shown = value.text if isinstance(value, _EnvValue) else value
-            origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
             got = "a value not shown here" if exc.secret else shown_value(shown, SHOWN_CHARS)
             problems.append(f"{dotted} must be {exc.expected}, got {got}{origin}")
+            continue
+        expected = None
+        if _is_number(hint) and parsed is not None:
+            expected = number_problem(dotted, parsed)
+        if expected is not None:
+            # Left out, as a value of the wrong type is: the checks across keys then meet
+            # the default, not a NaN they cannot compare.
+            problems.append(f"{dotted} must be {expected}, got {_number_written(value)}{origin}")
+            continue
+        values[key] = parsed
     return cls(**values)
 
 
 # The longest value a configuration message quotes whole: a key holds a few words, and
 # one holding thousands of characters is wrong for that alone.
 SHOWN_CHARS = 60
+
+
+def _number_written(value: Any) -> str:
+    """A number as the file or the variable wrote it (a variable's without quotes)."""
+    if not isinstance(value, _EnvValue):
+        return repr(value)
+    text = value.text.strip()
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}… ({len(text):,} characters)"
 
 
 def _is_number(hint: Any) -> bool:

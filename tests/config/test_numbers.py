@@ -228,6 +228,21 @@ def test_the_edges_of_a_range_are_accepted(tmp_path: Path, key: str, literal: st
     load_settings(path, TOKEN_ENV)
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("-1", "-1"), (" -1 ", "-1"), ("1e400", "1e400"), ("nan", "nan"), ("9" * 70, "9" * 60)],
+)
+def test_a_number_from_the_environment_is_shown_as_written(
+    tmp_path: Path, text: str, shown: str
+) -> None:
+    problem = about(
+        "sync.verify_timeout_s",
+        problems(tmp_path, MINIMAL, {env_name("sync.verify_timeout_s"): text}),
+    )
+    assert f", got {shown}" in problem
+    assert problem.endswith("(from HRSYNC_SYNC__VERIFY_TIMEOUT_S)")
+
+
 def test_a_refused_number_leaves_no_second_message(tmp_path: Path) -> None:
     # NaN compares false with everything: the heartbeat-versus-healthcheck rule said
     # nothing of it before, and must not repeat the refusal now.
