@@ -13,6 +13,37 @@ from pathlib import Path
 from hrsync import __version__
 from hrsync.outcome import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
+# Each command's exit codes, at the end of its --help: a script's author reads them there.
+_SYNC_CODES = """exit codes:
+  0  in sync, applied and verified, or (dry run, preview) planned
+  1  failed: an unexpected error, or DX unreachable after retries
+  2  usage or configuration error
+  3  deferred: a snapshot window or an import in progress; nothing sent
+  4  refused: the export cannot be trusted or a guard tripped; nothing sent
+  5  unverified: sent, but DX did not show the change in time
+  6  rejected: DX refused the request"""
+_EXIT_CODES = {
+    "run": "exit codes:\n  0  stopped on SIGTERM/SIGINT\n  1  a crash\n  2  usage or "
+    "configuration error",
+    "sync": _SYNC_CODES,
+    "plan": "exit codes:\n  as sync's (hrsync sync --help); it sends nothing, so never 5 or 6\n"
+    "  with --detailed-exitcode: 0 no changes, 2 changes, 1 any error",
+    "history": "exit codes:\n  0  listed\n  2  usage or configuration error",
+    "approve": "exit codes:\n  0  approved\n  2  not a plan id the store knows, or a "
+    "configuration error",
+    "approvals": "exit codes:\n  0  listed\n  2  usage or configuration error",
+    "check": "exit codes:\n  0  ready (warnings allowed)\n  1  not ready\n  2  configuration error",
+    "healthcheck": "exit codes:\n  0  the daemon's heartbeat is fresh\n  1  it is not",
+    "explain": "exit codes:\n  0  explained\n  1  no such person, or the export or DX "
+    "could not be read\n  2  configuration error",
+    "status": "exit codes:\n  0  shown (whatever it shows)\n  2  configuration error",
+    "simulator": "exit codes:\n  0  stopped\n  2  a scenario or export it cannot read",
+    "demo": "exit codes:\n  0  the walkthrough ran\n  1  a step did not go as told",
+    "init": "exit codes:\n  0  written\n  2  an export it cannot read, or FILE exists",
+    "db": "exit codes:\n  0  done\n  2  configuration error",
+    "completion": "exit codes:\n  0  printed",
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -79,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     _output_options(plan, ("text", "json", "tree"))
 
     history = sub.add_parser("history", help="recent runs, one line each")
-    history.add_argument("--limit", type=_non_negative_int, default=20, metavar="N")
+    history.add_argument(
+        "--limit", type=_non_negative_int, default=20, metavar="N", help="runs to list (20)"
+    )
     history.add_argument(
         "--all", action="store_true", help="also list dry runs and previews (`plan`)"
     )
@@ -93,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("--note", metavar="TEXT", help="why: kept with the approval")
     approve.add_argument("--by", metavar="NAME", help="who approves (default: the OS user)")
     approvals = sub.add_parser("approvals", help="approvals: pending, applied and expired")
-    approvals.add_argument("--limit", type=_non_negative_int, default=50, metavar="N")
+    approvals.add_argument(
+        "--limit", type=_non_negative_int, default=50, metavar="N", help="approvals to list (50)"
+    )
     _output_options(approvals, ("text", "json"), "Reference, The plan as JSON: approvals")
 
     check = sub.add_parser(
@@ -113,7 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser(
         "status", help="the daemon, last runs, what needs a person, the next run (store only)"
     )
-    status.add_argument("--format", choices=("text", "json"), default="text")
+    status.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for a person; json: one document",
+    )
 
     simulator = sub.add_parser("simulator", help="serve the bundled fake DX API")
     account = simulator.add_mutually_exclusive_group()
@@ -140,8 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --rehearse or --users-from: this share of the people are DX users "
         "(e.g. 0.9; the same people each time, every lead among them); default 1",
     )
-    simulator.add_argument("--host", default="127.0.0.1")
-    simulator.add_argument("--port", type=_non_negative_int, default=8765)
+    simulator.add_argument("--host", default="127.0.0.1", help="address to serve on (127.0.0.1)")
+    simulator.add_argument(
+        "--port", type=_non_negative_int, default=8765, help="port (8765; 0: any free one)"
+    )
 
     demo = sub.add_parser("demo", help="a full sync and a reorg against the simulator")
     demo.add_argument(
@@ -180,9 +222,20 @@ def build_parser() -> argparse.ArgumentParser:
     db_sub = db.add_subparsers(dest="db_command", metavar="ACTION")
     db_sub.required = True
     db_sub.add_parser("upgrade", help="apply migrations (also done on every start)")
+    completion = sub.add_parser(
+        "completion", help="print a shell completion script (bash, zsh or tcsh)"
+    )
+    completion.add_argument(
+        "shell",
+        choices=("bash", "zsh", "tcsh"),
+        help="e.g. `source <(hrsync completion bash)` in ~/.bashrc",
+    )
     # `hrsync check --config X` reads as well as `hrsync --config X check`.
     for command in _subcommands(parser):
         _add_global_options(command, default=argparse.SUPPRESS)
+    for name, command in sub.choices.items():
+        command.epilog = _EXIT_CODES.get(name)
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 
@@ -198,15 +251,17 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
     )
     parser.add_argument(
         "--log-format",
+        type=str.lower,
         choices=("auto", "json", "console"),
         default=default,
         help="force the log format (default: log.format, else JSON unless on a terminal)",
     )
     parser.add_argument(
         "--log-level",
+        type=str.lower,  # INFO and info alike
         choices=("debug", "info", "warning", "error"),
         default=default,
-        help="log level",
+        help="log level: debug, info, warning or error, in any case (default: log.level)",
     )
     parser.add_argument(
         "-v",
@@ -331,11 +386,25 @@ def _dispatch(args: argparse.Namespace) -> int:
             from hrsync.commands.db import db
 
             return db(args)
+        case "completion":
+            import shtab
+
+            print(shtab.complete(build_parser(), args.shell), end="")
+            return EXIT_OK
     raise AssertionError(f"the parser accepted an unknown command {args.command!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # With `plan --detailed-exitcode`, 2 means "changes pending": a CI job must not read a
+    # broken config or a mistyped flag as that, so every error says 1 (as Terraform's).
+    usage_error = EXIT_FAILED if "--detailed-exitcode" in words else EXIT_USAGE
+    try:
+        args = build_parser().parse_args(words)
+    except SystemExit as exc:
+        if exc.code == EXIT_USAGE:
+            return usage_error
+        raise
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
@@ -360,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, ConfigError):
             told = logs.scrub(f"hrsync: configuration error: {exc}")
             print(escape_controls(told), file=sys.stderr)
-            return EXIT_USAGE
+            return usage_error
         # The last line of defence: one clean line, logged.
         logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
         told = logs.scrub(f"hrsync: {type(exc).__name__}: {exc}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -237,6 +238,8 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly(
     cfg = tmp_path / "c.toml"
     cfg.write_text(CONFIG.format(db=tmp_path / "state.db"))
     (tmp_path / "people.csv").write_text("employee_id,email,name,manager_id\n")
+    made = hrsync("--config", str(cfg), "db", "upgrade", env={"HRSYNC_DX_TOKEN": "t0k3n-abc"})
+    assert made.returncode == 0, made.stderr  # these commands only read a store
     base = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
     reader, writer = os.pipe()
     os.close(reader)
@@ -294,3 +297,160 @@ def test_the_global_options_are_read_before_or_after_the_command(
     result = hrsync(*args, env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef"})
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "s.db").exists()
+
+
+# ------------------------------------------- plan --detailed-exitcode (issue 25, item 5)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    ["missing config", "bad value", "bad flag"],
+)
+def test_detailed_exitcode_says_1_for_every_error_never_2(tmp_path: Path, setup: str) -> None:
+    """With --detailed-exitcode, 2 means "changes pending": a CI job must not read a broken
+    config or a mistyped flag as that. Terraform's convention, which the docs promise."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.format(db=tmp_path / "s.db"))
+    args = ["--config", str(cfg), "plan", "--detailed-exitcode"]
+    if setup == "missing config":
+        args[1] = str(tmp_path / "nowhere.toml")
+    elif setup == "bad value":
+        cfg.write_text(CONFIG.format(db=tmp_path / "s.db") + "[mapping]\nmin_team_size = -1\n")
+    else:
+        args.append("--no-such-flag")
+    result = hrsync(*args)
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert result.stderr.strip(), "the error is still told"
+
+
+# ------------------------------------------------- log levels in any case (issue 25, item 7)
+
+
+@pytest.mark.parametrize("where", ["flag", "file", "environment"])
+def test_a_log_level_is_read_in_any_case(tmp_path: Path, where: str) -> None:
+    cfg = tmp_path / "c.toml"
+    text = CONFIG.format(db=tmp_path / "s.db")
+    env = {"HRSYNC_DX_TOKEN": "t0k3n-abcdef"}
+    args = ["--config", str(cfg), "db", "upgrade"]
+    if where == "flag":
+        args[2:2] = ["--log-level", "ERROR", "--log-format", "JSON"]
+    elif where == "file":
+        text += '[log]\nlevel = "Warning"\n'
+    else:
+        env["HRSYNC_LOG__LEVEL"] = "INFO"
+    cfg.write_text(text)
+    result = hrsync(*args, env=env)
+    assert result.returncode == 0, result.stderr
+
+
+def test_an_unknown_level_is_still_refused_naming_the_choices(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(CONFIG.format(db=tmp_path / "s.db") + '[log]\nlevel = "loud"\n')
+    result = hrsync("--config", str(cfg), "db", "upgrade", env={"HRSYNC_DX_TOKEN": "t0k3n-abc"})
+    assert result.returncode == 2
+    assert "log.level" in result.stderr and "'debug'" in result.stderr
+
+
+# ------------------------------------------ completion and help (issue 25, item 7)
+
+
+def _complete(script: str, line: str) -> list[str]:
+    """What bash offers for `line` (ending where the cursor is), with the script loaded."""
+    words = line.split(" ")
+    program = (
+        f"{script}\n"
+        f"COMP_WORDS=({' '.join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}; "
+        f"COMP_LINE={line!r}; COMP_POINT={len(line)}; "
+        "_shtab_hrsync hrsync; printf '%s\\n' \"${COMPREPLY[@]}\""
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "-c", program], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    return [w.strip() for w in done.stdout.split() if w.strip()]
+
+
+def test_bash_completion_offers_the_commands_and_their_options() -> None:
+    result = hrsync("completion", "bash")
+    assert result.returncode == 0, result.stderr
+    assert "sync" in _complete(result.stdout, "hrsync sy")
+    assert "--detailed-exitcode" in _complete(result.stdout, "hrsync plan --det")
+    assert "--allow-archive" in _complete(result.stdout, "hrsync sync --allow-a")
+
+
+@pytest.mark.parametrize("shell", ["zsh", "tcsh"])
+def test_completion_for_other_shells_is_printed(shell: str) -> None:
+    result = hrsync("completion", shell)
+    assert result.returncode == 0, result.stderr
+    assert "approve" in result.stdout
+    if shell == "zsh":  # shtab's tcsh script completes the commands only
+        assert "--detailed-exitcode" in result.stdout
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    parser = build_parser()
+    undocumented = [
+        f"{command.prog} {'/'.join(action.option_strings) or action.dest}"
+        for command in [parser, *_all_commands(parser)]
+        for action in command._actions
+        if not action.help and not isinstance(action, argparse._SubParsersAction)
+    ]
+    assert not undocumented
+
+
+@pytest.mark.parametrize("command", ["sync", "plan", "check", "status", "approve", "healthcheck"])
+def test_each_command_help_ends_with_its_exit_codes(command: str) -> None:
+    result = hrsync(command, "--help")
+    assert result.returncode == 0
+    assert "exit codes:" in result.stdout, result.stdout
+
+
+def _all_commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):
+                found.extend([command, *_all_commands(command)])
+    return found
+
+
+# ------------------------------ read-only commands never create a store (issue 25, item 6)
+
+
+@pytest.mark.parametrize(
+    "command", [["status"], ["history"], ["approvals"], ["approve", "3f9c2a11"]]
+)
+def test_a_command_that_reads_the_store_never_creates_one(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """In an empty directory with no config, `status` used to create hrsync.db and say
+    nothing needs a person: a wrong path read as all clear."""
+    result = hrsync(*command, cwd=tmp_path)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert list(tmp_path.iterdir()) == [], "nothing is created"
+    assert "no state store at " in result.stderr and "hrsync.db" in result.stderr
+    assert "state.database_url" in result.stderr
+    assert "nothing needs a person" not in result.stdout
+
+
+def test_a_configured_store_path_that_is_missing_is_named(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    missing = tmp_path / "data" / "s.db"
+    cfg.write_text(CONFIG.format(db=missing))
+    result = hrsync("--config", str(cfg), "status")
+    assert result.returncode == 2
+    assert str(missing) in result.stderr
+    assert not missing.parent.exists()
+
+
+def test_an_empty_postgres_database_is_not_given_tables_by_status(postgres_url: str) -> None:
+    from sqlalchemy import create_engine, inspect
+
+    result = hrsync("status", env={"HRSYNC_STATE__DATABASE_URL": postgres_url, "HRSYNC_CONFIG": ""})
+    assert result.returncode == 2, result.stderr
+    assert "no state store" in result.stderr and "no hrsync tables" in result.stderr
+    engine = create_engine(postgres_url)
+    try:
+        assert inspect(engine).get_table_names() == []
+    finally:
+        engine.dispose()

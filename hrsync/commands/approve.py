@@ -51,7 +51,7 @@ def approve(args: argparse.Namespace) -> int:
     if note is not None and len(note) > MAX_NOTE_CHARS:
         show(f"hrsync: --note must be at most {MAX_NOTE_CHARS} characters", file=sys.stderr)
         return EXIT_USAGE
-    store = open_store(settings)
+    store = open_store(settings, existing=True)
     try:
         refused = store.refused_plan(plan_id)
         if refused is None:
@@ -124,7 +124,7 @@ def approvals(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
         show(problem, file=sys.stderr)
         return EXIT_USAGE
-    store = open_store(load_local(args))
+    store = open_store(load_local(args), existing=True)
     try:
         found = store.approvals(args.limit)
     finally:

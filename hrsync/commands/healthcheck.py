@@ -260,7 +260,7 @@ def probe_http(listen: str, *, timeout_s: float = HTTP_TIMEOUT_S) -> Health:
     host = host.strip("[]")
     # The daemon binds every interface with 0.0.0.0 or ::; the probe asks it locally.
     host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
-    where = f"{host}:{port_text}"
+    where = f"[{host}]:{port_text}" if ":" in host else f"{host}:{port_text}"
     try:
         port = int(port_text)
     except ValueError:

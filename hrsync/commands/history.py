@@ -17,7 +17,7 @@ def history(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
         show(problem, sys.stderr)
         return EXIT_USAGE
-    store = open_store(load_local(args))
+    store = open_store(load_local(args), existing=True)
     try:
         # Dry runs and previews (every `plan`) say nothing of what DX holds: asked for.
         runs = store.recent_runs(args.limit, operational_only=not args.all)

@@ -11,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync import logcap, logs
 from hrsync.config.loading import ConfigError, Settings, load_settings
+from hrsync.store.presence import missing_store
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
 
@@ -87,10 +88,20 @@ def store_setting(url: str) -> Iterator[None]:
         raise ConfigError([open_failure(url, exc)]) from None
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, *, existing: bool = False) -> Store:
+    """The state store, its schema brought up to date. With `existing`, for a command that
+    only reads it, a store that is not there is a setting to fix (exit 2), never made."""
     # Migrations run on every start: a new version's schema is in place before use.
     url = settings.state.database_url
     with store_setting(url):
+        if existing and (missing := missing_store(url)) is not None:
+            raise ConfigError(
+                [
+                    f"{missing}: hrsync has not run with this configuration here, or the "
+                    "setting points elsewhere. Give the daemon's config (--config or "
+                    "$HRSYNC_CONFIG), or run `hrsync sync --dry-run` to make one"
+                ]
+            )
         return Store.open(url)
 
 

@@ -31,7 +31,7 @@ SCHEMA = 1
 
 def status(args: argparse.Namespace) -> int:
     settings = load_local(args)
-    store = open_store(settings)
+    store = open_store(settings, existing=True)
     try:
         document = gather(settings, store, utcnow())
     finally:
@@ -100,6 +100,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
             "age_s": round((now - beat.beat_at).total_seconds(), 1),
             "host": beat.host,
             "pid": beat.pid,
+            "run": _run_in_progress(beat.detail, now),
         },
         "last_run": _run(last),
         "last_success": _run(success),
@@ -201,14 +202,33 @@ def _run(run: RunRecord | None) -> dict[str, Any] | None:
     }
 
 
+def _run_in_progress(detail: dict[str, Any], now: datetime) -> dict[str, Any] | None:
+    """The run the heartbeat says is in progress: since when, for how long, its trigger."""
+    started = detail.get("run_started_at")
+    if not started:
+        return None
+    running_s = (now - datetime.fromisoformat(started)).total_seconds()
+    return {
+        "started_at": started,
+        "running_s": round(running_s, 1),
+        "trigger": detail.get("run_trigger"),
+    }
+
+
 def render(doc: dict[str, Any]) -> str:
     lines: list[str] = []
     beat = doc["heartbeat"]
     if beat is None:
         lines.append("Daemon:      no heartbeat: `hrsync run` has not started on this store")
     else:
+        run = beat.get("run")
+        running = (
+            f" (a {run['trigger']} sync for {run['running_s']:.0f} s, since {run['started_at']})"
+            if run
+            else ""
+        )
         lines.append(
-            f"Daemon:      {beat['state']}, heartbeat {beat['age_s']:.0f}s ago "
+            f"Daemon:      {beat['state']}{running}, heartbeat {beat['age_s']:.0f}s ago "
             f"({beat['at']}, pid {beat['pid']} on {beat['host']})"
         )
     for label, key in (("Last run", "last_run"), ("Succeeded", "last_success")):

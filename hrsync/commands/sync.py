@@ -92,7 +92,7 @@ def plan(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
         show(problem, sys.stderr)
-        return EXIT_USAGE
+        return EXIT_FAILED if args.detailed_exitcode else EXIT_USAGE
     settings = load_for(args)
     result = _run_once(settings, SyncRequest(dry_run=True))
     if args.format == "json":

@@ -17,6 +17,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from hrsync.config.plain_http import IN_CLEAR, plain_http_host, refusal
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.json_paths import PathError, has_pick, parse_path
+from hrsync.core.listen import EXPECTED as LISTEN_FORM
+from hrsync.core.listen import parse_listen
 from hrsync.core.read_columns import columns_read
 from hrsync.core.settings import NOTIFY_EVENTS, PaginationSettings, Settings, SourceSettings
 from hrsync.core.templates import check_template, is_template, template_names
@@ -106,12 +108,10 @@ def _monitoring_checks(s: Settings) -> list[str]:
     p: list[str] = []
     listen = s.daemon.listen
     if listen:
-        host, sep, port = listen.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            p.append(
-                'daemon.listen must be "HOST:PORT" such as "0.0.0.0:9464" (empty: off), '
-                f"got {listen!r}"
-            )
+        try:
+            parse_listen(listen)
+        except ValueError as exc:
+            p.append(f"daemon.listen must be {LISTEN_FORM} (empty: off), got {listen!r}: {exc}")
     notify = s.notify
     if notify.webhook_url_env and not _ENV_NAME.match(notify.webhook_url_env):
         # Not echoed: what is written here by mistake is most likely the URL, a secret.

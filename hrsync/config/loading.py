@@ -367,9 +367,14 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
         return _coerce(value, non_none[0], base)
     if origin is Literal:
         text = value.text if isinstance(value, _EnvValue) else value
-        if text not in args:
-            raise _BadValue("one of " + ", ".join(repr(a) for a in args if a))
-        return text
+        if text in args:
+            return text
+        # `level = "INFO"` is what people write: the words are the same in any case.
+        folded = [a for a in args if isinstance(a, str) and isinstance(text, str)]
+        folded = [a for a in folded if a.lower() == text.strip().lower()]
+        if len(folded) == 1:
+            return folded[0]
+        raise _BadValue("one of " + ", ".join(repr(a) for a in args if a))
     if hint is bool:
         if isinstance(value, _EnvValue):
             lowered = value.text.strip().lower()

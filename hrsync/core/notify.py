@@ -203,8 +203,8 @@ def _body(
     """A notice's body: its lines and the run as text (`slack`), or `fields` with the run,
     the host, the time and the same text (`json`)."""
     text = "\n".join([*lines, f"Run {run_id}" + (f" on {host}" if host else "")])
-    if fmt == "slack":
-        return {"text": text}
+    if fmt != "json":
+        return for_people(text, fmt)
     return {
         "event": event,
         **fields,
@@ -273,8 +273,37 @@ def recovered_quietly(last: Sent | None, seen: Observation) -> bool:
     return seen.state == OK and last is not None and last.state in ATTENTION
 
 
+def for_people(text: str, fmt: str) -> dict[str, Any]:
+    """A chat's body for `text`: Slack's (and Mattermost's, Google Chat's) `{"text": ...}`,
+    or for `teams` the Adaptive Card a Teams workflow ("When a Teams webhook request is
+    received") posts as is; the retired Office 365 connectors took neither."""
+    if fmt != "teams":
+        return {"text": text}
+    # One block per line: a card's text block shows only part of Markdown, and a
+    # command in a line must stay whole on its own.
+    blocks = [{"type": "TextBlock", "text": line, "wrap": True} for line in text.split("\n")]
+    blocks[0] |= {"weight": "Bolder"}
+    card = {
+        "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+        "type": "AdaptiveCard",
+        "version": "1.4",
+        "body": blocks,
+    }
+    return {
+        "type": "message",
+        "attachments": [
+            {
+                "contentType": "application/vnd.microsoft.card.adaptive",
+                "contentUrl": None,
+                "content": card,
+            }
+        ],
+    }
+
+
 def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[str, Any]:
-    """The webhook's JSON body: `json` (fields for a program) or `slack` (text for people)."""
+    """The webhook's JSON body: `json` (fields for a program), `slack` or `teams` (text for
+    people)."""
     seen = notice.observation
     what = _WHAT[notice.event]
     lines = [what + "."]
@@ -295,8 +324,8 @@ def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[
         lines.append(f"To approve it once: {seen.action}")
     lines.append(f"Run {seen.run_id} ({seen.outcome})" + (f" on {host}" if host else ""))
     text = "\n".join(lines)
-    if fmt == "slack":
-        return {"text": text}
+    if fmt != "json":
+        return for_people(text, fmt)
     return {
         "event": notice.event,
         "summary": what,

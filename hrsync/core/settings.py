@@ -26,6 +26,9 @@ class DxSettings:
     timeout_s: float = 30.0
     # Client-side ceiling, below DX's 1,000 requests per minute per account.
     max_requests_per_minute: int = 900
+    # The most one DX answer may decode to. teams.list of a 100,000-person org is tens of
+    # MB at most (about 500 bytes a team, and fewer teams than people).
+    max_response_bytes: int = 256 * 1024 * 1024
     # base_url may be plain http:// to another machine (the token then travels in clear).
     allow_insecure_http: bool = False
 
@@ -110,6 +113,9 @@ class SourceSettings:
     delimiter: str = ""
     records_path: str = ""
     timeout_s: float = 60.0
+    # One read of an HTTP source, every page, retry and token: a server answering a byte
+    # at a time stays within timeout_s at every step, but not within this.
+    deadline_s: float = 300.0
     max_bytes: int = 200 * 1024 * 1024
     # Names of environment variables holding HTTP credentials, never the values.
     auth_header_env: str = ""
@@ -241,7 +247,7 @@ class NotifySettings:
     webhook_url_env: str = ""
     # The webhook URL (a secret) may be plain http:// to another machine.
     allow_insecure_http: bool = False
-    format: Literal["json", "slack"] = "json"
+    format: Literal["json", "slack", "teams"] = "json"
     on: tuple[str, ...] = NOTIFY_EVENTS
     # The same attention state, with the same plan, is sent again after this long.
     repeat_s: float = 86400.0

@@ -19,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
+from hrsync.core.run_bounds import overdue_after_s
 from hrsync.daemon.approval_watch import APPROVAL_CHECK_S, APPROVAL_TRIGGER, ApprovalWatch
 from hrsync.daemon.cron import Quarantine, cron_trigger, missed_fire, next_cron_fire
 from hrsync.daemon.followups import Followups
@@ -71,6 +72,9 @@ class Daemon:
         self._run_lock = threading.Lock()
         self._idle = threading.Event()
         self._idle.set()
+        # The run in progress: when it started and its trigger (the heartbeat, /readyz).
+        self._run: tuple[datetime, str] | None = None
+        self._overdue_told = False
         self._quarantine = QuarantineWatch(store, self.sync)
         self._heartbeat = Heartbeat(store, clock, self.sync)
         self._standby = Standby(
@@ -208,6 +212,8 @@ class Daemon:
                 log.info("daemon.run_skipped", trigger=trigger, reason="stopping")
                 return None
             self._idle.clear()
+            self._run = (self.clock(), trigger)
+            self._overdue_told = False
             self._safe_beat("running")
             started = time.monotonic()
             try:
@@ -231,6 +237,7 @@ class Daemon:
                 self._standby.stands_by(trigger)
             return result
         finally:
+            self._run = None
             # Beat before marking idle: `stop` waits for idle and then writes "stopped",
             # which must be the last word.
             if not self.stopping.is_set():
@@ -290,6 +297,7 @@ class Daemon:
             quarantine=self._quarantine.current,
             next_run_time=self.next_run_time(),
             resume_at=resume.next_run_time if resume else None,
+            run=self._run,
         )
 
     def _periodic_beat(self) -> None:
@@ -297,6 +305,24 @@ class Daemon:
         # not overwrite "stopped".
         if not self.stopping.is_set():
             self._safe_beat()
+            self._tell_overdue()
+
+    def _tell_overdue(self) -> None:
+        """Warn once when the run in progress has outlasted every bound of a run."""
+        run = self._run
+        if run is None or self._overdue_told:
+            return
+        running_s = (self.clock() - run[0]).total_seconds()
+        limit = overdue_after_s(self.settings)
+        if running_s > limit:
+            self._overdue_told = True
+            log.warning(
+                "daemon.run_overdue",
+                trigger=run[1],
+                run_started_at=iso(run[0]),
+                running_s=running_s,
+                limit_s=limit,
+            )
 
     def _resting_state(self) -> str:
         if self._quarantine.current is not None:
@@ -327,6 +353,13 @@ class Daemon:
 
     def last_beat_at(self) -> datetime | None:
         return self._heartbeat.ok_at
+
+    def heartbeat_failure(self) -> tuple[datetime, str] | None:
+        return self._heartbeat.failure
+
+    def running_since(self) -> datetime | None:
+        run = self._run
+        return run[0] if run is not None else None
 
     def quarantined(self) -> bool:
         return self._quarantine.current is not None

@@ -15,6 +15,7 @@ import httpx
 import structlog
 
 from hrsync.clock import Clock
+from hrsync.core.settings import DxSettings
 from hrsync.dx import parse
 from hrsync.dx.methods import (
     API_KEYS_LIST,
@@ -51,6 +52,7 @@ class DxClient:
         timeout_s: float = 30.0,
         retry: RetryPolicy | None = None,
         max_requests_per_minute: int = 900,
+        max_response_bytes: int = DxSettings.max_response_bytes,
         clock: Clock | None = None,
         sleep: Callable[[float], None] | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -63,6 +65,7 @@ class DxClient:
             timeout_s=timeout_s,
             retry=retry if retry is not None else RetryPolicy(),
             max_requests_per_minute=max_requests_per_minute,
+            max_response_bytes=max_response_bytes,
             clock=clock,
             sleep=sleep,
             transport=transport,
@@ -79,6 +82,7 @@ class DxClient:
             settings.token,
             timeout_s=settings.dx.timeout_s,
             max_requests_per_minute=settings.dx.max_requests_per_minute,
+            max_response_bytes=settings.dx.max_response_bytes,
             observer=observer,
         )
 

@@ -1,6 +1,8 @@
 """The DX Web API's transport: one connection pool, the rate limit, retries, error mapping.
 
-A call is a DX method name in and its reply body out, or a DxError. Reads retry freely on
+A call is a DX method name in and its reply body out, or a DxError. The body is decoded
+by hrsync (`hrsync.capped_body`) within `dx.max_response_bytes`; one over it, or in a
+content-coding hrsync does not decode, is a `DxBadResponse`. Reads retry freely on
 rate limits, server errors and network failures. A write that replaces the team hierarchy
 (`idempotent=False`) is resent only when DX surely never received it (the connection was
 never made, or DX said "too many requests" before doing anything); once it may have
@@ -19,6 +21,7 @@ import httpx
 import structlog
 
 from hrsync import __version__
+from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, read_capped
 from hrsync.clock import Clock, utcnow
 from hrsync.dx import parse
 from hrsync.dx.errors import (
@@ -100,6 +103,7 @@ class Transport:
         timeout_s: float,
         retry: RetryPolicy,
         max_requests_per_minute: int,
+        max_response_bytes: int,
         clock: Clock | None,
         sleep: Callable[[float], None] | None,
         transport: httpx.BaseTransport | None,
@@ -109,6 +113,7 @@ class Transport:
         self._observer = observer
         self._token = token
         self._retry = retry
+        self._max_response_bytes = max_response_bytes
         self._clock = clock
         self._sleep = sleep if sleep is not None else time.sleep
         self._seconds: Callable[[], float] = (
@@ -120,7 +125,11 @@ class Transport:
         connect_s = min(timeout_s, 10.0)
         self._http = httpx.Client(
             auth=BearerAuth(token),
-            headers={"Accept": "application/json", "User-Agent": f"hrsync/{__version__}"},
+            headers={
+                "Accept": "application/json",
+                "Accept-Encoding": ACCEPT_ENCODING,
+                "User-Agent": f"hrsync/{__version__}",
+            },
             timeout=httpx.Timeout(
                 connect=connect_s, read=timeout_s, write=timeout_s, pool=connect_s
             ),
@@ -221,14 +230,22 @@ class Transport:
     ) -> dict[str, Any] | _Retry:
         """One HTTP exchange: the success body, a retryable failure, or a raised DxError."""
         headers = {"Content-Type": "application/json"} if payload is not None else None
+        url = f"{self.base_url}/{method}"
         try:
-            response = self._http.request(
+            request = self._http.build_request(
                 http_method,
-                f"{self.base_url}/{method}",
+                url,
                 params=dict(params) if params else None,
                 content=payload,
                 headers=headers,
             )
+            response = self._http.send(request, stream=True)
+            try:
+                content = read_capped(response, self._max_response_bytes)
+            except BodyRefused as refused:
+                raise _refusal(method, url, refused, response.status_code) from None
+            finally:
+                response.close()
         except _LOCAL_ERRORS as exc:
             raise DxUnavailable(method, f"cannot send the request: {_describe(exc)}") from None
         except _NOT_SENT_ERRORS as exc:
@@ -237,13 +254,16 @@ class Transport:
             # Anything else (a read that failed or timed out, a connection closed without
             # an answer) may come after DX got the whole request.
             return _Retry(_describe(exc), None, safe_to_resend=False)
-        return self._interpret(method, response)
+        return self._interpret(method, response, content)
 
-    def _interpret(self, method: str, response: httpx.Response) -> dict[str, Any] | _Retry:
+    def _interpret(
+        self, method: str, response: httpx.Response, content: bytes
+    ) -> dict[str, Any] | _Retry:
+        """What the answer means; `content` is its body, decoded within the cap."""
         status = response.status_code
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._now())
         try:
-            body = parse.decode_body(method, status, response.content)
+            body = parse.decode_body(method, status, content)
         except DxError as bad:
             if 300 <= status < 400:
                 # A redirect usually means base_url points at the web app, not the API.
@@ -294,11 +314,16 @@ class Transport:
                 status=status,
                 rate_limited=status == 429,
             )
-        detail = parse.body_snippet(response.content) or "(empty body)"
+        detail = parse.body_snippet(content) or "(empty body)"
         raise DxRejected(method, f"unexpected HTTP {status}: {detail}", status=status)
 
     def _now(self) -> datetime:
         return self._clock() if self._clock is not None else utcnow()
+
+
+def _refusal(method: str, url: str, refused: BodyRefused, status: int) -> DxBadResponse:
+    cap = ", the limit set by dx.max_response_bytes" if isinstance(refused, TooLarge) else ""
+    return DxBadResponse(method, f"{url} {refused}{cap}", status=status)
 
 
 def _describe(exc: httpx.RequestError) -> str:

@@ -4,11 +4,20 @@ docs/reference/metrics.md."""
 
 from __future__ import annotations
 
+import platform
 import threading
 from datetime import datetime
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 
+from hrsync import __version__
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.outcome import Outcome
@@ -25,6 +34,16 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        # Which release each replica runs: a half-done rollout shows as two versions.
+        Gauge(
+            "hrsync_build_info",
+            "Always 1; the labels say which hrsync and Python this process runs.",
+            ["version", "python"],
+            registry=r,
+        ).labels(version=__version__, python=platform.python_version()).set(1)
+        # Memory, CPU, open files and the start time (process_*), read from /proc on
+        # Linux; the fresh-deployment alert and the dashboard read process_start_time.
+        ProcessCollector(registry=r)
         self.runs = Counter("hrsync_runs", "Runs by outcome.", ["outcome"], registry=r)
         self.duration = Histogram(
             "hrsync_run_duration_seconds",

@@ -15,9 +15,10 @@ from hrsync.clock import Clock
 from hrsync.core.notify import SUCCESS, observe
 from hrsync.core.plan import Archive
 from hrsync.core.render import approve_command
+from hrsync.core.run_bounds import RUN_SLACK_S, overdue_after_s
 from hrsync.core.settings import Settings
 from hrsync.core.snapshot_ahead import readiness
-from hrsync.logs import get_logger
+from hrsync.logs import get_logger, scrub
 from hrsync.monitor.endpoints import Endpoints
 from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
@@ -35,6 +36,10 @@ class DaemonView(Protocol):
     def last_beat_at(self) -> datetime | None: ...
 
     def quarantined(self) -> bool: ...
+
+    def heartbeat_failure(self) -> tuple[datetime, str] | None: ...
+
+    def running_since(self) -> datetime | None: ...
 
 
 class Monitor:
@@ -97,6 +102,15 @@ class Monitor:
         daemon = self._daemon
         if daemon is None or not daemon.scheduler_alive():
             return False, "not ready: the scheduler is not running"
+        failure = daemon.heartbeat_failure()
+        if failure is not None:
+            # Reads may still work (a full disk): what counts is that nothing can be kept.
+            at, error = failure
+            ago = (self.clock() - at).total_seconds()
+            return False, scrub(
+                f"not ready: the state store cannot be written: the heartbeat {ago:.0f} s "
+                f"ago failed: {error}"
+            )
         try:
             self.store.heartbeat()
         except SQLAlchemyError as exc:
@@ -104,7 +118,20 @@ class Monitor:
             return False, f"not ready: the state store is unreachable: {first}"
         if daemon.quarantined():
             return False, "not ready: quarantined after failed runs in a row; see `hrsync status`"
-        return True, "ready"
+        since = daemon.running_since()
+        if since is None:
+            return True, "ready"
+        running_s = (self.clock() - since).total_seconds()
+        limit = overdue_after_s(self.settings)
+        if running_s > limit:
+            # Stuck, not slow: every scheduled run is skipped while it holds on.
+            return False, (
+                f"not ready: a sync has been in progress for {running_s:.0f} s, longer than "
+                f"any run should take ({limit:.0f} s: source.deadline_s + "
+                f"sync.verify_timeout_s + {RUN_SLACK_S:.0f} s); scheduled runs are skipped "
+                f"until it ends; see the log (daemon.run_overdue)"
+            )
+        return True, f"ready: sync in progress for {max(running_s, 0):.0f} s"
 
     # ------------------------------------------------------------- runs
 

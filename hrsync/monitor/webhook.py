@@ -17,6 +17,7 @@ from datetime import datetime
 import httpx
 
 from hrsync import logs
+from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, iter_capped
 from hrsync.config.plain_http import IN_CLEAR, plain_http_host
 from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.notify import (
@@ -59,6 +60,9 @@ TIMEOUT = httpx.Timeout(connect=2.0, write=2.0, read=3.0, pool=1.0)
 # httpx's read timeout restarts with every byte, so a receiver answering a byte at a time
 # held the run thread as long as it liked; the POST as a whole gets this long.
 DEADLINE_S = 7.0
+# hrsync needs only the answer's status: Slack and Teams answer a few bytes ("ok"), and
+# what is over this is not a webhook's answer (the POST counts as failed).
+MAX_ANSWER_BYTES = 64 * 1024
 
 
 class Notifier:
@@ -233,7 +237,19 @@ class Notifier:
     def _post(self, body: Mapping[str, object], event: str) -> bool:
         assert self._url is not None
         try:
-            response = self._post_within_deadline(self._url, body)
+            status = self._post_within_deadline(self._url, body)
+        except BodyRefused as refused:
+            # Not a webhook's answer (Slack's is "ok"): nothing shows it got the message.
+            too_large = isinstance(refused, TooLarge)
+            cap = ", the most hrsync reads of a webhook's answer" if too_large else ""
+            log.warning(
+                "notify.failed",
+                notify_event=event,
+                error="too_large" if too_large else "unreadable_answer",
+                detail=f"the webhook (${self.settings.webhook_url_env}, named by "
+                f"notify.webhook_url_env) {refused}{cap}; retried after the next run",
+            )
+            return False
         except TimeoutError:
             log.warning(
                 "notify.failed",
@@ -252,29 +268,37 @@ class Notifier:
                 detail="the webhook could not be reached; retried after the next run",
             )
             return False
-        if response.status_code >= 300:
+        if status >= 300:
             log.warning(
                 "notify.failed",
                 notify_event=event,
-                status=response.status_code,
+                status=status,
                 detail="the webhook refused the message; retried after the next run",
             )
             return False
         return True
 
-    def _post_within_deadline(self, url: str, body: Mapping[str, object]) -> httpx.Response:
-        """The POST's answer; TimeoutError when it is not complete by the deadline.
+    def _post_within_deadline(self, url: str, body: Mapping[str, object]) -> int:
+        """The status of the POST's answer, read whole (at most `MAX_ANSWER_BYTES` of
+        it, decoded); TimeoutError when it is not complete by the deadline.
 
         The POST runs in a thread of its own, so the run thread waits only until the
         deadline; a POST still going then is left to end on its own timeouts (closing the
         client closes its connection), holding nothing of the daemon's.
         """
-        done: list[httpx.Response | BaseException] = []
-        client = httpx.Client(timeout=TIMEOUT, transport=self._transport)
+        done: list[int | BaseException] = []
+        client = httpx.Client(
+            timeout=TIMEOUT,
+            transport=self._transport,
+            headers={"Accept-Encoding": ACCEPT_ENCODING},
+        )
 
         def post() -> None:
             try:
-                done.append(client.post(url, json=dict(body)))
+                with client.stream("POST", url, json=dict(body)) as response:
+                    for _ in iter_capped(response, MAX_ANSWER_BYTES):
+                        pass  # only the status counts; the rest is read to end the exchange
+                    done.append(response.status_code)
             except BaseException as exc:  # handed to the run thread below
                 done.append(exc)
 

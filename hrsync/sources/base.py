@@ -252,9 +252,11 @@ class Lines:
             raise LineTooLong("".join(pieces)[: self.max_chars + 1])
 
 
-def too_large(name: str, limit: int, what: str) -> str:
+def too_large(name: str, limit: int, what: str, *, decoded: bool = False) -> str:
+    # An HTTP answer is counted once decoded (gunzipped): the size of the export itself.
+    unit = "bytes (decoded)" if decoded else "bytes"
     return (
-        f"{name} {what} {limit:,} bytes, the limit set by source.max_bytes; raise it if the "
+        f"{name} {what} {limit:,} {unit}, the limit set by source.max_bytes; raise it if the "
         f"export really is this large"
     )
 

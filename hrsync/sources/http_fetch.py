@@ -1,7 +1,9 @@
 """Fetching an export over HTTP(S): auth from environment variables, a timeout, a size cap.
 
-The body is streamed into a spooled temporary file (memory up to a few MB, then disk) and
-counted as it arrives; the download stops as soon as it passes `source.max_bytes`.
+The body is decoded by hrsync itself (`hrsync.capped_body`: identity, gzip or deflate, and
+never more than the bytes left under the cap at a time), streamed into a spooled temporary
+file (memory up to a few MB, then disk) and counted as it arrives; the download stops as
+soon as the decoded bytes pass `source.max_bytes`.
 
 Credentials:
 - `source.auth_header_env` names a variable holding the value of the Authorization header,
@@ -15,7 +17,8 @@ Credentials:
   `google_jwt`), its tokens kept and renewed as client credentials' are.
 `source.method = "POST"` sends `source.body` (JSON). Pages (see `pagination`) are fetched
 one at a time through an `HttpSession`; `source.max_bytes` bounds them all together.
-`source.timeout_s` bounds each step (connecting, each read), not the whole download.
+`source.timeout_s` bounds each step (connecting, each read), `source.deadline_s` the whole
+read: every page, retry and token (see `deadline`).
 Credentials and URL user-info never appear in messages or logs; query parameters that look
 like secrets (token, key, signature, ...) are masked.
 """
@@ -34,9 +37,11 @@ import httpx
 import structlog
 
 from hrsync import logs
+from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, codings, iter_capped
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
 from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
+from hrsync.sources.deadline import ReadDeadline
 from hrsync.sources.google_jwt import JwtBearer
 from hrsync.sources.oauth2 import ClientCredentials, Grant, TokenSource
 from hrsync.sources.pagination import HEADER_SIGNS, PageRequest
@@ -125,7 +130,9 @@ class HttpSession:
         self.retry = RetryPolicy(
             max_attempts=settings.retries + 1, base_delay_s=0.5, max_delay_s=10, deadline_s=120
         )
+        self.deadline = ReadDeadline(self.shown, settings.deadline_s, clock)
         try:
+            self.deadline.install(self.client)
             self.headers, self.auth, self._secrets = _credentials(settings, environ, self.shown)
             # Every log line and stored reason is scrubbed of them too, not only the
             # messages built here: a traceback or an escaping exception may carry them.
@@ -174,6 +181,7 @@ class HttpSession:
             self.client.close()
             return
         # A client lent by the caller outlives this read: it keeps no guard of it.
+        self.deadline.uninstall(self.client)
         hooks = self.client.event_hooks["response"]
         if self._refuse_redirect_elsewhere in hooks:
             hooks.remove(self._refuse_redirect_elsewhere)
@@ -205,6 +213,10 @@ class HttpSession:
                 if delay is None:
                     tries = f" (tried {attempt} times)" if attempt > 1 else ""
                     raise SourceUnavailable(f"{exc}{tries}") from None
+                if not self.deadline.allows_wait(delay):
+                    raise self.deadline.passed(
+                        f"{exc}; the next try was {delay:g} s away"
+                    ) from None
                 log.warning(
                     "source.retry", page=number, attempt=attempt, delay_s=delay, detail=str(exc)
                 )
@@ -215,7 +227,9 @@ class HttpSession:
         url = request.url
         shown = safe_url(url)
         where = shown if number == 1 else f"page {number} of {self.shown} ({shown})"
-        headers = dict(self.headers)
+        # Only what hrsync decodes itself, whatever source.headers says.
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "accept-encoding"}
+        headers["Accept-Encoding"] = ACCEPT_ENCODING
         secrets = list(self._secrets)
         if self.tokens is not None:
             headers["Authorization"] = self.tokens.authorization()
@@ -266,15 +280,22 @@ class HttpSession:
                         message + _status_hint(status, response.headers.get("location", ""))
                     )
                 declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > budget:
+                # A compressed answer's length is that of its compressed bytes.
+                plain = all(coding == "identity" for coding in codings(response))
+                if plain and declared.isdigit() and int(declared) > budget:
                     raise SourceError(
                         self._too_large(where, f"announces {declared} bytes, over", number)
                     )
-                for block in response.iter_bytes():
-                    size += len(block)
-                    if size > budget:
-                        raise SourceError(self._too_large(where, "sent more than", number))
-                    spool.write(block)
+                try:
+                    for block in iter_capped(response, budget):
+                        size += len(block)
+                        spool.write(block)
+                except TooLarge:
+                    raise SourceError(
+                        self._too_large(where, "sent more than", number, decoded=True)
+                    ) from None
+                except BodyRefused as refused:
+                    raise SourceError(f"{where} {refused}") from None
                 content_type = response.headers.get("content-type", "")
                 link = ", ".join(response.headers.get_list("link"))
                 told = response.headers
@@ -305,12 +326,12 @@ class HttpSession:
         log.debug("source.page", url=shown, page=number, bytes=size)
         return Fetched(Payload.from_spool(self.shown, spool), content_type, size, link, paging)
 
-    def _too_large(self, where: str, what: str, number: int) -> str:
+    def _too_large(self, where: str, what: str, number: int, *, decoded: bool = False) -> str:
         limit = self.settings.max_bytes
         if number == 1:
-            return too_large(where, limit, what)
+            return too_large(where, limit, what, decoded=decoded)
         return (
-            f"{where} takes the export over {limit:,} bytes, the limit set by "
+            f"{where} takes the export over {limit:,} bytes (decoded), the limit set by "
             f"source.max_bytes for all pages together ({self.received:,} bytes in the pages "
             f"before); raise it if the export really is this large"
         )

@@ -11,6 +11,7 @@ a log line.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -20,6 +21,7 @@ import httpx
 import structlog
 
 from hrsync import logs
+from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, read_capped
 from hrsync.core.settings import OAuth2Settings
 from hrsync.dx.retry import is_retryable_status
 from hrsync.sources.base import SourceError, SourceUnavailable, redact
@@ -29,6 +31,9 @@ log = structlog.get_logger(__name__)
 REFRESH_MARGIN_S = 60.0
 # A lifetime the token endpoint did not state: reuse until a page answers 401.
 UNSTATED_LIFETIME_S = float("inf")
+# A token answer is a few hundred bytes of JSON (a JWT access token a few KB): anything
+# past this is not a token endpoint's answer, and is not read further.
+MAX_TOKEN_ANSWER_BYTES = 1024 * 1024
 _ERROR_CODE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -143,12 +148,26 @@ class TokenSource:
         form = self.grant.form()
         started = self._clock()
         try:
-            response = self._client.post(
+            with self._client.stream(
+                "POST",
                 self.grant.token_url,
                 data=form,
-                headers={"Accept": "application/json"},
+                headers={"Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING},
                 timeout=self._timeout_s,
+            ) as response:
+                status = response.status_code
+                if is_retryable_status(status):
+                    raise SourceUnavailable(
+                        f"the OAuth2 token endpoint {self.shown} answered HTTP {status}"
+                    )
+                text = read_capped(response, MAX_TOKEN_ANSWER_BYTES)
+        except BodyRefused as unread:
+            cap = (
+                ", the most hrsync reads of a token answer" if isinstance(unread, TooLarge) else ""
             )
+            raise SourceError(
+                f"the OAuth2 token endpoint {self.shown} {unread}{cap}; check {self.grant.setting}"
+            ) from None
         except httpx.TimeoutException:
             raise SourceUnavailable(
                 f"the OAuth2 token endpoint {self.shown} did not answer within "
@@ -159,13 +178,8 @@ class TokenSource:
             raise SourceUnavailable(
                 f"could not reach the OAuth2 token endpoint {self.shown}: {detail}"
             ) from None
-        status = response.status_code
-        if is_retryable_status(status):
-            raise SourceUnavailable(
-                f"the OAuth2 token endpoint {self.shown} answered HTTP {status}"
-            )
-        body = _json_object(response)
-        if not response.is_success:
+        body = _json_object(text)
+        if not 200 <= status < 300:
             code = body.get("error") if body else None
             known = isinstance(code, str) and _ERROR_CODE.match(code)
             refused = self.grant.refused(status, code if isinstance(code, str) and known else "")
@@ -195,10 +209,10 @@ def _env(environ: Mapping[str, str], name: str, key: str) -> str:
     return value
 
 
-def _json_object(response: httpx.Response) -> dict[str, object] | None:
+def _json_object(text: bytes) -> dict[str, object] | None:
     try:
-        body = response.json()
-    except ValueError:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
         return None
     return body if isinstance(body, dict) else None
 

@@ -359,3 +359,28 @@ def test_the_healthcheck_imports_nothing_heavy(db: tuple[Path, Store], tmp_path:
     env["HRSYNC_STATE__DATABASE_URL"] = "sqlite:///file:" + str(path) + "?mode=ro&uri=true"
     child = _run_healthcheck(env)
     assert "sqlalchemy" in child.stderr
+
+
+def test_the_http_probe_asks_an_ipv6_listener_with_a_bracketed_host() -> None:
+    try:
+        server = socket.socket(socket.AF_INET6)
+        server.bind(("::1", 0))
+    except OSError as exc:
+        pytest.skip(f"this machine has no IPv6 loopback: {exc}")
+    heads: list[bytes] = []
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            heads.append(conn.recv(4096))
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    with server:
+        server.listen(1)
+        port = server.getsockname()[1]
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+        result = healthcheck.probe_http(f"[::]:{port}", timeout_s=3)
+        thread.join(3)
+    assert result.healthy and f"[::1]:{port}" in result.reason
+    assert f"Host: [::1]:{port}\r\n".encode() in heads[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -136,3 +137,33 @@ def test_recovered_message_says_so_without_the_old_command() -> None:
     body = message(Notice("recovered", observation), "json", now=NOW)
     assert body["event"] == "recovered" and "recovered" in body["text"]
     assert Notice("recovered", observation).remember == "ok"
+
+
+def _card_text(body: dict[str, object]) -> str:
+    """The text of a Teams workflow message: the Adaptive Card's text blocks, in order."""
+    assert body["type"] == "message"
+    (attachment,) = body["attachments"]  # type: ignore[misc]
+    assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
+    card = attachment["content"]
+    assert card["type"] == "AdaptiveCard" and card["version"] == "1.4"
+    assert all(block["type"] == "TextBlock" and block["wrap"] for block in card["body"])
+    return "\n".join(block["text"] for block in card["body"])
+
+
+@pytest.mark.parametrize("event", ["refused", "recovered"])
+def test_teams_gets_an_adaptive_card_a_workflow_posts_as_is(event: str) -> None:
+    """Teams' Workflows ("When a Teams webhook request is received", which replaced the
+    retired Office 365 connectors) post `attachments[0].content` as an Adaptive Card: a
+    `{"text": ...}` body fails there. The card says what the Slack text says."""
+    observation = observe(
+        "r9",
+        event,
+        quarantined=False,
+        plan_digest="abc",
+        reason="would archive 6 teams, limit 2 (sync.max_archive)",
+        action="hrsync sync --allow-archive 6",
+    )
+    teams = message(Notice(event, observation), "teams", now=NOW, host="pod-1")
+    slack = message(Notice(event, observation), "slack", now=NOW, host="pod-1")
+    assert _card_text(teams) == slack["text"]
+    json.dumps(teams)  # plain JSON all through

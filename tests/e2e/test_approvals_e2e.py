@@ -92,6 +92,7 @@ def test_approve_then_sync_applies_exactly_that_plan_and_history_says_who(
 
 
 def test_unknown_plan_id_is_a_usage_error(workspace: Workspace) -> None:
+    assert workspace.hrsync("db", "upgrade").code == 0  # a store, with no refused plan in it
     unknown = workspace.hrsync("approve", "0123abcd")
     assert unknown.code == 2
     assert "no refused plan 0123abcd" in unknown.stderr

@@ -158,7 +158,7 @@ def test_every_metric_is_documented_and_the_alert_rules_name_real_ones() -> None
     page = (ROOT / "docs" / "reference" / "metrics.md").read_text(encoding="utf-8")
     for name in names:
         assert f"`{name}" in page, f"{name} is not documented in docs/reference/metrics.md"
-    alerts = (ROOT / "config" / "prometheus-alerts.yml").read_text(encoding="utf-8")
+    alerts = (ROOT / "deploy" / "alerts" / "rules.yml").read_text(encoding="utf-8")
     used = set(re.findall(r"hrsync_[a-z_]+", alerts))
     assert used and used <= names
 
@@ -593,3 +593,20 @@ def test_the_people_gauge_counts_held_people_and_a_restart_reads_them_back(
     restarted = Metrics()
     restarted.seed(store, quarantined=False)
     assert sample(restarted.exposition().decode(), 'hrsync_people{state="held"}') == 1
+
+
+def test_metrics_carry_the_build_and_the_process() -> None:
+    """`hrsync_build_info` says which release a replica runs (an upgrade half rolled out
+    shows as two versions); the process metrics (memory, open files, start time) are what
+    a dashboard and the fresh-deployment alert read."""
+    import platform
+
+    from hrsync import __version__
+
+    text = Metrics().exposition().decode()
+    build = f'hrsync_build_info{{python="{platform.python_version()}",version="{__version__}"}}'
+    assert sample(text, build) == 1.0, text[:2000]
+    for name in ("process_start_time_seconds", "process_resident_memory_bytes"):
+        value = sample(text, name)
+        assert value is not None and value > 0, name
+    assert (sample(text, "process_open_fds") or 0) >= 1

@@ -5,6 +5,7 @@ Directory API's users.list (paged at 10, needing the token). The keys are made h
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import time
@@ -156,7 +157,8 @@ def test_token_reused_until_shortly_before_expiry_then_a_new_assertion(
     server, api = google
     api.tokens.lifetime_s = 600
     now = [1000.0]
-    settings = settings_for(server.base_url)
+    # Four pages of 200 s each: a read longer than the default source.deadline_s.
+    settings = dataclasses.replace(settings_for(server.base_url), deadline_s=3600)
     env = key_env(tmp_path, api.tokens.account, server.base_url)
     started = time.time()
 

@@ -354,7 +354,8 @@ def test_token_reused_until_shortly_before_expiry(graph: tuple[FakeServer, Graph
     server, api = graph
     api.oauth.lifetime_s = 600
     now = [1000.0]
-    settings = graph_settings(server.base_url, api)
+    # Four pages of 200 s each: a read longer than the default source.deadline_s.
+    settings = dataclasses.replace(graph_settings(server.base_url, api), deadline_s=3600)
 
     def page_clock() -> float:
         return now[0]
