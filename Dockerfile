@@ -20,12 +20,18 @@
 # Dependencies come from requirements.lock, pinned with hashes (pip --require-hashes),
 # then hrsync's own wheel with --no-deps: the same versions on every build. The lock
 # includes the postgres extra, so HRSYNC_STATE__DATABASE_URL=postgresql+psycopg://...
-# works as is.
+# works as is. The wheel is built with the build backend from requirements-build.lock
+# (hashes too), the base image is pinned by digest and tini by Debian version: nothing
+# the image holds is whatever was newest on the day of the build
+# (docs/how-to/docker.md: Updating the pins).
 #
 # The two lines marked "ci:" are run verbatim by CI (with WHEEL_DIR and VENV_DIR set),
 # so the wheel CI tests is built and installed exactly as in this image.
 
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# python:3.11-slim-bookworm, pinned by digest (the multi-platform index). To move to a
+# newer one: docker buildx imagetools inspect python:3.11-slim-bookworm, and put the
+# "Digest:" it prints after the @ below.
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:a36c24f9cbdf4fd0f52d67f0823eeac19c2028c637cecc392d97f980d4fec56b
 
 # ---------------------------------------------------------------- build: source -> wheel
 FROM ${PYTHON_IMAGE} AS build
@@ -33,12 +39,14 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     WHEEL_DIR=/dist
 WORKDIR /src
-COPY pyproject.toml README.md requirements.lock ./
+COPY pyproject.toml README.md requirements.lock requirements-build.lock ./
 COPY hrsync ./hrsync
 COPY migrations ./migrations
 COPY config ./config
+# The build backend from its lock (hashes, wheels only) in a throwaway venv, then the
+# wheel built with it: --no-build-isolation, so pip fetches no build tools of its own.
 # ci:build-wheel
-RUN python -m pip wheel --no-deps --wheel-dir "$WHEEL_DIR" . && cp requirements.lock "$WHEEL_DIR/"
+RUN tools="$(mktemp -d)" && python -m venv "$tools" && "$tools/bin/python" -m pip install --require-hashes --only-binary :all: -r requirements-build.lock && "$tools/bin/python" -m pip wheel --no-build-isolation --no-deps --wheel-dir "$WHEEL_DIR" . && rm -rf "$tools" && cp requirements.lock "$WHEEL_DIR/"
 
 # ---------------------------------------------------------------- runtime: the wheel in a venv
 FROM ${PYTHON_IMAGE} AS runtime
@@ -49,9 +57,10 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     VENV_DIR=/opt/hrsync \
     WHEEL_DIR=/dist
 
-# tini as PID 1: forwards SIGTERM to hrsync and reaps zombies.
+# tini as PID 1: forwards SIGTERM to hrsync and reaps zombies. Pinned to bookworm's
+# package (apt-cache policy tini, in the image, names the candidate).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends tini \
+    && apt-get install -y --no-install-recommends tini=0.19.0-1+b3 \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 hrsync \

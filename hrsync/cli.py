@@ -424,13 +424,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # structlog nor the settings loader (which brings in SQLAlchemy).
         from hrsync import logs
         from hrsync.config.loading import ConfigError
+        from hrsync.terminal import escape_controls
 
         if isinstance(exc, ConfigError):
-            print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)
+            told = logs.scrub(f"hrsync: configuration error: {exc}")
+            print(escape_controls(told), file=sys.stderr)
             return usage_error
         # The last line of defence: one clean line, logged.
         logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
-        print(logs.scrub(f"hrsync: {type(exc).__name__}: {exc}"), file=sys.stderr)
+        told = logs.scrub(f"hrsync: {type(exc).__name__}: {exc}")
+        print(escape_controls(told), file=sys.stderr)
         return EXIT_FAILED
 
 

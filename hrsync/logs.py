@@ -3,7 +3,8 @@
 Standard-library loggers (APScheduler, httpx, alembic) go through the same
 renderer, so one process writes one format. Secrets registered with
 `register_secret` are masked in every rendered line, whatever field or
-exception text they hide in.
+exception text they hide in. A console line shows control characters as escapes
+(`hrsync.terminal`); a JSON line's encoding escapes them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import structlog
 from structlog.types import EventDict, Processor, WrappedLogger
 
 from hrsync.secret import Secret
+from hrsync.terminal import escape_controls
 
 REDACTED = "[REDACTED]"
 _SENSITIVE_KEYS = re.compile(r"(token|secret|password|authorization|api_key)", re.IGNORECASE)
@@ -137,6 +139,17 @@ def _drop_color_message(_: WrappedLogger, __: str, event_dict: EventDict) -> Eve
     return event_dict
 
 
+def _as_text(render: Processor) -> Processor:
+    """`render`, its line with every character that would steer a terminal shown as an
+    escape: a console line quotes team names from DX and URLs from HR as they are."""
+
+    def rendered(logger: WrappedLogger, name: str, event_dict: EventDict) -> Any:
+        line = render(logger, name, event_dict)
+        return escape_controls(line) if isinstance(line, str) else line
+
+    return rendered
+
+
 Format = Literal["auto", "json", "console"]
 
 
@@ -152,10 +165,11 @@ def configure(fmt: Format = "auto", level: str = "info", stream: TextIO | None =
     ]
     renderer: Processor
     if use_console:
-        renderer = structlog.dev.ConsoleRenderer(
-            colors=False, exception_formatter=_scrubbed_traceback
+        renderer = _as_text(
+            structlog.dev.ConsoleRenderer(colors=False, exception_formatter=_scrubbed_traceback)
         )
     else:
+        # json.dumps' ASCII output escapes every control and bidi character already.
         renderer = structlog.processors.JSONRenderer()
     # Tracebacks without local variables: locals may hold the token or HR data.
     exc_processors: list[Processor] = (

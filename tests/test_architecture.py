@@ -291,6 +291,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hrsync.logs",
         "hrsync.logcap",
         "hrsync.capped_body",
+        "hrsync.terminal",
         # cron maths, which `config` checks a schedule with: a leaf inside the daemon's room
         "hrsync.daemon.cron",
     ),
@@ -309,7 +310,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # The package root: entry points and leaves only; everything else lives in a room.
 ROOT_MODULES = frozenset(
     {"__init__", "__main__", "cli", "clock", "gcpause", "logcap", "logs", "outcome"}
-    | {"resources", "secret", "capped_body"}
+    | {"resources", "secret", "capped_body", "terminal"}
 )
 
 

@@ -14,6 +14,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,7 +140,21 @@ def test_multi_stage_on_a_slim_python_base(instructions: list[Instruction]) -> N
     for stage in all_stages:
         image = stage[0].args.split()[0]
         image = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], image)
-        assert re.fullmatch(r"python:3\.1[1-9]-slim(-\w+)?", image), image
+        assert re.fullmatch(r"python:3\.1[1-9]-slim(-\w+)?(@sha256:[0-9a-f]{64})?", image), image
+
+
+def test_the_base_image_is_pinned_by_digest(instructions: list[Instruction]) -> None:
+    # A tag moves (every Debian or Python patch release); a digest names one image, so
+    # two builds of one commit start from the same bytes.
+    args = global_args(instructions)
+    image = args["PYTHON_IMAGE"]
+    assert re.fullmatch(r"python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", image), image
+    for stage in stages(instructions):
+        assert stage[0].args.split()[0] == "${PYTHON_IMAGE}"
+    (arg,) = [i for i in instructions if i.keyword == "ARG" and i.args.startswith("PYTHON_")]
+    said = " ".join(arg.comments)
+    assert "python:3.11-slim-bookworm" in said  # the tag it was taken from
+    assert "docker buildx imagetools inspect python:3.11-slim-bookworm" in said  # refresh
 
 
 def test_the_build_stage_makes_a_wheel_and_the_runtime_gets_only_the_wheel(
@@ -172,6 +187,48 @@ def test_dependencies_come_from_the_lock_with_hashes_then_the_wheel_without(
     assert "--no-deps" in wheel.split() and wheel.endswith('"$WHEEL_DIR"/hrsync-*.whl')
     # The lock must satisfy what the wheel declares, or the build fails here.
     assert steps[-1] == '"$VENV_DIR/bin/pip" check'
+
+
+def test_the_build_backend_comes_from_a_lock_with_hashes(instructions: list[Instruction]) -> None:
+    # `pip wheel` with build isolation fetched whatever hatchling was newest that day.
+    build = stages(instructions)[0]
+    copied = [src for ins in build if ins.keyword == "COPY" for src in ins.args.split()[:-1]]
+    assert "requirements-build.lock" in copied
+    steps = [step.strip() for step in marked_command(build, "build-wheel").split("&&")]
+    (tools,) = [step for step in steps if " install " in f" {step} "]
+    (wheel,) = [step for step in steps if "pip wheel" in step]
+    assert steps.index(tools) < steps.index(wheel)
+    assert {"--require-hashes", "--only-binary"} <= set(tools.split())
+    assert "-r requirements-build.lock" in tools
+    # The wheel is built with those tools, and fetches nothing of its own.
+    assert {"--no-build-isolation", "--no-deps"} <= set(wheel.split())
+
+
+def test_the_build_lock_pins_the_build_system_with_hashes() -> None:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from tests.test_lock import parse_lock
+
+    pins = parse_lock((ROOT / "requirements-build.lock").read_text(encoding="utf-8"))
+    assert pins, "requirements-build.lock pins nothing"
+    for pin in pins.values():
+        assert pin.hashes, f"{pin.name} has no hash"
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    wanted = [Requirement(r) for r in pyproject["build-system"]["requires"]]
+    source = (ROOT / "requirements-build.in").read_text(encoding="utf-8")
+    named = [Requirement(line) for line in source.splitlines() if line and line[0] != "#"]
+    assert {str(r) for r in named} == {str(r) for r in wanted}, "requirements-build.in"
+    for requirement in wanted:
+        pin = pins[canonicalize_name(requirement.name)]
+        assert requirement.specifier.contains(pin.version), (requirement, pin.version)
+
+
+def test_tini_is_pinned_to_the_bookworm_package(final: list[Instruction]) -> None:
+    installs = [i.args for i in final if i.keyword == "RUN" and "apt-get install" in i.args]
+    pinned = [m for args in installs for m in re.findall(r"\btini=(\S+)", args)]
+    # Debian 12's tini is a binNMU: 0.19.0-1 alone is in no bookworm archive.
+    assert pinned == ["0.19.0-1+b3"]
 
 
 def test_ci_commands_use_variables_not_image_paths(instructions: list[Instruction]) -> None:
@@ -334,6 +391,7 @@ def test_dockerignore_keeps_out(path: str) -> None:
     [
         "pyproject.toml",
         "requirements.lock",
+        "requirements-build.lock",
         "README.md",
         "hrsync/cli.py",
         "hrsync/simulator/core.py",
@@ -350,6 +408,7 @@ def test_every_file_the_build_copies_is_in_the_context(instructions: list[Instru
     build = stages(instructions)[0]
     sources = [src for ins in build if ins.keyword == "COPY" for src in ins.args.split()[:-1]]
     needed = {"pyproject.toml", "requirements.lock", "README.md", "hrsync", "migrations", "config"}
+    needed.add("requirements-build.lock")
     assert needed <= set(sources)
     for source in sources:
         top = ROOT / source
@@ -371,7 +430,7 @@ def test_the_marked_build_command_makes_a_wheel_with_migrations_and_config(
     wheel_dir = tmp_path / "dist"
     env = {**os.environ, "WHEEL_DIR": str(wheel_dir), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     command = marked_command(instructions, "build-wheel").replace(
-        "python -m pip", f"{shlex.quote(sys.executable)} -m pip"
+        "python -m venv", f"{shlex.quote(sys.executable)} -m venv"
     )
     subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, check=True, capture_output=True)
     (wheel,) = wheel_dir.glob("hrsync-*.whl")

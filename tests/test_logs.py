@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 
 import structlog
 
@@ -91,6 +92,46 @@ def test_console_format_is_readable() -> None:
     logs.get_logger("t").info("sync.started", teams=3)
     assert "sync.started" in out.getvalue() and "teams=3" in out.getvalue()
     assert not out.getvalue().lstrip().startswith("{")
+
+
+# Characters a terminal acts on rather than shows (hrsync.terminal).
+STEERING = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_console_lines_show_escape_sequences_instead_of_sending_them() -> None:
+    # A team named in DX's web app, a next-page link an HR API wrote: values from outside.
+    out = capture("console")
+    logs.get_logger("t").warning(
+        "plan.change\x1b[2J",
+        team="Eng \x1b[2J\x1b[H\u202eevil",
+        url="https://hr.example.test/\x1b]8;;https://x.test\x07next",
+        note="ok\rFAILED\x9b",
+    )
+    text = out.getvalue()
+    assert not STEERING.search(text), repr(text)
+    # Shown, whether the renderer quotes a value (repr) or not (this module).
+    assert "Eng \\x1b[2J\\x1b[H\\u202eevil" in text and "ok\\rFAILED\\x9b" in text
+    assert "plan.change\\x1b[2J" in text and "/\\x1b]8;;https://x.test\\x07next" in text
+
+
+def test_console_tracebacks_show_escape_sequences_too() -> None:
+    out = capture("console")
+    try:
+        raise ValueError("next page at https://hr.example.test/\x1b[2J\x07")
+    except ValueError:
+        logs.get_logger("t").exception("failed")
+    text = out.getvalue()
+    assert "ValueError" in text and "\n" in text.strip()  # a traceback keeps its lines
+    assert not STEERING.search(text), repr(text)
+
+
+def test_json_lines_hold_no_raw_control_character_and_the_same_values() -> None:
+    out = capture("json")
+    team = "a\x7fb\u202ec\x1b[2J\x9b"
+    logs.get_logger("t").info("x", team=team)
+    assert not STEERING.search(out.getvalue())
+    (line,) = lines(out)
+    assert line["team"] == team
 
 
 def test_scrub_masks_registered_secrets_and_bearer_values() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from hrsync import logs
 from hrsync.clock import utcnow
-from hrsync.commands.output import unwritable_output, write_output
+from hrsync.commands.output import show, unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
 from hrsync.core.guards import NEVER_OVERRIDDEN
 from hrsync.core.plan_ids import Approval, expires_at, normalise_plan_id, when
@@ -37,7 +37,7 @@ def approve(args: argparse.Namespace) -> int:
     settings = load_local(args)
     plan_id = normalise_plan_id(args.plan_id)
     if plan_id is None:
-        print(
+        show(
             f"hrsync: {args.plan_id!r} is not a plan id: a plan id is 8 hex digits, as a "
             "refusal, `hrsync plan` and `hrsync status` print it",
             file=sys.stderr,
@@ -46,16 +46,16 @@ def approve(args: argparse.Namespace) -> int:
     by = (args.by or os_user()).strip()
     note = args.note.strip() if args.note else None
     if not by or len(by) > MAX_BY_CHARS:
-        print(f"hrsync: --by must be 1 to {MAX_BY_CHARS} characters", file=sys.stderr)
+        show(f"hrsync: --by must be 1 to {MAX_BY_CHARS} characters", file=sys.stderr)
         return EXIT_USAGE
     if note is not None and len(note) > MAX_NOTE_CHARS:
-        print(f"hrsync: --note must be at most {MAX_NOTE_CHARS} characters", file=sys.stderr)
+        show(f"hrsync: --note must be at most {MAX_NOTE_CHARS} characters", file=sys.stderr)
         return EXIT_USAGE
     store = open_store(settings, existing=True)
     try:
         refused = store.refused_plan(plan_id)
         if refused is None:
-            print(
+            show(
                 f"hrsync: no refused plan {plan_id} in the state store "
                 f"({settings.state.database_url.split('://', 1)[0]}): check the id the refusal "
                 "printed, and that this command uses the daemon's state store "
@@ -65,7 +65,7 @@ def approve(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         blocking = [g for g in refused.guards if g in NEVER_OVERRIDDEN]
         if blocking:
-            print(
+            show(
                 f"hrsync: plan {plan_id} cannot be approved: {', '.join(blocking)} is never "
                 "overridden; fix the export or the configuration and run again",
                 file=sys.stderr,
@@ -104,7 +104,7 @@ def approve(args: argparse.Namespace) -> int:
             f"The daemon applies it at its next run (it looks for approvals every minute), "
             f"outside DX's snapshot windows; it expires at {when(approval.expires_at)} ({ttl})."
         )
-    print(
+    show(
         f"Approved plan {plan_id} ({trips}{archives}) as {by}.\n"
         f"Nothing was sent to DX. {when_applied} The daemon applies it only while the plan "
         "it computes is this one; if HR changed meanwhile, it refuses again with a new plan "
@@ -122,7 +122,7 @@ def _window_ends(store: Store, now: datetime) -> datetime | None:
 
 def approvals(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
-        print(problem, file=sys.stderr)
+        show(problem, file=sys.stderr)
         return EXIT_USAGE
     store = open_store(load_local(args), existing=True)
     try:

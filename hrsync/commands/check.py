@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from hrsync.commands.output import show
 from hrsync.commands.readiness import plan_check, render, run_checks
 from hrsync.commands.startup import load_for, open_store
 from hrsync.dx.client import DxClient
@@ -27,5 +28,5 @@ def check(args: argparse.Namespace) -> int:
             checks.append(plan_check(run_sync(settings, request, store=store), preview))
     finally:
         store.close()
-    print(render(checks))
+    show(render(checks))
     return EXIT_OK if all(c.ok for c in checks) else EXIT_FAILED

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from hrsync.commands.output import show
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.explanation import (
@@ -38,14 +39,14 @@ def explain_command(args: argparse.Namespace) -> int:
     try:
         export = read_export(settings)
     except SourceError as exc:
-        print(f"hrsync: the export cannot be read: {exc}")
+        show(f"hrsync: the export cannot be read: {exc}")
         return EXIT_FAILED
     except InputRefused as exc:
         if exc.stage == "source":  # never read: nothing is known of its people
-            print("hrsync: the export cannot be read (the source is unreadable):")
+            show("hrsync: the export cannot be read (the source is unreadable):")
         else:
-            print(f"hrsync: the export cannot be synced ({exc.source or 'source'}):")
-        print("\n".join(f"  - {p}" for p in exc.problems[:20]))
+            show(f"hrsync: the export cannot be synced ({exc.source or 'source'}):")
+        show("\n".join(f"  - {p}" for p in exc.problems[:20]))
         return EXIT_FAILED
     people = export.directory.people
     held = find_held(export.directory.held, query)
@@ -60,11 +61,11 @@ def explain_command(args: argparse.Namespace) -> int:
         row_filter, _ = build_row_filter(settings.filter, settings.source.fields, raw.columns)
         excluded = find_excluded(raw.rows(), settings.source.fields, row_filter, query)
         if excluded is not None:
-            print(explain_excluded(query, excluded), end="")
+            show(explain_excluded(query, excluded), end="")
             return EXIT_OK
         close = suggestions(people, query)
         hint = f"; did you mean {capped(repr(c) for c in close)}?" if close else ""
-        print(
+        show(
             f"no person with employee id or e-mail {query!r} in {export.source} "
             f"(among the {len(people)} people kept after filters){hint}"
         )
@@ -74,8 +75,8 @@ def explain_command(args: argparse.Namespace) -> int:
         try:
             team_map = map_teams(settings, export, known_places(store, export.directory)).team_map
         except InputRefused as exc:
-            print(f"hrsync: the teams cannot be made from {export.source}:")
-            print("\n".join(f"  - {p}" for p in exc.problems[:20]))
+            show(f"hrsync: the teams cannot be made from {export.source}:")
+            show("\n".join(f"  - {p}" for p in exc.problems[:20]))
             return EXIT_FAILED
         with DxClient.from_settings(settings) as client:
             dx_teams = client.teams()
@@ -92,7 +93,7 @@ def explain_command(args: argparse.Namespace) -> int:
         known = store.dx_people().get(person.email)
     finally:
         store.close()
-    print(
+    show(
         explain(
             person,
             people,
@@ -115,11 +116,11 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
         placed = map_teams(settings, export, known_places(store, export.directory))
         record = store.held_people().get(person.key)
     except InputRefused as exc:
-        print(f"hrsync: the teams cannot be made from {export.source}:")
-        print("\n".join(f"  - {p}" for p in exc.problems[:20]))
+        show(f"hrsync: the teams cannot be made from {export.source}:")
+        show("\n".join(f"  - {p}" for p in exc.problems[:20]))
         return EXIT_FAILED
     finally:
         store.close()
     hold = next(h for h in placed.holds if h.person.row == person.row)
-    print(explain_held(hold, record.since if record is not None else None), end="")
+    show(explain_held(hold, record.since if record is not None else None), end="")
     return EXIT_OK

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hrsync.clock import Clock, utcnow
+from hrsync.commands.output import show
 from hrsync.core import defaults
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 
@@ -135,7 +136,7 @@ def report(
 
 def _print(health: Health, out: TextIO, err: TextIO) -> int:
     stream = out if health.healthy else err
-    print(health.reason if health.healthy else f"unhealthy: {health.reason}", file=stream)
+    show(health.reason if health.healthy else f"unhealthy: {health.reason}", stream)
     return health.exit_code
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from datetime import UTC
 
-from hrsync.commands.output import unwritable_output, write_output
+from hrsync.commands.output import show, unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
 from hrsync.core.plan_ids import Approval
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
@@ -15,7 +15,7 @@ from hrsync.store.repo import RunRecord
 
 def history(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
-        print(problem, file=sys.stderr)
+        show(problem, sys.stderr)
         return EXIT_USAGE
     store = open_store(load_local(args), existing=True)
     try:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from hrsync import logs
-from hrsync.commands.output import unwritable_output
+from hrsync.commands.output import show, unwritable_output
 from hrsync.config.loading import ConfigError, load_settings
 from hrsync.core.guess_fields import (
     Column,
@@ -48,10 +48,10 @@ def init(args: argparse.Namespace) -> int:
     out: Path = DEFAULT_OUT if args.out is None else args.out
     unwritable = None if to_stdout else unwritable_output(out)
     if unwritable is not None:
-        print(unwritable, file=sys.stderr)
+        show(unwritable, file=sys.stderr)
         return EXIT_USAGE
     if not to_stdout and out.exists() and not args.force:
-        print(
+        show(
             f"hrsync: {out} exists; hrsync init never overwrites a config: pass --force, or "
             "--out ANOTHER.toml",
             file=sys.stderr,
@@ -64,7 +64,7 @@ def init(args: argparse.Namespace) -> int:
         columns = _read(export, records, args.encoding)
     except SourceError as exc:
         hint = " (hrsync init: pass --encoding)" if "source.encoding" in str(exc) else ""
-        print(f"hrsync: cannot read the export: {exc}{hint}", file=sys.stderr)
+        show(f"hrsync: cannot read the export: {exc}{hint}", file=sys.stderr)
         return EXIT_USAGE
     proposal = propose(columns)
     if paged is not None:
@@ -84,7 +84,7 @@ def init(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return EXIT_OK
     out.write_text(text, encoding="utf-8")
-    print(f"\nWrote {out}.", file=report)
+    show(f"\nWrote {out}.", file=report)
     _next_steps(out, report)
     return EXIT_OK
 
@@ -136,7 +136,7 @@ def _tell(
     report: TextIO,
 ) -> None:
     def say(text: str = "") -> None:
-        print(text, file=report)
+        show(text, file=report)
 
     say(
         f"hrsync init: {export} ({fmt}, {plural(proposal.records, 'record')}, "
@@ -166,13 +166,13 @@ def _next_steps(out: Path, report: TextIO) -> None:
         others = [p for p in exc.problems if "TODO" not in p]
         todos = len(exc.problems) - len(others)
         if todos:
-            print(
+            show(
                 f"Replace the {todos} TODO value(s) in {out}; until then hrsync refuses it.",
                 file=report,
             )
         for problem in others:
-            print(f"  config: {problem}", file=report)
-    print(
+            show(f"  config: {problem}", file=report)
+    show(
         f"Next: hrsync --config {out} check   (with HRSYNC_DX_TOKEN set; the config points "
         "at the bundled simulator until you change dx.base_url)",
         file=report,

@@ -1,19 +1,32 @@
-"""Where a command's report or document goes: stdout, or the file `--out` names."""
+"""Where a command's report or document goes: stdout, or the file `--out` names.
+
+Only text: what would steer a terminal (an escape sequence in a team name made in DX's
+web app, or in a URL an HR API wrote) is written as a visible escape (hrsync.terminal),
+in a file too, which a person reads with `cat`. A JSON document stays the same document.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
+from typing import TextIO
+
+from hrsync.terminal import escape_controls
 
 
 def write_output(text: str, out: Path | None) -> None:
     """`text` on stdout, or into `out` (`--out FILE`) with one line on stderr saying so."""
     if out is None:
-        print(text)
+        show(text)
         return
-    out.write_text(text + "\n", encoding="utf-8")
-    print(f"hrsync: written to {out}", file=sys.stderr)
+    out.write_text(escape_controls(text) + "\n", encoding="utf-8")
+    show(f"hrsync: written to {out}", sys.stderr)
+
+
+def show(text: str, file: TextIO | None = None, end: str = "\n") -> None:
+    """print(), for a person: `text` on stdout (or `file`), as text only."""
+    print(escape_controls(text), file=sys.stdout if file is None else file, end=end)
 
 
 def unwritable_output(out: Path | None) -> str | None:

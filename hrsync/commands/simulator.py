@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from hrsync import logs
+from hrsync.commands.output import show
 from hrsync.commands.startup import configure_logging
 from hrsync.config.loading import Settings, load_settings
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
@@ -33,7 +34,7 @@ _SHOWN: Final = 5  # e-mails named in the "not in DX" line; the rest are counted
 def simulator(args: argparse.Namespace) -> int:
     if args.rehearse is None and args.users_from is None:
         if args.in_dx != 1.0:
-            print("hrsync: --in-dx needs --rehearse CONFIG or --users-from EXPORT", file=sys.stderr)
+            show("hrsync: --in-dx needs --rehearse CONFIG or --users-from EXPORT", file=sys.stderr)
             return EXIT_USAGE
         configure_logging(args)
         return serve(args.scenario, host=args.host, port=args.port)
@@ -59,17 +60,17 @@ def _rehearse(args: argparse.Namespace) -> int:
     try:
         export = read_export(settings)
     except InputRefused as exc:
-        print(f"hrsync: cannot rehearse with {exc.source or 'the export'}:", file=sys.stderr)
+        show(f"hrsync: cannot rehearse with {exc.source or 'the export'}:", file=sys.stderr)
         for problem in exc.problems:
-            print(f"  - {problem}", file=sys.stderr)
-        print("`hrsync check` tells the same; fix them, then start again.", file=sys.stderr)
+            show(f"  - {problem}", file=sys.stderr)
+        show("`hrsync check` tells the same; fix them, then start again.", file=sys.stderr)
         return EXIT_USAGE
     except SourceUnavailable as exc:
-        print(f"hrsync: cannot rehearse: {exc}", file=sys.stderr)
+        show(f"hrsync: cannot rehearse: {exc}", file=sys.stderr)
         return EXIT_FAILED
     people = [(p.name, p.email) for p in export.directory.people]
     if not people:
-        print(f"hrsync: cannot rehearse: {export.source} has nobody to sync", file=sys.stderr)
+        show(f"hrsync: cannot rehearse: {export.source} has nobody to sync", file=sys.stderr)
         return EXIT_USAGE
     planned = rehearsal(
         people, source=export.source, share=args.in_dx, leads=_leads(settings, export)

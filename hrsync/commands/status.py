@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hrsync.clock import utcnow
+from hrsync.commands.output import show
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.dx_users import NotCounted, overdue
@@ -36,9 +37,9 @@ def status(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.format == "json":
-        print(json.dumps(document, indent=2, sort_keys=True))
+        show(json.dumps(document, indent=2, sort_keys=True))
     else:
-        print(render(document))
+        show(render(document))
     return EXIT_OK
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hrsync.commands.output import unwritable_output, write_output
+from hrsync.commands.output import show, unwritable_output, write_output
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import AttributeOutcome
@@ -17,7 +17,7 @@ from hrsync.sync.story import run_sync
 
 def sync(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
-        print(problem, file=sys.stderr)
+        show(problem, sys.stderr)
         return EXIT_USAGE
     if isinstance(args.preview, str):
         return _preview_plan(args, args.preview)
@@ -53,7 +53,7 @@ def sync(args: argparse.Namespace) -> int:
     if args.summary == "always" or (args.summary == "auto" and sys.stdout.isatty()):
         from hrsync.commands.summary import human_summary
 
-        print("\n" + human_summary(result, settings.config_path, request, _daemon_seen(settings)))
+        show("\n" + human_summary(result, settings.config_path, request, _daemon_seen(settings)))
     return result.exit_code
 
 
@@ -64,7 +64,7 @@ def _preview_plan(args: argparse.Namespace, typed: str) -> int:
 
     plan_id = normalise_plan_id(typed)
     if plan_id is None:
-        print(f"hrsync: {typed!r} is not a plan id (8 hex digits)", file=sys.stderr)
+        show(f"hrsync: {typed!r} is not a plan id (8 hex digits)", sys.stderr)
         return EXIT_USAGE
     settings = load_for(args, require_source=False)
     store = open_store(settings)
@@ -73,7 +73,7 @@ def _preview_plan(args: argparse.Namespace, typed: str) -> int:
     finally:
         store.close()
     if shown.exit_code == EXIT_USAGE:
-        print(shown.text, file=sys.stderr)
+        show(shown.text, sys.stderr)
     else:
         write_output(shown.text, args.out)
     return shown.exit_code
@@ -91,7 +91,7 @@ def plan(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     if (problem := unwritable_output(args.out)) is not None:
-        print(problem, file=sys.stderr)
+        show(problem, sys.stderr)
         return EXIT_FAILED if args.detailed_exitcode else EXIT_USAGE
     settings = load_for(args)
     result = _run_once(settings, SyncRequest(dry_run=True))

@@ -1,6 +1,6 @@
-"""The checks `load_settings` runs once every key is parsed: values that must lie in a
-range, keys that depend on each other, names of columns, zones, cron expressions,
-e-mail addresses and databases.
+"""The checks `load_settings` runs once every key is parsed: keys that depend on each
+other, names of columns, zones, cron expressions, e-mail addresses and databases. (The
+range of each number is `hrsync.config.numbers`', checked as the number is read.)
 
 Each message names the key, the value and what was expected; every problem is returned,
 so an operator fixes a config in one pass.
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from hrsync.config.plain_http import IN_CLEAR, plain_http_host, refusal
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.json_paths import PathError, has_pick, parse_path
 from hrsync.core.listen import EXPECTED as LISTEN_FORM
@@ -34,14 +35,6 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
             p.append("dx.base_url is required, e.g. https://api.getdx.com")
     elif not re.match(r"^https?://", s.dx.base_url):
         p.append(f"dx.base_url must start with http:// or https://, got {s.dx.base_url!r}")
-    if s.dx.timeout_s <= 0:
-        p.append(f"dx.timeout_s must be greater than 0, got {s.dx.timeout_s}")
-    if s.dx.max_requests_per_minute < 1:
-        p.append(
-            f"dx.max_requests_per_minute must be at least 1, got {s.dx.max_requests_per_minute}"
-        )
-    if s.dx.max_response_bytes < 1:
-        p.append(f"dx.max_response_bytes must be at least 1, got {s.dx.max_response_bytes}")
     src = s.source
     if src.path is not None and src.url:
         p.append("source.path and source.url are both set; choose one")
@@ -51,13 +44,6 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         p.append(f"source.url must start with http:// or https://, got {src.url!r}")
     if len(src.delimiter) > 1:
         p.append(f"source.delimiter must be a single character, got {src.delimiter!r}")
-    if src.max_bytes < 1:
-        p.append(f"source.max_bytes must be at least 1, got {src.max_bytes}")
-    if not 0 < src.deadline_s < math.inf:  # NaN fails both comparisons
-        p.append(
-            "source.deadline_s must be a number of seconds greater than 0 (one read of the "
-            f"export, every page, retry and token), got {src.deadline_s:g}"
-        )
     if src.encoding:
         import codecs
 
@@ -66,6 +52,7 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         except LookupError:
             p.append(f"source.encoding must be a known text encoding, got {src.encoding!r}")
     p.extend(_http_source_checks(src))
+    p.extend(_plain_http_checks(s))
     for key in ("employee_id", "email", "name"):
         if not getattr(src.fields, key):
             p.append(f"source.fields.{key} must name a column, got ''")
@@ -81,50 +68,19 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         )
     if s.mapping.strategy == "department" and not src.fields.department:
         p.append("source.fields.department must name a column for mapping.strategy 'department'")
-    if s.mapping.min_team_size < 0:
-        p.append(f"mapping.min_team_size must be 0 or more, got {s.mapping.min_team_size}")
-    if s.log.events_per_kind < 0:
-        p.append(f"log.events_per_kind must be 0 or more, got {s.log.events_per_kind}")
     attributes = s.attributes
-    if not 0 <= attributes.max_change_fraction <= 1:
-        p.append(
-            "attributes.max_change_fraction must be between 0 and 1, got "
-            f"{attributes.max_change_fraction}"
-        )
     if attributes.enabled and not attributes.entries:
         p.append(
             'attributes.enabled is true but [attributes] maps no attribute; add e.g. "Location" '
             '= "{Office}"'
         )
     sync = s.sync
-    for key in ("max_archive_fraction", "min_people_fraction", "max_held_fraction"):
-        value = getattr(sync, key)
-        if not 0 <= value <= 1:
-            p.append(f"sync.{key} must be between 0 and 1, got {value}")
-    for key in ("max_archive", "retro_window_days", "max_resends", "max_held"):
-        if getattr(sync, key) < 0:
-            p.append(f"sync.{key} must be 0 or more, got {getattr(sync, key)}")
     if sync.heartbeat_s >= sync.healthcheck_max_age_s:
         p.append(
             f"sync.heartbeat_s must be less than sync.healthcheck_max_age_s "
             f"({sync.healthcheck_max_age_s:g}), got {sync.heartbeat_s:g}: the healthcheck "
             "would find every heartbeat stale"
         )
-    if sync.quarantine_after < 1:
-        p.append(f"sync.quarantine_after must be at least 1, got {sync.quarantine_after}")
-    for key in (
-        "verify_timeout_s",
-        "heartbeat_s",
-        "shutdown_grace_s",
-        "healthcheck_max_age_s",
-        "quarantine_alert_s",
-        "recheck_not_in_dx_hours",
-        "not_in_dx_alert_days",
-        "pre_snapshot_hours",
-        "approval_ttl_hours",
-    ):
-        if getattr(sync, key) <= 0:
-            p.append(f"sync.{key} must be greater than 0, got {getattr(sync, key)}")
     try:
         ZoneInfo(sync.timezone)
     except (ZoneInfoNotFoundError, ValueError):
@@ -214,9 +170,54 @@ def _monitoring_checks(s: Settings) -> list[str]:
     unknown = [event for event in notify.on if event not in NOTIFY_EVENTS]
     if unknown:
         p.append(f"notify.on must list events among {', '.join(NOTIFY_EVENTS)}, got {unknown!r}")
-    if notify.repeat_s <= 0:
-        p.append(f"notify.repeat_s must be greater than 0, got {notify.repeat_s:g}")
     return p
+
+
+def _plain_http_checks(s: Settings) -> list[str]:
+    """A credential never crosses a network over plain http:// unless its section says
+    `allow_insecure_http = true`: the DX token, the source's credentials, a client secret."""
+    p: list[str] = []
+    host = plain_http_host(s.dx.base_url)
+    if host and not s.dx.allow_insecure_http:
+        why = f": the DX token {IN_CLEAR}"
+        p.append(refusal("dx.base_url", host, why, "dx.allow_insecure_http"))
+    src = s.source
+    if src.allow_insecure_http:
+        return p
+    host = plain_http_host(src.url or "")
+    sent = _source_credentials(src)
+    if host and sent:
+        p.append(refusal("source.url", host, f" and sends {sent}: it {IN_CLEAR}", _SOURCE_ALLOW))
+    host = plain_http_host(src.oauth2.token_url)
+    if host:
+        why = f": the client secret {IN_CLEAR}"
+        p.append(refusal("source.oauth2.token_url", host, why, _SOURCE_ALLOW))
+    return p
+
+
+_SOURCE_ALLOW = "source.allow_insecure_http"
+
+
+def _source_credentials(src: SourceSettings) -> str | None:
+    """What credential every request to source.url carries, for a message; None: none."""
+    try:
+        parts = urlsplit(src.url or "")
+        written = parts.username is not None or parts.password is not None
+    except ValueError:
+        written = False  # an unparsable URL is refused by the fetch, with its own message
+    if written:
+        return "the user name and password written in it"
+    if src.oauth2.token_url:
+        return "the OAuth2 access token"
+    if src.google_service_account.key_file_env:
+        return "the Google access token"
+    if src.auth_header_env:
+        return "source.auth_header_env"
+    if src.username_env or src.password_env:
+        return "basic auth"
+    if src.headers:
+        return "source.headers"
+    return None
 
 
 def _field_template_checks(src: SourceSettings) -> list[str]:
@@ -284,14 +285,8 @@ def _new_paging_checks(paging: PaginationSettings) -> list[str]:
             "source.pagination.next_url_path must name where each page holds the next "
             'page\'s URL (a dotted path, e.g. "links.next") for style "next_url"'
         )
-    if paging.style == "page":
-        if not paging.page_param:
-            p.append("source.pagination.page_param must name the page number's parameter")
-        if paging.first_page not in (0, 1):
-            p.append(
-                f"source.pagination.first_page must be 0 or 1, got {paging.first_page} (the "
-                "number of the API's first page)"
-            )
+    if paging.style == "page" and not paging.page_param:
+        p.append("source.pagination.page_param must name the page number's parameter")
     defaults = PaginationSettings()
     for key, style in (
         ("next_url_path", "next_url"),
@@ -335,14 +330,16 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
             body = json.loads(src.body)
         except json.JSONDecodeError as exc:
             p.append(f"source.body must be JSON text, got {exc.msg} at column {exc.colno}")
+        except ValueError:
+            # Python reads no whole number of more than 4,300 digits (not a JSONDecodeError).
+            digits = max(len(run) for run in re.findall(r"\d+", src.body))
+            p.append(f"source.body must be JSON text, got a number of {digits:,} digits")
         else:
             if paging.style in _POSITION_STYLES and not isinstance(body, dict):
                 p.append(
                     f"source.body must be a JSON object for source.pagination.style "
                     f"{paging.style!r}: the page position is added to it as a field"
                 )
-    if src.retries < 0:
-        p.append(f"source.retries must be 0 or more, got {src.retries}")
     for header, variable in src.headers.items():
         if not _HEADER_NAME.match(header):
             p.append(f"source.headers: {header!r} is not a valid HTTP header name")
@@ -352,10 +349,6 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
                 f'header\'s value (e.g. "HR_API_KEY"), not the value itself: what is written '
                 "looks like a value rather than a name (not shown here)"
             )
-    if paging.max_pages < 1:
-        p.append(f"source.pagination.max_pages must be at least 1, got {paging.max_pages}")
-    if paging.page_size < 1:
-        p.append(f"source.pagination.page_size must be at least 1, got {paging.page_size}")
     if paging.style == "cursor":
         if not paging.next_cursor_path:
             p.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 import tomllib
 import types
 import typing
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
+from hrsync.config.numbers import number_problem
 from hrsync.config.todos import todo_problems
 from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.listing import capped
@@ -39,6 +41,7 @@ from hrsync.core.settings import (
     SyncSettings,
 )
 from hrsync.core.templates import check_template, is_template, template_names
+from hrsync.core.text import shown_value
 from hrsync.secret import Secret
 from hrsync.store.url import anchor_sqlite
 
@@ -103,6 +106,9 @@ def load_settings(
             raise ConfigError([f"config file {path} does not exist"]) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError([f"config file {path} is not valid TOML: {exc}"]) from None
+        except ValueError:
+            # tomllib turns digits into an int, which Python refuses past 4,300 digits.
+            raise ConfigError([_too_long_number(path)]) from None
     problems.extend(_refuse_token_in_file(raw, path))
     _apply_env_overrides(raw, env, problems)
     # After the overrides: a TODO replaced through the environment is replaced.
@@ -227,17 +233,67 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
         if dataclasses.is_dataclass(hint):
             values[key] = _build(typing.cast(type, hint), value, dotted + ".", problems, base)
             continue
+        origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
         try:
-            values[key] = _coerce(value, hint, base)
+            parsed = _coerce(value, hint, base)
         except _BadValue as exc:
             shown = value.text if isinstance(value, _EnvValue) else value
             origin = f" (from {value.origin})" if isinstance(value, _EnvValue) else ""
             # An `*_env` key holds a variable's name: what else is written there may be
             # the secret itself.
             secret = exc.secret or key.endswith("_env")
-            got = "a value not shown here" if secret else repr(shown)
+            got = "a value not shown here" if secret else shown_value(shown, SHOWN_CHARS)
             problems.append(f"{dotted} must be {exc.expected}, got {got}{origin}")
+            continue
+        expected = None
+        if _is_number(hint) and parsed is not None:
+            expected = number_problem(dotted, parsed)
+        if expected is not None:
+            # Left out, as a value of the wrong type is: the checks across keys then meet
+            # the default, not a NaN they cannot compare.
+            problems.append(f"{dotted} must be {expected}, got {_number_written(value)}{origin}")
+            continue
+        values[key] = parsed
     return cls(**values)
+
+
+# The longest value a configuration message quotes whole: a key holds a few words, and
+# one holding thousands of characters is wrong for that alone.
+SHOWN_CHARS = 60
+
+
+def _number_written(value: Any) -> str:
+    """A number as the file or the variable wrote it (a variable's without quotes)."""
+    if not isinstance(value, _EnvValue):
+        return repr(value)
+    text = value.text.strip()
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}… ({len(text):,} characters)"
+
+
+def _is_number(hint: Any) -> bool:
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        return any(_is_number(arg) for arg in typing.get_args(hint))
+    return hint is int or hint is float
+
+
+def _too_long_number(path: Path) -> str:
+    """The message for a TOML number too long to read, naming its line: tomllib's own
+    error says neither where nor which key."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.splitlines(), start=1):
+        digits = max((len(run) for run in _DIGIT_RUN.findall(line)), default=0)
+        if digits > _MAX_DIGITS:
+            return (
+                f"config file {path} line {number}: a number of {digits:,} digits; no key "
+                f"takes a number that long"
+            )
+    return f"config file {path} holds a number too long to read"
+
+
+_MAX_DIGITS = 4300  # Python's limit on reading a whole number from text
+_DIGIT_RUN = re.compile(r"\d[\d_]*")
 
 
 ATTRIBUTE_KEYS = frozenset(
@@ -346,8 +402,11 @@ def _coerce(value: Any, hint: Any, base: Path) -> Any:
         # TOML's 3 is a fine float; its 3.0 is no whole number; true is neither.
         accepted, expected = (int, "a whole number") if hint is int else (int | float, "a number")
         if isinstance(value, _EnvValue):
+            text = value.text.strip()
+            if len(text) > _MAX_DIGITS:  # int() itself would refuse it, with its own words
+                raise _BadValue(expected)
             try:
-                return hint(value.text.strip())
+                return hint(text)
             except ValueError:
                 raise _BadValue(expected) from None
         if isinstance(value, bool) or not isinstance(value, accepted):

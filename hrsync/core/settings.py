@@ -29,6 +29,8 @@ class DxSettings:
     # The most one DX answer may decode to. teams.list of a 100,000-person org is tens of
     # MB at most (about 500 bytes a team, and fewer teams than people).
     max_response_bytes: int = 256 * 1024 * 1024
+    # base_url may be plain http:// to another machine (the token then travels in clear).
+    allow_insecure_http: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,8 @@ class SourceSettings:
     # "top": a person whose manager is not in the export (or filtered out) is top of the
     # org, with a warning per unknown manager; "refuse": such a reference is an error.
     unknown_manager: Literal["refuse", "top"] = "refuse"
+    # url and oauth2.token_url may send credentials over plain http:// to another machine.
+    allow_insecure_http: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,8 @@ class NotifySettings:
 
     # The NAME of the environment variable holding the URL: the URL is a secret.
     webhook_url_env: str = ""
+    # The webhook URL (a secret) may be plain http:// to another machine.
+    allow_insecure_http: bool = False
     format: Literal["json", "slack", "teams"] = "json"
     on: tuple[str, ...] = NOTIFY_EVENTS
     # The same attention state, with the same plan, is sent again after this long.

@@ -18,6 +18,7 @@ import httpx
 
 from hrsync import logs
 from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, iter_capped
+from hrsync.config.plain_http import IN_CLEAR, plain_http_host
 from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.notify import (
     HELD,
@@ -98,6 +99,19 @@ class Notifier:
                 variable=variable if is_variable_name(variable) else "(not a name; not shown)",
                 detail="notify.webhook_url_env names an environment variable that is empty "
                 "or unset: no notification will be sent",
+            )
+            return None
+        host = plain_http_host(notifier._url)
+        if host and not settings.allow_insecure_http:
+            # Sent over plain http://, the URL (its path is the credential) and every
+            # message would cross the network in clear: better no message than that.
+            log.error(
+                "notify.insecure_url",
+                variable=settings.webhook_url_env,
+                host=host,
+                detail=f"the webhook URL is plain http:// to {host}; it {IN_CLEAR}: no "
+                "notification will be sent; use https://, or set notify.allow_insecure_http "
+                "= true for a network you trust",
             )
             return None
         return notifier

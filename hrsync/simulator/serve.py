@@ -24,6 +24,7 @@ from hrsync.simulator.scenario import (
     require_tokens,
 )
 from hrsync.simulator.server import start_simulator
+from hrsync.terminal import escape_controls
 
 
 def usable_token(scenario: Scenario) -> str | None:
@@ -97,7 +98,8 @@ def serve_scenario(
             file=out,
         )
         for line in notes(simulator.base_url) if callable(notes) else notes:
-            print(line, file=out)
+            # Names from a rehearsed export: text only (hrsync.terminal).
+            print(escape_controls(line), file=out)
         print(
             '# try: curl -H "Authorization: Bearer $HRSYNC_DX_TOKEN" '
             "$HRSYNC_DX__BASE_URL/teams.list",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -71,6 +72,25 @@ def parse_json(payload: Payload, encoding: str) -> Any:
         ) from None
     except RecursionError:
         raise SourceError(f"{name} nests its values too deeply to be an HR export") from None
+    except ValueError:
+        # Not a JSONDecodeError: Python reads no whole number of more than 4,300 digits.
+        raise SourceError(_too_long_number(name, text)) from None
+
+
+_MAX_DIGITS = 4300  # Python's limit on reading a whole number from text
+_LONG_DIGITS = re.compile(rf"\d{{{_MAX_DIGITS + 1},}}")
+
+
+def _too_long_number(name: str, text: str) -> str:
+    found = _LONG_DIGITS.search(text)
+    if found is None:
+        return f"{name} holds a number too long to read"
+    line = text.count("\n", 0, found.start()) + 1
+    column = found.start() - text.rfind("\n", 0, found.start())
+    return (
+        f"{name} has a number of {len(found.group()):,} digits at line {line} column "
+        f"{column}: too long for any HR value (at most {_MAX_DIGITS:,} digits are read)"
+    )
 
 
 def records_export(

@@ -29,12 +29,6 @@ COMPOSE = DEPLOY / "compose.yaml"
 SERVICES = {"hrsync", "postgres", "simulator"}
 IMAGE_SERVICES = ("hrsync", "simulator")  # built from the repository's Dockerfile
 
-# Issue 25's config validation adds dx.allow_insecure_http (http:// to a host other than
-# loopback, for a credentialed URL, only when allowed). Until that branch is merged the
-# key is unknown here; the compose file already sets it. Tolerated for exactly this key,
-# and only while the settings do not know it.
-PENDING_KEYS = {"HRSYNC_DX__ALLOW_INSECURE_HTTP": "allow_insecure_http"}
-
 
 def compose() -> dict[str, Any]:
     loaded = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
@@ -151,27 +145,13 @@ def service_env(name: str) -> dict[str, str]:
     return env
 
 
-def load_tolerating_pending_keys(env: dict[str, str]) -> Settings:
-    try:
-        return load_settings(None, env)
-    except ConfigError as exc:
-        pending = [
-            p
-            for p in exc.problems
-            if any(f".{key} is not a known key" in p for key in PENDING_KEYS.values())
-        ]
-        if not pending or len(pending) != len(exc.problems):
-            raise
-    return load_settings(None, {k: v for k, v in env.items() if k not in PENDING_KEYS})
-
-
 def load_as_the_container_would(name: str, tmp_path: Path) -> Settings:
     root = container_root(name, tmp_path)
     env = rerooted(service_env(name), root)
     token_file = env.get("HRSYNC_DX__TOKEN_FILE")
     if token_file:  # the simulator's product, on the shared volume
         Path(token_file).write_text("rehearse-stand-in\n", encoding="utf-8")
-    return load_tolerating_pending_keys(env)
+    return load_settings(None, env)
 
 
 def test_every_hrsync_variable_is_a_config_key_the_daemon_loads(tmp_path: Path) -> None:
@@ -185,17 +165,23 @@ def test_every_hrsync_variable_is_a_config_key_the_daemon_loads(tmp_path: Path) 
     for name in service("hrsync")["environment"]:
         assert name.startswith("HRSYNC_") and "__" in name, name
         section, _, key = name.removeprefix("HRSYNC_").lower().partition("__")
-        if name in PENDING_KEYS and not hasattr(getattr(settings, section), key):
-            continue
         assert hasattr(getattr(settings, section), key), f"{name} names no config key"
 
 
-def test_a_pending_key_is_tolerated_only_while_unknown() -> None:
-    # Another unknown key is refused as ever.
-    with pytest.raises(ConfigError):
-        load_tolerating_pending_keys(
-            {"HRSYNC_DX__NO_SUCH_KEY": "1", "HRSYNC_SOURCE__PATH": "x.csv", "HRSYNC_DX_TOKEN": "t"}
-        )
+def test_plain_http_to_the_simulator_is_allowed_by_name_only(tmp_path: Path) -> None:
+    # http://simulator:8765 is another host on the compose network: without the key the
+    # daemon would refuse to send its (stand-in) token there.
+    assert load_as_the_container_would("hrsync", tmp_path).dx.allow_insecure_http
+    env = rerooted(service_env("hrsync"), container_root("hrsync", tmp_path / "again"))
+    Path(env["HRSYNC_DX__TOKEN_FILE"]).write_text("rehearse-stand-in\n", encoding="utf-8")
+    del env["HRSYNC_DX__ALLOW_INSECURE_HTTP"]
+    with pytest.raises(ConfigError) as refused:
+        load_settings(None, env)
+    assert refused.value.problems == [
+        "dx.base_url is plain http:// to simulator: the DX token would cross the network "
+        "readable by anyone on the way; use https://, or set dx.allow_insecure_http = true "
+        "for a network you trust"
+    ]
 
 
 def test_the_simulator_and_the_daemon_meet_on_the_port_and_the_token_file() -> None:
@@ -268,9 +254,6 @@ def test_the_trial_syncs_the_sample_org_against_the_simulator(
     # The trial's store is PostgreSQL; this test is about the simulator, the token and
     # the config, so a SQLite file stands in.
     env["HRSYNC_STATE__DATABASE_URL"] = f"sqlite:///{tmp_path / 'trial.db'}"
-    settings = load_tolerating_pending_keys(env)
-    if not hasattr(settings.dx, "allow_insecure_http"):
-        env.pop("HRSYNC_DX__ALLOW_INSECURE_HTTP")
     plain = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
     done = subprocess.run(
         [sys.executable, "-m", "hrsync", "sync"],

@@ -129,6 +129,19 @@ def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
         export_of(path)
 
 
+def test_a_number_of_thousands_of_digits_is_a_source_error(tmp_path: Path) -> None:
+    # json.loads refuses more than 4,300 digits with a plain ValueError: it was a crash.
+    path = tmp_path / "report.json"
+    path.write_text('[\n {"id": ' + "9" * 5000 + ', "email": "a@x.io"}\n]\n', encoding="utf-8")
+    with pytest.raises(SourceError) as caught:
+        export_of(path)
+    message = str(caught.value)
+    assert message == (
+        "report.json has a number of 5,000 digits at line 2 column 9: too long for any HR "
+        "value (at most 4,300 digits are read)"
+    )
+
+
 def test_empty_json_file(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     path.write_text("  \n", encoding="utf-8")
