@@ -100,8 +100,6 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
     database_problem = check_database_url(s.state.database_url)
     if database_problem is not None:
         p.append(database_problem)
-    if s.state.keep_days < 0:
-        p.append(f"state.keep_days must be 0 (keep all history) or more, got {s.state.keep_days}")
     p.extend(_monitoring_checks(s))
     p.extend(_variable_name_checks(s))
     return p

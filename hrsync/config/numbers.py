@@ -83,6 +83,8 @@ RANGES: dict[str, Range] = {
     "sync.quarantine_after": AT_LEAST_ONE,
     # 0: no window after a snapshot in which imports wait.
     "sync.retro_window_days": Range(0, YEAR_DAYS),
+    # 0: keep all history. A century at most: the cut-off must stay a date.
+    "state.keep_days": Range(0, 100 * YEAR_DAYS),
 }
 
 

@@ -29,7 +29,7 @@ def test_half_a_year_by_default_0_for_ever_and_from_the_environment(tmp_path: Pa
     [
         (
             "[state]\nkeep_days = -1\n",
-            "state.keep_days must be 0 (keep all history) or more, got -1",
+            "state.keep_days must be 0 or more, got -1",
         ),
         ('[state]\nkeep_days = "forever"\n', "state.keep_days must be a whole number"),
     ],
