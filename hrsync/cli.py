@@ -429,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(logs.scrub(f"hrsync: configuration error: {exc}"), file=sys.stderr)
             return usage_error
         # The last line of defence: one clean line, logged.
-        logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
+        logs.get_logger(__name__).error("hrsync.crashed", error=str(exc), exc_info=True)
         print(logs.scrub(f"hrsync: {type(exc).__name__}: {exc}"), file=sys.stderr)
         return EXIT_FAILED
 

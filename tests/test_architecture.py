@@ -289,6 +289,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hrsync.resources",
         "hrsync.gcpause",
         "hrsync.logs",
+        "hrsync.log_messages",
         "hrsync.logcap",
         # cron maths, which `config` checks a schedule with: a leaf inside the daemon's room
         "hrsync.daemon.cron",
@@ -309,6 +310,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ROOT_MODULES = frozenset(
     {"__init__", "__main__", "cli", "clock", "gcpause", "logcap", "logs", "outcome"}
     | {"resources", "secret"}
+    | {"log_messages"}
 )
 
 
