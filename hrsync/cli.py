@@ -431,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(escape_controls(told), file=sys.stderr)
             return usage_error
         # The last line of defence: one clean line, logged.
-        logs.get_logger("hrsync").error("hrsync.crashed", error=str(exc), exc_info=True)
+        logs.get_logger(__name__).error("hrsync.crashed", error=str(exc), exc_info=True)
         told = logs.scrub(f"hrsync: {type(exc).__name__}: {exc}")
         print(escape_controls(told), file=sys.stderr)
         return EXIT_FAILED

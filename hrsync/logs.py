@@ -5,6 +5,12 @@ renderer, so one process writes one format. Secrets registered with
 `register_secret` are masked in every rendered line, whatever field or
 exception text they hide in. A console line shows control characters as escapes
 (`hrsync.terminal`); a JSON line's encoding escapes them.
+
+Every line carries what log platforms read (docs/reference/log-events.md, Format):
+`timestamp`, `level`, `severity` (Google Cloud's spelling), `logger` (the module),
+`event` (the stable code) and `message` (one sentence for a person, from
+`hrsync.log_messages`). A library's line has its text as `message` and
+`<logger>.log` as `event`.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Literal, TextIO
 import structlog
 from structlog.types import EventDict, Processor, WrappedLogger
 
+from hrsync.log_messages import message_for, one_line
 from hrsync.secret import Secret
 from hrsync.terminal import escape_controls
 
@@ -150,6 +157,56 @@ def _as_text(render: Processor) -> Processor:
     return rendered
 
 
+# Google Cloud Logging's LogSeverity names; Datadog and Elastic read either spelling.
+_SEVERITY = {
+    "debug": "DEBUG",
+    "info": "INFO",
+    "warning": "WARNING",
+    "error": "ERROR",
+    "critical": "CRITICAL",
+}
+# A line starts with what a person or a platform reads first; the event's fields follow.
+_FIRST_FIELDS = ("timestamp", "level", "severity", "logger", "event", "message")
+
+
+def _add_severity(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    level = str(event_dict.get("level", ""))
+    event_dict["severity"] = _SEVERITY.get(level, level.upper() or "DEFAULT")
+    return event_dict
+
+
+def _foreign_event(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    # A library's line: its text is the message, a code named for its logger the event,
+    # so `event` stays a code that alerts and facets can match.
+    event_dict["message"] = str(event_dict.get("event", ""))
+    event_dict["event"] = f"{event_dict.get('logger', 'unknown')}.log"
+    return event_dict
+
+
+def _add_message(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    # After `redact`: the sentence is made from fields already scrubbed, and scrubbed
+    # again (a value cut short could no longer match a registered secret whole).
+    given = event_dict.get("message")
+    if isinstance(given, str):
+        text = one_line(given) or str(event_dict.get("event", ""))
+    else:
+        text = message_for(str(event_dict.get("event", "")), event_dict)
+    event_dict["message"] = _scrub_text(text)
+    first = {key: event_dict[key] for key in _FIRST_FIELDS if key in event_dict}
+    return first | {k: v for k, v in event_dict.items() if k not in first}
+
+
+def _console_event(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    # A terminal shows the code (what operators grep) then the sentence, once; the
+    # platform-only fields would repeat what the line already says.
+    code = str(event_dict.get("event", ""))
+    message = event_dict.pop("message", "")
+    event_dict.pop("severity", None)
+    event_dict.pop("logger", None)
+    event_dict["event"] = f"{code:<28} {message}" if message and message != code else code
+    return event_dict
+
+
 Format = Literal["auto", "json", "console"]
 
 
@@ -157,11 +214,22 @@ def configure(fmt: Format = "auto", level: str = "info", stream: TextIO | None =
     """Configure structlog and the standard library to write to `stream`."""
     out = stream if stream is not None else sys.stdout
     use_console = fmt == "console" or (fmt == "auto" and out.isatty())
-    shared: list[Processor] = [
+    stamps: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
+        _add_severity,
+        structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    shared: list[Processor] = [*stamps, redact, _add_message]
+    # A library's record: its extras are fields like any other, scrubbed with them.
+    foreign: list[Processor] = [
+        *stamps,
+        structlog.stdlib.ExtraAdder(),
+        _drop_color_message,
+        _foreign_event,
         redact,
+        _add_message,
     ]
     renderer: Processor
     if use_console:
@@ -196,11 +264,12 @@ def configure(fmt: Format = "auto", level: str = "info", stream: TextIO | None =
         cache_logger_on_first_use=False,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder(), _drop_color_message],
+        foreign_pre_chain=foreign,
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             *exc_processors,
             _final_scrub,
+            *([_console_event] if use_console else []),
             renderer,
         ],
     )

@@ -289,6 +289,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hrsync.resources",
         "hrsync.gcpause",
         "hrsync.logs",
+        "hrsync.log_messages",
         "hrsync.logcap",
         "hrsync.capped_body",
         "hrsync.terminal",
@@ -311,6 +312,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ROOT_MODULES = frozenset(
     {"__init__", "__main__", "cli", "clock", "gcpause", "logcap", "logs", "outcome"}
     | {"resources", "secret", "capped_body", "terminal"}
+    | {"log_messages"}
 )
 
 

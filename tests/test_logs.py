@@ -36,7 +36,80 @@ def test_stdlib_loggers_use_the_same_renderer_and_httpx_is_quiet() -> None:
     logging.getLogger("apscheduler.scheduler").info("Scheduler started")
     logging.getLogger("httpx").info("HTTP Request: GET https://x/teams.list")
     parsed = lines(out)
-    assert [p["event"] for p in parsed] == ["Scheduler started"]
+    # A library's text is the message; its event is a stable code named for its logger.
+    assert [(p["event"], p["message"]) for p in parsed] == [
+        ("apscheduler.scheduler.log", "Scheduler started")
+    ]
+    assert parsed[0]["logger"] == "apscheduler.scheduler"
+
+
+PLATFORM_FIELDS = ("timestamp", "level", "severity", "logger", "event", "message")
+
+
+def test_every_line_has_the_fields_log_platforms_read() -> None:
+    out = capture()
+    log = logs.get_logger("hrsync.sync.story")
+    log.debug("plan.members", team="Platform")
+    log.info("sync.finished", outcome="in_sync", exit_code=0, counts={})
+    log.warning("sync.held", total=2, see="hrsync plan")
+    log.error("sync.crashed", error="boom")
+    log.critical("not.documented")
+    logging.getLogger("alembic.runtime.migration").warning("Will assume\ntransactional DDL.")
+    parsed = lines(out)
+    for line in parsed:
+        missing = [f for f in PLATFORM_FIELDS if not line.get(f)]
+        assert missing == [], line
+        assert "\n" not in str(line["message"])
+    assert [p["severity"] for p in parsed] == [
+        "DEBUG",
+        "INFO",
+        "WARNING",
+        "ERROR",
+        "CRITICAL",
+        "WARNING",
+    ]
+    assert [p["logger"] for p in parsed] == ["hrsync.sync.story"] * 5 + [
+        "alembic.runtime.migration"
+    ]
+    assert parsed[1]["message"] == "sync in_sync: DX already matches"
+    assert parsed[5]["event"] == "alembic.runtime.migration.log"
+    assert parsed[5]["message"] == "Will assume transactional DDL."
+    # The line starts with what a person reads first, whatever the event's own fields.
+    assert list(parsed[1])[:6] == list(PLATFORM_FIELDS)
+
+
+def test_exception_lines_keep_their_sentence_and_their_traceback() -> None:
+    out = capture()
+    try:
+        raise ValueError("bad value")
+    except ValueError:
+        logs.get_logger("t").exception("sync.crashed", error="bad value")
+    (line,) = lines(out)
+    assert line["message"] == "the run crashed: bad value"
+    assert line["severity"] == "ERROR" and "exception" in line
+
+
+def test_a_secret_never_reaches_the_message() -> None:
+    secret = "msg-secret-token-5150"
+    logs.register_secret(secret)
+    out = capture()
+    log = logs.get_logger("t")
+    log.error("sync.crashed", error=f"refused with {secret}")  # the sentence quotes `error`
+    log.info("export.problem", detail=f"Authorization: Bearer {secret}x")
+    log.info("not.documented", detail=secret)  # the fallback quotes `detail`
+    log.info("source.oauth2_token", expires_in_s=3600, token_url=f"https://{secret}/t")
+    logging.getLogger("somelib").warning("token %s", secret)
+    parsed = lines(out)
+    assert all(secret not in str(p["message"]) for p in parsed)
+    assert parsed[0]["message"] == f"the run crashed: refused with {logs.REDACTED}"
+    assert secret not in out.getvalue()
+
+
+def test_a_message_a_caller_gives_is_kept_on_one_line() -> None:
+    out = capture()
+    logs.get_logger("t").info("x", message="first\nsecond")
+    (line,) = lines(out)
+    assert line["message"] == "first second"
 
 
 def test_run_id_bound_and_cleared() -> None:
@@ -134,6 +207,20 @@ def test_json_lines_hold_no_raw_control_character_and_the_same_values() -> None:
     assert line["team"] == team
 
 
+def test_console_shows_the_sentence_after_the_code_once() -> None:
+    out = capture("console")
+    logs.get_logger("hrsync.sync.story").info("sync.held", total=2, see="hrsync plan")
+    logging.getLogger("apscheduler.scheduler").info("Scheduler started")
+    held, scheduler = out.getvalue().splitlines()
+    # The code first (what operators grep), then the sentence; not the JSON-only fields.
+    assert "sync.held" in held
+    assert held.index("sync.held") < held.index("2 people held for a problem in their own row")
+    assert "total=2" in held
+    for noise in ("severity=", "message=", "logger="):
+        assert noise not in held
+    assert "apscheduler.scheduler.log" in scheduler and "Scheduler started" in scheduler
+
+
 def test_scrub_masks_registered_secrets_and_bearer_values() -> None:
     logs.register_secret("another-secret-value-77")
     text = logs.scrub("failed: another-secret-value-77 / Authorization: Bearer abc.def")
@@ -205,3 +292,14 @@ def test_short_lived_secrets_are_masked_and_only_the_newest_kept() -> None:
     for n in range(logs.SHORT_LIVED_KEPT):
         logs.register_short_lived_secret(f"ya29.another-short-lived-{n:04d}")
     assert logs.scrub(tokens[1]) == logs.REDACTED
+
+
+def test_a_library_s_extra_fields_are_scrubbed_too() -> None:
+    secret = "extra-secret-value-64"
+    logs.register_secret(secret)
+    out = capture()
+    logging.getLogger("somelib").warning(
+        "calling", extra={"password": "plain-password-1", "url": f"https://x/?k={secret}"}
+    )
+    (line,) = lines(out)
+    assert line["password"] == logs.REDACTED and line["url"] == f"https://x/?k={logs.REDACTED}"

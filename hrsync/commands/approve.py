@@ -26,7 +26,7 @@ from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.store.repo import Store
 from hrsync.sync.approval_step import os_user
 
-log = logs.get_logger("hrsync.approve")
+log = logs.get_logger(__name__)
 
 APPROVALS_SCHEMA = "hrsync.approvals/1"
 MAX_NOTE_CHARS = 2000

@@ -21,7 +21,7 @@ def db(args: argparse.Namespace) -> int:
             before, after = upgrade(engine)
         finally:
             engine.dispose()
-    logs.get_logger("hrsync.db").info(
+    logs.get_logger(__name__).info(
         "db.upgraded" if before != after else "db.up_to_date",
         before=before,
         after=after,

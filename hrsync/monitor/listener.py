@@ -325,7 +325,11 @@ class Listener:
             try:
                 answer = self._respond(connection.head)
             except Exception as exc:  # `respond` answers its own errors; this is a bug
-                log.warning("daemon.http_error", error=scrub(f"{type(exc).__name__}: {exc}"))
+                log.warning(
+                    "daemon.http_error",
+                    path=_path(connection.head),
+                    error=scrub(f"{type(exc).__name__}: {exc}"),
+                )
                 answer = b"HTTP/1.0 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n"
             self._answers.put((connection, answer))
             self._wake()
@@ -361,7 +365,10 @@ class _Drops:
             fields["error"] = self.failure
         if self._told_at is not None:
             fields["in_last_s"] = round(now - self._told_at)
-        (log.warning if pressure else log.info)("daemon.http_dropped", **fields)
+        if pressure:
+            log.warning("daemon.http_dropped", **fields)
+        else:
+            log.info("daemon.http_dropped", **fields)
         self._told_at = now
         self._since_told.clear()
 

@@ -26,7 +26,7 @@ from hrsync.store.approvals import RefusedPlan
 from hrsync.sync.context import Planned, Run
 from hrsync.sync.plan_preview import preview_for_notice
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

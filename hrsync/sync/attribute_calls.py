@@ -33,7 +33,7 @@ from hrsync.sync.context import Run
 # DX's answer for an e-mail it does not know (the person is not a DX user).
 USER_NOT_FOUND = "user_not_found"
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 SCOPE = "users:write"
 
@@ -91,7 +91,7 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
                 f"attributes rejected: DX refused {USER_ATTRIBUTES_UPDATE} ({_dx_words(exc)}); "
                 f"the token must be valid and carry the {SCOPE} scope: add it to the API key"
             )
-            log.error("attributes.rejected", error=exc.error, message=exc.message, scope=SCOPE)
+            log.error("attributes.rejected", error=exc.error, dx_message=exc.message, scope=SCOPE)
             return result(AttributeOutcome.REJECTED, reason)
         except DxRejected as exc:
             # About this person (an e-mail DX does not know, a value it will not take).

@@ -46,7 +46,7 @@ from hrsync.sync.attribute_calls import send
 from hrsync.sync.context import Mapped, Run
 from hrsync.sync.results import AttributeResult, SyncResult
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 OVERRIDE_FLAG = "--allow-attribute-changes"
 # The hierarchy outcomes after which `with_hierarchy_only` lets attributes through.

@@ -31,7 +31,7 @@ from hrsync.sync.approval_step import applied
 from hrsync.sync.context import Run, Submitted, end
 from hrsync.sync.not_in_dx import counted_by_email, learn_people
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 # The first verification window after an ambiguous answer is this share of
 # sync.verify_timeout_s, capped: long enough for a normal import to show, short enough

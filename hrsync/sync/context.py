@@ -37,7 +37,7 @@ from hrsync.sync.results import RunEnded, SyncRequest, SyncResult
 # the lease at every verification poll and step, so the TTL only has to outlast one step.
 LEASE_TTL_S = 600.0
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

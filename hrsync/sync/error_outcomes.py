@@ -22,7 +22,7 @@ from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
 from hrsync.sync.context import Planned, Run, end
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 T = TypeVar("T")
 
@@ -63,7 +63,9 @@ def end_rejected(run: Run, exc: DxRejected, planned: Planned) -> NoReturn:
     log.error(
         "sync.rejected",
         error=exc.error,
-        message=exc.message,
+        # `message` is the log line's own sentence (hrsync.log_messages): DX's words
+        # are `dx_message`.
+        dx_message=exc.message,
         error_details=exc.error_details,
         status=exc.status,
     )

@@ -13,7 +13,7 @@ from hrsync.core.people import Directory
 from hrsync.logcap import capped
 from hrsync.store.repo import HeldRecord, Store
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 def known_places(store: Store, directory: Directory) -> KnownPlaces:

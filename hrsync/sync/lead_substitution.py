@@ -21,7 +21,7 @@ from hrsync.sync.context import Planned, Run
 from hrsync.sync.error_outcomes import named_rows
 from hrsync.sync.planning import plan_rows
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 # Each plan again settles every lead DX named; a second covers a stand-in DX refuses too.
 MAX_REPLANS = 2

@@ -24,7 +24,7 @@ from hrsync.store.repo import Store
 from hrsync.sync.context import Planned, Run
 from hrsync.sync.people_record import remember_people
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 def learn_people(

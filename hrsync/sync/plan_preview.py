@@ -24,7 +24,7 @@ from hrsync.dx.errors import DxDeferred, DxError, DxRejected
 from hrsync.outcome import EXIT_USAGE, Outcome
 from hrsync.store.repo import Store
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 Payload = list[dict[str, object]]
 

@@ -15,7 +15,7 @@ from hrsync.outcome import Outcome
 from hrsync.sync.context import Planned, Run, end
 from hrsync.sync.not_in_dx import counted_by_email, learn_people, recheck
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 def plan_rows(

@@ -32,7 +32,7 @@ from hrsync.sources.open import open_export
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 class InputRefused(Exception):

@@ -33,7 +33,7 @@ from hrsync.sync.planning import end_when_in_sync, plan_rows
 from hrsync.sync.reading import Export, InputRefused, map_teams, read_and_map, read_export
 from hrsync.sync.submit import preview, submit
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 __all__ = [
     "Export",
@@ -139,6 +139,7 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
             "sync.refused",
             plan_id=refusal.plan_id,
             guards=list(refusal.guards),
+            reason=refusal.reason,
             override=approval_command(refusal, config_path),
             detail=text,
         )

@@ -42,7 +42,7 @@ from hrsync.sync.results import (
 )
 from hrsync.sync.stages import assign_and_plan, gate_plan, preview, read_and_map, submit
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 def run_sync(

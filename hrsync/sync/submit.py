@@ -19,7 +19,7 @@ from hrsync.sync.error_outcomes import end_deferred_by_dx, end_rejected
 from hrsync.sync.lead_substitution import with_substitutes
 from hrsync.sync.planning import end_when_in_sync
 
-log = logs.get_logger("hrsync.sync")
+log = logs.get_logger(__name__)
 
 
 def preview(run: Run, planned: Planned) -> NoReturn:
