@@ -14,7 +14,8 @@ from hrsync.config.crosschecks import _http_source_checks
 from hrsync.core.settings import JOIN_FIELDS, JoinSettings, Settings, SourceSettings
 from hrsync.core.templates import is_template, template_names
 
-_JOIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+# A join's name: one word, as it prefixes its columns (``departments.DEPARTMENT_NAME``).
+JOIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 # A `source.` key in a message of the `[source]` checks, not inside a URL or a word.
 _SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
 
@@ -27,7 +28,7 @@ def join_checks(s: Settings) -> list[str]:
     joins = s.source.join
     seen: set[str] = set()
     for position, join in enumerate(joins, 1):
-        where = label(join, position)
+        where = join_label(join.name, position)
         if join.name and join.name in seen:
             p.append(f'{where} is declared twice: each name = "…" once')
         seen.add(join.name)
@@ -36,9 +37,9 @@ def join_checks(s: Settings) -> list[str]:
     return p
 
 
-def label(join: JoinSettings, position: int) -> str:
+def join_label(name: str, position: int) -> str:
     """How messages name a join: ``source.join[departments]``, by position without a name."""
-    return f"source.join[{join.name if _JOIN_NAME.match(join.name) else position}]"
+    return f"source.join[{name if JOIN_NAME.match(name) else position}]"
 
 
 def _table_checks(table: SourceSettings, where: str) -> list[str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import re
 import tomllib
 import types
 import typing
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
-from hrsync.config.join_checks import join_checks
+from hrsync.config.join_checks import JOIN_NAME, join_checks, join_label
 from hrsync.config.todos import todo_problems
 from hrsync.core.listing import capped
 from hrsync.core.settings import (
@@ -284,10 +283,11 @@ def _build_attributes(raw: Any, prefix: str, problems: list[str], base: Path) ->
 # describing how its table is read, but for those about people.
 JOIN_KEYS = ("name", "on", "match")
 _NOT_FOR_JOINS = ("fields", "unknown_manager", "join")
-_JOIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
-def _build_joins(raw: Any, dotted: str, problems: list[str], base: Path) -> tuple[JoinSettings, ...]:
+def _build_joins(
+    raw: Any, dotted: str, problems: list[str], base: Path
+) -> tuple[JoinSettings, ...]:
     """`[[source.join]]`: a list of tables, each a join's keys and its table's."""
     if isinstance(raw, _EnvValue):
         problems.append(
@@ -300,12 +300,9 @@ def _build_joins(raw: Any, dotted: str, problems: list[str], base: Path) -> tupl
     return tuple(_build_join(item, at, problems, base) for at, item in enumerate(raw, 1))
 
 
-def join_label(name: str, position: int) -> str:
-    """How messages name a join: ``source.join[departments]``, by position without a name."""
-    return f"source.join[{name if _JOIN_NAME.match(name) else position}]"
-
-
-def _build_join(raw: dict[str, Any], position: int, problems: list[str], base: Path) -> JoinSettings:
+def _build_join(
+    raw: dict[str, Any], position: int, problems: list[str], base: Path
+) -> JoinSettings:
     name = raw.get("name", "")
     text = name.text if isinstance(name, _EnvValue) else name
     where = join_label(text if isinstance(text, str) else "", position)
@@ -315,7 +312,7 @@ def _build_join(raw: dict[str, Any], position: int, problems: list[str], base: P
             "{name.COLUMN}"
         )
         text = ""
-    elif not _JOIN_NAME.match(text):
+    elif not JOIN_NAME.match(text):
         problems.append(
             f"{where}.name must be a word of letters, digits, _ and - (its columns are read "
             f"as {{name.COLUMN}}), got {text!r}"
