@@ -223,6 +223,17 @@ def read_and_map(run: Run) -> Mapped:
         people=len(directory.people),
         excluded=directory.excluded,
     )
+    for join in export.joins:
+        log.info(
+            "join.read",
+            join=join.name,
+            source=join.table,
+            rows=join.table_rows,
+            matched=join.matched,
+            of=join.rows,
+            unmatched=join.unmatched_count,
+            several=join.several_count,
+        )
     known = known_places(run.store, directory)
     try:
         placed = map_teams(run.settings, export, known)
@@ -236,7 +247,7 @@ def read_and_map(run: Run) -> Mapped:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(export.source, directory, team_map, placed.holds, export.notes)
+    return Mapped(export.source, directory, team_map, placed.holds, export.notes, export.joins)
 
 
 def _log_warnings(directory: Directory) -> None:
