@@ -87,6 +87,7 @@ class JoinReport:
     _row_by_key: Mapping[str, int] = field(default_factory=dict, repr=False)
     _locations: Sequence[str] = field(default=(), repr=False)
     _people_by_row: Mapping[int, int] = field(default_factory=dict, repr=False)
+    _repeated: Mapping[str, Sequence[int]] = field(default_factory=dict, repr=False)
 
     @property
     def count(self) -> JoinCount:
@@ -100,9 +101,17 @@ class JoinReport:
         """The table row a key matched (an e-mail key in any case), or None."""
         wanted = key.strip().lower() if self.left == "email" else key.strip()
         row = self._row_by_key.get(wanted)
-        if row is None:
+        if row is None or wanted in self._repeated:
             return None
         return RowUsed(wanted, self._locations[row], self._people_by_row.get(row, 0))
+
+    def rows_of(self, key: str) -> list[str]:
+        """Where a key is in the table: every row holding it (two or more: a problem)."""
+        wanted = key.strip().lower() if self.left == "email" else key.strip()
+        if wanted in self._repeated:
+            return [self._locations[row] for row in self._repeated[wanted]]
+        row = self._row_by_key.get(wanted)
+        return [] if row is None else [self._locations[row]]
 
     def rows_used(self) -> list[RowUsed]:
         """Every table row that gave values to someone, in the table's order."""
@@ -290,6 +299,7 @@ def _join_one(
         _row_by_key=first,
         _locations=rows.locations,
         _people_by_row=people_by_row,
+        _repeated=repeated,
     )
     return table_out, report, findings
 
@@ -402,3 +412,28 @@ def _extend(
         RowTable(index, new_cells, people.locations, partial, longest, several),
         dict(people_by_row),
     )
+
+
+def provenance(
+    values: Mapping[str, str], email: str, employee_id: str, reports: Sequence[JoinReport]
+) -> list[str]:
+    """Where a person's joined values came from, one line per join (`hrsync explain`):
+    the table's row their key matched, and each value it brought."""
+    lines: list[str] = []
+    for report in reports:
+        by = {"email": email, "employee_id": employee_id}
+        key = by.get(report.left, values.get(report.left, ""))
+        where = report.rows_of(key) if key else []
+        on = f"{report.left} {key!r} = {report.right}"
+        if len(where) == 1:
+            names = [joined_column(report.name, column) for column in report.columns]
+            brought = ", ".join(f"{name} = {values.get(name, '')!r}" for name in names)
+            lines.append(f"  join {report.name}: {where[0]} ({on}): {brought}")
+        elif where:
+            lines.append(
+                f"  join {report.name}: {on} matches {len(where)} rows of {report.table} "
+                f"({capped(where, limit=5)}): none taken"
+            )
+        else:
+            lines.append(f"  join {report.name}: no row of {report.table} ({on})")
+    return lines
