@@ -24,6 +24,8 @@ import operator
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import repeat
 
 from hrsync.core.filters import closest_name
 from hrsync.core.listing import capped
@@ -86,7 +88,7 @@ class JoinReport:
     # Where each value came from: the table row by key, the people of each row.
     _row_by_key: Mapping[str, int] = field(default_factory=dict, repr=False)
     _locations: Sequence[str] = field(default=(), repr=False)
-    _people_by_row: Mapping[int, int] = field(default_factory=dict, repr=False)
+    _row_of: Sequence[int] = field(default=(), repr=False)  # by person: their table row
     _repeated: Mapping[str, Sequence[int]] = field(default_factory=dict, repr=False)
 
     @property
@@ -104,6 +106,13 @@ class JoinReport:
         if row is None or wanted in self._repeated:
             return None
         return RowUsed(wanted, self._locations[row], self._people_by_row.get(row, 0))
+
+    @cached_property
+    def _people_by_row(self) -> Mapping[int, int]:
+        # Counted when asked (explain, the JSON plan), not on every run.
+        counts = Counter(self._row_of)
+        counts.pop(len(self._locations), None)
+        return counts
 
     def rows_of(self, key: str) -> list[str]:
         """Where a key is in the table: every row holding it (two or more: a problem)."""
@@ -234,25 +243,27 @@ def _join_one(
     email = join.left == "email"
     right_keys = lookup.column(join.right)
     if email:
-        right_keys = [key.lower() for key in right_keys]
+        right_keys = list(map(str.lower, right_keys))
     first, repeated = _index(right_keys)
-    row_of: list[int | None] = list(map(first.get, left_keys))
+    # Each person's table row, in C; `none` (one past the table's rows) where nothing, or
+    # more than one row, matched.
+    none = len(rows.cells)
+    row_of = list(map(first.get, left_keys, repeat(none)))
     if repeated:
         for i, key in enumerate(left_keys):
             if key in repeated:
-                row_of[i] = None
+                row_of[i] = none
     brought = tuple(dict.fromkeys((*wanted, join.right)))
     values = list(zip(*(lookup.column(c) for c in brought), strict=True))
-    table_out, people_by_row = _extend(people, join.name, brought, values, row_of, rows)
+    table_out = _extend(people, join.name, brought, values, row_of, rows)
     findings: list[Finding] = []
     unmatched: list[Unmatched] = []
     several: list[Unmatched] = []
     unmatched_count = several_count = 0
     locations = people.locations
     label = f"join {join.name}: {join.left} = {join.right}"
-    for i, row in enumerate(row_of):
-        if row is not None:
-            continue
+    missed = [i for i, row in enumerate(row_of) if row == none] if none in row_of else []
+    for i in missed:
         key = left_keys[i]
         if key in repeated:
             several_count += 1
@@ -298,7 +309,7 @@ def _join_one(
         columns=brought,
         _row_by_key=first,
         _locations=rows.locations,
-        _people_by_row=people_by_row,
+        _row_of=row_of,
         _repeated=repeated,
     )
     return table_out, report, findings
@@ -361,24 +372,26 @@ def _extend(
     people: RowTable,
     name: str,
     brought: Sequence[str],
-    values: Sequence[tuple[str, ...]],
-    row_of: Sequence[int | None],
+    values: list[tuple[str, ...]],
+    row_of: Sequence[int],
     table: RowTable,
-) -> tuple[RowTable, dict[int, int]]:
+) -> RowTable:
     """The people's rows with `brought` added as ``name.COLUMN``: each matched row's values
-    from the table (read as its own null words say), blank where nothing matched."""
-    blank = ("",) * len(brought)
-    added = [blank if row is None else values[row] for row in row_of]
+    from the table (read as its own null words say), blank where nothing matched (row
+    `len(values)`)."""
     cells = people.cells
-    if cells and all(type(row) is list for row in cells[:1]):
-        # CSV rows are lists: added as lists, in C.
-        as_lists = [list(v) for v in added]
-        try:
-            new_cells: list[Sequence[str]] = list(map(operator.add, cells, as_lists))
-        except TypeError:
-            new_cells = [(*c, *a) for c, a in zip(cells, added, strict=True)]
-    else:
-        new_cells = [(*c, *a) for c, a in zip(cells, added, strict=True)]
+    blank = ("",) * len(brought)
+    # Rows of one kind (the CSV reader's lists, JSON's tuples) are added to in C.
+    kind = type(cells[0]) if cells else tuple
+    added: list[Sequence[str]] = (
+        [*map(list, values), list(blank)] if kind is list else [*values, blank]
+    )
+    try:
+        new_cells: list[Sequence[str]] = list(
+            map(operator.add, cells, map(added.__getitem__, row_of))
+        )
+    except TypeError:
+        new_cells = [(*c, *added[r]) for c, r in zip(cells, row_of, strict=True)]
     # The new cells go after every cell a row has (an index may name fewer: a joined name
     # the export has itself, a JSON path, reads the join's value).
     width = max(people.index.values(), default=-1) + 1
@@ -387,13 +400,14 @@ def _extend(
         index[joined_column(name, column)] = width + offset
     partial = dict(people.partial)
     for i, own in people.partial.items():
-        joined = dict(zip((joined_column(name, c) for c in brought), added[i], strict=True))
+        mine = added[row_of[i]]
+        joined = dict(zip((joined_column(name, c) for c in brought), mine, strict=True))
         partial[i] = {**own, **joined}
     several = dict(people.several)
     if table.several:
         wanted = set(brought)
         for i, row in enumerate(row_of):
-            theirs = table.several.get(row) if row is not None else None
+            theirs = table.several.get(row)
             if theirs:
                 extra = {
                     joined_column(name, column): Several(s.values, joined_column(name, s.pick))
@@ -407,11 +421,7 @@ def _extend(
         if people.longest is not None and table.longest is not None
         else None
     )
-    people_by_row = Counter(row for row in row_of if row is not None)
-    return (
-        RowTable(index, new_cells, people.locations, partial, longest, several),
-        dict(people_by_row),
-    )
+    return RowTable(index, new_cells, people.locations, partial, longest, several)
 
 
 def provenance(
