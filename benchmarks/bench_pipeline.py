@@ -437,7 +437,9 @@ def _print_row(r: dict[str, Any]) -> None:
             f"{'':>22} │ {'':>12} │ with {what} (first run): read+val "
             f"{joined['read_validate_s']:.2f}s, total {joined['seconds']:.2f}s, "
             f"{ratio_j:.2f}x the single-export pipeline (target {TARGET_JOINS_RATIO:g}x): "
-            f"{verdict_j}; matched {matched}; RSS {joined['rss_mb']:.0f}M",
+            f"{verdict_j}; matched {matched}; CPU {joined['cpu_s']:.2f}s vs "
+            f"{empty['cpu_s']:.2f}s, {joined['cpu_s'] / empty['cpu_s']:.2f}x; RSS "
+            f"{joined['rss_mb']:.0f}M",
             flush=True,
         )
 
