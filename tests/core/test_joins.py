@@ -13,9 +13,11 @@ from hrsync.core.joins import Joined, JoinTable, join_people, names_read
 from hrsync.core.people import read_people
 from hrsync.core.rows import RowTable, Several, SourceRow
 from hrsync.core.settings import (
+    AttributeSettings,
     FieldSettings,
     FilterSettings,
     JoinSettings,
+    MappingSettings,
     Settings,
     SourceSettings,
 )
@@ -294,6 +296,15 @@ def test_names_read_are_every_name_the_config_reads() -> None:
     )
     names = names_read(settings)
     assert {"departments.DEPARTMENT_NAME", "departments.LOCATION_ID", "EMAIL"} <= set(names)
+    # Team names, attributes and filters read joined columns as any other.
+    settings = Settings(
+        source=settings.source,
+        mapping=MappingSettings(team_name="{departments.SHORT} team"),
+        attributes=AttributeSettings(entries={"Cost centre": "{departments.COST}"}),
+        filter=FilterSettings(exclude={"departments.KIND": ("closed",)}),
+    )
+    names = names_read(settings)
+    assert {"departments.SHORT", "departments.COST", "departments.KIND"} <= set(names)
 
 
 keys = st.sampled_from(["", "1", "2", "3", "x", "NULL"])
