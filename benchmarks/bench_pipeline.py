@@ -13,6 +13,11 @@ directory, then every measurement runs in a fresh child process, so that its pea
   (manager strategy, default template) → `assign` with no known identities and DX empty;
 - pipeline with templates: the first run again, with `name` and `email` in
   `[source.fields]` built by templates (issue 11's case; target 5x the floor);
+- pipeline with joins (issue 26): the first run again, the export read as a run reads it
+  (`read_export`) with a 2,000-row lookup table joined on the department
+  (`[[source.join]]`, its column the team's department), and then also a 100,000-row
+  identity export joined by e-mail (its display name the person's name); each printed as
+  a ratio to the single-export pipeline of the same run (target 2x);
 - pipeline, full store (steady state): the same, but `assign` gets the identities of a
   first pass and DX lists every team. A separate child prepares those (written to a JSON
   file); the measured child loads them before the clock starts, so its RSS holds them as
@@ -40,6 +45,9 @@ TARGET_RATIO = 3.0
 # and the e-mail, at 100k people.
 TARGET_TEMPLATES_RATIO = 5.0
 TARGET_RSS_MB = 300.0
+# Issue 26: joins cost at most this many times the single-export pipeline.
+TARGET_JOINS_RATIO = 2.0
+LOOKUP_ROWS = 2_000
 SIZES = (10_000, 50_000, 100_000)
 SEED = 7
 
@@ -166,6 +174,101 @@ def measure_pipeline(path: Path, store: Path | None, templates: bool = False) ->
     }
 
 
+def prepare_tables(path: Path, lookup: Path, identity: Path) -> dict[str, Any]:
+    """The joined tables of the export at `path`: a lookup table of LOOKUP_ROWS rows by
+    department (every department of the export, then keys nobody has), and an identity
+    export of every person by e-mail (in another case and order, as an IdP lists them)."""
+    import csv
+    import random
+
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        rows = list(csv.DictReader(fh))
+    departments = sorted({r["Department"] for r in rows})[:LOOKUP_ROWS]
+    departments += [f"Unused/{i}" for i in range(LOOKUP_ROWS - len(departments))]
+    with lookup.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["Department", "Unit", "Cost Centre"])
+        writer.writerows([d, d, f"CC-{i:05}"] for i, d in enumerate(departments))
+    people = [(r["Work Email"].strip().upper(), r["Full Name"], r["Employee ID"]) for r in rows]
+    random.Random(SEED).shuffle(people)
+    with identity.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["mail", "displayName", "employeeId"])
+        writer.writerows(people)
+    return {"lookup": len(departments), "identity": len(people)}
+
+
+def measure_joined(path: Path, lookup: Path, identity: Path | None) -> dict[str, Any]:
+    """The first run with `[[source.join]]`: read as a run reads (`read_export`: the
+    export, each joined table, the joins, `read_people`), then map and assign."""
+    import time
+
+    from hrsync.config.loading import (
+        FieldSettings,
+        JoinSettings,
+        MappingSettings,
+        Settings,
+        SourceSettings,
+    )
+    from hrsync.core.identity import assign
+    from hrsync.core.mapping import build_teams
+    from hrsync.gcpause import collector_paused
+    from hrsync.sync.reading import read_export
+
+    _quiet_logs()
+    base = _settings()
+    fields = FieldSettings(
+        **{
+            **vars(base),
+            "department": "units.Unit",
+            "name": "identity.displayName" if identity is not None else base.name,
+        }
+    )
+    joins = [
+        JoinSettings(
+            name="units",
+            on={"Department": "Department"},
+            match="optional",
+            table=SourceSettings(path=lookup),
+        )
+    ]
+    if identity is not None:
+        joins.append(
+            JoinSettings(
+                name="identity",
+                on={"email": "mail"},
+                match="optional",
+                table=SourceSettings(path=identity),
+            )
+        )
+    settings = Settings(source=SourceSettings(path=path, fields=fields, join=tuple(joins)))
+    started = time.perf_counter()
+    cpu = time.process_time()
+    with collector_paused():
+        export = read_export(settings)
+        directory = export.directory
+        validated = time.perf_counter()
+        team_map = build_teams(directory.people, MappingSettings(), fields)
+        mapped = time.perf_counter()
+        assign(team_map.teams, [], [])
+        assigned = time.perf_counter()
+        cpu_s = time.process_time() - cpu
+    if not directory.ok or team_map.problems or directory.held:
+        raise SystemExit(f"generated export has problems: {directory.problems[:3]}")
+    return {
+        "rows": directory.rows_read,
+        "people": len(directory.people),
+        "teams": len(team_map.teams),
+        "matched": {j.name: j.matched for j in export.joins},
+        "read_validate_s": validated - started,
+        "map_s": mapped - validated,
+        "assign_s": assigned - mapped,
+        "seconds": assigned - started,
+        "cpu_s": cpu_s,
+        "rss_mb": _rss_mb(),
+    }
+
+
 def prepare_store(path: Path, out: Path) -> dict[str, Any]:
     """Run a first pass and save what a steady-state run would find: store and DX."""
     from hrsync.config.loading import FilterSettings, MappingSettings, SourceSettings
@@ -258,7 +361,21 @@ def run(sizes: list[int], repeat: int, workdir: Path) -> list[dict[str, Any]]:
         empty = _best([_child("pipeline", str(export)) for _ in range(repeat)])
         full = _best([_child("pipeline", str(export), str(store)) for _ in range(repeat)])
         templated = _best([_child("templates", str(export)) for _ in range(repeat)])
-        result = {"n": n, "floor": floor, "empty": empty, "full": full, "templates": templated}
+        lookup, identity = workdir / f"lookup-{n}.csv", workdir / f"identity-{n}.csv"
+        _child("tables", str(export), str(lookup), str(identity))
+        lookup_only = _best([_child("joined", str(export), str(lookup)) for _ in range(repeat)])
+        both = _best(
+            [_child("joined", str(export), str(lookup), str(identity)) for _ in range(repeat)]
+        )
+        result = {
+            "n": n,
+            "floor": floor,
+            "empty": empty,
+            "full": full,
+            "templates": templated,
+            "joins_lookup": lookup_only,
+            "joins_identity": both,
+        }
         results.append(result)
         _print_row(result)
     return results
@@ -308,6 +425,24 @@ def _print_row(r: dict[str, Any]) -> None:
         flush=True,
     )
 
+    for key, what in (
+        ("joins_lookup", f"a {LOOKUP_ROWS:,}-row lookup table joined"),
+        ("joins_identity", f"that and a {r['n']:,}-row identity export joined by e-mail"),
+    ):
+        joined = r[key]
+        ratio_j = joined["seconds"] / empty["seconds"]
+        verdict_j = "met" if ratio_j <= TARGET_JOINS_RATIO else f"missed: {ratio_j:.1f}x"
+        matched = ", ".join(f"{k} {v:,}" for k, v in joined["matched"].items())
+        print(
+            f"{'':>22} │ {'':>12} │ with {what} (first run): read+val "
+            f"{joined['read_validate_s']:.2f}s, total {joined['seconds']:.2f}s, "
+            f"{ratio_j:.2f}x the single-export pipeline (target {TARGET_JOINS_RATIO:g}x): "
+            f"{verdict_j}; matched {matched}; CPU {joined['cpu_s']:.2f}s vs "
+            f"{empty['cpu_s']:.2f}s, {joined['cpu_s'] / empty['cpu_s']:.2f}x; RSS "
+            f"{joined['rss_mb']:.0f}M",
+            flush=True,
+        )
+
 
 def _missed(ratio: float, rss: float) -> str:
     parts = []
@@ -327,6 +462,11 @@ def main(argv: list[str]) -> int:
             result = prepare_store(path, Path(argv[3]))
         elif kind == "templates":
             result = measure_pipeline(path, None, templates=True)
+        elif kind == "tables":
+            result = prepare_tables(path, Path(argv[3]), Path(argv[4]))
+        elif kind == "joined":
+            identity = Path(argv[4]) if len(argv) > 4 else None
+            result = measure_joined(path, Path(argv[3]), identity)
         else:
             result = measure_pipeline(path, Path(argv[3]) if len(argv) > 3 else None)
         print(json.dumps(result))

@@ -34,6 +34,7 @@ from hrsync.outcome import Outcome
 if TYPE_CHECKING:
     from hrsync.core.held import Hold
     from hrsync.core.identity import TeamRow
+    from hrsync.core.joins import JoinReport
     from hrsync.core.plan_ids import Approval
     from hrsync.store.repo import RunRecord
     from hrsync.sync.results import SyncResult
@@ -81,6 +82,29 @@ def plan_document(result: SyncResult, config_path: Path | str | None = None) -> 
         ],
         "held": [held_document(h) for h in result.held],
         "attributes": attributes_document(result),
+        "joins": [join_document(j) for j in result.joins],
+    }
+
+
+def join_document(report: JoinReport) -> dict[str, Any]:
+    """One `[[source.join]]`: what it matched, and the table row each key took its values
+    from (`rows_used`)."""
+    return {
+        "name": report.name,
+        "table": report.table,
+        "on": {"people": report.left, "table": report.right},
+        "match": report.match,
+        "table_rows": report.table_rows,
+        "rows": report.rows,
+        "matched": report.matched,
+        "unmatched": report.unmatched_count,
+        "several": report.several_count,
+        "unmatched_examples": [{"location": u.location, "key": u.key} for u in report.unmatched],
+        "several_examples": [{"location": u.location, "key": u.key} for u in report.several],
+        "columns": list(report.columns),
+        "rows_used": [
+            {"key": r.key, "location": r.location, "people": r.people} for r in report.rows_used()
+        ],
     }
 
 

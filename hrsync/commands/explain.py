@@ -22,6 +22,7 @@ from hrsync.core.explanation import (
 )
 from hrsync.core.filters import build_row_filter
 from hrsync.core.identity import assign
+from hrsync.core.joins import provenance
 from hrsync.core.listing import capped
 from hrsync.core.people import HeldPerson
 from hrsync.core.read_columns import columns_read
@@ -104,6 +105,7 @@ def explain_command(args: argparse.Namespace) -> int:
             sent=sent,
             strategy=settings.mapping.strategy,
             dx_user=DxUser(known.counted, known.evidence) if known is not None else None,
+            joined=provenance(person.attributes, person.email, person.employee_id, export.joins),
         ),
         end="",
     )
@@ -123,4 +125,6 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
         store.close()
     hold = next(h for h in placed.holds if h.person.row == person.row)
     show(explain_held(hold, record.since if record is not None else None), end="")
+    for line in provenance(person.values, person.email, person.employee_id, export.joins):
+        show(line)
     return EXIT_OK

@@ -18,6 +18,7 @@ from hrsync.config.file_modes import not_private
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
+from hrsync.core.joins import JoinReport
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.mapping import LeadWithoutReports, Unplaced
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
@@ -156,6 +157,7 @@ def _export(settings: Settings) -> list[Check]:
         )
         for note in export.notes
     )
+    checks.extend(_join(report) for report in export.joins)
     if directory.unknown_managers:
         checks.append(_unknown_managers(directory.unknown_managers))
     if settings.attributes.active:
@@ -181,6 +183,35 @@ def _export(settings: Settings) -> list[Check]:
     if team_map.leads_without_reports:
         checks.append(_weak_leads(team_map.leads_without_reports))
     return checks
+
+
+def _join(report: JoinReport) -> Check:
+    """One `[[source.join]]`: the table read, how much of the export it matched, and the
+    first rows that matched no row, or several."""
+    detail = (
+        f"{report.table}: {plural(report.table_rows, 'row')} read; {report.matched} of "
+        f"{report.rows} rows of the export matched on {report.on}"
+    )
+    if report.unmatched_count:
+        held = " (held when kept)" if report.match == "one" else ""
+        examples = capped(
+            (f"{u.location} ({u.key!r})" for u in report.unmatched),
+            total=report.unmatched_count,
+        )
+        detail += f"; {report.unmatched_count} matched no row{held}: {examples}"
+    if report.several_count:
+        examples = capped(
+            (f"{u.location} ({u.key!r})" for u in report.several), total=report.several_count
+        )
+        detail += f"; {report.several_count} matched several rows (held when kept): {examples}"
+    trouble = report.several_count or (report.unmatched_count and report.match == "one")
+    return Check(
+        f"join {report.name}",
+        True,
+        detail,
+        warning=bool(report.unmatched_count or report.several_count),
+        fix=f"fix those rows, or {report.table}" if trouble else None,
+    )
 
 
 def _bullets(items: Sequence[object]) -> str:

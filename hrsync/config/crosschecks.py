@@ -127,7 +127,9 @@ def _variable_name_checks(s: Settings) -> list[str]:
     p: list[str] = []
     for key, value in _env_keys(s, ""):
         if value and not is_variable_name(value):
-            what, example = _VARIABLES.get(key, ("the value", "A_VARIABLE_NAME"))
+            # A joined table's keys are the source's: `source.join[x].username_env`.
+            known = re.sub(r"^source\.join\[[^\]]*\]\.", "source.", key)
+            what, example = _VARIABLES.get(known, ("the value", "A_VARIABLE_NAME"))
             p.append(
                 f"{key} must name an environment variable holding {what} (e.g. {example}), "
                 "not the value itself: what is written looks like a value rather than a "
@@ -141,8 +143,16 @@ def _env_keys(node: object, prefix: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for field in dataclasses.fields(node):  # type: ignore[arg-type]
         value = getattr(node, field.name)
-        if dataclasses.is_dataclass(value):
+        if field.name == "table" and dataclasses.is_dataclass(value):
+            # A join's table: its `[source]` keys are written at the join's own level.
+            found.extend(_env_keys(value, prefix))
+        elif dataclasses.is_dataclass(value):
             found.extend(_env_keys(value, f"{prefix}{field.name}."))
+        elif isinstance(value, tuple):  # [[source.join]]: each named as messages name it
+            for at, item in enumerate(value, start=1):
+                if dataclasses.is_dataclass(item):
+                    name = getattr(item, "name", "") or at
+                    found.extend(_env_keys(item, f"{prefix}{field.name}[{name}]."))
         elif field.name.endswith("_env") and isinstance(value, str):
             found.append((f"{prefix}{field.name}", value))
     return found
@@ -179,21 +189,26 @@ def _plain_http_checks(s: Settings) -> list[str]:
     if host and not s.dx.allow_insecure_http:
         why = f": the DX token {IN_CLEAR}"
         p.append(refusal("dx.base_url", host, why, "dx.allow_insecure_http"))
-    src = s.source
-    if src.allow_insecure_http:
-        return p
-    host = plain_http_host(src.url or "")
-    sent = _source_credentials(src)
-    if host and sent:
-        p.append(refusal("source.url", host, f" and sends {sent}: it {IN_CLEAR}", _SOURCE_ALLOW))
-    host = plain_http_host(src.oauth2.token_url)
-    if host:
-        why = f": the client secret {IN_CLEAR}"
-        p.append(refusal("source.oauth2.token_url", host, why, _SOURCE_ALLOW))
+    p.extend(plain_http_source_checks(s.source, "source"))
     return p
 
 
-_SOURCE_ALLOW = "source.allow_insecure_http"
+def plain_http_source_checks(src: SourceSettings, where: str) -> list[str]:
+    """`_plain_http_checks` for one table read as a source is: `[source]` itself, or a
+    `[[source.join]]` table (`where` is how messages name it)."""
+    if src.allow_insecure_http:
+        return []
+    p: list[str] = []
+    allow = f"{where}.allow_insecure_http"
+    host = plain_http_host(src.url or "")
+    sent = _source_credentials(src)
+    if host and sent:
+        p.append(refusal(f"{where}.url", host, f" and sends {sent}: it {IN_CLEAR}", allow))
+    host = plain_http_host(src.oauth2.token_url)
+    if host:
+        why = f": the client secret {IN_CLEAR}"
+        p.append(refusal(f"{where}.oauth2.token_url", host, why, allow))
+    return p
 
 
 def _source_credentials(src: SourceSettings) -> str | None:

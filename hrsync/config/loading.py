@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
+from hrsync.config.join_checks import JOIN_NAME, join_checks, join_label
 from hrsync.config.numbers import number_problem
 from hrsync.config.todos import todo_problems
 from hrsync.config.userinfo import hide_userinfo
@@ -31,6 +32,7 @@ from hrsync.core.settings import (
     FieldSettings,
     FilterSettings,
     GoogleServiceAccountSettings,
+    JoinSettings,
     LogSettings,
     MappingSettings,
     OAuth2Settings,
@@ -55,6 +57,7 @@ __all__ = [
     "FieldSettings",
     "FilterSettings",
     "GoogleServiceAccountSettings",
+    "JoinSettings",
     "LogSettings",
     "MappingSettings",
     "OAuth2Settings",
@@ -126,6 +129,7 @@ def load_settings(
         ),
     )
     problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
+    problems.extend(join_checks(settings))
     problems = [hide_userinfo(p, _urls(settings)) for p in problems]
     if problems and path is None:
         # Keys may all come from HRSYNC_… variables (a container); with none set, the
@@ -229,6 +233,9 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
         hint = hints[key]
         if hint is AttributeSettings:
             values[key] = _build_attributes(value, dotted + ".", problems, base)
+            continue
+        if hint == tuple[JoinSettings, ...]:
+            values[key] = _build_joins(value, dotted, problems, base)
             continue
         if dataclasses.is_dataclass(hint):
             values[key] = _build(typing.cast(type, hint), value, dotted + ".", problems, base)
@@ -338,6 +345,83 @@ def _build_attributes(raw: Any, prefix: str, problems: list[str], base: Path) ->
             )
         entries[name] = value
     return dataclasses.replace(settings, entries=entries)
+
+
+# A join's own keys; every other key of a `[[source.join]]` table is a `[source]` key
+# describing how its table is read, but for those about people.
+JOIN_KEYS = ("name", "on", "match")
+_NOT_FOR_JOINS = ("fields", "unknown_manager", "join")
+
+
+def _build_joins(
+    raw: Any, dotted: str, problems: list[str], base: Path
+) -> tuple[JoinSettings, ...]:
+    """`[[source.join]]`: a list of tables, each a join's keys and its table's."""
+    if isinstance(raw, _EnvValue):
+        problems.append(
+            f"{raw.origin} cannot set {dotted}: write [[source.join]] tables in the config file"
+        )
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        problems.append(f"{dotted} must be [[source.join]] tables, got {_kind(raw)}")
+        return ()
+    return tuple(_build_join(item, at, problems, base) for at, item in enumerate(raw, 1))
+
+
+def _build_join(
+    raw: dict[str, Any], position: int, problems: list[str], base: Path
+) -> JoinSettings:
+    name = raw.get("name", "")
+    text = name.text if isinstance(name, _EnvValue) else name
+    where = join_label(text if isinstance(text, str) else "", position)
+    if not isinstance(text, str) or not text.strip():
+        problems.append(
+            f'{where}.name must name the join (e.g. "departments"): its columns are read as '
+            "{name.COLUMN}"
+        )
+        text = ""
+    elif not JOIN_NAME.match(text):
+        problems.append(
+            f"{where}.name must be a word of letters, digits, _ and - (its columns are read "
+            f"as {{name.COLUMN}}), got {text!r}"
+        )
+    on = raw.get("on")
+    pairs = on.items() if isinstance(on, dict) else ()
+    entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in pairs}
+    if len(entries) != 1 or not all(
+        isinstance(v, str) and v.strip() and k.strip() for k, v in entries.items()
+    ):
+        shown = repr(entries) if isinstance(on, dict) else _kind(on) if on is not None else "none"
+        problems.append(
+            f'{where}.on must be one key, e.g. on = {{ DEPARTMENT_ID = "DEPARTMENT_ID" }} (the '
+            f"people's column, or email or employee_id = the table's column), got {shown}"
+        )
+        entries = {}
+    match = raw.get("match", "one")
+    try:
+        match = _coerce(match, typing.get_type_hints(JoinSettings)["match"], base)
+    except _BadValue as exc:
+        shown_match = match.text if isinstance(match, _EnvValue) else match
+        problems.append(f"{where}.match must be {exc.expected}, got {shown_match!r}")
+        match = "one"
+    rest: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in JOIN_KEYS:
+            continue
+        if key in _NOT_FOR_JOINS:
+            problems.append(
+                f"{where}.{key} is not a known key of a join: a join brings its table's "
+                "columns, [source.fields] and [filter] read them as {name.COLUMN}"
+            )
+            continue
+        rest[key] = value
+    table = _build(SourceSettings, rest, where + ".", problems, base)
+    return JoinSettings(
+        name=text,
+        on={k.strip(): str(v).strip() for k, v in entries.items()},
+        match=match,
+        table=table,
+    )
 
 
 def _unknown_key(dotted: str, key: str, known: list[str]) -> str:

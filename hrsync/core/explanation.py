@@ -253,13 +253,16 @@ def explain(
     sent: Mapping[str, Sent],
     strategy: str,
     dx_user: DxUser | None = None,
+    joined: Sequence[str] = (),
 ) -> str:
     """The report: the row, the fields, the chain, the team(s) and their DX side, and
-    whether DX counts the person (`dx_user`)."""
+    whether DX counts the person (`dx_user`). `joined`: where their joined values came
+    from (hrsync.core.joins.provenance), after the fields."""
     lines = [f"{_who(person)} <{person.email}>", f"  row: {person.location}", "  fields:"]
     for d in derive_fields(person, settings):
         how = f"template {d.source!r}" if d.template else f"column {d.source!r}"
         lines.append(f"    {d.field} = {d.value!r}  ({how})")
+    lines.extend(joined)
     chain = manager_chain(person, people)
     if chain:
         lines.append(f"  manager chain: {capped((_who(p) for p in chain), sep=' -> ')} (top)")

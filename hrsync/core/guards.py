@@ -13,19 +13,22 @@ Threshold convention (inclusive limits): a limit is the largest value still allo
 `max_archive = 10` allows 10 archives and refuses 11; `max_archive_fraction = 0.2` of 50
 current teams allows 10 and refuses 11, and never fewer than one team (the floor:
 0.2 of 3 teams allows 1); `min_people_fraction = 0.8` of 80 people allows
-64 and refuses 63; a payload of exactly 5,000,000 bytes is allowed, one byte more is refused.
+64 and refuses 63; `min_join_fraction = 0.9` of a join that matched 100 of 100 rows last
+time allows 90 of 100 and refuses 89; a payload of exactly 5,000,000 bytes is allowed,
+one byte more is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final, Literal
 
+from hrsync.core.joins import JoinCount
 from hrsync.core.plan import Archive, Plan
 from hrsync.core.plan_ids import plan_id
 from hrsync.core.settings import SyncSettings
@@ -206,6 +209,7 @@ GuardName = Literal[
     "max_archive",
     "max_archive_fraction",
     "min_people_fraction",
+    "min_join_fraction",
 ]
 
 
@@ -268,12 +272,15 @@ def check_safety(
     settings: SyncSettings,
     allow_archive: int = 0,
     allow_shrink: bool = False,
+    joins: Sequence[JoinCount] = (),
+    last_joins: Mapping[str, JoinCount] | None = None,
 ) -> Refusal | None:
     """Every guard, in a fixed order; all that trip are reported.
 
     `allow_archive = N` lets up to N archives through both archive guards (a manual,
-    one-off decision); `allow_shrink` lets a shrunken export through. The empty-export
-    and payload guards cannot be overridden.
+    one-off decision); `allow_shrink` lets a shrunken export through, and a join that
+    matched less (`joins` against `last_joins`, the last accepted run's). The
+    empty-export and payload guards cannot be overridden.
     """
     if allow_archive < 0:
         raise ValueError(f"allow_archive must be 0 or more, got {allow_archive}")
@@ -371,9 +378,45 @@ def check_safety(
                     override="--allow-shrink",
                 )
             )
+    if not allow_shrink:
+        trips.extend(join_trips(joins, last_joins or {}, settings.min_join_fraction))
     if not trips:
         return None
     return Refusal(trips=tuple(trips), archives=tuple(plan.archives))
+
+
+def join_trips(
+    joins: Sequence[JoinCount], last: Mapping[str, JoinCount], fraction: float
+) -> list[GuardTrip]:
+    """The joins matching a smaller share of the export's rows than `fraction` of the
+    share they matched in the last accepted run (`last`, by name). A join without one
+    there (new, renamed, or matching nothing then) has nothing to fall from."""
+    trips: list[GuardTrip] = []
+    for join in joins:
+        before = last.get(join.name)
+        if before is None or not before.rows or not before.matched:
+            continue
+        minimum = math.ceil(fraction * before.matched * join.rows / before.rows - _EPSILON)
+        if join.matched >= minimum and join.rows:
+            continue
+        share = _percent(join.matched, join.rows) if join.rows else "0%"
+        trips.append(
+            GuardTrip(
+                guard="min_join_fraction",
+                message=(
+                    f"join {join.name!r} matched {join.matched} of {join.rows} rows ({share}); "
+                    f"the last accepted run matched {before.matched} of {before.rows} "
+                    f"({_percent(before.matched, before.rows)}), minimum "
+                    f"{_fraction(fraction)} of that = {plural(minimum, 'row')} "
+                    "(sync.min_join_fraction)"
+                ),
+                actual=join.matched,
+                limit=minimum,
+                setting="sync.min_join_fraction",
+                override="--allow-shrink",
+            )
+        )
+    return trips
 
 
 def _percent(part: int, whole: int) -> str:
@@ -436,6 +479,8 @@ def gate(
     allow_shrink: bool = False,
     approved: Collection[str] = (),
     recheck: timedelta = DEFAULT_RECHECK,
+    joins: Sequence[JoinCount] = (),
+    last_joins: Mapping[str, JoinCount] | None = None,
 ) -> Decision:
     """Deferral first (a run in a snapshot window sends nothing and judges nothing, and
     an approval never bypasses a window: it waits), then safety. Call it for a plan that
@@ -460,6 +505,8 @@ def gate(
             settings=settings,
             allow_archive=archive,
             allow_shrink=shrink,
+            joins=joins,
+            last_joins=last_joins,
         )
 
     strict = safety(0, False)

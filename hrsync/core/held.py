@@ -15,7 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hrsync.core.mapping import MANAGER_PREFIX, DesiredTeam, SortedEmails, TeamMap
+from hrsync.core.mapping import (
+    DEPARTMENT_PREFIX,
+    MANAGER_PREFIX,
+    DesiredTeam,
+    SortedEmails,
+    TeamMap,
+)
 from hrsync.core.people import HeldPerson, Person, Problem
 from hrsync.core.rows import MAX_FIELD_CHARS
 
@@ -94,7 +100,8 @@ def graph_people(
 ) -> Sequence[Person]:
     """`people` and, under placeholder e-mails, the held people reports can name. A held
     person whose own manager reference is the problem is put under the lead of the team
-    DX had them in (`restore_managers`), so neither they nor their team moves."""
+    DX had them in (`restore_managers`), so neither they nor their team moves; one whose
+    row gives no department, in the unit DX had them in."""
     if not held:
         return people  # the usual run: no copy of every person
     emails = dx_emails(held, known)
@@ -111,6 +118,12 @@ def graph_people(
         # DX as the name of the team they lead (a blank one falls back to their name).
         row = {k: v if len(v) <= MAX_FIELD_CHARS else "" for k, v in person.values.items()}
         department = person.department
+        if not department and restore_managers and person.row in emails:
+            # No department on their row (a join that cannot say which row is theirs):
+            # the unit DX had them in, as a broken manager reference keeps their lead.
+            team = known.member_of.get(emails[person.row], "")
+            if team.startswith(DEPARTMENT_PREFIX):
+                department = team.removeprefix(DEPARTMENT_PREFIX)
         nodes.append(
             Person(
                 employee_id=person.employee_id,

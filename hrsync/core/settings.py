@@ -140,6 +140,40 @@ class SourceSettings:
     unknown_manager: Literal["refuse", "top"] = "refuse"
     # url and oauth2.token_url may send credentials over plain http:// to another machine.
     allow_insecure_http: bool = False
+    # `[[source.join]]`: tables joined to the people, in order (hrsync.core.joins).
+    join: tuple[JoinSettings, ...] = ()
+
+
+# What a person's row names a join's key by, beside a column: their own field as
+# `[source.fields]` reads it (the e-mail lower-cased).
+JOIN_FIELDS = ("email", "employee_id")
+
+
+@dataclass(frozen=True)
+class JoinSettings:
+    """`[[source.join]]`: a second table joined to the people on one key; its columns
+    read as ``{name.COLUMN}`` wherever a column of the export can be named.
+
+    The table is read exactly as the export is: `table` holds its `[source]` keys (path
+    or url, format, paging, OAuth2, max_bytes …); its `fields` are not used.
+    """
+
+    name: str = ""
+    # One entry: the people's side (a column of the export, an earlier join's
+    # ``name.COLUMN``, or "email" / "employee_id") -> a column of the table.
+    on: Mapping[str, str] = field(default_factory=dict)
+    # "one": every person must match exactly one row; "optional": at most one. A second
+    # match is always a problem of that person's row.
+    match: Literal["one", "optional"] = "one"
+    table: SourceSettings = field(default_factory=lambda: SourceSettings())
+
+    @property
+    def left(self) -> str:
+        return next(iter(self.on), "")
+
+    @property
+    def right(self) -> str:
+        return next(iter(self.on.values()), "")
 
 
 @dataclass(frozen=True)
@@ -198,6 +232,9 @@ class SyncSettings:
     on_person_problem: Literal["hold", "refuse"] = "hold"
     max_held: int = 25  # more held people than this refuses the run
     max_held_fraction: float = 0.02  # … or more than this share of the export's people
+    # A join matching a smaller share of the export's rows than this fraction of the share
+    # it matched in the last accepted run refuses the plan (hrsync.core.guards).
+    min_join_fraction: float = 0.9
     retro_window_days: int = 21
     verify_timeout_s: float = 600.0
     max_resends: int = 2

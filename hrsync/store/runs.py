@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Row, func, insert, or_, select, update
 
 from hrsync.core.guards import TURNED_AWAY
+from hrsync.core.joins import JoinCount
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
@@ -78,7 +79,10 @@ class RunQueries(StoreSessions):
         defer_kind: str | None = None,
         substitutes: Sequence[LeadSubstitute] = (),
         plan_id: str | None = None,
+        join_counts: Sequence[JoinCount] | None = None,
     ) -> None:
+        """`join_counts`: each join's counts, when they may be the join guard's baseline
+        (None when the run read no export, or its joins are not to be trusted)."""
         with self._write() as s:
             finished = s.execute(
                 update(tables.runs)
@@ -97,6 +101,9 @@ class RunQueries(StoreSessions):
                     if substitutes
                     else None,
                     plan_id=plan_id,
+                    join_counts_json=None
+                    if join_counts is None
+                    else json.dumps({c.name: [c.rows, c.matched] for c in join_counts}),
                 )
             )
             if finished.rowcount == 0:
@@ -149,6 +156,32 @@ class RunQueries(StoreSessions):
             return None
         newest = max(candidates, key=lambda c: c[1])[0]
         return None if newest is None else int(newest)
+
+    def last_accepted_join_counts(self) -> dict[str, JoinCount]:
+        """Each join's counts in the last accepted run that kept them (the join guard's
+        baseline): the newer of the last in-sync or applied run and the run of the last
+        verified submission, as for `last_accepted_people_count`."""
+        runs, submissions = tables.runs, tables.submissions
+        kept = runs.c.join_counts_json.is_not(None)
+        with self._read() as s:
+            run = s.execute(
+                select(runs.c.join_counts_json, runs.c.started_at)
+                .where(runs.c.outcome.in_(ACCEPTED_OUTCOMES), runs.c.dry_run == 0, kept)
+                .order_by(runs.c.started_at.desc())
+                .limit(1)
+            ).first()
+            sub = s.execute(
+                select(runs.c.join_counts_json, runs.c.started_at)
+                .join(runs, runs.c.id == submissions.c.run_id)
+                .where(submissions.c.status == SubmissionStatus.VERIFIED, kept)
+                .order_by(runs.c.started_at.desc())
+                .limit(1)
+            ).first()
+        candidates = [c for c in (run, sub) if c is not None]
+        if not candidates:
+            return {}
+        counts: dict[str, list[int]] = json.loads(max(candidates, key=lambda c: c[1])[0])
+        return {name: JoinCount(name, rows, matched) for name, (rows, matched) in counts.items()}
 
     def consecutive_failures(self) -> list[RunRecord]:
         """The unbroken streak of most recent failed runs (newest first), however long: a

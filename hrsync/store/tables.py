@@ -57,6 +57,9 @@ runs = Table(
     # The id of the plan a guard refused, or that an approval or override flags let
     # through (`core.plan_ids`); NULL when no guard tripped.
     Column("plan_id", String(16)),
+    # Each `[[source.join]]`'s rows and matches, as JSON, when the run read them and they
+    # may serve as the join guard's baseline (NULL: none, or not trusted).
+    Column("join_counts_json", Text),
     Index("ix_runs_started_at", "started_at"),
 )
 

@@ -21,6 +21,7 @@ from hrsync.config.loading import Settings
 from hrsync.core.guards import DeferralKind
 from hrsync.core.held import Hold
 from hrsync.core.identity import Assignment, TeamRow
+from hrsync.core.joins import JoinReport
 from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
@@ -88,6 +89,7 @@ class Mapped:
     holds: tuple[Hold, ...] = ()  # the held people, and where DX keeps them
     # The reader's notes on the export (e.g. exactly a round page size of records).
     source_notes: tuple[str, ...] = ()
+    joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
 
     @property
     def people_count(self) -> int:
@@ -117,6 +119,9 @@ class Planned:
     # let it past (a person's approval, or this run's override flags).
     plan_id: str | None = None
     approval: Approval | None = None
+    joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
+    # Whether the joins' counts may be the join guard's next baseline (SyncResult's).
+    joins_trusted: bool = True
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -173,5 +178,7 @@ def end(
             not_in_dx=tuple(not_in_dx),
             plan_id=planned.plan_id if planned is not None else None,
             approval=planned.approval if planned is not None else None,
+            joins=planned.joins if planned is not None else (),
+            joins_trusted=planned.joins_trusted if planned is not None else True,
         )
     )

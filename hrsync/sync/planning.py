@@ -3,9 +3,11 @@ in the same run for leads DX does not know yet (lead_substitution.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from hrsync import logs
+from hrsync.core.guards import join_trips
 from hrsync.core.identity import TeamRow
 from hrsync.core.plan import MembershipChange, Plan, make_plan
 from hrsync.core.render import describe, event_fields
@@ -60,6 +62,21 @@ def _log_plan(plan: Plan) -> None:
     log.info("plan.ready", **plan.counts)
 
 
+def _untrusted_joins(run: Run, planned: Planned) -> Planned:
+    """A run in sync sends nothing, so no guard judges it; but a join that matched far
+    less than in the last accepted run must not become the join guard's baseline."""
+    if not planned.joins:
+        return planned
+    trips = join_trips(
+        [join.count for join in planned.joins],
+        run.store.last_accepted_join_counts(),
+        run.settings.sync.min_join_fraction,
+    )
+    for trip in trips:
+        log.warning("join.baseline_kept", detail=trip.message)
+    return dataclasses.replace(planned, joins_trusted=False) if trips else planned
+
+
 def end_when_in_sync(run: Run, planned: Planned) -> None:
     """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
     leads and members match what DX last verifiably took."""
@@ -74,6 +91,7 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     if recheck(run, planned, known, last.created_at if last is not None else None):
         return
     log.info("sync.in_sync", teams=planned.plan.desired_count)
+    planned = _untrusted_joins(run, planned)
     run.store.save_identities(planned.assignment.identities, run.clock())
     # DX holds what it last verifiably took: its counts say whom it counts.
     when = last.created_at if last is not None else run.clock()

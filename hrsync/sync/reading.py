@@ -21,13 +21,16 @@ from hrsync.core.held import (
     held_refusal,
     place_held,
 )
+from hrsync.core.joins import Joined, JoinReport, join_people, names_read
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, Problem, read_people
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.read_columns import columns_read
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
+from hrsync.sources.base import Export as SourceExport
 from hrsync.sources.base import SourceError, SourceUnavailable
+from hrsync.sources.joined import open_tables
 from hrsync.sources.open import open_export
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
@@ -64,6 +67,7 @@ class Export:
     pages: int = 1  # HTTP pages read (1 for a file)
     # The reader's notes, worth a look but no refusal (an answer of a round page size).
     notes: tuple[str, ...] = ()
+    joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
 
 
 def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
@@ -77,16 +81,18 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     try:
         read = columns_read(settings)
         export = open_export(src, also_read=read.names)
+        joined = _joined(settings, export)
         directory = read_people(
             export.name,
-            export.columns,
-            export.table(),
+            joined.columns,
+            joined.table,
             src.fields,
             settings.filter,
             also_used=read.value_names,
             null_values=src.null_values,
             unknown_manager=src.unknown_manager,
             hold_people=settings.sync.on_person_problem == "hold",
+            row_problems=joined.findings,
         )
     except SourceUnavailable:
         raise
@@ -117,7 +123,29 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
                 source=export.name,
                 directory=directory,
             )
-    return Export(export.name, directory, export.pages, export.notes)
+    return Export(export.name, directory, export.pages, export.notes, joined.reports)
+
+
+def _joined(settings: Settings, export: SourceExport) -> Joined:
+    """The export's rows with every `[[source.join]]` table's columns added (none: the rows
+    as they are); a join that cannot be trusted refuses the export, naming it."""
+    src = settings.source
+    if not src.join:
+        return Joined(export.columns, export.table(), (), ())
+    names = names_read(settings)
+    tables = open_tables(src.join, names)
+    joined = join_people(
+        export.name,
+        export.columns,
+        export.table(),
+        tables,
+        fields=src.fields,
+        null_values=src.null_values,
+        read=names,
+    )
+    if joined.refusals:
+        raise InputRefused("export", joined.refusals, source=export.name)
+    return joined
 
 
 def _held_guard_line(too_many: str, held: int, problems: Sequence[Problem]) -> str:
@@ -195,6 +223,17 @@ def read_and_map(run: Run) -> Mapped:
         people=len(directory.people),
         excluded=directory.excluded,
     )
+    for join in export.joins:
+        log.info(
+            "join.read",
+            join=join.name,
+            source=join.table,
+            rows=join.table_rows,
+            matched=join.matched,
+            of=join.rows,
+            unmatched=join.unmatched_count,
+            several=join.several_count,
+        )
     known = known_places(run.store, directory)
     try:
         placed = map_teams(run.settings, export, known)
@@ -208,7 +247,7 @@ def read_and_map(run: Run) -> Mapped:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(export.source, directory, team_map, placed.holds, export.notes)
+    return Mapped(export.source, directory, team_map, placed.holds, export.notes, export.joins)
 
 
 def _log_warnings(directory: Directory) -> None:

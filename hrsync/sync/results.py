@@ -17,6 +17,7 @@ from hrsync.core.attributes import AttributeOutcome, AttributePlan, more_serious
 from hrsync.core.guards import DeferralKind
 from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
+from hrsync.core.joins import JoinReport
 from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
@@ -79,6 +80,11 @@ class SyncResult:
     plan_id: str | None = None
     # What let it past the guards: a person's approval, or this run's flags (via "sync").
     approval: Approval | None = None
+    # Each `[[source.join]]` as the run read it (`check`, `plan --format json`), and whether
+    # its counts may be the join guard's next baseline (not when a run in sync skipped
+    # the guard while a join matched far less).
+    joins: tuple[JoinReport, ...] = ()
+    joins_trusted: bool = True
 
     @property
     def overall(self) -> Outcome:

@@ -87,6 +87,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         holds=mapped.holds,
         notes=notes,
         directory=mapped.directory,
+        joins=mapped.joins,
     )
 
 
@@ -110,6 +111,8 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         allow_archive=run.request.allow_archive,
         allow_shrink=run.request.allow_shrink,
         approved=approval_step.ids_for(approved, plan.payload_digest),
+        joins=tuple(join.count for join in planned.joins),
+        last_joins=run.store.last_accepted_join_counts() if planned.joins else None,
     )
     if isinstance(decision, Defer):
         text = render_deferral(decision.deferral)

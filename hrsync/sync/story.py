@@ -157,6 +157,10 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         defer_kind=result.defer_kind,
         substitutes=result.substitutes,
         plan_id=result.plan_id,
+        # The export read, its joins trusted: the join guard's baseline when accepted.
+        join_counts=tuple(join.count for join in result.joins)
+        if result.people_count is not None and result.joins_trusted
+        else None,
     )
     if not request.operational:
         return  # the daemon's deferral is not a dry run's business

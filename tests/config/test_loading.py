@@ -271,6 +271,9 @@ def test_example_config_documents_every_key_and_loads() -> None:
             if key == "entries":  # [attributes] holds them beside its reserved keys
                 assert "[attributes]" in text
                 continue
+            if key == "join":  # [[source.join]] tables, commented out: no table to join
+                assert "# [[source.join]]" in text
+                continue
             if key in ("include", "exclude", "headers"):
                 assert f"[{section.name}.{key}]" in text
                 continue

@@ -118,6 +118,7 @@ def read_people(
     null_values: Collection[str] = DEFAULT_NULL_VALUES,
     unknown_manager: str = "refuse",
     hold_people: bool = False,
+    row_problems: Sequence[Finding] = (),
 ) -> Directory:
     """Normalise, filter and validate the rows of one export; every problem is reported.
 
@@ -129,7 +130,9 @@ def read_people(
     matches nobody as "no manager", collected in `Directory.unknown_managers`.
     `hold_people`: when every problem is one of a person's own row (`Problem.holds`),
     those people are held (`Directory.held`) and the rest are read as people; any other
-    problem still refuses the export, with every problem listed.
+    problem still refuses the export, with every problem listed. `row_problems`: problems
+    of people's own rows found before (a join that matched no row for them), told and
+    held as the rows' own, for the rows the filters keep.
     """
     configured = {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
     # How messages name a field: its column, or the setting and its template.
@@ -192,6 +195,7 @@ def read_people(
             *managers.findings,
             *cycles,
             *org.findings,
+            *(found for found in row_problems if reason[found[0]] is None),
         ],
     )
     held: tuple[HeldPerson, ...] = ()

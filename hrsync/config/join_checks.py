@@ -1,0 +1,97 @@
+"""The checks of `[[source.join]]` once every key is parsed: each join's table is checked
+as `[source]` is (the same rules, named by the join), and the joins against each other
+and against `[source.fields]`.
+
+A message names the join as ``source.join[departments]`` and the key within it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from hrsync.config.crosschecks import _http_source_checks, plain_http_source_checks
+from hrsync.core.settings import JOIN_FIELDS, JoinSettings, Settings, SourceSettings
+from hrsync.core.templates import is_template, template_names
+
+# A join's name: one word, as it prefixes its columns (``departments.DEPARTMENT_NAME``).
+JOIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+# A `source.` key in a message of the `[source]` checks, not inside a URL or a word.
+_SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
+
+
+def join_checks(s: Settings) -> list[str]:
+    p: list[str] = []
+    fraction = s.sync.min_join_fraction
+    if not 0 <= fraction <= 1:
+        p.append(f"sync.min_join_fraction must be between 0 and 1, got {fraction}")
+    joins = s.source.join
+    seen: set[str] = set()
+    for position, join in enumerate(joins, 1):
+        where = join_label(join.name, position)
+        if join.name and join.name in seen:
+            p.append(f'{where} is declared twice: each name = "…" once')
+        seen.add(join.name)
+        p.extend(_table_checks(join.table, where))
+        p.extend(_order_checks(s.source, joins, position - 1, where))
+    return p
+
+
+def join_label(name: str, position: int) -> str:
+    """How messages name a join: ``source.join[departments]``, by position without a name."""
+    return f"source.join[{name if JOIN_NAME.match(name) else position}]"
+
+
+def _table_checks(table: SourceSettings, where: str) -> list[str]:
+    """The `[source]` rules for reading a table, about the join's own keys."""
+    p: list[str] = []
+    if table.path is not None and table.url:
+        p.append(f"{where}.path and {where}.url are both set; choose one")
+    elif table.path is None and not table.url:
+        p.append(f"{where}.path or {where}.url is required: where the joined table is read")
+    if table.url and not re.match(r"^https?://", table.url):
+        p.append(f"{where}.url must start with http:// or https://, got {table.url!r}")
+    if len(table.delimiter) > 1:
+        p.append(f"{where}.delimiter must be a single character, got {table.delimiter!r}")
+    if table.max_bytes < 1:
+        p.append(f"{where}.max_bytes must be at least 1, got {table.max_bytes}")
+    if table.encoding:
+        try:
+            codecs.lookup(table.encoding)
+        except LookupError:
+            p.append(f"{where}.encoding must be a known text encoding, got {table.encoding!r}")
+    p.extend(_SOURCE_KEY.sub(f"{where}.", problem) for problem in _http_source_checks(table))
+    p.extend(plain_http_source_checks(table, where))
+    return p
+
+
+def _order_checks(
+    source: SourceSettings, joins: tuple[JoinSettings, ...], at: int, where: str
+) -> list[str]:
+    """A join's key on the people's side exists before it is joined: an earlier join's
+    column, or a field that no join (this one or a later one) builds."""
+    left = joins[at].left
+    if not left:
+        return []
+    later = {join.name: join for join in joins[at:] if join.name}
+    if left in JOIN_FIELDS:
+        written = getattr(source.fields, left)
+        names = template_names(written) if is_template(written) else (written,)
+        for name in names:
+            prefix = name.partition(".")[0] if "." in name else ""
+            if prefix in later:
+                whom = "the join itself" if prefix == joins[at].name else f"the join {prefix!r}"
+                what = "e-mail" if left == "email" else "employee id"
+                return [
+                    f"{where}.on joins on the {what}, which source.fields.{left} builds from "
+                    f"{whom} ({written!r}): join on a column of the export instead"
+                ]
+        return []
+    prefix = left.partition(".")[0] if "." in left else ""
+    if prefix in later:
+        whose = "itself" if prefix == joins[at].name else "it"
+        return [
+            f"{where}.on names {left!r}, a column of the join {prefix!r}, declared after "
+            f"{whose}: a join reads only the columns of the joins above it"
+        ]
+    return []
