@@ -360,6 +360,11 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "pages: stopped reading",
     "dx.audit_trail.page_cap": "DX's audit trail has more than {max_pages} pages: stopped reading",
     # the state store, the process, the log itself
+    "join.read": "{join}: {rows} rows read, {matched} of {of} people matched ({unmatched} "
+    "without a match, {several} with several)",
+    "join.baseline_kept": _with_detail(
+        "in sync, but a join matched far fewer people than last time: its baseline is kept"
+    ),
     "db.upgraded": "database upgraded from {before} to {after}",
     "db.pruned": "history from before {before} pruned (state.keep_days = {keep_days})",
     "db.prune_failed": "could not prune history older than {keep_days} days: {error}",
