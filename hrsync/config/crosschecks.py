@@ -8,6 +8,7 @@ so an operator fixes a config in one pass.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import re
@@ -36,21 +37,9 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
     elif not re.match(r"^https?://", s.dx.base_url):
         p.append(f"dx.base_url must start with http:// or https://, got {s.dx.base_url!r}")
     src = s.source
-    if src.path is not None and src.url:
-        p.append("source.path and source.url are both set; choose one")
-    elif require_source and src.path is None and not src.url:
+    if require_source and src.path is None and not src.url:
         p.append("source.path or source.url is required")
-    if src.url and not re.match(r"^https?://", src.url):
-        p.append(f"source.url must start with http:// or https://, got {src.url!r}")
-    if len(src.delimiter) > 1:
-        p.append(f"source.delimiter must be a single character, got {src.delimiter!r}")
-    if src.encoding:
-        import codecs
-
-        try:
-            codecs.lookup(src.encoding)
-        except LookupError:
-            p.append(f"source.encoding must be a known text encoding, got {src.encoding!r}")
+    p.extend(table_checks(src, "source"))
     p.extend(_http_source_checks(src))
     p.extend(_plain_http_checks(s))
     for key in ("employee_id", "email", "name"):
@@ -178,6 +167,24 @@ def _monitoring_checks(s: Settings) -> list[str]:
     unknown = [event for event in notify.on if event not in NOTIFY_EVENTS]
     if unknown:
         p.append(f"notify.on must list events among {', '.join(NOTIFY_EVENTS)}, got {unknown!r}")
+    return p
+
+
+def table_checks(src: SourceSettings, where: str) -> list[str]:
+    """How one table is read: `[source]`'s, or a `[[source.join]]` table's (`where` is how
+    messages name it)."""
+    p: list[str] = []
+    if src.path is not None and src.url:
+        p.append(f"{where}.path and {where}.url are both set; choose one")
+    if src.url and not re.match(r"^https?://", src.url):
+        p.append(f"{where}.url must start with http:// or https://, got {src.url!r}")
+    if len(src.delimiter) > 1:
+        p.append(f"{where}.delimiter must be a single character, got {src.delimiter!r}")
+    if src.encoding:
+        try:
+            codecs.lookup(src.encoding)
+        except LookupError:
+            p.append(f"{where}.encoding must be a known text encoding, got {src.encoding!r}")
     return p
 
 

@@ -7,10 +7,13 @@ A message names the join as ``source.join[departments]`` and the key within it.
 
 from __future__ import annotations
 
-import codecs
 import re
 
-from hrsync.config.crosschecks import _http_source_checks, plain_http_source_checks
+from hrsync.config.crosschecks import (
+    _http_source_checks,
+    plain_http_source_checks,
+    table_checks,
+)
 from hrsync.core.settings import JOIN_FIELDS, JoinSettings, Settings, SourceSettings
 from hrsync.core.templates import is_template, template_names
 
@@ -45,21 +48,11 @@ def join_label(name: str, position: int) -> str:
 def _table_checks(table: SourceSettings, where: str) -> list[str]:
     """The `[source]` rules for reading a table, about the join's own keys."""
     p: list[str] = []
-    if table.path is not None and table.url:
-        p.append(f"{where}.path and {where}.url are both set; choose one")
-    elif table.path is None and not table.url:
+    if table.path is None and not table.url:
         p.append(f"{where}.path or {where}.url is required: where the joined table is read")
-    if table.url and not re.match(r"^https?://", table.url):
-        p.append(f"{where}.url must start with http:// or https://, got {table.url!r}")
-    if len(table.delimiter) > 1:
-        p.append(f"{where}.delimiter must be a single character, got {table.delimiter!r}")
+    p.extend(table_checks(table, where))
     if table.max_bytes < 1:
         p.append(f"{where}.max_bytes must be at least 1, got {table.max_bytes}")
-    if table.encoding:
-        try:
-            codecs.lookup(table.encoding)
-        except LookupError:
-            p.append(f"{where}.encoding must be a known text encoding, got {table.encoding!r}")
     p.extend(_SOURCE_KEY.sub(f"{where}.", problem) for problem in _http_source_checks(table))
     p.extend(plain_http_source_checks(table, where))
     return p
