@@ -25,12 +25,11 @@ from hrsync.core.identity import assign
 from hrsync.core.joins import provenance
 from hrsync.core.listing import capped
 from hrsync.core.people import HeldPerson
-from hrsync.core.read_columns import columns_read
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
-from hrsync.sources.open import open_export
 from hrsync.sync.holding import known_places
+from hrsync.sync.reading import open_joined
 from hrsync.sync.stages import Export, InputRefused, map_teams, read_export
 
 
@@ -56,13 +55,21 @@ def explain_command(args: argparse.Namespace) -> int:
     person = find_person(people, query)
     if person is None:
         # The export was read and kept nobody of that id; a filtered row may still hold it.
-        # The sync's own columns: a filter on a path that picks from a list reads a column
-        # of its own, which the export lists only when told of it.
-        raw = open_export(settings.source, also_read=columns_read(settings).names)
-        row_filter, _ = build_row_filter(settings.filter, settings.source.fields, raw.columns)
-        excluded = find_excluded(raw.rows(), settings.source.fields, row_filter, query)
+        # Read as the sync reads it, with its joins: a filter may read a joined column.
+        try:
+            _, joined = open_joined(settings)
+        except (SourceError, InputRefused) as exc:
+            show(f"hrsync: the export cannot be read again to look among its filtered rows: {exc}")
+            return EXIT_FAILED
+        fields = settings.source.fields
+        row_filter, _ = build_row_filter(settings.filter, fields, joined.columns)
+        excluded = find_excluded(joined.table.rows(), fields, row_filter, query)
         if excluded is not None:
             show(explain_excluded(query, excluded), end="")
+            for line in provenance(
+                excluded.values, excluded.email, excluded.employee_id, joined.reports
+            ):
+                show(line)
             return EXIT_OK
         close = suggestions(people, query)
         hint = f"; did you mean {capped(repr(c) for c in close)}?" if close else ""

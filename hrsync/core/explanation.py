@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from hrsync.core.compare import index_dx
@@ -102,6 +102,11 @@ class Excluded:
     setting: str  # the filter that drops it: `filter.active_status`, `filter.exclude.x`
     column: str  # the column that filter read
     value: str  # what the row holds there
+    # The row as read (its joined columns too), and the person's ids as the fields read
+    # them: what `provenance` needs to show the joined values that decided it.
+    values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    employee_id: str = ""
+    email: str = ""
 
 
 def find_excluded(
@@ -117,27 +122,36 @@ def find_excluded(
     folded = wanted.casefold()
     if not wanted:
         return None
-    sources = [(getattr(fields, name), name == "email") for name in ("employee_id", "email")]
     readers = [
-        (Template(source) if is_template(source) else source, fold)
-        for source, fold in sources
-        if isinstance(source, str) and source
+        (name, Template(source) if is_template(source) else source)
+        for name in ("employee_id", "email")
+        if isinstance(source := getattr(fields, name), str) and source
     ]
     for row in rows:
         values = row.values
-        for reader, fold in readers:
-            value = (
-                reader.render(_cells(values))
-                if isinstance(reader, Template)
-                else values.get(reader, "")
-            ).strip()
-            if value == wanted or (fold and value.casefold() == folded):
+        ids = {name: _read(reader, values) for name, reader in readers}
+        for name, value in ids.items():
+            if value == wanted or (name == "email" and value.casefold() == folded):
                 setting = row_filter.reason(values)
                 if setting is None:
                     return None  # kept by the filters: not left out, so not explained here
                 column = _filter_column(row_filter, setting)
-                return Excluded(row.location, setting, column, values.get(column, ""))
+                return Excluded(
+                    row.location,
+                    setting,
+                    column,
+                    values.get(column, ""),
+                    values,
+                    employee_id=ids.get("employee_id", ""),
+                    email=ids.get("email", ""),
+                )
     return None
+
+
+def _read(reader: Template | str, values: Mapping[str, str]) -> str:
+    return (
+        reader.render(_cells(values)) if isinstance(reader, Template) else values.get(reader, "")
+    ).strip()
 
 
 def _cells(values: Mapping[str, str]) -> Callable[[str], str]:

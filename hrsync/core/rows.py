@@ -154,6 +154,12 @@ class RowTable:
         partial = {i: v for i, v in enumerate(values) if len(v) != len(keys)}
         return cls(index, cells, locations, partial, several=several)
 
+    def rows(self) -> Iterator[SourceRow]:
+        """Each row as a `SourceRow` again (its own values where it has `partial` ones)."""
+        for i, location in enumerate(self.locations):
+            values = self.partial[i] if i in self.partial else RowValues(self.index, self.cells[i])
+            yield SourceRow(location, values, self.several.get(i))
+
 
 def _shared_cells(
     values: Sequence[Mapping[str, str]],

@@ -80,8 +80,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     src = settings.source
     try:
         read = columns_read(settings)
-        export = open_export(src, also_read=read.names)
-        joined = _joined(settings, export)
+        export, joined = open_joined(settings)
         directory = read_people(
             export.name,
             joined.columns,
@@ -124,6 +123,14 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
                 directory=directory,
             )
     return Export(export.name, directory, export.pages, export.notes, joined.reports)
+
+
+def open_joined(settings: Settings) -> tuple[SourceExport, Joined]:
+    """The export with its joins: the people export opened as a run opens it, and its rows
+    with every `[[source.join]]` table's columns added. Raises SourceError (a join's own
+    named), SourceUnavailable, or InputRefused for a join that cannot be trusted."""
+    export = open_export(settings.source, also_read=columns_read(settings).names)
+    return export, _joined(settings, export)
 
 
 def _joined(settings: Settings, export: SourceExport) -> Joined:

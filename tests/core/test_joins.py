@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.joins import Joined, JoinTable, join_people, names_read
+from hrsync.core.explanation import find_excluded
+from hrsync.core.filters import build_row_filter
+from hrsync.core.joins import Joined, JoinTable, join_people, names_read, provenance
 from hrsync.core.people import read_people
 from hrsync.core.rows import RowTable, Several, SourceRow
 from hrsync.core.settings import (
@@ -347,3 +349,43 @@ def test_the_hash_join_is_the_nested_loop_join(
             assert (i in held) == (len(hits) > 1 or match == "one")
     (report,) = joined.reports
     assert report.matched + report.unmatched_count + report.several_count == len(left)
+
+
+def test_a_row_a_filter_drops_for_a_joined_column_is_found_with_where_it_came_from() -> None:
+    # `hrsync explain` of a person the filters leave out: the joined rows, filtered.
+    joined = run()
+    row_filter, unknown = build_row_filter(
+        FilterSettings(exclude={"departments.DEPARTMENT_NAME": ("shipping",)}),
+        FIELDS,
+        joined.columns,
+    )
+    assert not unknown
+    excluded = find_excluded(joined.table.rows(), FIELDS, row_filter, "p122@example.com")
+    assert excluded is not None
+    assert (excluded.location, excluded.setting, excluded.value) == (
+        "EMPLOYEES.csv line 4",
+        "filter.exclude.departments.DEPARTMENT_NAME",
+        "Shipping",
+    )
+    assert (excluded.employee_id, excluded.email) == ("122", "p122@example.com")
+    assert provenance(excluded.values, excluded.email, excluded.employee_id, joined.reports) == [
+        "  join departments: departments.csv line 3 (DEPT '50' = DEPARTMENT_ID): "
+        "departments.DEPARTMENT_NAME = 'Shipping', departments.MANAGER_ID = '121', "
+        "departments.DEPARTMENT_ID = '50'"
+    ]
+    assert find_excluded(joined.table.rows(), FIELDS, row_filter, "200") is None  # kept
+
+
+records = st.lists(
+    st.dictionaries(st.sampled_from("abcd"), st.text("xy ", max_size=3), max_size=4),
+    max_size=6,
+)
+
+
+@given(records)
+def test_a_table_gives_back_the_rows_it_was_made_of(values: list[dict[str, str]]) -> None:
+    rows = [SourceRow(f"r.json [{i}]", v) for i, v in enumerate(values)]
+    again = list(RowTable.of_rows(rows, ("a", "b")).rows())
+    assert [r.location for r in again] == [r.location for r in rows]
+    # A record lacking some columns keeps its own values, nothing more.
+    assert [dict(r.values) for r in again] == values

@@ -285,3 +285,32 @@ def test_a_joined_table_over_http_keeps_its_credentials_out_of_logs_and_store(
     for path in oracle.root.glob("state.db*"):
         assert secret.encode() not in path.read_bytes()
         assert b"wrong-0a9b8c7d" not in path.read_bytes()
+
+
+def test_explain_says_which_joined_value_a_filter_dropped_a_person_for(
+    oracle: Workspace,
+) -> None:
+    # The filter reads a column of the join: explain must read the export with its joins
+    # to find the person it dropped, and show the joined row that decided it.
+    text = oracle.config.read_text(encoding="utf-8")
+    oracle.config.write_text(
+        text + '\n[filter]\nexclude = { "departments.DEPARTMENT_NAME" = ["Public Relations"] }\n',
+        encoding="utf-8",
+    )
+    run = oracle.hrsync("sync")
+    assert run.finished["outcome"] == "applied", run.stdout[-3000:]
+    assert "Public Relations" not in oracle.dx_teams()
+    explained = oracle.hrsync("explain", "204")
+    assert explained.code == 0, explained.stdout[-2000:] + explained.stderr[-2000:]
+    assert explained.stdout.startswith(
+        "204 is at EMPLOYEES.csv line 106, but left out by "
+        "filter.exclude.departments.DEPARTMENT_NAME "
+        "(departments.DEPARTMENT_NAME 'Public Relations'): "
+    ), explained.stdout
+    assert (
+        "  join departments: DEPARTMENTS.csv line 8 (DEPARTMENT_ID '70' = DEPARTMENT_ID): "
+        "departments.DEPARTMENT_NAME = 'Public Relations', departments.MANAGER_ID = '204'"
+    ) in explained.stdout
+    # A person the filter keeps is explained as before.
+    kept = oracle.hrsync("explain", "122")
+    assert kept.code == 0 and "join departments: DEPARTMENTS.csv line 6" in kept.stdout
