@@ -122,6 +122,12 @@ class JoinReport:
         row = self._row_by_key.get(wanted)
         return [] if row is None else [self._locations[row]]
 
+    def missed(self, rows: Iterable[int]) -> int:
+        """How many of these rows of the export matched no single row of the table."""
+        none = len(self._locations)
+        row_of = self._row_of
+        return sum(1 for i in rows if i < len(row_of) and row_of[i] == none)
+
     def rows_used(self) -> list[RowUsed]:
         """Every table row that gave values to someone, in the table's order."""
         keys = {row: key for key, row in self._row_by_key.items()}
@@ -422,6 +428,25 @@ def _extend(
         else None
     )
     return RowTable(index, new_cells, people.locations, partial, longest, several)
+
+
+def join_behind(held_rows: Collection[int], reports: Sequence[JoinReport]) -> str | None:
+    """Why so many people would be held, when a join is why: most of them matched no row
+    of it, so its columns (their e-mail, their manager…) read empty for them. A join
+    table missing rows (a page of an API, a cut file) looks like that; holding those
+    people is no fix, so the held guard's refusal names the join instead."""
+    for report in reports:
+        missed = report.missed(held_rows)
+        if held_rows and missed * 2 > len(held_rows):
+            return (
+                f"{missed} of them matched no row of join {report.name!r} ({report.matched:,} "
+                f"of the {report.rows:,} rows of the export matched on {report.on}; "
+                f"{report.table_rows:,} rows read from {report.table}), so its columns read "
+                f"empty for them: a joined table missing rows (a page not read, a cut file) "
+                f"looks like this; check join {report.name!r} with `hrsync check` before "
+                f"holding anyone"
+            )
+    return None
 
 
 def provenance(

@@ -21,9 +21,9 @@ from hrsync.core.held import (
     held_refusal,
     place_held,
 )
-from hrsync.core.joins import Joined, JoinReport, join_people, names_read
+from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
-from hrsync.core.people import SUSPECT_REFERENCES, Directory, Problem, read_people
+from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.read_columns import columns_read
 from hrsync.logcap import capped
@@ -116,7 +116,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
             raise InputRefused(
                 "export",
                 [
-                    _held_guard_line(too_many, held, problems),
+                    _held_guard_line(too_many, held, problems, directory.held, joined.reports),
                     *grouped_lines(dict.fromkeys(problems)),
                 ],
                 source=export.name,
@@ -155,10 +155,20 @@ def _joined(settings: Settings, export: SourceExport) -> Joined:
     return joined
 
 
-def _held_guard_line(too_many: str, held: int, problems: Sequence[Problem]) -> str:
+def _held_guard_line(
+    too_many: str,
+    held: int,
+    problems: Sequence[Problem],
+    people: Sequence[HeldPerson],
+    joins: Sequence[JoinReport],
+) -> str:
     """The held guard's refusal. When managers matching nobody are too many to be strays
-    (a missing page, a column of another kind of id), it says so: holding those people
-    would sync a wrong org, so `--allow-held` is no fix then."""
+    (a missing page, a column of another kind of id), or most of the people matched no
+    row of a join (its table missing rows), it says so: holding those people would sync
+    a wrong org, so `--allow-held` is no fix then."""
+    behind = join_behind([person.row for person in people], joins)
+    if behind is not None:
+        return f"{too_many}: {behind}"
     suspect = next((p for p in problems if SUSPECT_REFERENCES in p.expected), None)
     if suspect is None:
         return (

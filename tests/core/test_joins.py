@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 
 from hrsync.core.explanation import find_excluded
 from hrsync.core.filters import build_row_filter
-from hrsync.core.joins import Joined, JoinTable, join_people, names_read, provenance
+from hrsync.core.joins import (
+    Joined,
+    JoinTable,
+    join_behind,
+    join_people,
+    names_read,
+    provenance,
+)
 from hrsync.core.people import read_people
 from hrsync.core.rows import RowTable, Several, SourceRow
 from hrsync.core.settings import (
@@ -389,3 +396,18 @@ def test_a_table_gives_back_the_rows_it_was_made_of(values: list[dict[str, str]]
     assert [r.location for r in again] == [r.location for r in rows]
     # A record lacking some columns keeps its own values, nothing more.
     assert [dict(r.values) for r in again] == values
+
+
+def test_a_join_most_held_people_matched_no_row_of_is_named() -> None:
+    # Departments 50 and 10 missing from the table: 122, 121 and 200 match nothing.
+    joined = run(joins=((join(match="optional"), (DEPARTMENTS[0], DEPARTMENTS[3])),))
+    (report,) = joined.reports
+    assert report.missed([0, 1, 2, 3]) == 3
+    said = join_behind([1, 2, 3], joined.reports)
+    assert said is not None and said.startswith(
+        "3 of them matched no row of join 'departments' (1 of the 4 rows of the export "
+        "matched on DEPT = DEPARTMENT_ID; 1 rows read from departments.csv)"
+    )
+    # Held for something else: most of them matched.
+    assert join_behind([0, 1], joined.reports) is None
+    assert join_behind([], joined.reports) is None
