@@ -118,8 +118,10 @@ def test_every_recipe_is_on_its_how_to_page_verbatim() -> None:
         recipe = (RECIPES / f"{name}.toml").read_text(encoding="utf-8")
         where = page.relative_to(ROOT)
         assert f"```toml\n{recipe}```" in text, f"config/recipes/{name}.toml differs in {where}"
-    # oracle-hr reads files, not an API: test_joins_e2e runs it verbatim.
-    assert sorted(p.stem for p in RECIPES.glob("*.toml")) == sorted([*HOSTS, "oracle-hr"])
+    # oracle-hr reads files, not an API: test_joins_e2e runs it verbatim; workday-entra
+    # reads two APIs: test_workday_entra_e2e runs it.
+    joined = ["oracle-hr", "workday-entra"]
+    assert sorted(p.stem for p in RECIPES.glob("*.toml")) == sorted([*HOSTS, *joined])
 
 
 def google_key_env(ws: Workspace, api: DirectoryApi, base_url: str) -> dict[str, str]:

@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from tests.fakes import Request, Response
 
@@ -116,6 +117,11 @@ class GraphApi:
     revoke_after_page: int | None = None  # revoke the token in use after serving this page
     pages_served: int = 0
     delta_selects: dict[int, str] = field(default_factory=dict)  # $skiptoken -> $select
+    # As Graph does: /v1.0/users answers only the fields $select names (employeeId,
+    # userPrincipalName too), `$filter=accountEnabled eq true` keeps the enabled, and each
+    # @odata.nextLink carries the request's own query. Off: the fixed shape older tests read.
+    query_options: bool = False
+    last_page: int | None = None  # this page answers without its @odata.nextLink (truncated)
 
     def __call__(self, request: Request, base: str) -> Response:
         if request.path.endswith("/oauth2/v2.0/token") and request.method == "POST":
@@ -125,6 +131,8 @@ class GraphApi:
         if not self.oauth.allows(request):
             return Response.of_json({"error": {"code": "InvalidAuthenticationToken"}}, 401)
         delta = request.path.endswith("/delta")
+        if self.query_options and not delta:
+            return self._users(request, base)
         skip = int(request.query.get("$skiptoken", "0"))
         page = skip // self.page_size + 1
         failure = self.faults.failing(page)
@@ -152,6 +160,32 @@ class GraphApi:
         self.pages_served += 1
         if self.revoke_after_page == self.pages_served:
             self.oauth.revoked.add(request.headers["authorization"].removeprefix("Bearer "))
+        return Response.of_json(body)
+
+    def _users(self, request: Request, base: str) -> Response:
+        """/v1.0/users with its query options read as Graph reads them."""
+        query = dict(request.query)
+        skip = int(query.pop("$skiptoken", "0"))
+        page = skip // self.page_size + 1
+        failure = self.faults.failing(page)
+        if failure:
+            return failure
+        wanted = query.get("$filter", "")
+        if wanted not in ("", "accountEnabled eq true"):
+            return Response.of_json({"error": {"code": "Request_UnsupportedQuery"}}, 400)
+        people = [p for p in self.people if p.active or not wanted]
+        select = [name for name in query.get("$select", "").split(",") if name]
+        users = [
+            {**self._user(p), "employeeId": p.id, "userPrincipalName": p.email}
+            for p in _page(people, skip, self.page_size)
+        ]
+        if select:
+            users = [{name: user.get(name) for name in select} for user in users]
+        body: dict[str, Any] = {"@odata.context": f"{base}/v1.0/$metadata#users", "value": users}
+        if skip + self.page_size < len(people) and page != self.last_page:
+            following = urlencode({**query, "$skiptoken": skip + self.page_size}, quote_via=quote)
+            body["@odata.nextLink"] = f"{base}/v1.0/users?{following}"
+        self.pages_served += 1
         return Response.of_json(body)
 
     @staticmethod
@@ -385,6 +419,7 @@ class WorkdayApi:
     people: list[Person] = field(default_factory=sample_people)
     user: str = "ISU_hrsync"
     password: str = field(default_factory=lambda: secrets.token_hex(12))
+    email_field: str | None = "Email_-_Work"  # None: a report without the work e-mail
 
     def __call__(self, request: Request, base: str) -> Response:
         if request.path != "/ccx/service/customreport2/acme/ISU_hrsync/DX_Org":
@@ -409,15 +444,12 @@ class WorkdayApi:
                         "Manager_ID": other.id,
                     }
                 )
-            entries.append(
-                {
-                    "Employee_ID": p.id,
-                    "Worker": p.name,
-                    "Email_-_Work": p.email,
-                    "Worker_Status": "Active" if p.active else "Terminated",
-                    "Positions_group": positions,
-                }
-            )
+            entry: dict[str, Any] = {"Employee_ID": p.id, "Worker": p.name}
+            if self.email_field:
+                entry[self.email_field] = p.email
+            entry["Worker_Status"] = "Active" if p.active else "Terminated"
+            entry["Positions_group"] = positions
+            entries.append(entry)
         return Response.of_json({"Report_Entry": entries})
 
 
