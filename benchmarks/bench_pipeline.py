@@ -16,7 +16,8 @@ directory, then every measurement runs in a fresh child process, so that its pea
 - pipeline with joins (issue 26): the first run again, the export read as a run reads it
   (`read_export`) with a 2,000-row lookup table joined on the department
   (`[[source.join]]`, its column the team's department), and then also a 100,000-row
-  identity export joined by e-mail (its display name the person's name); each printed as
+  identity export joined by e-mail (the name ranked: its display name, else the
+  export's, a `[source.fields]` precedence list); each printed as
   a ratio to the single-export pipeline of the same run (target 2x);
 - pipeline, full store (steady state): the same, but `assign` gets the identities of a
   first pass and DX lists every team. A separate child prepares those (written to a JSON
@@ -212,16 +213,20 @@ def measure_joined(path: Path, lookup: Path, identity: Path | None) -> dict[str,
     )
     from hrsync.core.identity import assign
     from hrsync.core.mapping import build_teams
+    from hrsync.core.precedence import first_of_column
     from hrsync.gcpause import collector_paused
     from hrsync.sync.reading import read_export
 
     _quiet_logs()
     base = _settings()
+    # With the identity export, the name is ranked as issue 26's users write it: the
+    # identity provider's display name, else the export's.
+    first_of = {"name": ("identity.displayName", base.name)} if identity is not None else {}
     fields = FieldSettings(
         **{
             **vars(base),
             "department": "units.Unit",
-            "name": "identity.displayName" if identity is not None else base.name,
+            "name": first_of_column(first_of["name"]) if first_of else base.name,
         }
     )
     joins = [
@@ -241,7 +246,9 @@ def measure_joined(path: Path, lookup: Path, identity: Path | None) -> dict[str,
                 table=SourceSettings(path=identity),
             )
         )
-    settings = Settings(source=SourceSettings(path=path, fields=fields, join=tuple(joins)))
+    settings = Settings(
+        source=SourceSettings(path=path, fields=fields, join=tuple(joins), first_of=first_of)
+    )
     started = time.perf_counter()
     cpu = time.process_time()
     with collector_paused():

@@ -362,6 +362,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     # the state store, the process, the log itself
     "join.read": "{join}: {rows} rows read, {matched} of {of} people matched ({unmatched} "
     "without a match, {several} with several)",
+    "fields.first_of": "{detail} (how many values each column of the list gave)",
     "join.baseline_kept": _with_detail(
         "in sync, but a join matched far fewer people than last time: its baseline is kept"
     ),

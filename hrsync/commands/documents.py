@@ -83,6 +83,15 @@ def plan_document(result: SyncResult, config_path: Path | str | None = None) -> 
         "held": [held_document(h) for h in result.held],
         "attributes": attributes_document(result),
         "joins": [join_document(j) for j in result.joins],
+        "fields": [
+            {
+                "field": p.field,
+                "column": p.column,
+                "first_of": [{"name": s.name, "won": s.won} for s in p.sources],
+                "empty": p.empty,
+            }
+            for p in result.precedence
+        ],
     }
 
 

@@ -9,6 +9,7 @@ import argparse
 from hrsync.commands.output import show
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config.loading import Settings
+from hrsync.core import precedence
 from hrsync.core.explanation import (
     DxUser,
     Sent,
@@ -112,7 +113,12 @@ def explain_command(args: argparse.Namespace) -> int:
             sent=sent,
             strategy=settings.mapping.strategy,
             dx_user=DxUser(known.counted, known.evidence) if known is not None else None,
-            joined=provenance(person.attributes, person.email, person.employee_id, export.joins),
+            joined=[
+                *provenance(person.attributes, person.email, person.employee_id, export.joins),
+                *precedence.provenance(
+                    person.attributes, settings.source.first_of, settings.source.name
+                ),
+            ],
         ),
         end="",
     )
@@ -133,5 +139,9 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
     hold = next(h for h in placed.holds if h.person.row == person.row)
     show(explain_held(hold, record.since if record is not None else None), end="")
     for line in provenance(person.values, person.email, person.employee_id, export.joins):
+        show(line)
+    for line in precedence.provenance(
+        person.values, settings.source.first_of, settings.source.name
+    ):
         show(line)
     return EXIT_OK

@@ -158,6 +158,10 @@ def _export(settings: Settings) -> list[Check]:
         for note in export.notes
     )
     checks.extend(_join(report) for report in export.joins)
+    checks.extend(
+        Check(f"field {report.field}", True, report.line() + " (first non-empty wins)")
+        for report in export.precedence
+    )
     if directory.unknown_managers:
         checks.append(_unknown_managers(directory.unknown_managers))
     if settings.attributes.active:

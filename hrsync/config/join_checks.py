@@ -29,6 +29,7 @@ def join_checks(s: Settings) -> list[str]:
     if not 0 <= fraction <= 1:
         p.append(f"sync.min_join_fraction must be between 0 and 1, got {fraction}")
     joins = s.source.join
+    p.extend(_name_checks(s.source))
     seen: set[str] = set()
     for position, join in enumerate(joins, 1):
         where = join_label(join.name, position)
@@ -38,6 +39,22 @@ def join_checks(s: Settings) -> list[str]:
         p.extend(_table_checks(join.table, where))
         p.extend(_order_checks(s.source, joins, position - 1, where))
     return p
+
+
+def _name_checks(source: SourceSettings) -> list[str]:
+    """`source.name`: one word, as it prefixes the export's columns in a precedence list,
+    and no join's name, whose columns it would shadow."""
+    name = source.name
+    if not name:
+        return []
+    if not JOIN_NAME.match(name):
+        return [
+            "source.name must be a word of letters, digits, _ and - (a precedence list reads "
+            f"the export's columns as name.COLUMN), got {name!r}"
+        ]
+    if any(join.name == name for join in source.join):
+        return [f"source.name {name!r} is also a join's name: name them apart"]
+    return []
 
 
 def join_label(name: str, position: int) -> str:
@@ -67,6 +84,12 @@ def _order_checks(
     if not left:
         return []
     later = {join.name: join for join in joins[at:] if join.name}
+    if left in source.first_of:
+        what = "e-mail" if left == "email" else "employee id"
+        return [
+            f"{where}.on joins on the {what}, which source.fields.{left} takes from a list "
+            "of columns, made after every join: join on one of those columns instead"
+        ]
     if left in JOIN_FIELDS:
         written = getattr(source.fields, left)
         names = template_names(written) if is_template(written) else (written,)

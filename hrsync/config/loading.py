@@ -26,6 +26,7 @@ from hrsync.config.numbers import number_problem
 from hrsync.config.todos import todo_problems
 from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.listing import capped
+from hrsync.core.precedence import first_of_column
 from hrsync.core.settings import (
     AttributeSettings,
     DxSettings,
@@ -223,7 +224,7 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
         problems.append(f"{prefix.rstrip('.') or 'config'} must be a table, got {_kind(raw)}")
         raw = {}
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("token", "config_path")}
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in _NOT_WRITTEN}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
@@ -231,6 +232,10 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
             problems.append(_unknown_key(dotted, key, list(fields)))
             continue
         hint = hints[key]
+        if hint is FieldSettings and isinstance(value, dict):
+            value, first_of = _precedence_lists(value, dotted + ".", problems)
+            if first_of:
+                values["first_of"] = first_of
         if hint is AttributeSettings:
             values[key] = _build_attributes(value, dotted + ".", problems, base)
             continue
@@ -262,6 +267,54 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
             continue
         values[key] = parsed
     return cls(**values)
+
+
+# Fields set by the loader or the environment, never written as keys.
+_NOT_WRITTEN = ("token", "config_path", "first_of")
+
+
+def _precedence_lists(
+    raw: dict[str, Any], prefix: str, problems: list[str]
+) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
+    """`[source.fields]` with each list of columns (the first non-empty wins) replaced by
+    the column it makes (hrsync.core.precedence), and the lists by field."""
+    plain: dict[str, Any] = {}
+    lists: dict[str, tuple[str, ...]] = {}
+    for key, value in raw.items():
+        if not isinstance(value, list):
+            plain[key] = value
+            continue
+        names = tuple(v.strip() for v in value if isinstance(v, str))
+        if not names or len(names) != len(value) or not all(names):
+            problems.append(
+                f"{prefix}{key} must be a column, a template, or a list of columns (the first "
+                f'non-empty wins, e.g. ["entra.mail", "Work_Email"]), got '
+                f"{_list_written(value)}"
+            )
+            continue
+        templates = [name for name in names if is_template(name)]
+        if templates:
+            problems.append(
+                f"{prefix}{key} lists columns, not templates: {templates[0]!r}; make the "
+                "template a column of its own with a join, or write the field as one template"
+            )
+            continue
+        if len(set(names)) != len(names):
+            problems.append(f"{prefix}{key} names a column twice: {list(names)!r}")
+            continue
+        lists[key] = names
+        plain[key] = first_of_column(names)
+    return plain, lists
+
+
+def _list_written(value: list[Any]) -> str:
+    """A list that is no list of columns, described without its values."""
+    if not value:
+        return "an empty list"
+    blank = sum(1 for v in value if isinstance(v, str) and not v.strip())
+    other = sum(1 for v in value if not isinstance(v, str))
+    what = ([f"{blank} empty"] if blank else []) + ([f"{other} not text"] if other else [])
+    return f"a list of {len(value)} with {' and '.join(what)}"
 
 
 # The longest value a configuration message quotes whole: a key holds a few words, and

@@ -31,6 +31,7 @@ from hrsync.core.filters import closest_name
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, read_fields
 from hrsync.core.people.validation import Finding, of_person
+from hrsync.core.precedence import PrecedenceReport
 from hrsync.core.read_columns import columns_read
 from hrsync.core.rows import RowTable, Several
 from hrsync.core.settings import JOIN_FIELDS, FieldSettings, JoinSettings, Settings
@@ -156,6 +157,9 @@ class Joined:
     reports: tuple[JoinReport, ...]
     findings: tuple[Finding, ...]  # problems of people's own rows (they hold them)
     refusals: tuple[str, ...] = ()  # problems of a join itself: the run is refused
+    # Each `[source.fields]` precedence list as it went (hrsync.core.precedence), made
+    # over the joined rows.
+    precedence: tuple[PrecedenceReport, ...] = ()
 
     @property
     def counts(self) -> tuple[JoinCount, ...]:
@@ -168,12 +172,15 @@ def joined_column(join: str, column: str) -> str:
 
 def names_read(settings: Settings) -> tuple[str, ...]:
     """Every column name the config reads from a person's row: `[source.fields]` (a
-    template's names too), team names, attributes, filters, and the joins' keys."""
+    template's names and a precedence list's too), team names, attributes, filters, and
+    the joins' keys."""
     names: list[str] = []
     for value in vars(settings.source.fields).values():
         names.extend(template_names(value) if is_template(value) else (value,))
     names.extend(columns_read(settings).names)
     names.extend(join.left for join in settings.source.join)
+    for listed in settings.source.first_of.values():
+        names.extend(listed)
     return tuple(dict.fromkeys(name for name in names if name))
 
 

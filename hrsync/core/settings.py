@@ -142,6 +142,14 @@ class SourceSettings:
     allow_insecure_http: bool = False
     # `[[source.join]]`: tables joined to the people, in order (hrsync.core.joins).
     join: tuple[JoinSettings, ...] = ()
+    # The export's own name, so that a precedence list may name its columns as
+    # ``name.COLUMN`` beside a join's (``workday.Work_Email``); "" when it has none.
+    name: str = ""
+    # `[source.fields]` entries written as a list of columns, the first non-empty wins
+    # (hrsync.core.precedence): field -> the columns, in order. The field itself then
+    # names the column that list makes (`precedence.first_of_column`). Set by the
+    # loader from the lists, never written as a key.
+    first_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 # What a person's row names a join's key by, beside a column: their own field as

@@ -54,6 +54,8 @@ def picked_paths(settings: SourceSettings, also: Iterable[str] = ()) -> tuple[st
     named: list[str] = []
     for value in vars(settings.fields).values():
         named.extend(template_names(value) if is_template(value) else (value,))
+    for listed in settings.first_of.values():
+        named.extend(listed)
     named.extend(also)
     return tuple(dict.fromkeys(name for name in named if has_pick(name)))
 

@@ -26,6 +26,7 @@ from hrsync.core.mapping import TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
+from hrsync.core.precedence import PrecedenceReport
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.dx.client import DxClient
 from hrsync.dx.models import DxTeam, Snapshot
@@ -90,6 +91,7 @@ class Mapped:
     # The reader's notes on the export (e.g. exactly a round page size of records).
     source_notes: tuple[str, ...] = ()
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
+    precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
 
     @property
     def people_count(self) -> int:
@@ -122,6 +124,7 @@ class Planned:
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     # Whether the joins' counts may be the join guard's next baseline (SyncResult's).
     joins_trusted: bool = True
+    precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -180,5 +183,6 @@ def end(
             approval=planned.approval if planned is not None else None,
             joins=planned.joins if planned is not None else (),
             joins_trusted=planned.joins_trusted if planned is not None else True,
+            precedence=planned.precedence if planned is not None else (),
         )
     )

@@ -8,7 +8,7 @@ words. The run's wrapper, `read_and_map`, logs and ends the run through `context
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from hrsync import logs
@@ -24,6 +24,7 @@ from hrsync.core.held import (
 from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
+from hrsync.core.precedence import PrecedenceReport, apply_precedence
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.read_columns import columns_read
 from hrsync.logcap import capped
@@ -68,6 +69,7 @@ class Export:
     # The reader's notes, worth a look but no refusal (an answer of a round page size).
     notes: tuple[str, ...] = ()
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
+    precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
 
 
 def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
@@ -122,37 +124,55 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
                 source=export.name,
                 directory=directory,
             )
-    return Export(export.name, directory, export.pages, export.notes, joined.reports)
+    return Export(
+        export.name, directory, export.pages, export.notes, joined.reports, joined.precedence
+    )
 
 
 def open_joined(settings: Settings) -> tuple[SourceExport, Joined]:
     """The export with its joins: the people export opened as a run opens it, and its rows
-    with every `[[source.join]]` table's columns added. Raises SourceError (a join's own
-    named), SourceUnavailable, or InputRefused for a join that cannot be trusted."""
+    with every `[[source.join]]` table's columns and each precedence list's column added.
+    Raises SourceError (a join's own named), SourceUnavailable, or InputRefused for a
+    join or list that cannot be trusted."""
     export = open_export(settings.source, also_read=columns_read(settings).names)
     return export, _joined(settings, export)
 
 
 def _joined(settings: Settings, export: SourceExport) -> Joined:
-    """The export's rows with every `[[source.join]]` table's columns added (none: the rows
-    as they are); a join that cannot be trusted refuses the export, naming it."""
+    """The export's rows with every `[[source.join]]` table's columns added, then each
+    precedence list's column (none of either: the rows as they are); a join or list that
+    cannot be trusted refuses the export, naming it."""
     src = settings.source
-    if not src.join:
-        return Joined(export.columns, export.table(), (), ())
-    names = names_read(settings)
-    tables = open_tables(src.join, names)
-    joined = join_people(
+    joined = Joined(export.columns, export.table(), (), ())
+    if src.join:
+        names = names_read(settings)
+        tables = open_tables(src.join, names)
+        joined = join_people(
+            export.name,
+            export.columns,
+            joined.table,
+            tables,
+            fields=src.fields,
+            null_values=src.null_values,
+            read=names,
+        )
+        if joined.refusals:
+            raise InputRefused("export", joined.refusals, source=export.name)
+    if not src.first_of:
+        return joined
+    preceded = apply_precedence(
         export.name,
-        export.columns,
-        export.table(),
-        tables,
-        fields=src.fields,
+        joined.columns,
+        joined.table,
+        src.first_of,
         null_values=src.null_values,
-        read=names,
+        own=src.name,
     )
-    if joined.refusals:
-        raise InputRefused("export", joined.refusals, source=export.name)
-    return joined
+    if preceded.refusals:
+        raise InputRefused("export", preceded.refusals, source=export.name)
+    return replace(
+        joined, columns=preceded.columns, table=preceded.table, precedence=preceded.reports
+    )
 
 
 def _held_guard_line(
@@ -251,6 +271,14 @@ def read_and_map(run: Run) -> Mapped:
             unmatched=join.unmatched_count,
             several=join.several_count,
         )
+    for listed in export.precedence:
+        log.info(
+            "fields.first_of",
+            field=listed.field,
+            won={source.name: source.won for source in listed.sources},
+            empty=listed.empty,
+            detail=listed.line(),
+        )
     known = known_places(run.store, directory)
     try:
         placed = map_teams(run.settings, export, known)
@@ -264,7 +292,15 @@ def read_and_map(run: Run) -> Mapped:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(export.source, directory, team_map, placed.holds, export.notes, export.joins)
+    return Mapped(
+        export.source,
+        directory,
+        team_map,
+        placed.holds,
+        export.notes,
+        export.joins,
+        export.precedence,
+    )
 
 
 def _log_warnings(directory: Directory) -> None:

@@ -21,6 +21,7 @@ from hrsync.core.joins import JoinReport
 from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
+from hrsync.core.precedence import PrecedenceReport
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 
@@ -85,6 +86,8 @@ class SyncResult:
     # the guard while a join matched far less).
     joins: tuple[JoinReport, ...] = ()
     joins_trusted: bool = True
+    # Each `[source.fields]` precedence list: how often each of its columns gave the value.
+    precedence: tuple[PrecedenceReport, ...] = ()
 
     @property
     def overall(self) -> Outcome:

@@ -88,6 +88,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         notes=notes,
         directory=mapped.directory,
         joins=mapped.joins,
+        precedence=mapped.precedence,
     )
 
 
