@@ -27,6 +27,7 @@ from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
 from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.union import SourceCount
 from hrsync.dx.client import DxClient
 from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.outcome import Outcome
@@ -90,6 +91,8 @@ class Mapped:
     # The reader's notes on the export (e.g. exactly a round page size of records).
     source_notes: tuple[str, ...] = ()
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
+    # With `[[source.union]]`: each source's rows and people (the primary's first).
+    sources: tuple[SourceCount, ...] = ()
 
     @property
     def people_count(self) -> int:
@@ -122,6 +125,9 @@ class Planned:
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     # Whether the joins' counts may be the join guard's next baseline (SyncResult's).
     joins_trusted: bool = True
+    sources: tuple[SourceCount, ...] = ()  # with `[[source.union]]`: each source's size
+    # Whether the sources' counts may be the per-source shrink guard's next baseline.
+    sources_trusted: bool = True
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -180,5 +186,7 @@ def end(
             approval=planned.approval if planned is not None else None,
             joins=planned.joins if planned is not None else (),
             joins_trusted=planned.joins_trusted if planned is not None else True,
+            sources=planned.sources if planned is not None else (),
+            sources_trusted=planned.sources_trusted if planned is not None else True,
         )
     )

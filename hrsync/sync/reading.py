@@ -8,7 +8,7 @@ words. The run's wrapper, `read_and_map`, logs and ends the run through `context
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from hrsync import logs
@@ -26,12 +26,24 @@ from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, Problem, read_people
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.read_columns import columns_read
+from hrsync.core.settings import FieldSettings
+from hrsync.core.union import (
+    Merged,
+    Part,
+    SourceCount,
+    SourceTable,
+    attach_refusals,
+    merge,
+    only,
+    source_counts,
+)
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sources.base import Export as SourceExport
 from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.joined import open_tables
 from hrsync.sources.open import open_export
+from hrsync.sources.unioned import open_unions
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
 
@@ -68,6 +80,12 @@ class Export:
     # The reader's notes, worth a look but no refusal (an answer of a round page size).
     notes: tuple[str, ...] = ()
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
+    # The fields that read `directory`'s rows: `[source.fields]`, or with
+    # `[[source.union]]` the merged columns (hrsync.core.union).
+    fields: FieldSettings = field(default_factory=FieldSettings)
+    # With `[[source.union]]`: each source's rows in the merged table, and its counts.
+    parts: tuple[Part, ...] = ()
+    sources: tuple[SourceCount, ...] = ()
 
 
 def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
@@ -82,11 +100,12 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         read = columns_read(settings)
         export = open_export(src, also_read=read.names)
         joined = _joined(settings, export)
+        merged = _merged(settings, export, joined, read.names)
         directory = read_people(
             export.name,
-            joined.columns,
-            joined.table,
-            src.fields,
+            merged.columns,
+            merged.table,
+            merged.fields,
             settings.filter,
             also_used=read.value_names,
             null_values=src.null_values,
@@ -98,6 +117,13 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         raise
     except SourceError as exc:
         raise InputRefused("source", [str(exc)]) from None
+    sources: tuple[SourceCount, ...] = ()
+    if merged.unions:
+        ids = [person.employee_id for person in directory.people]
+        unattached = attach_refusals(merged.parts, set(ids))
+        if unattached:
+            raise InputRefused("export", unattached, source=export.name, directory=directory)
+        sources = source_counts(merged.parts, ids)
     if not directory.ok:
         raise InputRefused(
             "export",
@@ -123,7 +149,17 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
                 source=export.name,
                 directory=directory,
             )
-    return Export(export.name, directory, export.pages, export.notes, joined.reports)
+    parts = merged.parts if merged.unions else ()
+    return Export(
+        export.name,
+        directory,
+        export.pages,
+        export.notes,
+        joined.reports,
+        merged.fields,
+        parts,
+        sources,
+    )
 
 
 def _joined(settings: Settings, export: SourceExport) -> Joined:
@@ -146,6 +182,23 @@ def _joined(settings: Settings, export: SourceExport) -> Joined:
     if joined.refusals:
         raise InputRefused("export", joined.refusals, source=export.name)
     return joined
+
+
+def _merged(
+    settings: Settings, export: SourceExport, joined: Joined, read: Sequence[str]
+) -> Merged:
+    """The export (its joins' columns added) with every `[[source.union]]` export merged
+    into it (none: the rows and fields as they are); a union that cannot be trusted
+    refuses the export, naming it."""
+    src = settings.source
+    primary = SourceTable(export.name, joined.columns, joined.table, src.fields, src.null_values)
+    if not src.union:
+        return only(primary)
+    tables = open_unions(src.union, read)
+    merged = merge(primary, tables, active_status=settings.filter.active_status)
+    if merged.refusals:
+        raise InputRefused("export", merged.refusals, source=export.name)
+    return merged
 
 
 def _held_guard_line(too_many: str, held: int, problems: Sequence[Problem]) -> str:
@@ -175,7 +228,7 @@ def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_K
     template = team_name_problems(settings.mapping.team_name, people)
     if template:
         raise InputRefused("template", template, source=export.source)
-    mapping, fields = settings.mapping, settings.source.fields
+    mapping, fields = settings.mapping, export.fields
     built = build_teams(people, mapping, fields, absent_managers=absent)
     if built.problems and held:
         # A held person put back under the manager DX had them with may close a cycle
@@ -247,7 +300,15 @@ def read_and_map(run: Run) -> Mapped:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(export.source, directory, team_map, placed.holds, export.notes, export.joins)
+    return Mapped(
+        export.source,
+        directory,
+        team_map,
+        placed.holds,
+        export.notes,
+        export.joins,
+        export.sources,
+    )
 
 
 def _log_warnings(directory: Directory) -> None:

@@ -22,6 +22,7 @@ from hrsync.core.mapping import Unplaced
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
 from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.union import SourceCount
 from hrsync.outcome import Outcome
 
 # The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).
@@ -85,6 +86,10 @@ class SyncResult:
     # the guard while a join matched far less).
     joins: tuple[JoinReport, ...] = ()
     joins_trusted: bool = True
+    # With `[[source.union]]`: each source's rows and people, and whether they may be the
+    # per-source shrink guard's next baseline (as the joins').
+    sources: tuple[SourceCount, ...] = ()
+    sources_trusted: bool = True
 
     @property
     def overall(self) -> Outcome:
