@@ -26,6 +26,7 @@ from hrsync.core.joins import provenance
 from hrsync.core.listing import capped
 from hrsync.core.people import HeldPerson
 from hrsync.core.read_columns import columns_read
+from hrsync.core.union import origin
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
@@ -99,13 +100,16 @@ def explain_command(args: argparse.Namespace) -> int:
             person,
             people,
             team_map,
-            settings.source.fields,
+            export.fields,
             rows=assignment.teams,
             dx_teams=dx_teams,
             sent=sent,
             strategy=settings.mapping.strategy,
             dx_user=DxUser(known.counted, known.evidence) if known is not None else None,
-            joined=provenance(person.attributes, person.email, person.employee_id, export.joins),
+            joined=[
+                *_origin(export, person.employee_id),
+                *provenance(person.attributes, person.email, person.employee_id, export.joins),
+            ],
         ),
         end="",
     )
@@ -125,6 +129,14 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
         store.close()
     hold = next(h for h in placed.holds if h.person.row == person.row)
     show(explain_held(hold, record.since if record is not None else None), end="")
+    for line in _origin(export, person.employee_id):
+        show(line)
     for line in provenance(person.values, person.email, person.employee_id, export.joins):
         show(line)
     return EXIT_OK
+
+
+def _origin(export: Export, employee_id: str) -> list[str]:
+    """With `[[source.union]]`: the source a person came from, and their id there."""
+    where = origin(export.parts, employee_id)
+    return [] if where is None else [f"  source: {where}"]

@@ -83,6 +83,11 @@ class SourceCount(NamedTuple):
     name: str
     rows: int  # rows of its export
     people: int  # of them, the people kept (valid, through the filters)
+    # For reports (`plan --format json`), not kept in the store: its file or URL, the
+    # prefix of its ids ("" for the primary), its attach_root_to.
+    export: str = ""
+    prefix: str = ""
+    attach_root_to: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,9 +117,11 @@ def source_counts(parts: Sequence[Part], people_ids: Sequence[str]) -> tuple[Sou
     """Each source's rows and its people among `people_ids` (the kept people's)."""
     unions = parts[1:]
     union_people = [sum(map(str.startswith, people_ids, repeat(part.prefix))) for part in unions]
-    counts = [SourceCount(parts[0].name, parts[0].rows, len(people_ids) - sum(union_people))]
+    primary = parts[0]
+    kept = len(people_ids) - sum(union_people)
+    counts = [SourceCount(primary.name, primary.rows, kept, primary.export)]
     counts.extend(
-        SourceCount(part.name, part.rows, people)
+        SourceCount(part.name, part.rows, people, part.export, part.prefix, part.attach_root_to)
         for part, people in zip(unions, union_people, strict=True)
     )
     return tuple(counts)

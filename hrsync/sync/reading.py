@@ -287,6 +287,10 @@ def read_and_map(run: Run) -> Mapped:
             unmatched=join.unmatched_count,
             several=join.several_count,
         )
+    for part, count in zip(export.parts[1:], export.sources[1:], strict=True):
+        log.info(
+            "union.read", union=part.name, source=part.export, rows=count.rows, people=count.people
+        )
     known = known_places(run.store, directory)
     try:
         placed = map_teams(run.settings, export, known)
