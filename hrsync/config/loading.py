@@ -441,6 +441,10 @@ _NOT_FOR_UNIONS = {
     "unknown_manager": "the primary export's source.unknown_manager applies to every person",
 }
 
+_UNION_TABLE_KEYS = [
+    f.name for f in dataclasses.fields(SourceSettings) if f.name not in _NOT_FOR_UNIONS
+]
+
 
 def _build_unions(
     raw: Any, dotted: str, problems: list[str], base: Path
@@ -493,6 +497,10 @@ def _build_union(
             continue
         if key in _NOT_FOR_UNIONS:
             problems.append(f"{where}.{key} is not allowed in a union: {_NOT_FOR_UNIONS[key]}")
+            continue
+        if key not in _UNION_TABLE_KEYS:
+            known = [*UNION_KEYS, *_UNION_TABLE_KEYS]
+            problems.append(_unknown_key(f"{where}.{key}", key, known))
             continue
         rest[key] = value
     table = _build(SourceSettings, rest, where + ".", problems, base)
