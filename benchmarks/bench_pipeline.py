@@ -19,6 +19,11 @@ directory, then every measurement runs in a fresh child process, so that its pea
   identity export joined by e-mail (the name ranked: its display name, else the
   export's, a `[source.fields]` precedence list); each printed as
   a ratio to the single-export pipeline of the same run (target 2x);
+- pipeline with a union (issue 26): the first run again, read as a run reads it
+  (`read_export`), from two exports of 90% and 10% of the people (the second in another
+  company's column names, its ids in their own namespace, its CEO attached to the
+  first's: `[[source.union]]`); printed as a ratio to the single-export pipeline of the
+  whole size, in the same run;
 - pipeline, full store (steady state): the same, but `assign` gets the identities of a
   first pass and DX lists every team. A separate child prepares those (written to a JSON
   file); the measured child loads them before the clock starts, so its RSS holds them as
@@ -49,6 +54,8 @@ TARGET_RSS_MB = 300.0
 # Issue 26: joins cost at most this many times the single-export pipeline.
 TARGET_JOINS_RATIO = 2.0
 LOOKUP_ROWS = 2_000
+# Issue 26: the share of the people in the second export of the union case.
+UNION_SHARE = 0.1
 SIZES = (10_000, 50_000, 100_000)
 SEED = 7
 
@@ -276,6 +283,98 @@ def measure_joined(path: Path, lookup: Path, identity: Path | None) -> dict[str,
     }
 
 
+UNION_COLUMNS = ("id", "displayName", "workEmail", "supervisorEId", "department", "status")
+
+
+def prepare_union(primary: Path, acquired: Path) -> dict[str, Any]:
+    """The union's second export, from a generated org (`acquired` as generated): its
+    columns renamed as another HR system names them, its e-mails in another domain, and
+    the id of the first export's root, which its own root is attached to."""
+    import csv
+
+    with acquired.open(newline="", encoding="utf-8-sig") as fh:
+        rows = list(csv.DictReader(fh))
+    with acquired.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(UNION_COLUMNS)
+        for r in rows:
+            email = r["Work Email"].strip().split("@")[0] + "@acquired.example"
+            writer.writerow(
+                (
+                    r["Employee ID"],
+                    r["Full Name"],
+                    email,
+                    r["Manager ID"],
+                    r["Department"],
+                    r["Status"],
+                )
+            )
+    with primary.open(newline="", encoding="utf-8-sig") as fh:
+        root = next(r["Employee ID"] for r in csv.DictReader(fh) if not r["Manager ID"].strip())
+    return {"rows": len(rows), "root": root.strip()}
+
+
+def measure_union(primary: Path, acquired: Path, root: str) -> dict[str, Any]:
+    """The first run with `[[source.union]]`: read as a run reads (`read_export`: both
+    exports, the merge, `read_people`), then map and assign."""
+    import time
+
+    from hrsync.config.loading import (
+        FieldSettings,
+        MappingSettings,
+        Settings,
+        SourceSettings,
+        UnionSettings,
+    )
+    from hrsync.core.identity import assign
+    from hrsync.core.mapping import build_teams
+    from hrsync.gcpause import collector_paused
+    from hrsync.sync.reading import read_export
+
+    _quiet_logs()
+    union = UnionSettings(
+        name="acq",
+        attach_root_to=root,
+        table=SourceSettings(
+            path=acquired,
+            fields=FieldSettings(
+                employee_id="id",
+                email="workEmail",
+                name="displayName",
+                manager_id="supervisorEId",
+                department="department",
+                status="status",
+            ),
+        ),
+    )
+    settings = Settings(source=SourceSettings(path=primary, fields=_settings(), union=(union,)))
+    started = time.perf_counter()
+    cpu = time.process_time()
+    with collector_paused():
+        export = read_export(settings)
+        directory = export.directory
+        validated = time.perf_counter()
+        team_map = build_teams(directory.people, MappingSettings(), export.fields)
+        mapped = time.perf_counter()
+        assign(team_map.teams, [], [])
+        assigned = time.perf_counter()
+        cpu_s = time.process_time() - cpu
+    if not directory.ok or team_map.problems or directory.held:
+        raise SystemExit(f"generated exports have problems: {directory.problems[:3]}")
+    return {
+        "rows": directory.rows_read,
+        "people": len(directory.people),
+        "teams": len(team_map.teams),
+        "sources": {s.name: s.people for s in export.sources},
+        "read_validate_s": validated - started,
+        "map_s": mapped - validated,
+        "assign_s": assigned - mapped,
+        "seconds": assigned - started,
+        "cpu_s": cpu_s,
+        "rss_mb": _rss_mb(),
+    }
+
+
 def prepare_store(path: Path, out: Path) -> dict[str, Any]:
     """Run a first pass and save what a steady-state run would find: store and DX."""
     from hrsync.config.loading import FilterSettings, MappingSettings, SourceSettings
@@ -374,8 +473,19 @@ def run(sizes: list[int], repeat: int, workdir: Path) -> list[dict[str, Any]]:
         both = _best(
             [_child("joined", str(export), str(lookup), str(identity)) for _ in range(repeat)]
         )
+        second = max(1, round(n * UNION_SHARE))
+        primary, acquired = workdir / f"primary-{n}.csv", workdir / f"acquired-{n}.csv"
+        for size, seed, out in ((n - second, SEED, primary), (second, SEED + 1, acquired)):
+            subprocess.run(
+                [sys.executable, str(generator), str(size), "--seed", str(seed), "--out", str(out)],
+                check=True,
+                capture_output=True,
+            )
+        root = _child("union-tables", str(primary), str(acquired))["root"]
+        unioned = _best([_child("union", str(primary), str(acquired), root) for _ in range(repeat)])
         result = {
             "n": n,
+            "union": unioned,
             "floor": floor,
             "empty": empty,
             "full": full,
@@ -449,6 +559,17 @@ def _print_row(r: dict[str, Any]) -> None:
             f"{joined['rss_mb']:.0f}M",
             flush=True,
         )
+    unioned = r["union"]
+    ratio_u = unioned["seconds"] / empty["seconds"]
+    sizes = " + ".join(f"{people:,}" for people in unioned["sources"].values())
+    print(
+        f"{'':>22} │ {'':>12} │ with two exports as one org ([[source.union]], people kept "
+        f"{sizes}) (first run): read+val {unioned['read_validate_s']:.2f}s, total "
+        f"{unioned['seconds']:.2f}s, {ratio_u:.2f}x the single-export pipeline of "
+        f"{r['n']:,}; CPU {unioned['cpu_s']:.2f}s vs {empty['cpu_s']:.2f}s, "
+        f"{unioned['cpu_s'] / empty['cpu_s']:.2f}x; RSS {unioned['rss_mb']:.0f}M",
+        flush=True,
+    )
 
 
 def _missed(ratio: float, rss: float) -> str:
@@ -471,6 +592,10 @@ def main(argv: list[str]) -> int:
             result = measure_pipeline(path, None, templates=True)
         elif kind == "tables":
             result = prepare_tables(path, Path(argv[3]), Path(argv[4]))
+        elif kind == "union-tables":
+            result = prepare_union(path, Path(argv[3]))
+        elif kind == "union":
+            result = measure_union(path, Path(argv[3]), argv[4])
         elif kind == "joined":
             identity = Path(argv[4]) if len(argv) > 4 else None
             result = measure_joined(path, Path(argv[3]), identity)

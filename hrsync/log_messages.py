@@ -366,6 +366,10 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "join.baseline_kept": _with_detail(
         "in sync, but a join matched far fewer people than last time: its baseline is kept"
     ),
+    "union.read": "{union}: {rows} rows read from {source}, {people} people kept",
+    "union.baseline_kept": _with_detail(
+        "in sync, but a source has far fewer people than last time: its baseline is kept"
+    ),
     "db.upgraded": "database upgraded from {before} to {after}",
     "db.pruned": "history from before {before} pruned (state.keep_days = {keep_days})",
     "db.prune_failed": "could not prune history older than {keep_days} days: {error}",

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize(
     ("script", "args", "shows"),
     [
-        # Its last line: the joins (issue 26), after the templates' and the pipeline's.
-        ("bench_pipeline.py", ["--sizes", "400", "--repeat", "1"], "joined by e-mail"),
+        # Its last line: the union (issue 26), after the joins', the templates' and the
+        # pipeline's.
+        ("bench_pipeline.py", ["--sizes", "400", "--repeat", "1"], "[[source.union]]"),
         ("bench_mapping.py", ["400"], "people"),
     ],
 )

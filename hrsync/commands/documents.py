@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hrsync.core.identity import TeamRow
     from hrsync.core.joins import JoinReport
     from hrsync.core.plan_ids import Approval
+    from hrsync.core.union import SourceCount
     from hrsync.store.repo import RunRecord
     from hrsync.sync.results import SyncResult
 
@@ -92,6 +93,19 @@ def plan_document(result: SyncResult, config_path: Path | str | None = None) -> 
             }
             for p in result.precedence
         ],
+        "sources": [source_document(s) for s in result.sources],
+    }
+
+
+def source_document(count: SourceCount) -> dict[str, Any]:
+    """One source of the org, with `[[source.union]]` (the primary export first)."""
+    return {
+        "name": count.name,
+        "export": count.export,
+        "id_prefix": count.prefix,
+        "attach_root_to": count.attach_root_to or None,
+        "rows": count.rows,
+        "people": count.people,
     }
 
 

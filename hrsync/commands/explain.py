@@ -26,6 +26,7 @@ from hrsync.core.identity import assign
 from hrsync.core.joins import provenance
 from hrsync.core.listing import capped
 from hrsync.core.people import HeldPerson
+from hrsync.core.union import origin
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
@@ -107,13 +108,14 @@ def explain_command(args: argparse.Namespace) -> int:
             person,
             people,
             team_map,
-            settings.source.fields,
+            export.fields,
             rows=assignment.teams,
             dx_teams=dx_teams,
             sent=sent,
             strategy=settings.mapping.strategy,
             dx_user=DxUser(known.counted, known.evidence) if known is not None else None,
             joined=[
+                *_origin(export, person.employee_id),
                 *provenance(person.attributes, person.email, person.employee_id, export.joins),
                 *precedence.provenance(
                     person.attributes, settings.source.first_of, settings.source.name
@@ -138,6 +140,8 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
         store.close()
     hold = next(h for h in placed.holds if h.person.row == person.row)
     show(explain_held(hold, record.since if record is not None else None), end="")
+    for line in _origin(export, person.employee_id):
+        show(line)
     for line in provenance(person.values, person.email, person.employee_id, export.joins):
         show(line)
     for line in precedence.provenance(
@@ -145,3 +149,9 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
     ):
         show(line)
     return EXIT_OK
+
+
+def _origin(export: Export, employee_id: str) -> list[str]:
+    """With `[[source.union]]`: the source a person came from, and their id there."""
+    where = origin(export.parts, employee_id)
+    return [] if where is None else [f"  source: {where}"]

@@ -24,6 +24,7 @@ from hrsync.core.mapping import LeadWithoutReports, Unplaced
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
 from hrsync.core.problems import group_problems
 from hrsync.core.text import plural
+from hrsync.core.union import Part, SourceCount
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.outcome import Outcome
@@ -162,6 +163,9 @@ def _export(settings: Settings) -> list[Check]:
         Check(f"field {report.field}", True, report.line() + " (first non-empty wins)")
         for report in export.precedence
     )
+    checks.extend(
+        _source(part, count) for part, count in zip(export.parts, export.sources, strict=True)
+    )
     if directory.unknown_managers:
         checks.append(_unknown_managers(directory.unknown_managers))
     if settings.attributes.active:
@@ -215,6 +219,18 @@ def _join(report: JoinReport) -> Check:
         detail,
         warning=bool(report.unmatched_count or report.several_count),
         fix=f"fix those rows, or {report.table}" if trouble else None,
+    )
+
+
+def _source(part: Part, count: SourceCount) -> Check:
+    """One source of the org, with `[[source.union]]`: its rows read and people kept."""
+    ids = f"; its ids read as {part.prefix}ID" if part.prefix else "; its ids as written"
+    attached = f", its people without a manager under {part.attach_root_to}"
+    return Check(
+        f"source {part.name}" if part.prefix else "source",
+        True,
+        f"{part.export}: {plural(count.rows, 'row')} read, {count.people} people kept{ids}"
+        + (attached if part.attach_root_to else ""),
     )
 
 

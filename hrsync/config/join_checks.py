@@ -36,7 +36,7 @@ def join_checks(s: Settings) -> list[str]:
         if join.name and join.name in seen:
             p.append(f'{where} is declared twice: each name = "…" once')
         seen.add(join.name)
-        p.extend(_table_checks(join.table, where))
+        p.extend(table_rules(join.table, where))
         p.extend(_order_checks(s.source, joins, position - 1, where))
     return p
 
@@ -62,11 +62,11 @@ def join_label(name: str, position: int) -> str:
     return f"source.join[{name if JOIN_NAME.match(name) else position}]"
 
 
-def _table_checks(table: SourceSettings, where: str) -> list[str]:
-    """The `[source]` rules for reading a table, about the join's own keys."""
+def table_rules(table: SourceSettings, where: str, what: str = "the joined table") -> list[str]:
+    """The `[source]` rules for reading a table, about the join's (or a union's) own keys."""
     p: list[str] = []
     if table.path is None and not table.url:
-        p.append(f"{where}.path or {where}.url is required: where the joined table is read")
+        p.append(f"{where}.path or {where}.url is required: where {what} is read")
     p.extend(table_checks(table, where))
     if table.max_bytes < 1:
         p.append(f"{where}.max_bytes must be at least 1, got {table.max_bytes}")

@@ -24,6 +24,7 @@ from hrsync.config.crosschecks import cross_checks
 from hrsync.config.join_checks import JOIN_NAME, join_checks, join_label
 from hrsync.config.numbers import number_problem
 from hrsync.config.todos import todo_problems
+from hrsync.config.union_checks import union_checks, union_label
 from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.listing import capped
 from hrsync.core.precedence import first_of_column
@@ -42,6 +43,7 @@ from hrsync.core.settings import (
     SourceSettings,
     StateSettings,
     SyncSettings,
+    UnionSettings,
 )
 from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.core.text import shown_value
@@ -67,6 +69,7 @@ __all__ = [
     "SourceSettings",
     "StateSettings",
     "SyncSettings",
+    "UnionSettings",
     "load_settings",
 ]
 
@@ -131,6 +134,7 @@ def load_settings(
     )
     problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
     problems.extend(join_checks(settings))
+    problems.extend(union_checks(settings))
     problems = [hide_userinfo(p, _urls(settings)) for p in problems]
     if problems and path is None:
         # Keys may all come from HRSYNC_… variables (a container); with none set, the
@@ -148,7 +152,8 @@ def load_settings(
 def _urls(settings: Settings) -> list[str]:
     """The URLs the settings hold: a problem quoting one shows it without its user-info."""
     src = settings.source
-    urls = (settings.dx.base_url, src.url, src.oauth2.token_url, settings.state.database_url)
+    urls = [settings.dx.base_url, src.url, src.oauth2.token_url, settings.state.database_url]
+    urls.extend(u for union in src.union for u in (union.table.url, union.table.oauth2.token_url))
     return [url for url in urls if url]
 
 
@@ -241,6 +246,9 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
             continue
         if hint == tuple[JoinSettings, ...]:
             values[key] = _build_joins(value, dotted, problems, base)
+            continue
+        if hint == tuple[UnionSettings, ...]:
+            values[key] = _build_unions(value, dotted, problems, base)
             continue
         if dataclasses.is_dataclass(hint):
             values[key] = _build(typing.cast(type, hint), value, dotted + ".", problems, base)
@@ -473,6 +481,86 @@ def _build_join(
         name=text,
         on={k.strip(): str(v).strip() for k, v in entries.items()},
         match=match,
+        table=table,
+    )
+
+
+# A union's own keys; every other key of a `[[source.union]]` table is a `[source]` key
+# describing how its export is read (its `fields` among them), but for these.
+UNION_KEYS = ("name", "id_prefix", "attach_root_to")
+_NOT_FOR_UNIONS = {
+    "join": "a union's export is read as it is: join tables to the primary [source]",
+    "union": "[[source.union]] tables are declared once, beside [source], not inside another",
+    "unknown_manager": "the primary export's source.unknown_manager applies to every person",
+}
+
+_UNION_TABLE_KEYS = [
+    f.name for f in dataclasses.fields(SourceSettings) if f.name not in _NOT_FOR_UNIONS
+]
+
+
+def _build_unions(
+    raw: Any, dotted: str, problems: list[str], base: Path
+) -> tuple[UnionSettings, ...]:
+    """`[[source.union]]`: a list of tables, each a union's keys and its export's."""
+    if isinstance(raw, _EnvValue):
+        problems.append(
+            f"{raw.origin} cannot set {dotted}: write [[source.union]] tables in the config file"
+        )
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        problems.append(f"{dotted} must be [[source.union]] tables, got {_kind(raw)}")
+        return ()
+    return tuple(_build_union(item, at, problems, base) for at, item in enumerate(raw, 1))
+
+
+def _build_union(
+    raw: dict[str, Any], position: int, problems: list[str], base: Path
+) -> UnionSettings:
+    name = raw.get("name", "")
+    text = name.text if isinstance(name, _EnvValue) else name
+    where = union_label(text if isinstance(text, str) else "", position)
+    if not isinstance(text, str) or not text.strip():
+        problems.append(
+            f'{where}.name must name the source (e.g. "acq"): its employee ids are read as '
+            '"name:ID" unless id_prefix says otherwise'
+        )
+        text = ""
+    elif not JOIN_NAME.match(text):
+        problems.append(
+            f"{where}.name must be a word of letters, digits, _ and - (it names the source in "
+            f"messages and its ids' prefix), got {text!r}"
+        )
+    strings: dict[str, str | None] = {"id_prefix": None, "attach_root_to": ""}
+    for key, expected in (
+        ("id_prefix", 'a string such as "acq:" (the prefix of this source\'s employee ids)'),
+        ("attach_root_to", 'a string: an employee id of the primary export, bare (e.g. "E1001")'),
+    ):
+        if key not in raw:
+            continue
+        value = raw[key]
+        value = value.text if isinstance(value, _EnvValue) else value
+        if not isinstance(value, str):
+            problems.append(f"{where}.{key} must be {expected}, got {_kind(value)}")
+            continue
+        strings[key] = value.strip()
+    rest: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in UNION_KEYS:
+            continue
+        if key in _NOT_FOR_UNIONS:
+            problems.append(f"{where}.{key} is not allowed in a union: {_NOT_FOR_UNIONS[key]}")
+            continue
+        if key not in _UNION_TABLE_KEYS:
+            known = [*UNION_KEYS, *_UNION_TABLE_KEYS]
+            problems.append(_unknown_key(f"{where}.{key}", key, known))
+            continue
+        rest[key] = value
+    table = _build(SourceSettings, rest, where + ".", problems, base)
+    return UnionSettings(
+        name=text,
+        id_prefix=strings["id_prefix"],
+        attach_root_to=strings["attach_root_to"] or "",
         table=table,
     )
 

@@ -33,6 +33,7 @@ from hrsync.core.plan import Archive, Plan
 from hrsync.core.plan_ids import plan_id
 from hrsync.core.settings import SyncSettings
 from hrsync.core.text import plural
+from hrsync.core.union import PRIMARY, SourceCount
 from hrsync.dx.models import Snapshot
 from hrsync.dx.payload import MAX_PAYLOAD_BYTES
 
@@ -274,12 +275,15 @@ def check_safety(
     allow_shrink: bool = False,
     joins: Sequence[JoinCount] = (),
     last_joins: Mapping[str, JoinCount] | None = None,
+    sources: Sequence[SourceCount] = (),
+    last_sources: Mapping[str, SourceCount] | None = None,
 ) -> Refusal | None:
     """Every guard, in a fixed order; all that trip are reported.
 
     `allow_archive = N` lets up to N archives through both archive guards (a manual,
     one-off decision); `allow_shrink` lets a shrunken export through, and a join that
-    matched less (`joins` against `last_joins`, the last accepted run's). The
+    matched less (`joins` against `last_joins`, the last accepted run's), and a source of
+    `[[source.union]]` that shrank (`sources` against `last_sources`). The
     empty-export and payload guards cannot be overridden.
     """
     if allow_archive < 0:
@@ -379,6 +383,7 @@ def check_safety(
                 )
             )
     if not allow_shrink:
+        trips.extend(source_trips(sources, last_sources or {}, settings.min_people_fraction))
         trips.extend(join_trips(joins, last_joins or {}, settings.min_join_fraction))
     if not trips:
         return None
@@ -413,6 +418,40 @@ def join_trips(
                 actual=join.matched,
                 limit=minimum,
                 setting="sync.min_join_fraction",
+                override="--allow-shrink",
+            )
+        )
+    return trips
+
+
+def source_trips(
+    sources: Sequence[SourceCount], last: Mapping[str, SourceCount], fraction: float
+) -> list[GuardTrip]:
+    """The sources of `[[source.union]]` (the primary among them) whose people fell below
+    `fraction` of their people in the last accepted run (`last`, by name): the people
+    guard, per source, so that a source gone small is not hidden by the others. A source
+    without one there (new, renamed) has nothing to fall from."""
+    trips: list[GuardTrip] = []
+    for source in sources:
+        before = last.get(source.name)
+        if before is None or not before.people:
+            continue
+        minimum = math.ceil(fraction * before.people - _EPSILON)
+        if source.people >= minimum:
+            continue
+        where = PRIMARY if source.name == PRIMARY else f"source.union[{source.name}]"
+        trips.append(
+            GuardTrip(
+                guard="min_people_fraction",
+                message=(
+                    f"{where} has {source.people} people, "
+                    f"{_percent(source.people, before.people)} of the last accepted "
+                    f"{before.people}, minimum {_fraction(fraction)} = {minimum} people "
+                    "(sync.min_people_fraction)"
+                ),
+                actual=source.people,
+                limit=minimum,
+                setting="sync.min_people_fraction",
                 override="--allow-shrink",
             )
         )
@@ -481,6 +520,8 @@ def gate(
     recheck: timedelta = DEFAULT_RECHECK,
     joins: Sequence[JoinCount] = (),
     last_joins: Mapping[str, JoinCount] | None = None,
+    sources: Sequence[SourceCount] = (),
+    last_sources: Mapping[str, SourceCount] | None = None,
 ) -> Decision:
     """Deferral first (a run in a snapshot window sends nothing and judges nothing, and
     an approval never bypasses a window: it waits), then safety. Call it for a plan that
@@ -507,6 +548,8 @@ def gate(
             allow_shrink=shrink,
             joins=joins,
             last_joins=last_joins,
+            sources=sources,
+            last_sources=last_sources,
         )
 
     strict = safety(0, False)

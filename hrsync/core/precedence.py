@@ -83,8 +83,10 @@ def apply_precedence(
     *,
     null_values: Collection[str],
     own: str = "",
+    key: str = "source.fields",
 ) -> Preceded:
-    """Each list's column added to every row (`first_of`: field -> its names, in order)."""
+    """Each list's column added to every row (`first_of`: field -> its names, in order).
+    `key`: how messages name the fields' table (a union's: ``source.union[acq].fields``)."""
     if not first_of:
         return Preceded(tuple(columns), table, ())
     refusals: list[str] = []
@@ -94,7 +96,9 @@ def apply_precedence(
         for at, name in enumerate(names, 1):
             column = column_named(name, table.index, own)
             if column is None:
-                refusals.append(_not_a_column(export_name, field_name, at, name, columns, own))
+                refusals.append(
+                    _not_a_column(export_name, f"{key}.{field_name}", at, name, columns, own)
+                )
             else:
                 pairs.append((name, column))
         resolved[field_name] = pairs
@@ -146,7 +150,7 @@ def _not_a_column(
     hint = f", did you mean {close!r}?" if close else ""
     found = capped(columns, empty="(none)")
     return (
-        f"source.fields.{field_name} entry {at} {name!r} is not a column of {export_name} "
+        f"{field_name} entry {at} {name!r} is not a column of {export_name} "
         f"or of a join{hint}; the columns: {found}"
     )
 

@@ -12,8 +12,10 @@ Part of the core, so pure: `tests/test_architecture.py` keeps it so.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TypeVar, overload
 
 # The longest value hrsync accepts, in characters. No name, e-mail, id or department comes
@@ -110,6 +112,38 @@ class LineLocations(Sequence[str]):
 
     def __iter__(self) -> Iterator[str]:
         return map(self._where.__mod__, range(self._first, self._first + self._count))
+
+
+class ChainedLocations(Sequence[str]):
+    """The locations of several exports' rows one after the other (`[[source.union]]`):
+    each part's own, so a row is named by its own file and line; nothing is copied."""
+
+    __slots__ = ("_parts", "_starts")
+
+    def __init__(self, parts: Sequence[Sequence[str]]) -> None:
+        self._parts = tuple(parts)
+        starts, at = [], 0
+        for part in self._parts:
+            starts.append(at)
+            at += len(part)
+        self._starts = (*starts, at)
+
+    @overload
+    def __getitem__(self, position: int) -> str: ...
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[str]: ...
+    def __getitem__(self, position: int | slice) -> str | Sequence[str]:
+        if isinstance(position, slice):
+            return [self[i] for i in range(len(self))[position]]
+        at = range(len(self))[position]  # IndexError past it
+        part = bisect_right(self._starts, at) - 1
+        return self._parts[part][at - self._starts[part]]
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    def __iter__(self) -> Iterator[str]:
+        return chain.from_iterable(self._parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -150,6 +150,8 @@ class SourceSettings:
     # names the column that list makes (`precedence.first_of_column`). Set by the
     # loader from the lists, never written as a key.
     first_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # `[[source.union]]`: more people exports merged into the same org (hrsync.core.union).
+    union: tuple[UnionSettings, ...] = ()
 
 
 # What a person's row names a join's key by, beside a column: their own field as
@@ -182,6 +184,30 @@ class JoinSettings:
     @property
     def right(self) -> str:
         return next(iter(self.on.values()), "")
+
+
+@dataclass(frozen=True)
+class UnionSettings:
+    """`[[source.union]]`: another people export merged into the same org (a second HR
+    system after an acquisition). Its people are read with its own `[source.union.fields]`
+    (`table.fields`), and its employee ids, and the manager ids referring to them, with
+    `prefix`, so that they never collide with the primary export's bare ids.
+
+    The export is read exactly as the primary one is: `table` holds its `[source]` keys
+    (path or url, format, paging, OAuth2, max_bytes …) and its fields.
+    """
+
+    name: str = ""
+    # None: "<name>:". Never empty (the loader refuses it): the namespace of its ids.
+    id_prefix: str | None = None
+    # An employee id of the primary export, bare: the manager of this export's people who
+    # name none. Empty: they are roots of their own.
+    attach_root_to: str = ""
+    table: SourceSettings = field(default_factory=lambda: SourceSettings())
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.name}:" if self.id_prefix is None else self.id_prefix
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from hrsync.core.guards import TURNED_AWAY
 from hrsync.core.joins import JoinCount
 from hrsync.core.notify import ATTENTION, SUCCESS
 from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.union import SourceCount
 from hrsync.outcome import Outcome
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
@@ -80,9 +81,11 @@ class RunQueries(StoreSessions):
         substitutes: Sequence[LeadSubstitute] = (),
         plan_id: str | None = None,
         join_counts: Sequence[JoinCount] | None = None,
+        source_counts: Sequence[SourceCount] | None = None,
     ) -> None:
         """`join_counts`: each join's counts, when they may be the join guard's baseline
-        (None when the run read no export, or its joins are not to be trusted)."""
+        (None when the run read no export, or its joins are not to be trusted).
+        `source_counts`: likewise each source's rows and people, with `[[source.union]]`."""
         with self._write() as s:
             finished = s.execute(
                 update(tables.runs)
@@ -104,6 +107,9 @@ class RunQueries(StoreSessions):
                     join_counts_json=None
                     if join_counts is None
                     else json.dumps({c.name: [c.rows, c.matched] for c in join_counts}),
+                    source_counts_json=None
+                    if source_counts is None
+                    else json.dumps({c.name: [c.rows, c.people] for c in source_counts}),
                 )
             )
             if finished.rowcount == 0:
@@ -132,56 +138,50 @@ class RunQueries(StoreSessions):
         """People in the last export DX accepted (for the shrink guard): the newer of the
         last in-sync or applied run and the last verified submission (which may have
         been verified by a later run, after its own run gave up waiting)."""
+        people = self._last_accepted(tables.submissions.c.people_count, tables.runs.c.people_count)
+        return None if people is None else int(people)
+
+    def last_accepted_join_counts(self) -> dict[str, JoinCount]:
+        """Each join's counts in the last accepted run that kept them (the join guard's
+        baseline), found as `last_accepted_people_count` finds its run."""
+        kept = self._last_accepted(tables.runs.c.join_counts_json)
+        counts: dict[str, list[int]] = json.loads(kept) if kept is not None else {}
+        return {name: JoinCount(name, rows, matched) for name, (rows, matched) in counts.items()}
+
+    def last_accepted_source_counts(self) -> dict[str, SourceCount]:
+        """Each source's counts (`[[source.union]]`) in the last accepted run that kept
+        them (the per-source shrink guard's baseline), found as the join counts are."""
+        kept = self._last_accepted(tables.runs.c.source_counts_json)
+        counts: dict[str, list[int]] = json.loads(kept) if kept is not None else {}
+        return {name: SourceCount(name, rows, people) for name, (rows, people) in counts.items()}
+
+    def _last_accepted(self, column: Any, of_run: Any = None) -> Any:
+        """`column`'s value in the last accepted run that holds one: the newer of the last
+        in-sync or applied run (not a dry run) and the run of the last verified submission
+        (verified, maybe, by a later run after its own run gave up waiting). `of_run`:
+        the runs' own column, when `column` is the submissions'. None when neither."""
         runs, submissions = tables.runs, tables.submissions
+        own = column if of_run is None else of_run
         with self._read() as s:
             run = s.execute(
-                select(runs.c.people_count, runs.c.started_at)
-                .where(
-                    runs.c.outcome.in_(ACCEPTED_OUTCOMES),
-                    runs.c.dry_run == 0,
-                    runs.c.people_count.is_not(None),
-                )
+                select(own, runs.c.started_at)
+                .where(runs.c.outcome.in_(ACCEPTED_OUTCOMES), runs.c.dry_run == 0, own.is_not(None))
                 .order_by(runs.c.started_at.desc())
                 .limit(1)
             ).first()
+            # A submission's run holding no value leaves the run above standing (a people
+            # count is the submission's own, and always there).
             sub = s.execute(
-                select(submissions.c.people_count, runs.c.started_at)
+                select(column, runs.c.started_at)
                 .join(runs, runs.c.id == submissions.c.run_id)
-                .where(submissions.c.status == SubmissionStatus.VERIFIED)
+                .where(submissions.c.status == SubmissionStatus.VERIFIED, column.is_not(None))
                 .order_by(runs.c.started_at.desc())
                 .limit(1)
             ).first()
         candidates = [c for c in (run, sub) if c is not None]
         if not candidates:
             return None
-        newest = max(candidates, key=lambda c: c[1])[0]
-        return None if newest is None else int(newest)
-
-    def last_accepted_join_counts(self) -> dict[str, JoinCount]:
-        """Each join's counts in the last accepted run that kept them (the join guard's
-        baseline): the newer of the last in-sync or applied run and the run of the last
-        verified submission, as for `last_accepted_people_count`."""
-        runs, submissions = tables.runs, tables.submissions
-        kept = runs.c.join_counts_json.is_not(None)
-        with self._read() as s:
-            run = s.execute(
-                select(runs.c.join_counts_json, runs.c.started_at)
-                .where(runs.c.outcome.in_(ACCEPTED_OUTCOMES), runs.c.dry_run == 0, kept)
-                .order_by(runs.c.started_at.desc())
-                .limit(1)
-            ).first()
-            sub = s.execute(
-                select(runs.c.join_counts_json, runs.c.started_at)
-                .join(runs, runs.c.id == submissions.c.run_id)
-                .where(submissions.c.status == SubmissionStatus.VERIFIED, kept)
-                .order_by(runs.c.started_at.desc())
-                .limit(1)
-            ).first()
-        candidates = [c for c in (run, sub) if c is not None]
-        if not candidates:
-            return {}
-        counts: dict[str, list[int]] = json.loads(max(candidates, key=lambda c: c[1])[0])
-        return {name: JoinCount(name, rows, matched) for name, (rows, matched) in counts.items()}
+        return max(candidates, key=lambda c: c[1])[0]
 
     def consecutive_failures(self) -> list[RunRecord]:
         """The unbroken streak of most recent failed runs (newest first), however long: a

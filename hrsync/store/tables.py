@@ -60,6 +60,9 @@ runs = Table(
     # Each `[[source.join]]`'s rows and matches, as JSON, when the run read them and they
     # may serve as the join guard's baseline (NULL: none, or not trusted).
     Column("join_counts_json", Text),
+    # With `[[source.union]]`: each source's rows and people, as JSON, likewise the
+    # per-source shrink guard's baseline (NULL: no union, or not trusted).
+    Column("source_counts_json", Text),
     Index("ix_runs_started_at", "started_at"),
 )
 

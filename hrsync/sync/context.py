@@ -28,6 +28,7 @@ from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
 from hrsync.core.precedence import PrecedenceReport
 from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.union import SourceCount
 from hrsync.dx.client import DxClient
 from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.outcome import Outcome
@@ -92,6 +93,8 @@ class Mapped:
     source_notes: tuple[str, ...] = ()
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
+    # With `[[source.union]]`: each source's rows and people (the primary's first).
+    sources: tuple[SourceCount, ...] = ()
 
     @property
     def people_count(self) -> int:
@@ -125,6 +128,9 @@ class Planned:
     # Whether the joins' counts may be the join guard's next baseline (SyncResult's).
     joins_trusted: bool = True
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
+    sources: tuple[SourceCount, ...] = ()  # with `[[source.union]]`: each source's size
+    # Whether the sources' counts may be the per-source shrink guard's next baseline.
+    sources_trusted: bool = True
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -184,5 +190,7 @@ def end(
             joins=planned.joins if planned is not None else (),
             joins_trusted=planned.joins_trusted if planned is not None else True,
             precedence=planned.precedence if planned is not None else (),
+            sources=planned.sources if planned is not None else (),
+            sources_trusted=planned.sources_trusted if planned is not None else True,
         )
     )

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from hrsync import logs
-from hrsync.core.guards import join_trips
+from hrsync.core.guards import join_trips, source_trips
 from hrsync.core.identity import TeamRow
 from hrsync.core.plan import MembershipChange, Plan, make_plan
 from hrsync.core.render import describe, event_fields
@@ -77,6 +77,21 @@ def _untrusted_joins(run: Run, planned: Planned) -> Planned:
     return dataclasses.replace(planned, joins_trusted=False) if trips else planned
 
 
+def _untrusted_sources(run: Run, planned: Planned) -> Planned:
+    """As `_untrusted_joins`, for each source of `[[source.union]]`: one that shrank far
+    below its last accepted size must not become the per-source shrink guard's baseline."""
+    if not planned.sources:
+        return planned
+    trips = source_trips(
+        planned.sources,
+        run.store.last_accepted_source_counts(),
+        run.settings.sync.min_people_fraction,
+    )
+    for trip in trips:
+        log.warning("union.baseline_kept", detail=trip.message)
+    return dataclasses.replace(planned, sources_trusted=False) if trips else planned
+
+
 def end_when_in_sync(run: Run, planned: Planned) -> None:
     """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
     leads and members match what DX last verifiably took."""
@@ -91,7 +106,7 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     if recheck(run, planned, known, last.created_at if last is not None else None):
         return
     log.info("sync.in_sync", teams=planned.plan.desired_count)
-    planned = _untrusted_joins(run, planned)
+    planned = _untrusted_sources(run, _untrusted_joins(run, planned))
     run.store.save_identities(planned.assignment.identities, run.clock())
     # DX holds what it last verifiably took: its counts say whom it counts.
     when = last.created_at if last is not None else run.clock()

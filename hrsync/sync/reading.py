@@ -8,7 +8,7 @@ words. The run's wrapper, `read_and_map`, logs and ends the run through `context
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from hrsync import logs
@@ -27,12 +27,24 @@ from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Proble
 from hrsync.core.precedence import PrecedenceReport, apply_precedence
 from hrsync.core.problems import group_problems, grouped_lines
 from hrsync.core.read_columns import columns_read
+from hrsync.core.settings import FieldSettings, UnionSettings
+from hrsync.core.union import (
+    Merged,
+    Part,
+    SourceCount,
+    SourceTable,
+    attach_refusals,
+    merge,
+    only,
+    source_counts,
+)
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sources.base import Export as SourceExport
 from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.joined import open_tables
 from hrsync.sources.open import open_export
+from hrsync.sources.unioned import open_unions
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
 
@@ -70,6 +82,12 @@ class Export:
     notes: tuple[str, ...] = ()
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
+    # The fields that read `directory`'s rows: `[source.fields]`, or with
+    # `[[source.union]]` the merged columns (hrsync.core.union).
+    fields: FieldSettings = field(default_factory=FieldSettings)
+    # With `[[source.union]]`: each source's rows in the merged table, and its counts.
+    parts: tuple[Part, ...] = ()
+    sources: tuple[SourceCount, ...] = ()
 
 
 def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
@@ -83,11 +101,12 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     try:
         read = columns_read(settings)
         export, joined = open_joined(settings)
+        merged = _merged(settings, export, joined, read.names)
         directory = read_people(
             export.name,
-            joined.columns,
-            joined.table,
-            src.fields,
+            merged.columns,
+            merged.table,
+            merged.fields,
             settings.filter,
             also_used=read.value_names,
             null_values=src.null_values,
@@ -99,6 +118,13 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         raise
     except SourceError as exc:
         raise InputRefused("source", [str(exc)]) from None
+    sources: tuple[SourceCount, ...] = ()
+    if merged.unions:
+        ids = [person.employee_id for person in directory.people]
+        unattached = attach_refusals(merged.parts, set(ids))
+        if unattached:
+            raise InputRefused("export", unattached, source=export.name, directory=directory)
+        sources = source_counts(merged.parts, ids)
     if not directory.ok:
         raise InputRefused(
             "export",
@@ -124,8 +150,17 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
                 source=export.name,
                 directory=directory,
             )
+    parts = merged.parts if merged.unions else ()
     return Export(
-        export.name, directory, export.pages, export.notes, joined.reports, joined.precedence
+        export.name,
+        directory,
+        export.pages,
+        export.notes,
+        joins=joined.reports,
+        precedence=joined.precedence,
+        fields=merged.fields,
+        parts=parts,
+        sources=sources,
     )
 
 
@@ -175,6 +210,43 @@ def _joined(settings: Settings, export: SourceExport) -> Joined:
     )
 
 
+def _merged(
+    settings: Settings, export: SourceExport, joined: Joined, read: Sequence[str]
+) -> Merged:
+    """The export (its joins' columns added) with every `[[source.union]]` export merged
+    into it (none: the rows and fields as they are); a union that cannot be trusted
+    refuses the export, naming it."""
+    src = settings.source
+    primary = SourceTable(export.name, joined.columns, joined.table, src.fields, src.null_values)
+    if not src.union:
+        return only(primary)
+    tables = [(union, _preceded(union, table)) for union, table in open_unions(src.union, read)]
+    merged = merge(primary, tables, active_status=settings.filter.active_status)
+    if merged.refusals:
+        raise InputRefused("export", merged.refusals, source=export.name)
+    return merged
+
+
+def _preceded(union: UnionSettings, table: SourceTable) -> SourceTable:
+    """A union's export with its own `[source.union.fields]` lists' columns added."""
+    first_of = union.table.first_of
+    if not first_of:
+        return table
+    where = f"source.union[{union.name}]"
+    preceded = apply_precedence(
+        table.name,
+        table.columns,
+        table.table,
+        first_of,
+        null_values=table.null_values,
+        own=union.name,
+        key=f"{where}.fields",
+    )
+    if preceded.refusals:
+        raise InputRefused("export", preceded.refusals, source=table.name)
+    return replace(table, columns=preceded.columns, table=preceded.table)
+
+
 def _held_guard_line(
     too_many: str,
     held: int,
@@ -212,7 +284,7 @@ def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_K
     template = team_name_problems(settings.mapping.team_name, people)
     if template:
         raise InputRefused("template", template, source=export.source)
-    mapping, fields = settings.mapping, settings.source.fields
+    mapping, fields = settings.mapping, export.fields
     built = build_teams(people, mapping, fields, absent_managers=absent)
     if built.problems and held:
         # A held person put back under the manager DX had them with may close a cycle
@@ -279,6 +351,10 @@ def read_and_map(run: Run) -> Mapped:
             empty=listed.empty,
             detail=listed.line(),
         )
+    for part, count in zip(export.parts[1:], export.sources[1:], strict=True):
+        log.info(
+            "union.read", union=part.name, source=part.export, rows=count.rows, people=count.people
+        )
     known = known_places(run.store, directory)
     try:
         placed = map_teams(run.settings, export, known)
@@ -299,7 +375,8 @@ def read_and_map(run: Run) -> Mapped:
         placed.holds,
         export.notes,
         export.joins,
-        export.precedence,
+        precedence=export.precedence,
+        sources=export.sources,
     )
 
 

@@ -23,6 +23,7 @@ from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
 from hrsync.core.precedence import PrecedenceReport
 from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.union import SourceCount
 from hrsync.outcome import Outcome
 
 # The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).
@@ -88,6 +89,10 @@ class SyncResult:
     joins_trusted: bool = True
     # Each `[source.fields]` precedence list: how often each of its columns gave the value.
     precedence: tuple[PrecedenceReport, ...] = ()
+    # With `[[source.union]]`: each source's rows and people, and whether they may be the
+    # per-source shrink guard's next baseline (as the joins').
+    sources: tuple[SourceCount, ...] = ()
+    sources_trusted: bool = True
 
     @property
     def overall(self) -> Outcome:

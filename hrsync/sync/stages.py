@@ -89,6 +89,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         directory=mapped.directory,
         joins=mapped.joins,
         precedence=mapped.precedence,
+        sources=mapped.sources,
     )
 
 
@@ -114,6 +115,8 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         approved=approval_step.ids_for(approved, plan.payload_digest),
         joins=tuple(join.count for join in planned.joins),
         last_joins=run.store.last_accepted_join_counts() if planned.joins else None,
+        sources=planned.sources,
+        last_sources=run.store.last_accepted_source_counts() if planned.sources else None,
     )
     if isinstance(decision, Defer):
         text = render_deferral(decision.deferral)

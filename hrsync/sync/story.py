@@ -161,6 +161,10 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         join_counts=tuple(join.count for join in result.joins)
         if result.people_count is not None and result.joins_trusted
         else None,
+        # Likewise each source's counts, with `[[source.union]]` (none without).
+        source_counts=result.sources
+        if result.people_count is not None and result.sources and result.sources_trusted
+        else None,
     )
     if not request.operational:
         return  # the daemon's deferral is not a dry run's business

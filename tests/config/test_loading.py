@@ -275,6 +275,11 @@ def test_example_config_documents_every_key_and_loads() -> None:
             if key == "join":  # [[source.join]] tables, commented out: no table to join
                 assert "# [[source.join]]" in text
                 continue
+            if key == "union":  # [[source.union]] tables, commented out: no second export
+                assert "# [[source.union]]" in text
+                for own in ("name", "id_prefix", "attach_root_to"):
+                    assert f"# {own} = " in text, f"source.union.{own} is not documented"
+                continue
             if key in ("include", "exclude", "headers"):
                 assert f"[{section.name}.{key}]" in text
                 continue

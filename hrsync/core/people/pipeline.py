@@ -35,7 +35,7 @@ from hrsync.core.people.validation import (
     sort_findings,
     validate_rows,
 )
-from hrsync.core.rows import LineLocations, RowTable, SourceRow
+from hrsync.core.rows import ChainedLocations, LineLocations, RowTable, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from hrsync.core.templates import is_template, template_names
 from hrsync.core.text import collapse_whitespace, natural_key
@@ -441,9 +441,12 @@ def build_people(
         manager,
         departments,
         statuses if all(statuses) else [status or None for status in statuses],
-        # A location the export writes when asked (`LineLocations`) stays unwritten: each
-        # person holds their row's position in it instead (see `Person.location`).
-        export.positions if isinstance(export.locations, LineLocations) else export.locations,
+        # A location the export writes when asked (`LineLocations`, several exports'
+        # `ChainedLocations`) stays unwritten: each person holds their row's position in
+        # it instead (see `Person.location`).
+        export.positions
+        if isinstance(export.locations, LineLocations | ChainedLocations)
+        else export.locations,
         export.held,
         export.shapes,
     )
