@@ -1,20 +1,21 @@
 """The Workday + Entra ID recipe (issue 26), config/recipes/workday-entra.toml run as it
-is, only its hosts pointed at local fakes: the reporting line from a Workday report that
-holds no e-mail, each worker's e-mail from Microsoft Graph's users by employeeId (OAuth2,
-@odata.nextLink paging), synced to the DX simulator; a worker Entra does not know held
-for their empty e-mail; a Graph answer missing a page refused, naming the join."""
+is, only its hosts pointed at local fakes: the reporting line from a Workday report whose
+e-mails are HR's own addresses, each worker's e-mail from Microsoft Graph's users by
+employeeId (OAuth2, @odata.nextLink paging) where Entra has one, else Workday's, synced
+to the DX simulator; a worker with an e-mail in neither held; a Graph answer missing a
+page refused, naming the join."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
 from tests.e2e.conftest import ROOT, Run, Workspace
 from tests.e2e.test_http_sources_e2e import REST, assert_applied, assert_no_secret
 from tests.fakes import FakeServer, Request, Response, serve
-from tests.fakes.hr_apis import GraphApi, WorkdayApi, sample_people
+from tests.fakes.hr_apis import GraphApi, Person, WorkdayApi, sample_people
 
 pytestmark = pytest.mark.slow
 
@@ -48,10 +49,16 @@ class Apis:
         }
 
 
+def hr_address(person: Person) -> Person:
+    """The worker as Workday holds them: HR's own address, not the one DX knows."""
+    return replace(person, email=person.email.replace("@", "@hr."))
+
+
 @pytest.fixture
 def apis(workspace: Workspace) -> Iterator[tuple[Apis, FakeServer]]:
-    # The report holds no e-mail; Graph pages at 10 users (the sample's 37 enabled: 4 pages).
-    fakes = Apis(WorkdayApi(email_field=None), GraphApi(query_options=True))
+    # Workday's e-mails are HR's; Graph pages at 10 users (the sample's 37 enabled: 4 pages).
+    workday = WorkdayApi(people=[hr_address(p) for p in sample_people()])
+    fakes = Apis(workday, GraphApi(query_options=True))
     with serve(fakes) as server:
         text = RECIPE.read_text(encoding="utf-8")
         for host in HOSTS:
@@ -120,7 +127,7 @@ def test_workday_and_entra_sync_the_reporting_line_with_entras_e_mails(
     )
 
 
-def test_a_worker_entra_does_not_know_is_held_without_an_e_mail(
+def test_a_worker_entra_does_not_know_keeps_workdays_e_mail(
     workspace: Workspace, apis: tuple[Apis, FakeServer]
 ) -> None:
     fakes, _ = apis
@@ -129,9 +136,30 @@ def test_a_worker_entra_does_not_know_is_held_without_an_e_mail(
     fakes.graph.people = [p for p in sample_people() if p.id != gone.id]
     run = sync(workspace, fakes)
     assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.finished.get("held", []) == []
+    assert hr_address(gone).email in sent_emails(workspace)
+    assert gone.email not in sent_emails(workspace)
+    explained = workspace.hrsync("explain", gone.id, env=fakes.env())
+    assert f"email: '{hr_address(gone).email}' from Email_-_Work (entra.mail empty)" in (
+        explained.stdout
+    ), explained.stdout
+
+
+def test_a_worker_with_an_e_mail_in_neither_is_held(
+    workspace: Workspace, apis: tuple[Apis, FakeServer]
+) -> None:
+    fakes, _ = apis
+    managers = {p.manager_id for p in sample_people()}
+    gone = next(p for p in sample_people() if p.active and p.id not in managers)
+    fakes.graph.people = [p for p in sample_people() if p.id != gone.id]
+    fakes.workday.people = [
+        replace(p, email="") if p.id == gone.id else hr_address(p) for p in sample_people()
+    ]
+    run = sync(workspace, fakes)
+    assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
     (held,) = run.finished["held"]
     assert held["person"] == gone.id and "must not be empty" in held["detail"], held
-    assert gone.email not in sent_emails(workspace)
+    assert "first of entra.mail, Email_-_Work" in held["detail"], held
 
 
 def test_a_graph_answer_missing_a_page_refuses_the_run_naming_the_join(
@@ -147,13 +175,26 @@ def test_a_graph_answer_missing_a_page_refuses_the_run_naming_the_join(
     assert reason.startswith("join 'entra': page 2 of ") and "503" in reason, reason
     assert workspace.process_requests() == []
     # The first page answered as if it were the whole directory, after a run that read
-    # every page: most workers would go without an e-mail. Refused, naming the join.
+    # every page: most workers would take Workday's e-mail in place of Entra's. The join
+    # guard refuses, naming the join.
     fakes.graph.faults.fail_page = None
     assert sync(workspace, fakes).finished["outcome"] == "applied"
     fakes.graph.last_page = 1
     refused = sync(workspace, fakes)
     assert refused.code == 4, refused.stdout[-3000:] + refused.stderr[-3000:]
     assert refused.finished["outcome"] == "refused"
+    reason = refused.finished["reason"]
+    assert "join 'entra' matched 10 of 40 rows" in reason, reason
+    assert "sync.min_join_fraction" in reason, reason
+    # Trusting Entra alone, the same answer leaves 27 workers without an e-mail: the held
+    # guard refuses, naming the join, and offers no --allow-held.
+    text = workspace.config.read_text(encoding="utf-8")
+    workspace.config.write_text(
+        text.replace('email = ["entra.mail", "Email_-_Work"]', 'email = "entra.mail"'),
+        encoding="utf-8",
+    )
+    refused = sync(workspace, fakes)
+    assert refused.code == 4, refused.stdout[-3000:] + refused.stderr[-3000:]
     reason = refused.finished["reason"]
     assert reason.startswith(
         "export invalid: 27 people would be held, more than sync.max_held (25): 27 of them "
