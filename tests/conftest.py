@@ -1,4 +1,4 @@
-"""A real PostgreSQL server for the tests that need one.
+"""A real PostgreSQL server for the tests that need one; the property tests' settings.
 
 `HRSYNC_TEST_POSTGRES_URL` names a server (any database on it; `bash .ci/postgres
 start DIR` starts a throwaway one and prints the URL). Each test gets a database of its
@@ -14,10 +14,17 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 POSTGRES_ENV = "HRSYNC_TEST_POSTGRES_URL"
+
+# Property tests assert what is true, never how fast: on a loaded two-core machine one
+# example of a microsecond function can take half a second, and hypothesis's default
+# 200 ms deadline then fails a correct test. Speed is measured in benchmarks/.
+settings.register_profile("hrsync", deadline=None)
+settings.load_profile("hrsync")
 
 
 def in_ci() -> bool:
