@@ -87,6 +87,7 @@ def plan_document(result: SyncResult, config_path: Path | str | None = None) -> 
         "fields": [
             {
                 "field": p.field,
+                "table": p.key,
                 "column": p.column,
                 "first_of": [{"name": s.name, "won": s.won} for s in p.sources],
                 "empty": p.empty,

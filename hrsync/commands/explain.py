@@ -5,6 +5,7 @@ but the store's migrations."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 
 from hrsync.commands.output import show
 from hrsync.commands.startup import load_for, open_store
@@ -26,7 +27,7 @@ from hrsync.core.identity import assign
 from hrsync.core.joins import provenance
 from hrsync.core.listing import capped
 from hrsync.core.people import HeldPerson
-from hrsync.core.union import origin
+from hrsync.core.union import origin, part_of
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
@@ -117,9 +118,7 @@ def explain_command(args: argparse.Namespace) -> int:
             joined=[
                 *_origin(export, person.employee_id),
                 *provenance(person.attributes, person.email, person.employee_id, export.joins),
-                *precedence.provenance(
-                    person.attributes, settings.source.first_of, settings.source.name
-                ),
+                *_ranked(settings, export, person.employee_id, person.attributes),
             ],
         ),
         end="",
@@ -144,9 +143,7 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
         show(line)
     for line in provenance(person.values, person.email, person.employee_id, export.joins):
         show(line)
-    for line in precedence.provenance(
-        person.values, settings.source.first_of, settings.source.name
-    ):
+    for line in _ranked(settings, export, person.employee_id, person.values):
         show(line)
     return EXIT_OK
 
@@ -155,3 +152,18 @@ def _origin(export: Export, employee_id: str) -> list[str]:
     """With `[[source.union]]`: the source a person came from, and their id there."""
     where = origin(export.parts, employee_id)
     return [] if where is None else [f"  source: {where}"]
+
+
+def _ranked(
+    settings: Settings, export: Export, employee_id: str, values: Mapping[str, str]
+) -> list[str]:
+    """Which column of each precedence list gave the person's value: the lists of the
+    source they came from (a union's own `[source.union.fields]`, or `[source.fields]`)."""
+    source = settings.source
+    first_of, own = source.first_of, source.name
+    if export.parts:
+        part = part_of(export.parts, employee_id)
+        union = next((u for u in source.union if part.prefix and u.name == part.name), None)
+        if union is not None:
+            first_of, own = union.table.first_of, union.name
+    return precedence.provenance(values, first_of, own)

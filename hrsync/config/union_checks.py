@@ -12,6 +12,7 @@ import re
 from hrsync.config.crosschecks import _field_template_checks
 from hrsync.config.join_checks import JOIN_NAME, table_rules
 from hrsync.core.settings import Settings, UnionSettings
+from hrsync.core.union import PRIMARY
 
 # A `source.` key in a message of the `[source]` checks, not inside a URL or a word.
 _SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
@@ -31,6 +32,10 @@ def union_checks(s: Settings) -> list[str]:
         where = union_label(union.name, position)
         if union.name and union.name in seen:
             p.append(f'{where} is declared twice: each name = "…" once')
+        if union.name == PRIMARY or union.name in {join.name for join in s.source.join}:
+            # Counts, reports and the shrink guard's baseline are kept by source name.
+            whose = "the primary export's" if union.name == PRIMARY else "a join's"
+            p.append(f"{where}.name {union.name!r} is {whose} name: name the union apart")
         seen.add(union.name)
         p.extend(table_rules(union.table, where, "the union's export"))
         p.extend(_field_checks(s, union, where))

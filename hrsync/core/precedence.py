@@ -47,11 +47,12 @@ class PrecedenceReport:
     column: str  # the column the list made
     sources: tuple[FieldSource, ...]
     empty: int  # rows on which every name was empty
+    key: str = "source.fields"  # the fields' table (a union's: source.union[acq].fields)
 
     def line(self) -> str:
         """``source.fields.email: entra.mail 950, workday.Work_Email 48, none 2``."""
         won = ", ".join(f"{s.name} {s.won:,}" for s in self.sources)
-        return f"source.fields.{self.field}: {won}, none {self.empty:,}"
+        return f"{self.key}.{self.field}: {won}, none {self.empty:,}"
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def apply_precedence(
     added: dict[str, list[str]] = {}
     reports: list[PrecedenceReport] = []
     for field_name, pairs in resolved.items():
-        values, report = _first_non_empty(field_name, pairs, export)
+        values, report = _first_non_empty(field_name, pairs, export, key)
         added[report.column] = values
         reports.append(report)
     new_table = add_columns(table, added)
@@ -117,7 +118,7 @@ def apply_precedence(
 
 
 def _first_non_empty(
-    field_name: str, pairs: Sequence[tuple[str, str]], export: ExportColumns
+    field_name: str, pairs: Sequence[tuple[str, str]], export: ExportColumns, key: str
 ) -> tuple[list[str], PrecedenceReport]:
     names = [name for name, _ in pairs]
     column = first_of_column(names)
@@ -129,7 +130,7 @@ def _first_non_empty(
             # In C: `or` of each pair keeps the value found first.
             values = list(map(_either, values, export.column(source)))
         sources.append(FieldSource(name, before - values.count("")))
-    report = PrecedenceReport(field_name, column, tuple(sources), values.count(""))
+    report = PrecedenceReport(field_name, column, tuple(sources), values.count(""), key)
     return values, report
 
 

@@ -36,6 +36,7 @@ from itertools import compress, repeat
 from typing import NamedTuple
 
 from hrsync.core.filters import LOGICAL_FIELDS
+from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, read_fields
 from hrsync.core.people.validation import check_columns
 from hrsync.core.rows import ChainedLocations, RowTable, Several
@@ -150,6 +151,27 @@ def attach_refusals(parts: Sequence[Part], people_ids: Collection[str]) -> list[
     return found
 
 
+def kept_nobody(
+    parts: Sequence[Part], counts: Sequence[SourceCount], held_ids: Collection[str]
+) -> list[str]:
+    """Each union with rows of which nobody is kept nor held: the filters dropped the
+    whole source, which no filter is written to do (an include on a column it lacks
+    reads blank), so the run would drop a company without a word."""
+    found = []
+    for part, count in zip(parts[1:], counts[1:], strict=True):
+        if not count.rows or count.people:
+            continue
+        if any(map(str.startswith, held_ids, repeat(part.prefix))):
+            continue
+        found.append(
+            f"{part.label}: the filters keep none of the {count.rows} rows of {part.export}: "
+            "a filter on a column or field it lacks reads blank there ([filter] include, "
+            "exclude, active_status); give it that column in its fields, or filter on one "
+            "both exports have; nothing was sent"
+        )
+    return found
+
+
 def only(primary: SourceTable) -> Merged:
     """The primary export alone: its table and fields as they are (no union)."""
     part = Part(PRIMARY, primary.name, "", 0, len(primary.table.cells))
@@ -179,6 +201,10 @@ def merge(
         _field_values(src, part, conf, keys, status if "status" in keys else "")
         for src, part, conf in zip(sources, parts, configured, strict=True)
     ]
+    primary_ids = values[0][keys.index("employee_id")] if "employee_id" in keys else ()
+    clashes = [r for part in parts[1:] for r in _prefix_clash(part, primary_ids, parts[0])]
+    if clashes:
+        return Merged(primary.columns, primary.table, primary.fields, parts, tuple(clashes))
     # The merged index: the primary's, each union's columns it lacks, then the fields.
     index = dict(primary.table.index)
     width = max(index.values(), default=-1) + 1
@@ -253,6 +279,22 @@ def _refusals(part: Part, src: SourceTable) -> list[str]:
     if part.prefix:
         problems = [_SOURCE_KEY.sub(f"{where}.", problem) for problem in problems]
     return [f"{where}: {problem}" for problem in problems]
+
+
+def _prefix_clash(union: Part, primary_ids: Sequence[str], primary: Part) -> list[str]:
+    """A union's prefix that begins some primary id: its people are told from the
+    primary's by it (counts, `attach_root_to`, `explain`), so that would mistake them."""
+    prefix = union.prefix
+    if not any(map(str.startswith, primary_ids, repeat(prefix))):
+        return []
+    clashing = [i for i in primary_ids if i.startswith(prefix)]
+    default = f"{union.name}:"
+    such_as = f", such as the default {default!r}" if prefix != default else ""
+    return [
+        f"{union.label}.id_prefix {prefix!r} begins {len(clashing)} ids of the primary export "
+        f"({primary.export}: {capped(clashing, limit=5)}): its people would be told from the "
+        f"primary's by it; choose a prefix no primary id begins with{such_as}"
+    ]
 
 
 def _field_names(

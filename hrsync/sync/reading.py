@@ -34,6 +34,7 @@ from hrsync.core.union import (
     SourceCount,
     SourceTable,
     attach_refusals,
+    kept_nobody,
     merge,
     only,
     source_counts,
@@ -101,7 +102,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     try:
         read = columns_read(settings)
         export, joined = open_joined(settings)
-        merged = _merged(settings, export, joined, read.names)
+        merged, union_lists = _merged(settings, export, joined, read.names)
         directory = read_people(
             export.name,
             merged.columns,
@@ -118,13 +119,6 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         raise
     except SourceError as exc:
         raise InputRefused("source", [str(exc)]) from None
-    sources: tuple[SourceCount, ...] = ()
-    if merged.unions:
-        ids = [person.employee_id for person in directory.people]
-        unattached = attach_refusals(merged.parts, set(ids))
-        if unattached:
-            raise InputRefused("export", unattached, source=export.name, directory=directory)
-        sources = source_counts(merged.parts, ids)
     if not directory.ok:
         raise InputRefused(
             "export",
@@ -133,6 +127,18 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
             source=export.name,
             directory=directory,
         )
+    sources: tuple[SourceCount, ...] = ()
+    if merged.unions:
+        ids = [person.employee_id for person in directory.people]
+        held_ids = [person.employee_id for person in directory.held if person.employee_id]
+        sources = source_counts(merged.parts, ids)
+        # A held person is still in the org (where DX last had them): one to attach to.
+        refusals = [
+            *attach_refusals(merged.parts, {*ids, *held_ids}),
+            *kept_nobody(merged.parts, sources, held_ids),
+        ]
+        if refusals:
+            raise InputRefused("export", refusals, source=export.name, directory=directory)
     if directory.held:
         held = len(directory.held)
         sync = settings.sync
@@ -157,7 +163,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         export.pages,
         export.notes,
         joins=joined.reports,
-        precedence=joined.precedence,
+        precedence=(*joined.precedence, *union_lists),
         fields=merged.fields,
         parts=parts,
         sources=sources,
@@ -212,26 +218,33 @@ def _joined(settings: Settings, export: SourceExport) -> Joined:
 
 def _merged(
     settings: Settings, export: SourceExport, joined: Joined, read: Sequence[str]
-) -> Merged:
+) -> tuple[Merged, tuple[PrecedenceReport, ...]]:
     """The export (its joins' columns added) with every `[[source.union]]` export merged
-    into it (none: the rows and fields as they are); a union that cannot be trusted
-    refuses the export, naming it."""
+    into it (none: the rows and fields as they are), and the unions' precedence lists as
+    they went; a union that cannot be trusted refuses the export, naming it."""
     src = settings.source
     primary = SourceTable(export.name, joined.columns, joined.table, src.fields, src.null_values)
     if not src.union:
-        return only(primary)
-    tables = [(union, _preceded(union, table)) for union, table in open_unions(src.union, read)]
+        return only(primary), ()
+    tables: list[tuple[UnionSettings, SourceTable]] = []
+    reports: list[PrecedenceReport] = []
+    for union, table in open_unions(src.union, read):
+        preceded, listed = _preceded(union, table)
+        tables.append((union, preceded))
+        reports.extend(listed)
     merged = merge(primary, tables, active_status=settings.filter.active_status)
     if merged.refusals:
         raise InputRefused("export", merged.refusals, source=export.name)
-    return merged
+    return merged, tuple(reports)
 
 
-def _preceded(union: UnionSettings, table: SourceTable) -> SourceTable:
+def _preceded(
+    union: UnionSettings, table: SourceTable
+) -> tuple[SourceTable, tuple[PrecedenceReport, ...]]:
     """A union's export with its own `[source.union.fields]` lists' columns added."""
     first_of = union.table.first_of
     if not first_of:
-        return table
+        return table, ()
     where = f"source.union[{union.name}]"
     preceded = apply_precedence(
         table.name,
@@ -244,7 +257,7 @@ def _preceded(union: UnionSettings, table: SourceTable) -> SourceTable:
     )
     if preceded.refusals:
         raise InputRefused("export", preceded.refusals, source=table.name)
-    return replace(table, columns=preceded.columns, table=preceded.table)
+    return replace(table, columns=preceded.columns, table=preceded.table), preceded.reports
 
 
 def _held_guard_line(

@@ -132,3 +132,15 @@ def test_the_environment_cannot_write_a_union(tmp_path: Path) -> None:
         "HRSYNC_SOURCE__UNION cannot set source.union: write [[source.union]] tables in the "
         "config file"
     ]
+
+
+def test_a_union_is_not_named_as_the_primary_or_a_join(tmp_path: Path) -> None:
+    """Counts and the shrink guard's baseline are kept by source name: a union named
+    `source` would share the primary's."""
+    said = problems(tmp_path, UNION.replace('name = "acq"', 'name = "source"'))
+    assert any(
+        "source.union[source].name 'source' is the primary export's name" in p for p in said
+    ), said
+    join = '[[source.join]]\nname = "acq"\npath = "d.csv"\non = { D = "D" }\n'
+    said = problems(tmp_path, join + UNION)
+    assert any("source.union[acq].name 'acq' is a join's name" in p for p in said), said

@@ -17,6 +17,7 @@ from hrsync.core.union import (
     SourceCount,
     SourceTable,
     attach_refusals,
+    kept_nobody,
     merge,
     origin,
     part_of,
@@ -326,3 +327,49 @@ def test_no_union_reads_exactly_as_the_primary_alone(
         "p.csv", merged.columns, merged.table, merged.fields, FilterSettings(), null_values=NULLS
     )
     assert through == alone
+
+
+def test_a_json_union_whose_records_lack_keys_names_every_row() -> None:
+    """A BambooHR-like record without `supervisorEId` is a row of its own shape: every
+    person still says where they came from (it crashed `explain` and unplaced people)."""
+    records = [{k: v for k, v in ACQUIRED[0].items() if k != "supervisorEId"}, *ACQUIRED[1:]]
+    directory = read(parent(), (union(attach=""), acquired(records)))
+    assert directory.ok, directory.problems
+    assert {p.employee_id: p.location for p in directory.people} == {
+        "1": "workday.csv line 2",
+        "2": "workday.csv line 3",
+        "7": "workday.csv line 4",
+        "acq:7": "acquired.json employees[0]",
+        "acq:8": "acquired.json employees[1]",
+        "acq:9": "acquired.json employees[2]",
+    }
+    assert by_id(directory)["acq:7"][2] is None
+
+
+def test_a_prefix_that_begins_a_primary_id_refuses_naming_the_union() -> None:
+    """A union's people are told from the primary's by their prefix: a prefix that some
+    primary id begins with would count, attach and explain them as the union's."""
+    rows = [("E1", *PARENT[0][1:]), ("E2", *PARENT[1][1:4]), *PARENT[2:]]
+    rows[1] = ("E2", "Ravi Rao", "ravi@parent.example", "E1", "Active", "CC-2")
+    merged = merge(parent(rows), [(union(attach="E1", prefix="E"), acquired())])
+    assert merged.refusals == (
+        "source.union[acq].id_prefix 'E' begins 2 ids of the primary export (workday.csv: "
+        "E1, E2): its people would be told from the primary's by it; choose a prefix no "
+        "primary id begins with, such as the default 'acq:'",
+    )
+
+
+def test_a_union_the_filters_empty_refuses_naming_it() -> None:
+    """An include on a column only the primary has reads blank for the union's rows: the
+    whole acquired company would leave the org without a word."""
+    merged = merge(parent(), [(union(), acquired())])
+    counts = [SourceCount("source", 4, 3), SourceCount("acq", 3, 0)]
+    assert kept_nobody(merged.parts, counts, held_ids=()) == [
+        "source.union[acq]: the filters keep none of the 3 rows of acquired.json: a filter on "
+        "a column or field it lacks reads blank there ([filter] include, exclude, "
+        "active_status); give it that column in its fields, or filter on one both exports "
+        "have; nothing was sent"
+    ]
+    # Held people are still the org's; a union with people kept is fine.
+    assert kept_nobody(merged.parts, counts, held_ids=("acq:7",)) == []
+    assert kept_nobody(merged.parts, [counts[0], SourceCount("acq", 3, 1)], ()) == []

@@ -264,3 +264,54 @@ def test_an_acquired_export_over_http_with_oauth2_keeps_its_secret_out(
             for row in db.execute(f'SELECT * FROM "{table}"'):
                 text_of_row = " ".join(str(v) for v in row)
                 assert not any(secret in text_of_row for secret in secrets), table
+
+
+def test_attach_root_to_a_held_person_attaches_and_syncs_everyone_else(
+    acquisition: Workspace,
+) -> None:
+    """The parent's CEO held for their own row (an e-mail typo) is still in the org: the
+    acquired company stays attached under them, and nothing else stops."""
+    assert acquisition.hrsync("sync").finished["outcome"] == "applied"
+    rows = parent_rows()
+    rows[0]["Work_Email"] = "pat.parent-at-parent.example"
+    acquisition.write_export(rows)
+    run = acquisition.hrsync("sync")
+    assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    (held,) = run.finished["held"]
+    assert held["person"] == "1", held
+    assert hierarchy(acquisition)["Ada Acquired's team"] == TEAMS["Ada Acquired's team"]
+
+
+def test_a_json_union_with_records_of_other_shapes_is_explained(acquisition: Workspace) -> None:
+    """BambooHR leaves out a field a record has no value for: the CEO without
+    `supervisorEId` (this crashed `sync` for an unplaced person, and `explain`)."""
+    employees = acquired_rows()
+    del employees[0]["supervisorEId"]
+    employees.append({"id": "99", "displayName": "Lone Wolf", "workEmail": "lone@acquired.example",
+                      "status": "Active"})  # fmt: skip
+    write_acquired(acquisition, employees)
+    run = acquisition.hrsync("sync")
+    assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "Traceback" not in run.stderr
+    ada = acquisition.hrsync("explain", "acq:7")
+    assert ada.code == 0, ada.stdout[-2000:] + ada.stderr[-2000:]
+    assert "  row: acquired.json employees[0]" in ada.stdout, ada.stdout
+
+
+def test_a_unions_own_lists_are_reported_and_explained(acquisition: Workspace) -> None:
+    text = acquisition.config.read_text(encoding="utf-8")
+    acquisition.config.write_text(
+        text.replace('email = "workEmail"', 'email = ["acq.homeEmail", "workEmail"]')
+    )
+    employees = acquired_rows()
+    employees[1]["homeEmail"] = "ben.home@acquired.example"
+    write_acquired(acquisition, employees)
+    check = acquisition.hrsync("check")
+    assert "source.union[acq].fields.email: acq.homeEmail 1, workEmail 4, none 0" in (
+        check.stdout
+    ), check.stdout[-3000:]
+    ada = acquisition.hrsync("explain", "acq:7")
+    assert "  email: 'ada@acquired.example' from workEmail (acq.homeEmail empty)" in ada.stdout
+    plan = document(acquisition.hrsync("plan", "--format", "json").stdout)
+    [listed] = plan["fields"]
+    assert (listed["table"], listed["field"]) == ("source.union[acq].fields", "email")

@@ -132,6 +132,7 @@ class ExportColumns:
                 shapes[i] = None
         self.held = held
         self.shapes: Sequence[RowShape | None] = shapes
+        self.partial = bool(table.partial)  # some rows are records of a shape of their own
 
     def column(self, name: str) -> Sequence[str]:
         """A column's value on every row, read as `PersonValues` reads it ("" where the

@@ -443,10 +443,11 @@ def build_people(
         statuses if all(statuses) else [status or None for status in statuses],
         # A location the export writes when asked (`LineLocations`, several exports'
         # `ChainedLocations`) stays unwritten: each person holds their row's position in
-        # it instead (see `Person.location`).
+        # it instead (see `Person.location`), read through their row's shape. A record of
+        # a shape of its own (`RowTable.partial`) has none: then every location is text.
         export.positions
-        if isinstance(export.locations, LineLocations | ChainedLocations)
-        else export.locations,
+        if isinstance(export.locations, LineLocations | ChainedLocations) and not export.partial
+        else list(export.locations),
         export.held,
         export.shapes,
     )
