@@ -32,7 +32,7 @@ from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
 from hrsync.sync.holding import known_places
-from hrsync.sync.reading import open_joined
+from hrsync.sync.reading import open_merged
 from hrsync.sync.stages import Export, InputRefused, map_teams, read_export
 
 
@@ -58,15 +58,16 @@ def explain_command(args: argparse.Namespace) -> int:
     person = find_person(people, query)
     if person is None:
         # The export was read and kept nobody of that id; a filtered row may still hold it.
-        # Read as the sync reads it, with its joins: a filter may read a joined column.
+        # Read as the sync reads it, with its joins (a filter may read a joined column) and
+        # its unions (the person may be one of theirs).
         try:
-            _, joined = open_joined(settings)
+            _, joined, merged, _ = open_merged(settings)
         except (SourceError, InputRefused) as exc:
             show(f"hrsync: the export cannot be read again to look among its filtered rows: {exc}")
             return EXIT_FAILED
-        fields = settings.source.fields
-        row_filter, _ = build_row_filter(settings.filter, fields, joined.columns)
-        excluded = find_excluded(joined.table.rows(), fields, row_filter, query)
+        fields = merged.fields
+        row_filter, _ = build_row_filter(settings.filter, fields, merged.columns)
+        excluded = find_excluded(merged.table.rows(), fields, row_filter, query)
         if excluded is not None:
             show(explain_excluded(query, excluded), end="")
             for line in provenance(

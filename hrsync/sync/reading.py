@@ -101,8 +101,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     src = settings.source
     try:
         read = columns_read(settings)
-        export, joined = open_joined(settings)
-        merged, union_lists = _merged(settings, export, joined, read.names)
+        export, joined, merged, union_lists = open_merged(settings)
         directory = read_people(
             export.name,
             merged.columns,
@@ -168,6 +167,17 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         parts=parts,
         sources=sources,
     )
+
+
+def open_merged(
+    settings: Settings,
+) -> tuple[SourceExport, Joined, Merged, tuple[PrecedenceReport, ...]]:
+    """Every source as one table, as a run reads it: the export with its joins
+    (`open_joined`), each `[[source.union]]` export merged in, and the unions' precedence
+    lists as they went. Raises as `open_joined` does."""
+    export, joined = open_joined(settings)
+    merged, union_lists = _merged(settings, export, joined, columns_read(settings).names)
+    return export, joined, merged, union_lists
 
 
 def open_joined(settings: Settings) -> tuple[SourceExport, Joined]:

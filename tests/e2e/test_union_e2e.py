@@ -315,3 +315,15 @@ def test_a_unions_own_lists_are_reported_and_explained(acquisition: Workspace) -
     plan = document(acquisition.hrsync("plan", "--format", "json").stdout)
     [listed] = plan["fields"]
     assert (listed["table"], listed["field"]) == ("source.union[acq].fields", "email")
+
+
+def test_explain_finds_a_union_person_the_filters_leave_out(acquisition: Workspace) -> None:
+    employees = acquired_rows()
+    employees[4]["status"] = "Terminated"
+    write_acquired(acquisition, employees)
+    gone = f"acq:{employees[4]['id']}"
+    run = acquisition.hrsync("explain", gone)
+    assert run.code == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert f"{gone} is at acquired.json employees[4], but left out by filter.active_status" in (
+        run.stdout
+    ), run.stdout
