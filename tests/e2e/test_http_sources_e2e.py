@@ -118,9 +118,10 @@ def test_every_recipe_is_on_its_how_to_page_verbatim() -> None:
         recipe = (RECIPES / f"{name}.toml").read_text(encoding="utf-8")
         where = page.relative_to(ROOT)
         assert f"```toml\n{recipe}```" in text, f"config/recipes/{name}.toml differs in {where}"
-    # oracle-hr reads files, not an API: test_joins_e2e runs it verbatim; workday-entra
-    # reads two APIs: test_workday_entra_e2e runs it.
-    joined = ["oracle-hr", "workday-entra"]
+    # Recipes of several sources, each run verbatim by a test of its own: oracle-hr
+    # (files; test_joins_e2e), workday-entra (two APIs; test_workday_entra_e2e) and
+    # acquisition (two exports; test_union_e2e).
+    joined = ["acquisition", "oracle-hr", "workday-entra"]
     assert sorted(p.stem for p in RECIPES.glob("*.toml")) == sorted([*HOSTS, *joined])
 
 
