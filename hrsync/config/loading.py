@@ -418,15 +418,22 @@ def _build_joins(
     raw: Any, dotted: str, problems: list[str], base: Path
 ) -> tuple[JoinSettings, ...]:
     """`[[source.join]]`: a list of tables, each a join's keys and its table's."""
+    tables = _array_of_tables(raw, dotted, problems)
+    return tuple(_build_join(item, at, problems, base) for at, item in enumerate(tables, 1))
+
+
+def _array_of_tables(raw: Any, dotted: str, problems: list[str]) -> list[dict[str, Any]]:
+    """`[[source.join]]`, `[[source.union]]`: the tables written, or none with a problem
+    when the key holds something else (an environment variable cannot write tables)."""
     if isinstance(raw, _EnvValue):
         problems.append(
-            f"{raw.origin} cannot set {dotted}: write [[source.join]] tables in the config file"
+            f"{raw.origin} cannot set {dotted}: write [[{dotted}]] tables in the config file"
         )
-        return ()
+        return []
     if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
-        problems.append(f"{dotted} must be [[source.join]] tables, got {_kind(raw)}")
-        return ()
-    return tuple(_build_join(item, at, problems, base) for at, item in enumerate(raw, 1))
+        problems.append(f"{dotted} must be [[{dotted}]] tables, got {_kind(raw)}")
+        return []
+    return raw
 
 
 def _build_join(
@@ -503,15 +510,8 @@ def _build_unions(
     raw: Any, dotted: str, problems: list[str], base: Path
 ) -> tuple[UnionSettings, ...]:
     """`[[source.union]]`: a list of tables, each a union's keys and its export's."""
-    if isinstance(raw, _EnvValue):
-        problems.append(
-            f"{raw.origin} cannot set {dotted}: write [[source.union]] tables in the config file"
-        )
-        return ()
-    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
-        problems.append(f"{dotted} must be [[source.union]] tables, got {_kind(raw)}")
-        return ()
-    return tuple(_build_union(item, at, problems, base) for at, item in enumerate(raw, 1))
+    tables = _array_of_tables(raw, dotted, problems)
+    return tuple(_build_union(item, at, problems, base) for at, item in enumerate(tables, 1))
 
 
 def _build_union(

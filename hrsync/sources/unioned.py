@@ -1,13 +1,11 @@
-"""Opening the exports of `[[source.union]]`: each exactly as the primary export is
-opened (`open_export`: file or HTTP, paging, OAuth2, `max_bytes`, every refusal), its
-failure named by the union.
+"""Opening the exports of `[[source.union]]`: each as a source beside the export
+(hrsync.sources.secondary), its failure named by the union.
 
 The merge itself is pure (hrsync.core.union); this module only reads.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping, Sequence
 
 import httpx
@@ -15,11 +13,7 @@ import httpx
 from hrsync.core.settings import UnionSettings
 from hrsync.core.templates import is_template, template_names
 from hrsync.core.union import SourceTable
-from hrsync.sources.base import SourceError, SourceUnavailable
-from hrsync.sources.open import open_export
-
-# A `source.` key in a reader's message (not inside a URL or a word): the union's own key.
-_SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
+from hrsync.sources.secondary import open_whole
 
 
 def open_unions(
@@ -34,14 +28,15 @@ def open_unions(
     path among them that picks from a list is read as a column."""
     tables: list[tuple[UnionSettings, SourceTable]] = []
     for union in unions:
-        also = (*read, *_field_names(union))
-        try:
-            export = open_export(union.table, environ=environ, http=http, also_read=also)
-            rows = export.table()
-        except SourceUnavailable as exc:
-            raise SourceUnavailable(named(union, str(exc))) from None
-        except SourceError as exc:
-            raise SourceError(named(union, str(exc))) from None
+        where = f"source.union[{union.name}]"
+        export, rows = open_whole(
+            union.table,
+            said=where,
+            key=where,
+            also_read=(*read, *_field_names(union)),
+            environ=environ,
+            http=http,
+        )
         table = SourceTable(
             export.name, export.columns, rows, union.table.fields, union.table.null_values
         )
@@ -56,9 +51,3 @@ def _field_names(union: UnionSettings) -> list[str]:
     for listed in union.table.first_of.values():
         names.extend(listed)
     return [name for name in names if name]
-
-
-def named(union: UnionSettings, message: str) -> str:
-    """A reader's message about a union's export: the union named, its keys its own."""
-    where = f"source.union[{union.name}]"
-    return f"{where}: " + _SOURCE_KEY.sub(f"{where}.", message)
