@@ -1,6 +1,7 @@
 """Issue 27's done-when figure: a run fed a 2 KB HR answer that decodes to 2 GiB keeps its
 peak memory under 200 MB, is refused and sends nothing. `hrsync sync` runs as a child
-process; its peak resident size comes from the kernel when it is reaped (wait4)."""
+process; its peak resident size comes from the kernel when it is reaped (wait4), by a
+small process that starts it (see `_MEASURER`)."""
 
 from __future__ import annotations
 
@@ -37,27 +38,40 @@ def hr(bombs: dict[str, bytes]) -> Iterator[FakeServer]:
         yield server
 
 
+# Linux keeps a process's peak across exec, starting from the peak of the process that
+# exec'd: a child of the test's worker (100s of MiB after many tests) would count the
+# worker's size. So a small process starts `hrsync sync` and reports its child's peak.
+_MEASURER = (
+    "import os, subprocess, sys\n"
+    "child = subprocess.Popen(sys.argv[2:])\n"
+    "_, status, usage = os.wait4(child.pid, 0)\n"
+    "child.returncode = -1\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def sync_measured(ws: Workspace, env: dict[str, str]) -> tuple[Run, int]:
     """`hrsync sync` in a child process: what it said, and its peak resident bytes."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
     out, err = ws.root / "stdout.txt", ws.root / "stderr.txt"
+    peak = ws.root / "peak-kib.txt"
+    command = [sys.executable, "-m", "hrsync", "--config", str(ws.config), "sync"]
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "hrsync", "--config", str(ws.config), "sync"],
+        measured = subprocess.run(
+            [sys.executable, "-c", _MEASURER, str(peak), *command],
             env={**base, "HRSYNC_DX_TOKEN": TOKEN, **env},
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
             cwd=ws.root,
+            check=False,
+            timeout=120,
         )
-        try:
-            _, status, usage = os.wait4(child.pid, 0)
-        finally:
-            child.returncode = -1  # reaped here; Popen must not wait for it again
     said = out.read_text(encoding="utf-8") + "\n" + err.read_text(encoding="utf-8")
     ws.outputs.append(said)
-    run = Run(os.waitstatus_to_exitcode(status), said, "", parse_events(said))
-    return run, usage.ru_maxrss * 1024  # Linux counts KiB
+    run = Run(measured.returncode, said, "", parse_events(said))
+    return run, int(peak.read_text(encoding="utf-8")) * 1024  # Linux counts KiB
 
 
 def source_url(ws: Workspace, url: str) -> None:
