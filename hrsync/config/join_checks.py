@@ -14,13 +14,17 @@ from hrsync.config.crosschecks import (
     plain_http_source_checks,
     table_checks,
 )
-from hrsync.core.settings import JOIN_FIELDS, JoinSettings, Settings, SourceSettings
+from hrsync.core.settings import (
+    JOIN_FIELDS,
+    JoinSettings,
+    Settings,
+    SourceSettings,
+    keyed_under,
+)
 from hrsync.core.templates import is_template, template_names
 
 # A join's name: one word, as it prefixes its columns (``departments.DEPARTMENT_NAME``).
 JOIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-# A `source.` key in a message of the `[source]` checks, not inside a URL or a word.
-_SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
 
 
 def join_checks(s: Settings) -> list[str]:
@@ -70,7 +74,7 @@ def table_rules(table: SourceSettings, where: str, what: str = "the joined table
     p.extend(table_checks(table, where))
     if table.max_bytes < 1:
         p.append(f"{where}.max_bytes must be at least 1, got {table.max_bytes}")
-    p.extend(_SOURCE_KEY.sub(f"{where}.", problem) for problem in _http_source_checks(table))
+    p.extend(keyed_under(where, problem) for problem in _http_source_checks(table))
     p.extend(plain_http_source_checks(table, where))
     return p
 

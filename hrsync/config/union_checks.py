@@ -7,15 +7,10 @@ A message names the union as ``source.union[acq]`` and the key within it.
 
 from __future__ import annotations
 
-import re
-
 from hrsync.config.crosschecks import _field_template_checks
 from hrsync.config.join_checks import JOIN_NAME, table_rules
-from hrsync.core.settings import Settings, UnionSettings
+from hrsync.core.settings import Settings, UnionSettings, keyed_under
 from hrsync.core.union import PRIMARY
-
-# A `source.` key in a message of the `[source]` checks, not inside a URL or a word.
-_SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
 
 
 def union_label(name: str, position: int) -> str:
@@ -65,8 +60,7 @@ def _field_checks(s: Settings, union: UnionSettings, where: str) -> list[str]:
         for key in ("employee_id", "email", "name")
         if not getattr(fields, key)
     ]
-    own = f"{where}."
-    p.extend(_SOURCE_KEY.sub(own, problem) for problem in _field_template_checks(union.table))
+    p.extend(keyed_under(where, problem) for problem in _field_template_checks(union.table))
     if s.mapping.strategy == "manager" and not (
         fields.manager_id or fields.manager_email or fields.manager_name
     ):

@@ -6,6 +6,8 @@ builds these. The core takes its settings from this module, never from the loade
 
 from __future__ import annotations
 
+import re
+
 # Imported at run time, not under TYPE_CHECKING: the loader resolves these annotations
 # (typing.get_type_hints) to know how to parse each key.
 from collections.abc import Mapping
@@ -152,6 +154,17 @@ class SourceSettings:
     first_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # `[[source.union]]`: more people exports merged into the same org (hrsync.core.union).
     union: tuple[UnionSettings, ...] = ()
+
+
+# A `source.` key in a message (not inside a URL or a word), as the `[source]` checks
+# and readers write it.
+_SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
+
+
+def keyed_under(table: str, message: str) -> str:
+    """A message about `[source]` keys, about another table's instead: a join's or a
+    union's own keys are `[source]` keys (``source.url`` -> ``source.join[d].url``)."""
+    return _SOURCE_KEY.sub(f"{table}.", message)
 
 
 # What a person's row names a join's key by, beside a column: their own field as

@@ -29,7 +29,6 @@ column its export lacks.
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
@@ -40,13 +39,11 @@ from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, read_fields
 from hrsync.core.people.validation import check_columns
 from hrsync.core.rows import ChainedLocations, RowTable, Several
-from hrsync.core.settings import FieldSettings, FilterSettings, UnionSettings
+from hrsync.core.settings import FieldSettings, FilterSettings, UnionSettings, keyed_under
 from hrsync.core.templates import is_template, template_names
 
 # How counts and messages name the primary export.
 PRIMARY = "source"
-# A `source.` key in a message about fields, not inside a URL or a word.
-_SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,7 +274,7 @@ def _refusals(part: Part, src: SourceTable) -> list[str]:
     )
     problems = [str(problem) for _, problem in found if problem.fatal]
     if part.prefix:
-        problems = [_SOURCE_KEY.sub(f"{where}.", problem) for problem in problems]
+        problems = [keyed_under(where, problem) for problem in problems]
     return [f"{where}: {problem}" for problem in problems]
 
 

@@ -6,19 +6,14 @@ it, so that a message says which of several sources failed and under which key.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 import httpx
 
 from hrsync.core.rows import RowTable
-from hrsync.core.settings import SourceSettings
+from hrsync.core.settings import SourceSettings, keyed_under
 from hrsync.sources.base import Export, SourceError, SourceUnavailable
 from hrsync.sources.open import open_export
-
-# A `source.` key in a reader's message (not inside a URL or a word): the declaring
-# table's own key.
-_SOURCE_KEY = re.compile(r"(?<![\w./-])source\.")
 
 
 def open_whole(
@@ -45,4 +40,4 @@ def open_whole(
 def named(said: str, key: str, message: str) -> str:
     """A reader's message about a source beside the export: the source named, its keys
     its own."""
-    return f"{said}: " + _SOURCE_KEY.sub(f"{key}.", message)
+    return f"{said}: " + keyed_under(key, message)
