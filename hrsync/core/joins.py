@@ -20,7 +20,6 @@ other column, and `read_people` checks them as it checks the export's own.
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from hrsync.core.people.columns import ExportColumns, read_fields
 from hrsync.core.people.validation import Finding, of_person
 from hrsync.core.precedence import PrecedenceReport
 from hrsync.core.read_columns import columns_read
-from hrsync.core.rows import RowTable, Several
+from hrsync.core.rows import RowTable, Several, extended, tails_like
 from hrsync.core.settings import JOIN_FIELDS, FieldSettings, JoinSettings, Settings
 from hrsync.core.templates import is_template, template_names
 
@@ -393,18 +392,10 @@ def _extend(
     from the table (read as its own null words say), blank where nothing matched (row
     `len(values)`)."""
     cells = people.cells
-    blank = ("",) * len(brought)
-    # Rows of one kind (the CSV reader's lists, JSON's tuples) are added to in C.
-    kind = type(cells[0]) if cells else tuple
-    added: list[Sequence[str]] = (
-        [*map(list, values), list(blank)] if kind is list else [*values, blank]
-    )
-    try:
-        new_cells: list[Sequence[str]] = list(
-            map(operator.add, cells, map(added.__getitem__, row_of))
-        )
-    except TypeError:
-        new_cells = [(*c, *added[r]) for c, r in zip(cells, row_of, strict=True)]
+    # Each table row made a tail once (2,000 of them, not one per person), then each
+    # person's row extended by theirs; the last tail is the blank of no match.
+    added = tails_like(cells, [*values, ("",) * len(brought)])
+    new_cells = extended(cells, list(map(added.__getitem__, row_of)))
     # The new cells go after every cell a row has (an index may name fewer: a joined name
     # the export has itself, a JSON path, reads the join's value).
     width = max(people.index.values(), default=-1) + 1

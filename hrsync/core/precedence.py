@@ -16,14 +16,13 @@ column of the rows.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from hrsync.core.filters import closest_name
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns
-from hrsync.core.rows import RowTable
+from hrsync.core.rows import RowTable, extended, tails_like
 
 
 def first_of_column(names: Sequence[str]) -> str:
@@ -163,12 +162,7 @@ def add_columns(table: RowTable, added: Mapping[str, Sequence[str]]) -> RowTable
         return table
     cells = table.cells
     new = list(zip(*added.values(), strict=True)) if cells else []
-    kind = type(cells[0]) if cells else tuple
-    extra: Sequence[Sequence[str]] = list(map(list, new)) if kind is list else new
-    try:
-        new_cells: list[Sequence[str]] = list(map(operator.add, cells, extra))
-    except TypeError:  # rows of mixed kinds
-        new_cells = [(*c, *e) for c, e in zip(cells, extra, strict=True)]
+    new_cells = extended(cells, tails_like(cells, new))
     width = max(table.index.values(), default=-1) + 1
     index = dict(table.index)
     for offset, column in enumerate(added):

@@ -12,6 +12,7 @@ Part of the core, so pure: `tests/test_architecture.py` keeps it so.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -210,3 +211,20 @@ def _shared_cells(
             return None
         cells.append(row_values.cells)
     return first.index, cells
+
+
+def tails_like(
+    cells: Sequence[Sequence[str]], tails: Sequence[tuple[str, ...]]
+) -> Sequence[Sequence[str]]:
+    """`tails` of the kind of row they are to extend (lists for the CSV reader's list
+    rows, tuples for JSON's), so that `extended` adds each to its row in C."""
+    return list(map(list, tails)) if cells and type(cells[0]) is list else tails
+
+
+def extended(cells: Sequence[Sequence[str]], tails: Sequence[Sequence[str]]) -> list[Sequence[str]]:
+    """Each row's cells with its tail after them: one C `+` per row (the joins, the
+    precedence lists and the unions add columns so); rows of mixed kinds one by one."""
+    try:
+        return list(map(operator.add, cells, tails))
+    except TypeError:
+        return [(*row, *tail) for row, tail in zip(cells, tails, strict=True)]

@@ -38,7 +38,7 @@ from hrsync.core.filters import LOGICAL_FIELDS
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, read_fields
 from hrsync.core.people.validation import check_columns
-from hrsync.core.rows import ChainedLocations, RowTable, Several
+from hrsync.core.rows import ChainedLocations, RowTable, Several, extended, tails_like
 from hrsync.core.settings import FieldSettings, FilterSettings, UnionSettings, keyed_under
 from hrsync.core.templates import is_template, template_names
 
@@ -222,9 +222,11 @@ def merge(
         table = src.table
         tails: list[tuple[str, ...]] = list(zip(*columns_of, strict=True))
         if part.prefix:
-            cells.extend(_appended(_laid_out(table, at_position, width), tails))
+            laid_out = _laid_out(table, at_position, width)
+            cells.extend(extended(laid_out, tails_like(laid_out, tails)))
         else:
-            cells.extend(_appended(table.cells, _after_blanks(table, width, tails)))
+            after = _after_blanks(table, width, tails)
+            cells.extend(extended(table.cells, tails_like(table.cells, after)))
         for row, values_of_row in table.partial.items():
             added = dict(zip(field_names, tails[row], strict=True))
             partial[part.first + row] = {**values_of_row, **added}
@@ -419,21 +421,6 @@ def _laid_out(table: RowTable, at_position: Mapping[int, str], width: int) -> li
     # The last picked (the pad again) is dropped by the slice, in C.
     cut = operator.itemgetter(slice(0, width))
     return list(map(cut, map(pick, map(operator.add, rows, repeat(pad)))))
-
-
-def _appended(
-    cells: Sequence[Sequence[str]], tails: Iterable[tuple[str, ...]]
-) -> list[Sequence[str]]:
-    """Each row's cells with its tail after them, in C (rows of one kind: the CSV
-    reader's lists, JSON's tuples)."""
-    added = list(tails)
-    kind = type(cells[0]) if cells else tuple
-    try:
-        if kind is list:
-            return list(map(operator.add, cells, map(list, added)))
-        return list(map(operator.add, cells, added))
-    except TypeError:
-        return [(*row, *tail) for row, tail in zip(cells, added, strict=True)]
 
 
 def _several_fields(
