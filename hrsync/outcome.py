@@ -21,6 +21,10 @@ class Outcome(StrEnum):
         return _EXIT_CODES[self]
 
 
+# Every outcome's value: the runs that ended (a dry run's too), as the store holds them.
+OUTCOMES = tuple(o.value for o in Outcome)
+
+
 _EXIT_CODES = {
     Outcome.IN_SYNC: 0,
     Outcome.APPLIED: 0,

@@ -17,10 +17,7 @@ from pathlib import Path
 from hrsync.core.notify import SUCCESS
 from hrsync.core.plan import COUNT_KEYS
 from hrsync.core.snapshot_ahead import NextSnapshot, Readiness, readiness
-from hrsync.outcome import Outcome
 from hrsync.store.repo import RunRecord, Store
-
-OUTCOMES = tuple(o.value for o in Outcome)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +49,7 @@ def read_state(store: Store, config_path: Path | str | None = None) -> StoreStat
     success = [ends[o] for o in SUCCESS if o in ends]
     # The newest run that planned anything: a run another's lease turned away read
     # nothing (the other run decides), and dry runs say nothing of the daemon's work.
-    last = store.newest_run(OUTCOMES, skip_turned_away=True)
+    last = store.last_run_outlook()
     pending = store.pending_deferral()
     seen = store.next_snapshot()
     return StoreState(
@@ -60,11 +57,11 @@ def read_state(store: Store, config_path: Path | str | None = None) -> StoreStat
         last_success=max(success) if success else None,
         decisive=store.decisive_run(),
         synced=store.last_accepted_people_count(),
-        held=len(store.held_people()),
-        not_in_dx=len(store.not_counted()),
+        held=store.held_count(),
+        not_in_dx=store.not_counted_count(),
         teams=store.active_team_count(),
         plan_changes={k: last.counts.get(k, 0) for k in COUNT_KEYS} if last else {},
         deferred_until=pending.resume_at if pending else None,
         next_snapshot=seen.snapshot if seen else None,
-        readiness=readiness(store.last_run_outlook(), config_path),
+        readiness=readiness(last, config_path),
     )

@@ -24,7 +24,8 @@ from prometheus_client import (
 from hrsync import __version__
 from hrsync.core.notify import ATTENTION
 from hrsync.core.plan import COUNT_KEYS
-from hrsync.monitor.gauges import OUTCOMES, StoreState
+from hrsync.monitor.gauges import StoreState
+from hrsync.outcome import OUTCOMES
 from hrsync.sync.results import SyncResult
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

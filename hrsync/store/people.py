@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
@@ -71,6 +71,13 @@ class PeopleQueries(StoreSessions):
                 for r in rows
             ]
 
+    def not_counted_count(self) -> int:
+        """How many people DX does not count (the heartbeat's gauge: a count, not rows)."""
+        people = tables.dx_people
+        with self._read() as s:
+            query = select(func.count()).select_from(people).where(people.c.counted == 0)
+            return int(s.execute(query).scalar_one())
+
     def record_sent_people(self, sent: Mapping[str, str | None], now: datetime) -> None:
         """The people of a hierarchy DX verifiably took (e-mail -> employee id): new ones
         added, changed ids kept, and those no longer sent forgotten. What DX counts of
@@ -121,6 +128,13 @@ class PeopleQueries(StoreSessions):
         with self._read() as s:
             rows = s.execute(select(held).where(held.c.cleared_at.is_(None)))
             return {r.person: HeldRecord(r.person, r.location, r.detail, r.since) for r in rows}
+
+    def held_count(self) -> int:
+        """How many people are held now (the heartbeat's gauge: a count, not rows)."""
+        held = tables.held_people
+        with self._read() as s:
+            query = select(func.count()).select_from(held).where(held.c.cleared_at.is_(None))
+            return int(s.execute(query).scalar_one())
 
     def replace_held(self, current: Iterable[HeldRecord], now: datetime) -> HeldChanges:
         """The people held now replace those held before, each keeping the `since` of an

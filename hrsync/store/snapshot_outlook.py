@@ -9,14 +9,13 @@ from datetime import datetime
 from sqlalchemy import select
 
 from hrsync.core.snapshot_ahead import LastRun, NextSnapshot
-from hrsync.outcome import Outcome
+from hrsync.outcome import OUTCOMES, Outcome
 from hrsync.store import tables
 from hrsync.store.deferrals import DeferralQueries
 from hrsync.store.runs import RunQueries
 from hrsync.store.upsert import upsert
 
 _ROW = "next"  # the table's one row
-_OUTCOMES = tuple(o.value for o in Outcome)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +69,7 @@ class SnapshotOutlookQueries(RunQueries, DeferralQueries):
         """The newest finished operational run, as readiness reads it: a deferred run with
         the end of the deferral it left (what its changes wait for). A run another run's
         lease turned away is not it: it read nothing, and that run decides."""
-        run = self.newest_run(_OUTCOMES, skip_turned_away=True)
+        run = self.newest_run(OUTCOMES, skip_turned_away=True)
         if run is None or run.outcome is None:
             return None
         resume_at = None

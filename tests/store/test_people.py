@@ -87,3 +87,15 @@ def test_not_counted_lists_only_the_people_dx_ignored(store: Store) -> None:
     (person,) = store.not_counted()
     assert (person.email, person.counted, person.evidence) == ("b@x.test", False, "ignored")
     assert person.counted_at == NOW
+
+
+def test_the_heartbeats_counts_are_the_lists_lengths(store: Store) -> None:
+    """The gauges count in the database rather than load every record each beat."""
+    assert (store.held_count(), store.not_counted_count()) == (0, 0)
+    store.record_sent_people({"a@x.test": "E1", "b@x.test": "E2", "c@x.test": None}, NOW)
+    store.set_counted({"a@x.test": (True, "lead"), "b@x.test": (False, "ignored")}, NOW)
+    store.set_counted({"c@x.test": (False, "ignored")}, NOW)
+    store.replace_held([HeldRecord("E1", "p.csv line 2", "x"), HeldRecord("E9", "p.csv", "y")], NOW)
+    store.replace_held([HeldRecord("E1", "p.csv line 2", "x")], NOW + timedelta(hours=1))
+    assert store.not_counted_count() == len(store.not_counted()) == 2
+    assert store.held_count() == len(store.held_people()) == 1
