@@ -29,9 +29,14 @@ from sqlalchemy import ColumnElement, Connection, and_, delete, false, func, or_
 from hrsync.core.guards import TURNED_AWAY
 from hrsync.dx.methods import PROCESS
 from hrsync.store import tables
-from hrsync.store.runs import ACCEPTED_OUTCOMES
+from hrsync.store.runs import ACCEPTED_OUTCOMES, failure_streak
 from hrsync.store.sessions import StoreSessions
-from hrsync.store.submission_record import NEVER_REACHED_DX, UNFINISHED, SubmissionStatus
+from hrsync.store.submission_record import (
+    NEVER_REACHED_DX,
+    UNFINISHED,
+    SubmissionStatus,
+    status_values,
+)
 
 
 class PruningQueries(StoreSessions):
@@ -76,8 +81,8 @@ def _prune_submissions(s: Connection, before: datetime) -> int:
         .limit(1)
     ).scalar()
     # What `submissions_after(last verified)` reads: DX may still apply these.
-    may_reach = and_(sub.c.method == PROCESS, sub.c.status.not_in(_values(NEVER_REACHED_DX)))
-    needed: list[ColumnElement[bool]] = [sub.c.status.in_(_values(UNFINISHED))]
+    may_reach = and_(sub.c.method == PROCESS, sub.c.status.not_in(status_values(NEVER_REACHED_DX)))
+    needed: list[ColumnElement[bool]] = [sub.c.status.in_(status_values(UNFINISHED))]
     if of_newest_run is not None:
         needed.append(sub.c.id == of_newest_run)
     if verified is None:
@@ -110,7 +115,7 @@ def _prune_runs(s: Connection, before: datetime) -> int:
     needed.append(
         runs.c.id.in_(select(d.run_id).where(d.run_id.is_not(None), d.resolved_at.is_(None)))
     )
-    needed.append(_failure_streak(s))
+    needed.append(failure_streak(s))
     return s.execute(delete(runs).where(runs.c.started_at < before, ~or_(*needed))).rowcount
 
 
@@ -146,20 +151,6 @@ def _newest_per_outcome(s: Connection) -> set[str]:
     return kept
 
 
-def _failure_streak(s: Connection) -> ColumnElement[bool]:
-    """The runs of the current failure streak, as `consecutive_failures` finds it."""
-    runs = tables.runs
-    ended = s.execute(
-        select(func.max(runs.c.started_at)).where(
-            runs.c.dry_run == 0, runs.c.outcome.is_not(None), runs.c.outcome != "failed"
-        )
-    ).scalar()
-    if ended is not None:
-        after: ColumnElement[bool] = runs.c.started_at > ended
-        return after
-    return and_(runs.c.dry_run == 0, runs.c.outcome == "failed")
-
-
 def _prune_refused_plans(s: Connection, before: datetime) -> int:
     refused = tables.refused_plans
     a, runs = tables.approvals.c, tables.runs.c
@@ -168,7 +159,3 @@ def _prune_refused_plans(s: Connection, before: datetime) -> int:
         refused.c.plan_id.in_(select(runs.plan_id).where(runs.plan_id.is_not(None))),
     )
     return s.execute(delete(refused).where(refused.c.last_refused_at < before, ~named)).rowcount
-
-
-def _values(statuses: frozenset[SubmissionStatus]) -> list[str]:
-    return sorted(s.value for s in statuses)

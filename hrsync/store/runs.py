@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, insert, or_, select, update
+from sqlalchemy import ColumnElement, Connection, Row, and_, func, insert, or_, select, update
 
 from hrsync.core.guards import TURNED_AWAY
 from hrsync.core.joins import JoinCount
@@ -187,18 +187,9 @@ class RunQueries(StoreSessions):
         """The unbroken streak of most recent failed runs (newest first), however long: a
         window of recent runs hid a quarantine threshold above its size."""
         runs = tables.runs
-        finished = (runs.c.dry_run == 0, runs.c.outcome.is_not(None))
         with self._read() as s:
-            ended = s.execute(
-                select(runs.c.started_at)
-                .where(*finished, runs.c.outcome != "failed")
-                .order_by(runs.c.started_at.desc())
-                .limit(1)
-            ).scalar()
-            query = select(runs).where(*finished, runs.c.outcome == "failed")
-            if ended is not None:
-                query = query.where(runs.c.started_at > ended)
-            return [_run_record(r) for r in s.execute(query.order_by(runs.c.started_at.desc()))]
+            query = select(runs).where(failure_streak(s)).order_by(runs.c.started_at.desc())
+            return [_run_record(r) for r in s.execute(query)]
 
     def run_record(self, run_id: str) -> RunRecord | None:
         runs = tables.runs
@@ -260,3 +251,16 @@ def _run_record(r: Row[Any]) -> RunRecord:
         ),
         plan_id=r.plan_id,
     )
+
+
+def failure_streak(s: Connection) -> ColumnElement[bool]:
+    """The runs of the current failure streak: the failed runs (not dry runs) after the
+    newest run that ended otherwise. The quarantine counts them
+    (`consecutive_failures`); pruning keeps them."""
+    runs = tables.runs
+    finished = and_(runs.c.dry_run == 0, runs.c.outcome.is_not(None))
+    ended = s.execute(
+        select(func.max(runs.c.started_at)).where(finished, runs.c.outcome != "failed")
+    ).scalar()
+    streak = and_(finished, runs.c.outcome == "failed")
+    return streak if ended is None else and_(streak, runs.c.started_at > ended)

@@ -184,3 +184,8 @@ def _identity_from_dict(d: Mapping[str, Any]) -> KnownIdentity:
         members=tuple(sorted(set(members))),
         retired=bool(d.get("retired")),
     )
+
+
+def status_values(statuses: frozenset[SubmissionStatus]) -> list[str]:
+    """The statuses as the store writes them, in a stable order (for SQL's IN)."""
+    return sorted(s.value for s in statuses)

@@ -23,6 +23,7 @@ from hrsync.store.submission_record import (
     SubmittedPlan,
     seen_from_json,
     seen_to_json,
+    status_values,
 )
 
 
@@ -105,7 +106,7 @@ class SubmissionQueries(StoreSessions):
                 raise KeyError(f"submission {submission_id} does not exist")
 
     def unfinished_submission(self) -> SubmissionRecord | None:
-        return self._latest_submission(tables.submissions.c.status.in_(_values(UNFINISHED)))
+        return self._latest_submission(tables.submissions.c.status.in_(status_values(UNFINISHED)))
 
     def last_verified_submission(self) -> SubmissionRecord | None:
         return self._latest_submission(tables.submissions.c.status == SubmissionStatus.VERIFIED)
@@ -121,7 +122,7 @@ class SubmissionQueries(StoreSessions):
             select(sub)
             .where(
                 sub.c.method == PROCESS,
-                sub.c.status.not_in(_values(NEVER_REACHED_DX)),
+                sub.c.status.not_in(status_values(NEVER_REACHED_DX)),
             )
             .order_by(sub.c.id)
         )
@@ -142,10 +143,6 @@ class SubmissionQueries(StoreSessions):
                 .limit(1)
             ).first()
             return None if row is None else _submission_record(row)
-
-
-def _values(statuses: frozenset[SubmissionStatus]) -> list[str]:
-    return sorted(s.value for s in statuses)
 
 
 def _submission_record(r: Row[Any]) -> SubmissionRecord:
