@@ -288,7 +288,6 @@ def _path_checks(s: Settings) -> list[str]:
 _COLUMN_ONLY = ("department_parent", "department_lead")
 
 GOOGLE_DIRECTORY_SCOPE = "https://www.googleapis.com/auth/admin.directory.user.readonly"
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
 
@@ -363,7 +362,7 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
     for header, variable in src.headers.items():
         if not _HEADER_NAME.match(header):
             p.append(f"source.headers: {header!r} is not a valid HTTP header name")
-        if not _ENV_NAME.match(variable):
+        if not is_variable_name(variable):
             p.append(
                 f"source.headers.{header} must name an environment variable holding the "
                 f'header\'s value (e.g. "HR_API_KEY"), not the value itself: what is written '

@@ -364,24 +364,10 @@ def check_safety(
             )
         )
     if last_accepted_people and not allow_shrink:
-        minimum = math.ceil(settings.min_people_fraction * last_accepted_people - _EPSILON)
-        if people_count < minimum:
-            trips.append(
-                GuardTrip(
-                    guard="min_people_fraction",
-                    message=(
-                        f"export has {people_count} people, "
-                        f"{_percent(people_count, last_accepted_people)} of the last accepted "
-                        f"{last_accepted_people}, minimum "
-                        f"{_fraction(settings.min_people_fraction)} = {minimum} people "
-                        "(sync.min_people_fraction)"
-                    ),
-                    actual=people_count,
-                    limit=minimum,
-                    setting="sync.min_people_fraction",
-                    override="--allow-shrink",
-                )
-            )
+        fraction = settings.min_people_fraction
+        shrunk = _shrunk("export", people_count, last_accepted_people, fraction)
+        if shrunk is not None:
+            trips.append(shrunk)
     if not allow_shrink:
         trips.extend(source_trips(sources, last_sources or {}, settings.min_people_fraction))
         trips.extend(join_trips(joins, last_joins or {}, settings.min_join_fraction))
@@ -436,26 +422,31 @@ def source_trips(
         before = last.get(source.name)
         if before is None or not before.people:
             continue
-        minimum = math.ceil(fraction * before.people - _EPSILON)
-        if source.people >= minimum:
-            continue
         where = PRIMARY if source.name == PRIMARY else f"source.union[{source.name}]"
-        trips.append(
-            GuardTrip(
-                guard="min_people_fraction",
-                message=(
-                    f"{where} has {source.people} people, "
-                    f"{_percent(source.people, before.people)} of the last accepted "
-                    f"{before.people}, minimum {_fraction(fraction)} = {minimum} people "
-                    "(sync.min_people_fraction)"
-                ),
-                actual=source.people,
-                limit=minimum,
-                setting="sync.min_people_fraction",
-                override="--allow-shrink",
-            )
-        )
+        shrunk = _shrunk(where, source.people, before.people, fraction)
+        if shrunk is not None:
+            trips.append(shrunk)
     return trips
+
+
+def _shrunk(what: str, people: int, before: int, fraction: float) -> GuardTrip | None:
+    """The people guard for `what` (the export, or one source): tripped when its people
+    fell below `fraction` of `before`, the last accepted run's."""
+    minimum = math.ceil(fraction * before - _EPSILON)
+    if people >= minimum:
+        return None
+    return GuardTrip(
+        guard="min_people_fraction",
+        message=(
+            f"{what} has {people} people, {_percent(people, before)} of the last accepted "
+            f"{before}, minimum {_fraction(fraction)} = {minimum} people "
+            "(sync.min_people_fraction)"
+        ),
+        actual=people,
+        limit=minimum,
+        setting="sync.min_people_fraction",
+        override="--allow-shrink",
+    )
 
 
 def _percent(part: int, whole: int) -> str:
