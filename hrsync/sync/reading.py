@@ -24,10 +24,11 @@ from hrsync.core.held import (
 from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
-from hrsync.core.precedence import PrecedenceReport, apply_precedence
+from hrsync.core.precedence import Preceded, PrecedenceReport, apply_precedence
 from hrsync.core.problems import group_problems, grouped_lines
-from hrsync.core.read_columns import columns_read
-from hrsync.core.settings import FieldSettings, UnionSettings
+from hrsync.core.read_columns import ColumnsRead, columns_read
+from hrsync.core.rows import RowTable
+from hrsync.core.settings import FieldSettings, SourceSettings, UnionSettings
 from hrsync.core.union import (
     Merged,
     Part,
@@ -99,9 +100,9 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
     through (`allow_held`: `sync --allow-held N`): then the export is refused as a whole.
     """
     src = settings.source
+    read = columns_read(settings)
     try:
-        read = columns_read(settings)
-        export, joined, merged, union_lists = open_merged(settings)
+        export, joined, merged, union_lists = open_merged(settings, read)
         directory = read_people(
             export.name,
             merged.columns,
@@ -170,23 +171,19 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
 
 
 def open_merged(
-    settings: Settings,
+    settings: Settings, read: ColumnsRead | None = None
 ) -> tuple[SourceExport, Joined, Merged, tuple[PrecedenceReport, ...]]:
-    """Every source as one table, as a run reads it: the export with its joins
-    (`open_joined`), each `[[source.union]]` export merged in, and the unions' precedence
-    lists as they went. Raises as `open_joined` does."""
-    export, joined = open_joined(settings)
-    merged, union_lists = _merged(settings, export, joined, columns_read(settings).names)
+    """Every source as one table, as a run reads it: the people export opened, its rows
+    with every `[[source.join]]` table's columns and each precedence list's column added,
+    each `[[source.union]]` export merged in; and the unions' precedence lists as they
+    went. `read`: `columns_read(settings)`, when the caller has it. Raises SourceError (a
+    join's or union's own named), SourceUnavailable, or InputRefused for a join, list or
+    union that cannot be trusted."""
+    names = (read or columns_read(settings)).names
+    export = open_export(settings.source, also_read=names)
+    joined = _joined(settings, export)
+    merged, union_lists = _merged(settings, export, joined, names)
     return export, joined, merged, union_lists
-
-
-def open_joined(settings: Settings) -> tuple[SourceExport, Joined]:
-    """The export with its joins: the people export opened as a run opens it, and its rows
-    with every `[[source.join]]` table's columns and each precedence list's column added.
-    Raises SourceError (a join's own named), SourceUnavailable, or InputRefused for a
-    join or list that cannot be trusted."""
-    export = open_export(settings.source, also_read=columns_read(settings).names)
-    return export, _joined(settings, export)
 
 
 def _joined(settings: Settings, export: SourceExport) -> Joined:
@@ -211,16 +208,7 @@ def _joined(settings: Settings, export: SourceExport) -> Joined:
             raise InputRefused("export", joined.refusals, source=export.name)
     if not src.first_of:
         return joined
-    preceded = apply_precedence(
-        export.name,
-        joined.columns,
-        joined.table,
-        src.first_of,
-        null_values=src.null_values,
-        own=src.name,
-    )
-    if preceded.refusals:
-        raise InputRefused("export", preceded.refusals, source=export.name)
+    preceded = _ranked(export.name, joined.columns, joined.table, src)
     return replace(
         joined, columns=preceded.columns, table=preceded.table, precedence=preceded.reports
     )
@@ -252,22 +240,38 @@ def _preceded(
     union: UnionSettings, table: SourceTable
 ) -> tuple[SourceTable, tuple[PrecedenceReport, ...]]:
     """A union's export with its own `[source.union.fields]` lists' columns added."""
-    first_of = union.table.first_of
-    if not first_of:
+    if not union.table.first_of:
         return table, ()
     where = f"source.union[{union.name}]"
+    preceded = _ranked(
+        table.name, table.columns, table.table, union.table, own=union.name, key=f"{where}.fields"
+    )
+    return replace(table, columns=preceded.columns, table=preceded.table), preceded.reports
+
+
+def _ranked(
+    name: str,
+    columns: Sequence[str],
+    rows: RowTable,
+    src: SourceSettings,
+    *,
+    own: str | None = None,
+    key: str = "source.fields",
+) -> Preceded:
+    """The rows with each precedence list of `src`'s fields made a column, or
+    InputRefused naming the field and the name that is no column."""
     preceded = apply_precedence(
-        table.name,
-        table.columns,
-        table.table,
-        first_of,
-        null_values=table.null_values,
-        own=union.name,
-        key=f"{where}.fields",
+        name,
+        columns,
+        rows,
+        src.first_of,
+        null_values=src.null_values,
+        own=src.name if own is None else own,
+        key=key,
     )
     if preceded.refusals:
-        raise InputRefused("export", preceded.refusals, source=table.name)
-    return replace(table, columns=preceded.columns, table=preceded.table), preceded.reports
+        raise InputRefused("export", preceded.refusals, source=name)
+    return preceded
 
 
 def _held_guard_line(
