@@ -67,16 +67,8 @@ def _make_directories(folder: Path) -> None:
 
 def _create_database(path: Path) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.new")
-    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE)
+    _new_private_database(temporary)
     try:
-        os.fchmod(fd, PRIVATE_FILE)
-    finally:
-        os.close(fd)
-    try:
-        # SQLite writes the database's header: the file is a store, not 0 bytes.
-        with contextlib.closing(sqlite3.connect(temporary)) as connection:
-            connection.execute("PRAGMA user_version = 0")
-            connection.commit()
         try:
             os.link(temporary, path)  # fails when the path exists: never replaces a store
         except FileExistsError:
@@ -89,12 +81,19 @@ def _create_database(path: Path) -> None:
 
 
 def _create_in_place(path: Path) -> None:
+    with contextlib.suppress(FileExistsError):  # another process created it first
+        _new_private_database(path)
+
+
+def _new_private_database(path: Path) -> None:
+    """A new SQLite database at `path`, private from its first byte; FileExistsError when
+    something is there already."""
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE)
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE)
-    except FileExistsError:
-        return
-    os.fchmod(fd, PRIVATE_FILE)
-    os.close(fd)
+        os.fchmod(fd, PRIVATE_FILE)  # the umask may have taken bits away
+    finally:
+        os.close(fd)
+    # SQLite writes the database's header: the file is a store, not 0 bytes.
     with contextlib.closing(sqlite3.connect(path)) as connection:
         connection.execute("PRAGMA user_version = 0")
         connection.commit()
