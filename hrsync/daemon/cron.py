@@ -49,7 +49,7 @@ def cron_trigger(expr: str, timezone: str | tzinfo) -> BaseTrigger:
     weekdays = crontab_weekdays(weekday)
 
     def make(day_field: str, weekday_field: str) -> CronTrigger:
-        return CronTrigger(
+        return _AcrossTheJump(
             second=second,
             minute=minute,
             hour=hour,
@@ -63,6 +63,38 @@ def cron_trigger(expr: str, timezone: str | tzinfo) -> BaseTrigger:
     if not day.startswith("*") and not weekday.startswith("*"):
         return OrTrigger([make(day, "*"), make("*", weekdays)])
     return make(day, weekdays)
+
+
+class _AcrossTheJump(CronTrigger):  # type: ignore[misc]  # APScheduler 3 ships no types
+    """APScheduler 3.11's CronTrigger, with a slip across the spring jump mended: asked
+    from before the jump for a fire after it, it can answer a day late (a 00:00
+    Europe/Berlin schedule asked at 00:00 or 01:00 on the day clocks go forward answers
+    00:00 on the day after next, so the daemon's job lost a day's run).
+
+    When the UTC offset differs between `now` and the fire found, the trigger is asked
+    again from each hour in between (from a point after the jump it answers right), and
+    the earliest fire wins. Without an offset change nothing more is asked.
+    """
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        fire: datetime | None = super().get_next_fire_time(previous_fire_time, now)
+        zone = self.timezone
+        if fire is None or now.astimezone(zone).utcoffset() == fire.astimezone(zone).utcoffset():
+            return fire
+        # Asked again as from `probe` alone: with a previous fire APScheduler counts from it.
+        start = now if previous_fire_time is None else min(now, previous_fire_time)
+        probe = start + _PROBE_STEP
+        while probe < fire:
+            again: datetime | None = super().get_next_fire_time(None, probe)
+            if again is not None and start < again < fire:
+                fire = again
+            probe += _PROBE_STEP
+        return fire
+
+
+_PROBE_STEP = timedelta(hours=1)
 
 
 def crontab_weekdays(field: str) -> str:

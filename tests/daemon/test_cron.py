@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hrsync.daemon.cron import (
     QUARANTINE_MAX_PAUSE,
     FailedRun,
+    cron_trigger,
     crontab_weekdays,
     next_cron_fire,
     quarantine_delay,
@@ -152,6 +153,26 @@ def test_a_time_skipped_by_the_spring_jump_is_found_from_just_before_its_shifted
 def test_naive_after_is_refused() -> None:
     with pytest.raises(ValueError, match="naive"):
         next_cron_fire("0 6 * * *", "UTC", datetime(2026, 1, 1))
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        # 01:00 CET on the day clocks jump at 02:00: the next midnight is 00:00 CEST on
+        # 1 April (22:00 UTC on 31 March). APScheduler 3.11 alone answers a day later.
+        (datetime(2024, 3, 31, 0, 0, tzinfo=UTC), datetime(2024, 3, 31, 22, 0, tzinfo=UTC)),
+        # Asked at the daemon's own fire (00:00 CET), as its job asks for the next one.
+        (datetime(2024, 3, 30, 23, 0, tzinfo=UTC), datetime(2024, 3, 31, 22, 0, tzinfo=UTC)),
+    ],
+)
+def test_midnight_after_the_spring_jump_is_not_skipped(after: datetime, expected: datetime) -> None:
+    """Found by the property below: a daily run lost on the day after DST begins."""
+    assert next_cron_fire("0 0 * * *", "Europe/Berlin", after) == expected
+    trigger = cron_trigger("0 0 * * *", "Europe/Berlin")
+    # The daemon's job: the next fire counted from the previous one.
+    previous = after.astimezone(BERLIN)
+    job_next = trigger.get_next_fire_time(previous, previous + timedelta(seconds=1))
+    assert job_next is not None and job_next.astimezone(UTC) == expected
 
 
 @given(
