@@ -11,8 +11,11 @@ simulated day, the export changes by a seeded mix (its own random stream, from `
 
 - 1-3 new hires under an existing manager; half are DX users from their first day, half
   join DX 1-5 days later (`POST /simulator.users.add` on that day, before the day's sync);
-- 0-2 leavers (the row removed, or its Status set to Terminated; their reports, if any,
-  move to the leaver's manager, as HR would do the same day);
+- 0-2 leavers (the row removed, or its Status set to Terminated). A leaver's reports, if
+  any, move to the leaver's manager: half the time the same day, otherwise 1-3 days later
+  (`--lag-share`), as HR often re-points them only after the manager has gone. Meanwhile
+  the reports still name the departed manager; they belong in that manager's team, which
+  stays with its reference_id and a stand-in lead until HR re-points them;
 - 1-2 moves (a new Manager ID, and the new manager's Department for an individual);
 - about weekly, a promotion (an individual contributor, a DX user, gets two reports and a
   new sub-department) and a renamed department (every row of one department path, and of
@@ -67,7 +70,9 @@ Figures (days 1..N; day 0 is the baseline):
    one hrsync's state store keeps for `manager:<their Manager ID>` (`team_identities`,
    `hr_key` -> `reference_id`). A lead is counted as a member of their manager's team;
    leading their own team is not membership. A team whose identity hrsync has not
-   recorded yet counts as wrong for its people.
+   recorded yet counts as wrong for its people. The reports of a manager who left and
+   whom HR has not re-pointed yet belong in the departed manager's team
+   (`manager:<departed id>`).
 3. **wrong `applied`**: runs that ended `applied` while figure 2 found someone wrong
    right after them (target 0).
 4. **notifications**: messages the receiver got, by event (`held`, `stand_in`,
@@ -81,6 +86,9 @@ Figures (days 1..N; day 0 is the baseline):
 5. **CPU per run**: user+sys of the hrsync child (`getrusage(RUSAGE_CHILDREN)` deltas
    around each run), median and max, and as a multiple of a floor measured in the same
    run: the median CPU of 9 `python -m hrsync --version` (interpreter and CLI start-up).
+
+6. **people in no team** (target 0): after each run, counted people (as in figure 2)
+   whom no active DX team lists at all: the people an org would lose from DX silently.
 
 Also printed: leaver-days (a leaver who is a DX user still listed in a DX team after a
 run) and the outcomes by kind. `--json PATH` writes every figure and the per-day rows
@@ -319,8 +327,18 @@ class Problem:
 class Churn:
     """The HR export as it changes day by day, and what is due on later days."""
 
-    def __init__(self, rows: list[Row], sim: Simulator, seed: int, *, all_in_dx: bool) -> None:
+    def __init__(
+        self,
+        rows: list[Row],
+        sim: Simulator,
+        seed: int,
+        *,
+        all_in_dx: bool,
+        lag_share: float = 0.5,
+    ) -> None:
         self.all_in_dx = all_in_dx  # everyone who would join DX later is a DX user at once
+        self.lag_share = lag_share  # leavers whose reports HR re-points only days later
+        self.departed: set[str] = set()  # managers who left, their reports not re-pointed yet
         self.rows: dict[str, Row] = {r["Employee ID"].strip(): r for r in rows}
         self.sim = sim
         self.rng = random.Random(f"churn-{seed}")
@@ -418,11 +436,15 @@ class Churn:
         self.protected.add(eid)
         self.later[day + days].append(join)
 
-    def leave(self) -> None:
+    def leave(self, day: int) -> None:
         eid = self.rng.choice(self.movable())
         row = self.rows[eid]
-        for report in self.reports().get(eid, []):
-            self.rows[report]["Manager ID"] = _manager(row)
+        reports, boss = self.reports().get(eid, []), _manager(row)
+        if reports and self.rng.random() < self.lag_share:
+            self.repoint_later(day, eid, boss, reports)
+        else:
+            for report in reports:
+                self.rows[report]["Manager ID"] = boss
         self.leavers.add(_email(row))
         if self.rng.random() < 0.5:
             del self.rows[eid]
@@ -430,6 +452,27 @@ class Churn:
         else:
             row["Status"] = "Terminated"
             self.changes["leaver (terminated)"] += 1
+
+    def repoint_later(self, day: int, eid: str, boss: str, reports: list[str]) -> None:
+        """HR re-points the departed `eid`'s reports to `boss` 1-3 days from now; until
+        then they (and `boss`) are left alone by other changes."""
+        days = self.rng.randint(1, 3)
+        problem = Problem("lead_left", eid, day)
+        self.problems.append(problem)
+        self.departed.add(eid)
+        held_back = {*reports, boss}
+        self.protected |= held_back
+        self.changes["departed manager, reports re-pointed later"] += 1
+
+        def repoint() -> None:
+            for report in reports:
+                if report in self.rows and _manager(self.rows[report]) == eid:
+                    self.rows[report]["Manager ID"] = boss
+            self.departed.discard(eid)
+            self.protected -= held_back
+            problem.fixed_day = day + days
+
+        self.later[day + days].append(repoint)
 
     def move(self) -> None:
         eid = self.rng.choice(self.movable())
@@ -526,7 +569,7 @@ class Churn:
         for due in self.later.pop(day, []):
             due()
         for _ in range(self.rng.randint(0, 2)):
-            self.leave()
+            self.leave(day)
         for _ in range(self.rng.randint(1, 2)):
             self.move()
         for _ in range(self.rng.randint(1, 3)):
@@ -553,9 +596,12 @@ class Churn:
 # ------------------------------------------------------------------ the checks
 
 
-def counted_people(rows: dict[str, Row], dx_users: set[str]) -> dict[str, str]:
+def counted_people(
+    rows: dict[str, Row], dx_users: set[str], departed: frozenset[str] = frozenset()
+) -> dict[str, str]:
     """E-mail (casefolded) -> the hr_key of the team they belong in, for every counted
-    person (see figure 2 in the module docstring)."""
+    person (see figure 2 in the module docstring). `departed`: managers who left whose
+    reports HR has not re-pointed yet; their team is still where the reports belong."""
     emails = Counter(_email(r) for r in rows.values() if _email(r))
     out: dict[str, str] = {}
     for eid, row in rows.items():
@@ -563,27 +609,41 @@ def counted_people(rows: dict[str, Row], dx_users: set[str]) -> dict[str, str]:
         if not _active(row) or not email or emails[email] > 1 or email not in dx_users:
             continue
         boss = rows.get(manager)
-        if not manager or manager == eid or boss is None or not _active(boss):
+        kept = boss is not None and _active(boss)
+        if not manager or manager == eid or not (kept or manager in departed):
             continue
         out[email] = f"manager:{manager}"
     return out
 
 
+@dataclass
+class Placements:
+    counted: int
+    wrong: list[str]  # counted people in the wrong team, or in none (with why)
+    in_no_team: list[str]  # counted people no active DX team lists at all
+
+
 def wrong_placements(
-    rows: dict[str, Row], dx_users: set[str], teams: list[dict[str, Any]], refs: dict[str, str]
-) -> tuple[int, list[str]]:
-    """How many people are counted, and those of them in the wrong DX team (with why)."""
+    rows: dict[str, Row],
+    dx_users: set[str],
+    teams: list[dict[str, Any]],
+    refs: dict[str, str],
+    departed: frozenset[str] = frozenset(),
+) -> Placements:
+    """The counted people, those of them in the wrong DX team, and those in none."""
     member_of: dict[str, list[str | None]] = defaultdict(list)
     for team in teams:
         for email in team["member_emails"]:
             member_of[email.casefold()].append(team["reference_id"])
-    counted = counted_people(rows, dx_users)
-    wrong = []
+    counted = counted_people(rows, dx_users, departed)
+    wrong, nowhere = [], []
     for email, hr_key in counted.items():
         want, have = refs.get(hr_key), member_of.get(email, [])
         if want is None or have != [want]:
             wrong.append(f"{email}: in {have}, belongs in {hr_key} ({want})")
-    return len(counted), wrong
+        if not have:
+            nowhere.append(email)
+    return Placements(len(counted), wrong, nowhere)
 
 
 def identities(store: Store) -> dict[str, str]:
@@ -718,6 +778,7 @@ def bench(
     verify_timeout_s: float = VERIFY_TIMEOUT_S,
     *,
     all_in_dx: bool = False,
+    lag_share: float = 0.5,
 ) -> dict[str, Any]:
     rows = generate_org(people, seed=seed)
     scenario = scenario_for(rows)
@@ -733,7 +794,7 @@ def bench(
         with simulator_process(scenario_path) as sim:
             config = workdir / "hrsync.toml"
             config.write_text(DEMO_CONFIG.format(base_url=sim.base_url, export=export, db=db))
-            churn = Churn(rows, sim, seed, all_in_dx=all_in_dx)
+            churn = Churn(rows, sim, seed, all_in_dx=all_in_dx, lag_share=lag_share)
             store: Store | None = None
             notifier: Notifier | None = None
             for day in range(days + 1):
@@ -755,7 +816,10 @@ def bench(
                 if run_id:
                     notify(notifier, store, run_id, day_clock(workdir)())
                 dx_users, teams = sim.users(), sim.teams()
-                counted, wrong = wrong_placements(churn.rows, dx_users, teams, identities(store))
+                placed = wrong_placements(
+                    churn.rows, dx_users, teams, identities(store), frozenset(churn.departed)
+                )
+                counted, wrong = placed.counted, placed.wrong
                 in_teams = {e.casefold() for t in teams for e in t["member_emails"]}
                 left_in = sorted(churn.leavers & dx_users & in_teams)
                 held = {r.person for r in store.held_notices().held}
@@ -775,6 +839,7 @@ def bench(
                         "wall_s": round(wall, 2),
                         "counted": counted,
                         "wrong": wrong,
+                        "in_no_team": placed.in_no_team,
                         "leavers_in_teams": left_in,
                         "held": sorted(held),
                         "stand_ins": [s.log_fields() for s in subs],
@@ -784,7 +849,8 @@ def bench(
                 d = daily[-1]
                 print(
                     f"day {day:>2}: {d['outcome']!s:>10} {wall:>5.1f}s cpu {cpu:.2f}s "
-                    f"counted {counted} wrong {len(wrong)} held {len(held)} "
+                    f"counted {counted} wrong {len(wrong)} no team {len(placed.in_no_team)} "
+                    f"held {len(held)} "
                     f"stand-ins {len(subs)} told {d['messages'] or '-'}",
                     flush=True,
                 )
@@ -826,6 +892,7 @@ def figures(
         "outcomes": dict(outcomes),
         "wrong_person_days": sum(len(d["wrong"]) for d in daily),
         "counted_person_days": sum(int(d["counted"]) for d in daily),
+        "in_no_team_person_days": sum(len(d["in_no_team"]) for d in daily),
         "wrong_applied": sum(1 for d in daily if d["outcome"] == "applied" and d["wrong"]),
         "leaver_days_in_teams": sum(len(d["leavers_in_teams"]) for d in daily),
         "messages": dict(Counter(str(m.get("event")) for m in messages)),
@@ -870,6 +937,7 @@ def report(f: dict[str, Any]) -> None:
         f"({f['cpu_max_s'] / floor:.1f}x); floor (`python -m hrsync --version`) "
         f"{f['cpu_floor_s']:.3f} s"
     )
+    print(f"6. counted people in no DX team, person-days: {f['in_no_team_person_days']} (target 0)")
     print(f"leaver-days still in a DX team: {f['leaver_days_in_teams']}")
 
 
@@ -891,6 +959,13 @@ def main(argv: list[str]) -> int:
         help="every hire and new manager is a DX user from their first day (a control: "
         "the same changes without people DX does not know yet)",
     )
+    parser.add_argument(
+        "--lag-share",
+        type=float,
+        default=0.5,
+        help="the share of departing managers whose reports HR re-points 1-3 days later "
+        "instead of the same day (default 0.5)",
+    )
     parser.add_argument("--serve-simulator", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_simulator:
@@ -904,6 +979,7 @@ def main(argv: list[str]) -> int:
             Path(tmp),
             args.verify_timeout,
             all_in_dx=args.all_in_dx,
+            lag_share=args.lag_share,
         )
     report(result)
     if args.json:

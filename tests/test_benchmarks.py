@@ -62,7 +62,12 @@ def test_the_churn_benchmark_runs_two_days_and_writes_well_formed_figures(
     assert [d["day"] for d in figures["daily"]] == [1, 2]
     assert 0.0 <= figures["ok_share"] <= 1.0
     assert sum(figures["outcomes"].values()) == 2
-    for key in ("wrong_person_days", "wrong_applied", "leaver_days_in_teams"):
+    for key in (
+        "wrong_person_days",
+        "wrong_applied",
+        "leaver_days_in_teams",
+        "in_no_team_person_days",
+    ):
         assert isinstance(figures[key], int) and figures[key] >= 0
     assert figures["counted_person_days"] > 0
     assert figures["cpu_floor_s"] > 0
