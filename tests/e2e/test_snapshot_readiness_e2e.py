@@ -16,6 +16,7 @@ import pytest
 
 from hrsync.commands.status import gather
 from hrsync.config.loading import Settings, load_settings
+from hrsync.core.snapshot_ahead import CHECK_EVERY
 from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, RESUME_JOB, SCHEDULE_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.monitor.reporting import Monitor
@@ -261,16 +262,18 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
         f"1 team to archive awaits approval (plan {plan_id})"
     ]
     assert notice["action"].endswith(f"approve {plan_id}")
-    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 12 * H  # and again 12 h before
+    # Checked again a few hours later, whatever the outcome.
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 48 * H + CHECK_EVERY
 
-    # A scheduled run in between changes nothing: no message per run.
-    fleet.clock.now = STARTS - 40 * H  # (the refusal is repeated only after notify.repeat_s)
+    # A scheduled run in between changes nothing: no message per run; it counts as a check.
+    fleet.clock.now = STARTS - 46 * H  # (the refusal is repeated only after notify.repeat_s)
     fleet.fire(SCHEDULE_JOB)
     assert [h["event"] for h in fleet.hooks] == ["refused", "snapshot_not_ready"]
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 46 * H + CHECK_EVERY
 
-    # Someone approves (the guard lets it through); the retry 12 h before applies it.
+    # Someone approves (the guard lets it through); the next check applies it.
     fleet.guard["max_archive"] = 10
-    fleet.clock.now = STARTS - 12 * H
+    fleet.clock.now = STARTS - 46 * H + CHECK_EVERY
     fleet.fire(PRE_SNAPSHOT_JOB)
     run = fleet.store.recent_runs(1)[0]
     assert (run.trigger, run.outcome) == ("pre_snapshot", "applied")
@@ -281,7 +284,8 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
         "snapshot_ready",
     ]
     assert fleet.metric("hrsync_snapshot_ready") == 1
-    assert fleet.job_time(PRE_SNAPSHOT_JOB) is None
+    # DX matches HR now, and HR may change again: the checks go on until the last one.
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == fleet.clock.now + CHECK_EVERY
     assert "Mobile Android" not in {t["name"] for t in fleet.sim.dx.teams_view()}
 
 
