@@ -234,19 +234,25 @@ def readiness_notice(
     now: datetime,
     *,
     hours: float,
+    small_teams: bool = False,
 ) -> NoticeKind | None:
     """One message when the snapshot is less than `hours` away and DX is not ready; one
     more when it becomes ready; none per run (the same news about the same snapshot is
-    not told twice). Outside those hours nothing is told: the daemon still has its
-    pre-snapshot sync to fix things by itself."""
+    not told twice). With `small_teams` (teams DX will leave out of the snapshot's
+    results), a ready DX is told once too, so that a person hears of them before the
+    snapshot rather than from an empty dashboard after it. Outside those hours nothing is
+    told: the daemon still has its checks before the snapshot to fix things by itself."""
     if snapshot is None or now >= snapshot.starts_at:
         return None
     last = told.kind if told is not None and told.snapshot_id == snapshot.snapshot_id else None
+    near = snapshot.starts_at - now <= timedelta(hours=hours)
     if not ready.ready:
-        if snapshot.starts_at - now > timedelta(hours=hours):
+        if not near:
             return None
         return None if last == SNAPSHOT_NOT_READY else SNAPSHOT_NOT_READY
-    return SNAPSHOT_READY if last == SNAPSHOT_NOT_READY else None
+    if last == SNAPSHOT_NOT_READY or (last is None and near and small_teams):
+        return SNAPSHOT_READY
+    return None
 
 
 def readiness_lines(

@@ -382,6 +382,21 @@ def test_readiness_notice(
     assert readiness_notice(told, snapshot, ready, now, hours=48) == expected
 
 
+@pytest.mark.parametrize(
+    ("told", "now", "expected"),
+    [
+        (None, CLOSE, SNAPSHOT_READY),  # ready, but teams DX leaves out: told once
+        (Told("s", SNAPSHOT_READY), CLOSE, None),  # not again
+        (None, FAR, None),  # far yet
+        (Told("old", SNAPSHOT_READY), CLOSE, SNAPSHOT_READY),  # another snapshot's news
+    ],
+)
+def test_a_ready_dx_with_teams_under_the_floor_is_told_once(
+    told: Told | None, now: datetime, expected: str | None
+) -> None:
+    assert readiness_notice(told, SNAP, READY, now, hours=48, small_teams=True) == expected
+
+
 def test_the_not_ready_notice_names_what_blocks_and_the_command() -> None:
     behind = Readiness(
         False,

@@ -26,6 +26,7 @@ from hrsync.store.repo import Store
 from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
 from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, TOKEN, Workspace
+from tests.e2e.test_plan_output_e2e import SCHEMA, validate
 from tests.monitor.exposition import sample
 from tests.monitor.test_monitoring import receiver
 
@@ -341,3 +342,39 @@ def test_a_snapshot_the_scenario_schedules_is_shown_ahead_by_status(tmp_path: Pa
     text = status["next_snapshot"]["text"]  # "(in 10 days)": the day starts at 00:00 UTC
     assert text.startswith(f"next snapshot {ahead.isoformat()} (in 10 days)"), text
     assert text.endswith("DX matches HR as of the last run")
+
+
+def test_teams_under_dx_reporting_floor_are_named_ahead_of_a_snapshot(
+    workspace: Workspace,
+) -> None:
+    """The sample org's Mobile Android team has two contributors: DX leaves it out of a
+    snapshot's results. With a snapshot ahead, plan, check and status name it."""
+    ahead = datetime.now(UTC).date() + timedelta(days=5)
+    workspace.sim.dx.add_snapshot(snapshot_id="next", scheduled_for=ahead)
+    android = "Mobile Android"
+
+    text = workspace.hrsync("plan").stdout
+    assert "fewer than 3 counted contributors" in text
+    assert android in text and "zainab.yusuf@example.com" in text
+    assert "leaves them out of the snapshot's results" in text
+    assert "mapping.min_team_size" in text
+
+    doc = json.loads(workspace.hrsync("plan", "--format", "json").stdout)
+    assert validate(doc, SCHEMA) == []
+    floor = doc["under_reporting_floor"]
+    assert floor["snapshot_id"] == "next" and floor["floor"] == 3
+    teams = {t["name"]: t for t in floor["teams"]}
+    assert teams[android]["counted"] == 2
+    assert sorted(teams[android]["contributors"]) == [
+        "oliver.brown@example.com",
+        "zainab.yusuf@example.com",
+    ]
+    assert floor["lower_bound"] is True  # nobody's DX account is known yet
+
+    checked = workspace.hrsync("check").stdout
+    assert "reporting floor" in checked and android in checked
+
+    assert workspace.hrsync("sync").code == 0
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    assert android in {t["name"] for t in status["next_snapshot"]["under_floor"]["teams"]}
+    assert android in workspace.hrsync("status").stdout
