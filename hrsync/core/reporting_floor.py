@@ -103,7 +103,8 @@ def floor_lines(
     lines = [
         f"{plural(count, 'team')} will have fewer than "
         f"{REPORTING_FLOOR} counted contributors at snapshot {snapshot.snapshot_id} "
-        f"({snapshot.day.isoformat()}): DX leaves them out of the snapshot's results."
+        f"({snapshot.day.isoformat()}): DX leaves {'it' if count == 1 else 'them'} out of "
+        "the snapshot's results."
     ]
     for team in floor.teams[:LIMIT]:
         lines.append(f"{indent}- {quoted(team.name)}: {len(team.counted)} ({team.people})")

@@ -8,7 +8,9 @@ DX attributes a snapshot's results to the teams it has when the snapshot starts,
 last chance to bring DX up to date matters more than any daily run. The job is one-off
 and in memory like the others: it is placed again at start and after every run, from
 the next snapshot the last run saw (the store) and the newest run (the store: a run by
-hand or another replica's counts as much as this process's own).
+hand or another replica's counts as much as this process's own); and at every heartbeat,
+so that a snapshot or a run only a shell's `hrsync sync` saw is acted on without waiting
+for this daemon's next run.
 """
 
 from __future__ import annotations
@@ -55,14 +57,16 @@ class PreSnapshot:
         self._execute = execute
         self._fired_at: datetime | None = None
 
-    def refresh(self) -> datetime | None:
+    def refresh(self, *, say_unavailable: bool = True) -> datetime | None:
         """(Re)place the one-off pre-snapshot job, or remove it when none is due; the time
-        it runs at, or None."""
+        it runs at, or None. `say_unavailable`: log a store that cannot be read (the
+        heartbeat's own failure already says it at every beat)."""
         try:
             at, snapshot_id, day = self._next_time()
         except SQLAlchemyError as exc:
             # The job stays as it was: a store that is down now may be up by then.
-            log.warning("daemon.store_unavailable", error=str(exc))
+            if say_unavailable:
+                log.warning("daemon.store_unavailable", error=str(exc))
             job = self.jobs.get(PRE_SNAPSHOT_JOB)
             return job.next_run_time if job is not None else None
         if at is not None and self._fired_at is not None:

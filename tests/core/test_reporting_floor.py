@@ -104,7 +104,7 @@ def test_the_message_names_teams_and_people_says_dx_leaves_them_out_and_how_to_f
     text = "\n".join(floor_lines(floor))
     assert text.startswith(
         "1 team will have fewer than 3 counted contributors at snapshot snap-dec (2026-12-07):"
-        " DX leaves them out of the snapshot's results."
+        " DX leaves it out of the snapshot's results."
     )
     assert '- "Mobile Android": 2 (oliver@x, zainab@x)' in text
     assert "At least these: 1 more team may fall under it too" in text

@@ -15,7 +15,13 @@ from structlog.testing import capture_logs
 from hrsync.clock import utcnow
 from hrsync.core.snapshot_ahead import CHECK_EVERY, LAST_CHECK_BEFORE, NextSnapshot
 from hrsync.daemon.presnapshot import CATCH_UP_GAP
-from hrsync.daemon.scheduler import CATCH_UP_JOB, PRE_SNAPSHOT_JOB, RESUME_JOB, SCHEDULE_JOB
+from hrsync.daemon.scheduler import (
+    CATCH_UP_JOB,
+    HEARTBEAT_JOB,
+    PRE_SNAPSHOT_JOB,
+    RESUME_JOB,
+    SCHEDULE_JOB,
+)
 from hrsync.daemon.service import Daemon
 from hrsync.monitor.reporting import Monitor
 from hrsync.outcome import Outcome
@@ -298,3 +304,16 @@ def test_hr_changes_after_a_manual_run_past_the_mark_are_synced_before_the_snaps
     last_at, last_trigger = org.runs[-1]
     assert last_trigger == "pre_snapshot"
     assert snap.starts_at - 6 * H <= last_at < snap.starts_at
+
+
+def test_a_snapshot_a_run_by_hand_saw_is_checked_for_without_waiting_for_the_cron(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # The cron fires monthly: a snapshot first seen by `hrsync sync` from a shell must not
+    # wait for the daemon's next own run to be prepared for.
+    d = harness.start(RecordingSync(store, clock), settings=settings_with(schedule="0 6 1 * *"))
+    assert d.scheduler.get_job(PRE_SNAPSHOT_JOB) is None
+    store.save_next_snapshot(SNAP, clock(), "manual-1")  # what that run keeps
+    clock.advance(MIN)
+    fire(d, HEARTBEAT_JOB)
+    assert job_time(d, PRE_SNAPSHOT_JOB) == FIRST

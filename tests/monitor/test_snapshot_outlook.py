@@ -245,5 +245,5 @@ def test_the_notice_names_teams_dx_leaves_out_even_when_dx_is_ready(
         body = got[0]
         assert [t["name"] for t in body["under_floor"]["teams"]] == ["Mobile Android"]
         assert '"Mobile Android": 2 (oliver@x, zainab@x)' in body["text"]
-        assert "DX leaves them out of the snapshot's results" in body["text"]
+        assert "DX leaves it out of the snapshot's results" in body["text"]
         assert "mapping.min_team_size" in body["text"]
