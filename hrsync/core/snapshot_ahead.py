@@ -66,7 +66,7 @@ def next_snapshot(snapshots: Sequence[Snapshot], now: datetime) -> NextSnapshot 
     return min(ahead, key=lambda s: (s.day, s.snapshot_id), default=None)
 
 
-# ---------------------------------------------------------------- the sync before
+# ---------------------------------------------------------------- the checks before
 
 
 def pre_snapshot_sync_at(
