@@ -339,8 +339,8 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "({limit_s} s): /readyz says not ready until it ends",
     "daemon.retry_scheduled": "the unverified run is retried at {retry_at}: {reason}",
     "daemon.resume_registered": "the deferred run resumes at {resume_at}: {reason}",
-    "daemon.pre_snapshot_scheduled": "syncing at {run_at}, before snapshot {snapshot_id} "
-    "({scheduled_for})",
+    "daemon.pre_snapshot_scheduled": "checking for pending changes at {run_at}, before "
+    "snapshot {snapshot_id} ({scheduled_for})",
     "daemon.approval_found": "a new approval of plan {plan_ids} by {approved_by}: syncing now",
     "daemon.standby": "{trigger} run left to {holder}, which holds the lease",
     "daemon.standby_over": "the lease holder {holder} ended its run: {outcome}",

@@ -1,12 +1,14 @@
 """`hrsync check`: the readiness report (config, export, token, scopes, snapshots, and the
-plan: its guards, and with `--preview` DX's own validation)."""
+plan: its guards, with `--preview` DX's own validation, and with a snapshot ahead its
+teams under DX's reporting floor)."""
 
 from __future__ import annotations
 
 import argparse
 
 from hrsync.commands.output import show
-from hrsync.commands.readiness import plan_check, render, run_checks
+from hrsync.commands.readiness import floor_check, plan_check, render, run_checks
+from hrsync.commands.small_teams import floor_of
 from hrsync.commands.startup import load_for, open_store
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
@@ -25,7 +27,11 @@ def check(args: argparse.Namespace) -> int:
             # The plan a sync would make, through the same guards (a dry run: nothing is
             # sent, nothing later runs rely on changes); with --preview, DX validates it.
             request = SyncRequest(trigger="manual", dry_run=not preview, preview=preview)
-            checks.append(plan_check(run_sync(settings, request, store=store), preview))
+            result = run_sync(settings, request, store=store)
+            checks.append(plan_check(result, preview))
+            # With a snapshot ahead: the plan's teams DX would leave out of its results.
+            if (small := floor_check(floor_of(result, store))) is not None:
+                checks.append(small)
     finally:
         store.close()
     show(render(checks))

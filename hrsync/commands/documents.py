@@ -28,6 +28,7 @@ from hrsync.core.plan import (
     Rename,
 )
 from hrsync.core.render import approve_command
+from hrsync.core.reporting_floor import UnderFloor, floor_document
 from hrsync.core.text import plural, quoted
 from hrsync.outcome import Outcome
 
@@ -47,8 +48,13 @@ HISTORY_SCHEMA = "hrsync.history/1"
 # ---------------------------------------------------------------- JSON
 
 
-def plan_document(result: SyncResult, config_path: Path | str | None = None) -> dict[str, Any]:
-    """The run's plan as one JSON-ready document (see config/plan.schema.json)."""
+def plan_document(
+    result: SyncResult,
+    config_path: Path | str | None = None,
+    floor: UnderFloor | None = None,
+) -> dict[str, Any]:
+    """The run's plan as one JSON-ready document (see config/plan.schema.json); `floor`:
+    its teams DX would leave out of the next snapshot's results."""
     plan = result.plan
     changes = [] if plan is None else [c for c in plan.changes if c.kind != "unchanged"]
     return {
@@ -95,6 +101,7 @@ def plan_document(result: SyncResult, config_path: Path | str | None = None) -> 
             for p in result.precedence
         ],
         "sources": [source_document(s) for s in result.sources],
+        "under_reporting_floor": floor_document(floor),
     }
 
 

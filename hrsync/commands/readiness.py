@@ -23,6 +23,7 @@ from hrsync.core.listing import LIMIT, capped
 from hrsync.core.mapping import LeadWithoutReports, Unplaced
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
 from hrsync.core.problems import group_problems
+from hrsync.core.reporting_floor import FOLD_HINT, UnderFloor, floor_lines
 from hrsync.core.text import plural
 from hrsync.core.union import Part, SourceCount
 from hrsync.dx.client import DxClient
@@ -87,6 +88,17 @@ def plan_check(result: SyncResult, preview: bool) -> Check:
                 "fix what DX named, then check again",
             )
     return Check(name, False, f"the plan could not be made: {reason}", "see the log")
+
+
+def floor_check(floor: UnderFloor | None) -> Check | None:
+    """Teams DX will leave out of the next snapshot's results: not a failure (a small
+    team is a fact of the org), but a person decides whether to fold them."""
+    lines = floor_lines(floor, indent="       ", fold_hint=False)
+    if not lines:
+        return None
+    return Check(
+        "reporting floor", True, "\n".join(lines), warning=True, fix=f"if intended, {FOLD_HINT}"
+    )
 
 
 def file_mode_checks(settings: Settings, environ: Mapping[str, str]) -> list[Check]:

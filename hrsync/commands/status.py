@@ -20,6 +20,7 @@ from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.notify import SUCCESS
 from hrsync.core.render import approve_command, hrsync_command
+from hrsync.core.reporting_floor import floor_document, floor_lines
 from hrsync.core.snapshot_ahead import describe, readiness, waiting_text
 from hrsync.core.text import plural
 from hrsync.daemon.cron import next_cron_fire
@@ -155,6 +156,8 @@ def _snapshot_outlook(settings: Settings, store: Store, now: datetime) -> dict[s
     if seen is None or seen.snapshot is None:
         return {"waiting": waiting, "next_snapshot": None}
     ready = readiness(last, settings.config_path)
+    # The teams as the last run planned them: those DX leaves out of the snapshot's results.
+    floor = store.teams_under_floor()
     return {
         "waiting": waiting,
         "next_snapshot": {
@@ -166,6 +169,8 @@ def _snapshot_outlook(settings: Settings, store: Store, now: datetime) -> dict[s
             "blockers": list(ready.blockers),
             "command": ready.command,
             "text": describe(seen.snapshot, ready, now),
+            "under_floor": floor_document(floor),
+            "under_floor_text": floor_lines(floor),
         },
     }
 
@@ -290,6 +295,8 @@ def render(doc: dict[str, Any]) -> str:
     lines.append(f"Snapshot:    {snapshot['text']}" if snapshot else "Snapshot:    none scheduled")
     if snapshot and not snapshot["ready"] and snapshot["command"]:
         lines.append(f"  resolve:   {snapshot['command']}")
+    for number, line in enumerate(snapshot.get("under_floor_text") or [] if snapshot else []):
+        lines.append(f"  {'small:' if number == 0 else '':<11}{line.strip()}")
     lines.append(
         f"Next run:    {doc['next_scheduled_run']} (schedule {doc['schedule']!r} "
         f"in {doc['timezone']})"

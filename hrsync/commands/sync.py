@@ -6,9 +6,11 @@ import argparse
 import sys
 
 from hrsync.commands.output import show, unwritable_output, write_output
+from hrsync.commands.small_teams import floor_of, floor_text
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import AttributeOutcome
+from hrsync.core.reporting_floor import UnderFloor
 from hrsync.gcpause import collector_paused
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE, Outcome
 from hrsync.sync.results import SyncRequest, SyncResult
@@ -94,17 +96,17 @@ def _plan(args: argparse.Namespace) -> int:
         show(problem, sys.stderr)
         return EXIT_FAILED if args.detailed_exitcode else EXIT_USAGE
     settings = load_for(args)
-    result = _run_once(settings, SyncRequest(dry_run=True))
+    result, floor = _plan_once(settings)
     if args.format == "json":
         from hrsync.commands.documents import dumps, plan_document
 
-        write_output(dumps(plan_document(result, settings.config_path)), args.out)
+        write_output(dumps(plan_document(result, settings.config_path, floor)), args.out)
     elif args.format == "tree":
         from hrsync.commands.documents import render_tree
 
         write_output(render_tree(result), args.out)
-    elif result.report:
-        write_output(result.report, args.out)
+    elif report := "\n".join(part for part in (result.report, floor_text(floor)) if part):
+        write_output(report, args.out)
     if not args.detailed_exitcode:
         return result.exit_code
     if result.outcome in (Outcome.FAILED, Outcome.REJECTED) or result.plan is None:
@@ -129,6 +131,16 @@ def _daemon_seen(settings: Settings) -> bool:
     store = open_store(settings)
     try:
         return store.heartbeat() is not None
+    finally:
+        store.close()
+
+
+def _plan_once(settings: Settings) -> tuple[SyncResult, UnderFloor | None]:
+    """A dry run, and the teams of its plan DX would leave out of the next snapshot."""
+    store = open_store(settings)
+    try:
+        result = run_sync(settings, SyncRequest(dry_run=True), store=store)
+        return result, floor_of(result, store)
     finally:
         store.close()
 

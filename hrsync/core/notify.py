@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from hrsync.core.dx_users import NotCounted
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.reporting_floor import UnderFloor, floor_document, floor_lines
 from hrsync.core.snapshot_ahead import NextSnapshot, NoticeKind, Readiness, readiness_lines
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.core.text import plural
@@ -420,12 +421,14 @@ def snapshot_message(
     run_id: str,
     now: datetime,
     host: str = "",
+    floor: UnderFloor | None = None,
 ) -> dict[str, Any]:
     """The webhook's body when DX will not be ready for the next snapshot (what blocks it,
-    the command that resolves it), or when it became ready after that."""
+    the command that resolves it), or when it became ready after that; and the teams DX
+    will leave out of its results (`floor`), with their people."""
     return _body(
         kind,
-        readiness_lines(kind, snapshot, ready, now),
+        readiness_lines(kind, snapshot, ready, now) + floor_lines(floor),
         fmt,
         run_id=run_id,
         now=now,
@@ -435,4 +438,5 @@ def snapshot_message(
         ready=ready.ready,
         blockers=list(ready.blockers),
         action=ready.command,
+        under_floor=floor_document(floor),
     )

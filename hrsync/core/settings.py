@@ -295,8 +295,8 @@ class SyncSettings:
     recheck_not_in_dx_hours: float = 24.0
     # Someone DX has not counted for longer than this is told once (notify.on not_in_dx).
     not_in_dx_alert_days: float = 14.0
-    # The daemon syncs this long before the next snapshot's day starts (UTC), whatever the
-    # schedule says, and again 12 hours before when that did not succeed.
+    # From this long before the next snapshot's day starts (UTC) the daemon checks for
+    # pending changes every few hours and syncs them, whatever the schedule says.
     pre_snapshot_hours: float = 48.0
     # An approval (`hrsync approve`) not applied within this long lapses: a plan approved
     # on Friday is not applied weeks later under a person's name.

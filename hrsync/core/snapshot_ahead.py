@@ -2,11 +2,12 @@
 
 DX attributes a snapshot's survey results to the teams as they stand when it starts, and
 then refuses imports for weeks: what DX has at that moment is what a month of results
-lands on. So hrsync looks ahead: it keeps the next snapshot that has not started, syncs
-before it whatever the cron schedule says, and says, once, when DX will not be ready.
+lands on. So hrsync looks ahead: it keeps the next snapshot that has not started, checks
+for pending changes every few hours before it (and syncs them) whatever the cron schedule
+says, and says, once, when DX will not be ready.
 
 Everything here is over plain data with the time passed in: which snapshot is next
-(`next_snapshot`), when the daemon syncs before it (`pre_snapshot_sync_at`), whether the
+(`next_snapshot`), when the daemon checks before it (`pre_snapshot_sync_at`), whether the
 last run leaves DX ready (`readiness`), what that means in words (`describe`), and when
 the change of readiness is worth one message (`readiness_notice`).
 """
@@ -26,9 +27,13 @@ from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
 
 SUCCESS = ("applied", "in_sync")
-# The retry before a snapshot, when the first pre-snapshot sync did not succeed: late
-# enough for a person to have acted on the first one's news, early enough to act again.
-RETRY_BEFORE = timedelta(hours=12)
+# Within `pre_snapshot_hours` before a snapshot the daemon checks at least this often: HR
+# may change after any run (by hand, the cron's, its own), and a check that finds
+# nothing pending sends nothing, so a few hours' staleness is all that is risked.
+CHECK_EVERY = timedelta(hours=4)
+# The last check, this long before the snapshot's day starts: late enough to catch the
+# day's HR changes, early enough for a person to act on a refusal it meets.
+LAST_CHECK_BEFORE = timedelta(hours=3)
 # The changes a plan counts (`unchanged` is not one).
 CHANGE_KEYS = tuple(k for k in COUNT_KEYS if k != "unchanged")
 
@@ -61,7 +66,7 @@ def next_snapshot(snapshots: Sequence[Snapshot], now: datetime) -> NextSnapshot 
     return min(ahead, key=lambda s: (s.day, s.snapshot_id), default=None)
 
 
-# ---------------------------------------------------------------- the sync before
+# ---------------------------------------------------------------- the checks before
 
 
 def pre_snapshot_sync_at(
@@ -69,31 +74,29 @@ def pre_snapshot_sync_at(
     now: datetime,
     *,
     hours: float,
-    outcome_since_first: str | None,
-    ran_since_retry: bool,
+    last_run_at: datetime | None,
 ) -> datetime | None:
-    """When the daemon next syncs for `snapshot`, whatever the cron says; None: no more.
+    """When the daemon next checks for `snapshot` (a sync: it plans, and sends only what
+    is pending), whatever the cron says; None: no more checks for it.
 
-    The first sync is `hours` before the snapshot's day starts; when the runs since then
-    did not end applied/in_sync (`outcome_since_first`: the last one's outcome, None when
-    none ran), again `RETRY_BEFORE` (12 h) before it, if that is later than the first. A
-    time already passed with no run since is now (the daemon was down at that time)."""
+    The first check is `hours` before the snapshot's day starts; then one at most
+    `CHECK_EVERY` after the last run, whoever made it (`last_run_at`: when the newest
+    finished run started, None when none), and a last one `LAST_CHECK_BEFORE` before the
+    day starts. A run's outcome does not stop the checks: HR may change after a run that
+    succeeded, and a refused or failed run is met again at the next. A time already
+    passed is now (the daemon was down at that time)."""
     starts = snapshot.starts_at
     if now >= starts:
         return None
     first = starts - timedelta(hours=hours)
-    if now < first:
-        return first
-    if outcome_since_first is None:
-        return now  # the first's time passed without a run: catch it up
-    if outcome_since_first in SUCCESS:
-        return None
-    retry = starts - RETRY_BEFORE
-    if retry <= first:
-        return None  # pre_snapshot_hours within 12 h: the first is the only one
-    if now < retry:
-        return retry
-    return None if ran_since_retry else now
+    last = max(first, starts - LAST_CHECK_BEFORE)
+    if last_run_at is None or last_run_at < first:
+        due = first
+    elif last_run_at >= last:
+        return None  # the last check has been made
+    else:
+        due = min(last_run_at + CHECK_EVERY, last)
+    return max(due, now)
 
 
 # ---------------------------------------------------------------- readiness
@@ -231,19 +234,25 @@ def readiness_notice(
     now: datetime,
     *,
     hours: float,
+    small_teams: bool = False,
 ) -> NoticeKind | None:
     """One message when the snapshot is less than `hours` away and DX is not ready; one
     more when it becomes ready; none per run (the same news about the same snapshot is
-    not told twice). Outside those hours nothing is told: the daemon still has its
-    pre-snapshot sync to fix things by itself."""
+    not told twice). With `small_teams` (teams DX will leave out of the snapshot's
+    results), a ready DX is told once too, so that a person hears of them before the
+    snapshot rather than from an empty dashboard after it. Outside those hours nothing is
+    told: the daemon still has its checks before the snapshot to fix things by itself."""
     if snapshot is None or now >= snapshot.starts_at:
         return None
     last = told.kind if told is not None and told.snapshot_id == snapshot.snapshot_id else None
+    near = snapshot.starts_at - now <= timedelta(hours=hours)
     if not ready.ready:
-        if snapshot.starts_at - now > timedelta(hours=hours):
+        if not near:
             return None
         return None if last == SNAPSHOT_NOT_READY else SNAPSHOT_NOT_READY
-    return SNAPSHOT_READY if last == SNAPSHOT_NOT_READY else None
+    if last == SNAPSHOT_NOT_READY or (last is None and near and small_teams):
+        return SNAPSHOT_READY
+    return None
 
 
 def readiness_lines(

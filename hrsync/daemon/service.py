@@ -324,6 +324,9 @@ class Daemon:
             # lengthened it); a run of this process reads it itself when it ends. The
             # beat's own failure is the one said at every beat.
             self._quarantine.update(None, say_unavailable=False)
+            # Likewise a snapshot (or a run) only a run by hand saw: checked for before it
+            # whatever the cron says, not only after this process's next run.
+            self._pre_snapshot.refresh(say_unavailable=False)
         self._safe_beat()
         self._tell_overdue()
         if self._on_beat is not None:

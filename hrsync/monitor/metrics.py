@@ -128,8 +128,9 @@ class Metrics:
         )
         self.snapshot_ready = Gauge(
             "hrsync_snapshot_ready",
-            "1 when the last run ended applied or in_sync with no held people and nothing "
-            "waiting for a person (DX is ready for the next snapshot), else 0.",
+            "1 when the latest check found nothing pending and nothing refused: the last run "
+            "ended applied or in_sync with no held people and nothing waiting for a person "
+            "(DX is ready for the next snapshot), else 0.",
             registry=r,
         )
         self._lock = threading.Lock()

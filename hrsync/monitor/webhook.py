@@ -12,7 +12,7 @@ import os
 import socket
 import threading
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import httpx
 
@@ -229,7 +229,11 @@ class Notifier:
         it becomes ready (what was told, about which snapshot, is kept in the store)."""
         last = self.store.notify_state(SNAPSHOT_NOTICE)
         told = Told(last.digest, last.state) if last else None
-        kind = readiness_notice(told, snapshot, ready, now, hours=hours)
+        # Read only within `hours` of the snapshot: it loads every team the store keeps.
+        near = snapshot is not None and snapshot.starts_at - now <= timedelta(hours=hours)
+        floor = self.store.teams_under_floor() if near else None
+        small = floor is not None and bool(floor.teams)
+        kind = readiness_notice(told, snapshot, ready, now, hours=hours, small_teams=small)
         if kind is None or snapshot is None:
             return None
         remember = NotifyRecord(kind, snapshot.snapshot_id, now, run_id)
@@ -245,6 +249,7 @@ class Notifier:
             run_id=run_id,
             now=now,
             host=socket.gethostname(),
+            floor=floor,
         )
         if not self._post(body, kind):
             return None

@@ -1,17 +1,22 @@
 """The next_snapshot table: the next DX snapshot not started, as the last run that read
-`snapshots.list` saw it; and the last run as readiness reads it (core.snapshot_ahead)."""
+`snapshots.list` saw it; the last run as readiness reads it (core.snapshot_ahead); and
+the teams the last run planned that DX will leave out of it (core.reporting_floor)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
 
+from hrsync.core.reporting_floor import Team, UnderFloor, under_floor
 from hrsync.core.snapshot_ahead import LastRun, NextSnapshot
 from hrsync.outcome import OUTCOMES, Outcome
 from hrsync.store import tables
 from hrsync.store.deferrals import DeferralQueries
+from hrsync.store.identities import IdentityQueries
+from hrsync.store.people import PeopleQueries
 from hrsync.store.runs import RunQueries
 from hrsync.store.upsert import upsert
 
@@ -27,7 +32,7 @@ class SnapshotOutlook:
     run_id: str | None
 
 
-class SnapshotOutlookQueries(RunQueries, DeferralQueries):
+class SnapshotOutlookQueries(RunQueries, IdentityQueries, DeferralQueries, PeopleQueries):
     def save_next_snapshot(
         self, snapshot: NextSnapshot | None, read_at: datetime, run_id: str | None
     ) -> None:
@@ -87,3 +92,18 @@ class SnapshotOutlookQueries(RunQueries, DeferralQueries):
             resume_at=resume_at,
             plan_id=run.plan_id,
         )
+
+    def teams_under_floor(self, teams: Sequence[Team] | None = None) -> UnderFloor | None:
+        """Of `teams` (a plan's rows), or else of the teams as the last operational run
+        planned them (the identities kept), those DX will leave out of the next
+        snapshot's results, counted as DX counts (people known not to be DX users left
+        out); None when no snapshot is ahead."""
+        seen = self.next_snapshot()
+        if seen is None or seen.snapshot is None:
+            return None
+        known = {email: person.counted for email, person in self.dx_people().items()}
+        if teams is None:
+            teams = [
+                (i.name, i.reference_id, i.members) for i in self.load_identities() if not i.retired
+            ]
+        return under_floor(seen.snapshot, teams, known)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -10,6 +11,8 @@ from hypothesis import strategies as st
 
 from hrsync.core.guards import check_snapshots
 from hrsync.core.snapshot_ahead import (
+    CHECK_EVERY,
+    LAST_CHECK_BEFORE,
     SNAPSHOT_NOT_READY,
     SNAPSHOT_READY,
     LastRun,
@@ -84,64 +87,121 @@ def test_it_starts_at_midnight_utc_of_its_day() -> None:
 
 SNAP = NextSnapshot("s", date(2026, 12, 7))  # starts 2026-12-07T00:00Z
 FIRST = SNAP.starts_at - 48 * H  # 12-05 00:00
-RETRY = SNAP.starts_at - 12 * H  # 12-06 12:00
+LAST = SNAP.starts_at - LAST_CHECK_BEFORE  # 12-06 21:00
 
 
 @pytest.mark.parametrize(
-    ("now", "outcome", "ran_since_retry", "expected"),
+    ("now", "last_run_at", "expected"),
     [
-        (NOW, None, False, FIRST),  # well before: the first
-        (FIRST, None, False, FIRST),  # at its time, nothing ran yet: now
-        (FIRST + H, None, False, FIRST + H),  # passed while down: catch it up now
-        (FIRST + H, "applied", False, None),  # it succeeded: nothing more
-        (FIRST + H, "in_sync", False, None),
-        (FIRST + H, "refused", False, RETRY),  # it did not: again 12 h before
-        (FIRST + H, "failed", False, RETRY),
-        (RETRY, "refused", False, RETRY),  # the retry's time, not run yet
-        (RETRY + H, "refused", True, None),  # the retry ran: that is all
-        (RETRY + H, "applied", True, None),
-        (SNAP.starts_at, None, False, None),  # started: nothing
+        (NOW, None, FIRST),  # well before: the first
+        (NOW, NOW, FIRST),  # a run before the window does not count
+        (FIRST, None, FIRST),  # at its time, nothing ran yet: now
+        (FIRST + H, None, FIRST + H),  # passed while down: catch it up now
+        (FIRST - H, FIRST - 2 * H, FIRST),  # ran just before the window: still the first
+        (FIRST + H, FIRST, FIRST + CHECK_EVERY),  # whatever it ended: checked again
+        (FIRST + 2 * H, FIRST + H, FIRST + H + CHECK_EVERY),  # a run by hand counts
+        (FIRST + 9 * H, FIRST + H, FIRST + 9 * H),  # overdue (down): now
+        (LAST - H, LAST - 2 * H, LAST),  # the last check is not put off past its time
+        (LAST + H, LAST, None),  # the last check ran
+        (LAST + H, LAST + H, None),  # a run after its time is as good
+        (LAST + H, LAST - H, LAST + H),  # the last check was missed: now
+        (SNAP.starts_at, None, None),  # started: nothing
     ],
 )
 def test_pre_snapshot_sync_at(
-    now: datetime, outcome: str | None, ran_since_retry: bool, expected: datetime | None
+    now: datetime, last_run_at: datetime | None, expected: datetime | None
 ) -> None:
-    got = pre_snapshot_sync_at(
-        SNAP, now, hours=48, outcome_since_first=outcome, ran_since_retry=ran_since_retry
-    )
-    assert got == expected
+    assert pre_snapshot_sync_at(SNAP, now, hours=48, last_run_at=last_run_at) == expected
 
 
-def test_no_retry_when_the_first_is_already_within_twelve_hours() -> None:
-    at = SNAP.starts_at - 6 * H
-    assert (
-        pre_snapshot_sync_at(SNAP, NOW, hours=6, outcome_since_first=None, ran_since_retry=False)
-        == at
-    )
-    assert (
-        pre_snapshot_sync_at(
-            SNAP, at + H, hours=6, outcome_since_first="refused", ran_since_retry=False
-        )
-        is None
-    )
+def test_with_fewer_hours_than_the_last_check_leaves_the_first_is_the_only_one() -> None:
+    first = SNAP.starts_at - 2 * H
+    assert pre_snapshot_sync_at(SNAP, NOW, hours=2, last_run_at=None) == first
+    assert pre_snapshot_sync_at(SNAP, first + H, hours=2, last_run_at=first) is None
 
 
 @given(
     st.floats(min_value=0.5, max_value=24 * 14),
     st.integers(min_value=0, max_value=20 * 24 * 60),
-    st.sampled_from([None, "applied", "in_sync", "refused", "failed", "deferred"]),
-    st.booleans(),
+    st.none() | st.integers(min_value=0, max_value=20 * 24 * 60),
 )
 def test_a_pre_snapshot_sync_is_never_in_the_past_nor_after_the_start(
-    hours: float, minutes_before: int, outcome: str | None, ran: bool
+    hours: float, minutes_before: int, ran_minutes_before: int | None
 ) -> None:
     now = SNAP.starts_at - timedelta(minutes=minutes_before)
-    at = pre_snapshot_sync_at(
-        SNAP, now, hours=hours, outcome_since_first=outcome, ran_since_retry=ran
-    )
+    ran = None if ran_minutes_before is None else now - timedelta(minutes=ran_minutes_before)
+    at = pre_snapshot_sync_at(SNAP, now, hours=hours, last_run_at=ran)
     if at is not None:
         assert now <= at < SNAP.starts_at
         assert at >= SNAP.starts_at - timedelta(hours=hours)
+
+
+# A timeline: runs by hand or by the cron (minutes after the start of the timeline, and
+# whether the guard refuses them) and HR changes; the daemon checks when
+# `pre_snapshot_sync_at` says. Each run syncs every change made before it, unless refused.
+Happening = tuple[int, str]  # (minute, "change" | "run" | "refused run")
+
+
+@st.composite
+def timelines(draw: st.DrawFn) -> tuple[float, datetime, list[Happening], list[bool]]:
+    hours = draw(st.sampled_from([2.0, 6.0, 12.0, 24.0, 48.0, 72.0]))
+    start = SNAP.starts_at - timedelta(hours=hours + draw(st.integers(0, 24)))
+    span = int((SNAP.starts_at - start).total_seconds() // 60)
+    happenings = draw(
+        st.lists(
+            st.tuples(st.integers(0, span - 1), st.sampled_from(["change", "run", "refused run"])),
+            max_size=12,
+        )
+    )
+    # Whether each of the daemon's own checks is refused (a person approves, or not).
+    refusals = draw(st.lists(st.booleans(), min_size=40, max_size=40))
+    return hours, start, sorted(happenings), refusals
+
+
+@given(timelines())
+def test_a_change_in_the_window_is_synced_before_the_snapshot_unless_refused(
+    timeline: tuple[float, datetime, list[Happening], list[bool]],
+) -> None:
+    hours, start, happenings, refusals = timeline
+    last = max(SNAP.starts_at - timedelta(hours=hours), LAST)
+    events = [(start + timedelta(minutes=m), kind) for m, kind in happenings]
+    changes: list[datetime] = []  # HR changes not in DX yet
+    synced: list[datetime] = []
+    runs: list[tuple[datetime, bool]] = []  # (started at, refused)
+    now, last_run = start, None
+    checks = iter(refusals)
+    while True:
+        at = pre_snapshot_sync_at(SNAP, now, hours=hours, last_run_at=last_run)
+        if events and (at is None or events[0][0] < at):
+            now, kind = events.pop(0)
+            refused = kind == "refused run"
+        elif at is not None:
+            now, kind, refused = at, "check", next(checks)
+        else:
+            break
+        if kind == "change":
+            changes.append(now)
+            continue
+        runs.append((now, refused))
+        last_run = now
+        if not refused:
+            synced += changes
+            changes = []
+        # Readiness as the gauge shows it: ready only when this check left nothing
+        # pending and was not refused.
+        ready = readiness(LastRun("refused" if refused else "applied", {})).ready
+        assert ready == (not refused)
+        assert not (ready and changes)
+    window = [r for r in runs if r[0] >= SNAP.starts_at - timedelta(hours=hours)]
+    # The daemon never leaves more than CHECK_EVERY without a check in the window ...
+    for (a, _), (b, _) in pairwise(window):
+        assert b - a <= CHECK_EVERY
+    # ... and a check at or after the last check's time.
+    assert window and window[-1][0] >= last
+    # Every change made before the last check is in DX when the snapshot starts, unless
+    # the last run was refused (then DX is not ready, and a person is told).
+    before_last = [c for c in changes if c <= window[-1][0]]
+    assert not before_last or window[-1][1]
 
 
 # ---------------------------------------------------------------- readiness
@@ -320,6 +380,21 @@ def test_readiness_notice(
     expected: str | None,
 ) -> None:
     assert readiness_notice(told, snapshot, ready, now, hours=48) == expected
+
+
+@pytest.mark.parametrize(
+    ("told", "now", "expected"),
+    [
+        (None, CLOSE, SNAPSHOT_READY),  # ready, but teams DX leaves out: told once
+        (Told("s", SNAPSHOT_READY), CLOSE, None),  # not again
+        (None, FAR, None),  # far yet
+        (Told("old", SNAPSHOT_READY), CLOSE, SNAPSHOT_READY),  # another snapshot's news
+    ],
+)
+def test_a_ready_dx_with_teams_under_the_floor_is_told_once(
+    told: Told | None, now: datetime, expected: str | None
+) -> None:
+    assert readiness_notice(told, SNAP, READY, now, hours=48, small_teams=True) == expected
 
 
 def test_the_not_ready_notice_names_what_blocks_and_the_command() -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from hrsync.commands.status import gather
 from hrsync.config.loading import Settings, load_settings
+from hrsync.core.snapshot_ahead import CHECK_EVERY
 from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, RESUME_JOB, SCHEDULE_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.monitor.reporting import Monitor
@@ -25,6 +26,7 @@ from hrsync.store.repo import Store
 from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
 from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, TOKEN, Workspace
+from tests.e2e.test_plan_output_e2e import SCHEMA, validate
 from tests.monitor.exposition import sample
 from tests.monitor.test_monitoring import receiver
 
@@ -261,16 +263,18 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
         f"1 team to archive awaits approval (plan {plan_id})"
     ]
     assert notice["action"].endswith(f"approve {plan_id}")
-    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 12 * H  # and again 12 h before
+    # Checked again a few hours later, whatever the outcome.
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 48 * H + CHECK_EVERY
 
-    # A scheduled run in between changes nothing: no message per run.
-    fleet.clock.now = STARTS - 40 * H  # (the refusal is repeated only after notify.repeat_s)
+    # A scheduled run in between changes nothing: no message per run; it counts as a check.
+    fleet.clock.now = STARTS - 46 * H  # (the refusal is repeated only after notify.repeat_s)
     fleet.fire(SCHEDULE_JOB)
     assert [h["event"] for h in fleet.hooks] == ["refused", "snapshot_not_ready"]
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 46 * H + CHECK_EVERY
 
-    # Someone approves (the guard lets it through); the retry 12 h before applies it.
+    # Someone approves (the guard lets it through); the next check applies it.
     fleet.guard["max_archive"] = 10
-    fleet.clock.now = STARTS - 12 * H
+    fleet.clock.now = STARTS - 46 * H + CHECK_EVERY
     fleet.fire(PRE_SNAPSHOT_JOB)
     run = fleet.store.recent_runs(1)[0]
     assert (run.trigger, run.outcome) == ("pre_snapshot", "applied")
@@ -281,7 +285,8 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
         "snapshot_ready",
     ]
     assert fleet.metric("hrsync_snapshot_ready") == 1
-    assert fleet.job_time(PRE_SNAPSHOT_JOB) is None
+    # DX matches HR now, and HR may change again: the checks go on until the last one.
+    assert fleet.job_time(PRE_SNAPSHOT_JOB) == fleet.clock.now + CHECK_EVERY
     assert "Mobile Android" not in {t["name"] for t in fleet.sim.dx.teams_view()}
 
 
@@ -337,3 +342,39 @@ def test_a_snapshot_the_scenario_schedules_is_shown_ahead_by_status(tmp_path: Pa
     text = status["next_snapshot"]["text"]  # "(in 10 days)": the day starts at 00:00 UTC
     assert text.startswith(f"next snapshot {ahead.isoformat()} (in 10 days)"), text
     assert text.endswith("DX matches HR as of the last run")
+
+
+def test_teams_under_dx_reporting_floor_are_named_ahead_of_a_snapshot(
+    workspace: Workspace,
+) -> None:
+    """The sample org's Mobile Android team has two contributors: DX leaves it out of a
+    snapshot's results. With a snapshot ahead, plan, check and status name it."""
+    ahead = datetime.now(UTC).date() + timedelta(days=5)
+    workspace.sim.dx.add_snapshot(snapshot_id="next", scheduled_for=ahead)
+    android = "Mobile Android"
+
+    text = workspace.hrsync("plan").stdout
+    assert "fewer than 3 counted contributors" in text
+    assert android in text and "zainab.yusuf@example.com" in text
+    assert "leaves them out of the snapshot's results" in text
+    assert "mapping.min_team_size" in text
+
+    doc = json.loads(workspace.hrsync("plan", "--format", "json").stdout)
+    assert validate(doc, SCHEMA) == []
+    floor = doc["under_reporting_floor"]
+    assert floor["snapshot_id"] == "next" and floor["floor"] == 3
+    teams = {t["name"]: t for t in floor["teams"]}
+    assert teams[android]["counted"] == 2
+    assert sorted(teams[android]["contributors"]) == [
+        "oliver.brown@example.com",
+        "zainab.yusuf@example.com",
+    ]
+    assert floor["lower_bound"] is True  # nobody's DX account is known yet
+
+    checked = workspace.hrsync("check").stdout
+    assert "reporting floor" in checked and android in checked
+
+    assert workspace.hrsync("sync").code == 0
+    status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
+    assert android in {t["name"] for t in status["next_snapshot"]["under_floor"]["teams"]}
+    assert android in workspace.hrsync("status").stdout

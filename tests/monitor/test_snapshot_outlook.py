@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from hrsync.commands.status import gather, render
+from hrsync.core.identity import KnownIdentity
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
 from hrsync.core.snapshot_ahead import NextSnapshot
 from hrsync.monitor.reporting import Monitor
@@ -206,3 +207,43 @@ def test_readiness_left_out_of_notify_on_is_not_told(
         record(store, "r1", Outcome.IN_SYNC, NOW, counts={"held": 2})
         monitor.run_finished(SyncResult("r1", Outcome.IN_SYNC), 1.0, quarantined=False)
         assert got == []
+
+
+def test_the_notice_names_teams_dx_leaves_out_even_when_dx_is_ready(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    close = SNAP.starts_at - 10 * H
+    with receiver() as (url, got):
+        monkeypatch.setenv("HOOK", url)
+        monitor = Monitor(
+            Settings(notify=NotifySettings(webhook_url_env="HOOK", on=("snapshot_ready",))),
+            store,
+            lambda: close,
+        )
+        store.save_next_snapshot(SNAP, close, "r1")
+        store.save_identities(
+            [
+                KnownIdentity(
+                    "E112",
+                    "ref-android",
+                    "Mobile Android",
+                    None,
+                    "kwame@x",
+                    ("oliver@x", "zainab@x"),
+                ),
+                KnownIdentity(
+                    "E020", "ref-infra", "Infrastructure", None, "jonas@x", ("a@x", "b@x", "c@x")
+                ),
+            ],
+            close,
+        )
+        for run_id in ("r1", "r2"):
+            record(store, run_id, Outcome.IN_SYNC, close)
+            monitor.run_finished(SyncResult(run_id, Outcome.IN_SYNC), 1.0, quarantined=False)
+        # Told once, before the snapshot: not weeks later, from an empty dashboard.
+        assert [n["event"] for n in got] == ["snapshot_ready"]
+        body = got[0]
+        assert [t["name"] for t in body["under_floor"]["teams"]] == ["Mobile Android"]
+        assert '"Mobile Android": 2 (oliver@x, zainab@x)' in body["text"]
+        assert "DX leaves it out of the snapshot's results" in body["text"]
+        assert "mapping.min_team_size" in body["text"]
