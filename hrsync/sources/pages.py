@@ -345,5 +345,5 @@ def _round_page_note(shown: str, records: int) -> str:
     return (
         f"{shown} answered exactly {records:,} records, a common page size, and no sign "
         f"of more pages: if the API caps its answers, people are missing; check its paging "
-        f"(source.pagination)"
+        f"(source.pagination), or set source.single_page = true if it answers everyone at once"
     )
