@@ -14,7 +14,8 @@ A sign is, with an empty, null or false value never one:
 - a key whose name speaks of continuation (next, more, continuation, continue, cursor,
   token, skip, after, marker, scroll, resume…) with a value: text, a number above 0, an
   object holding one (``{"href": …}``); a position alone (``page: 1``, ``offset: 0``,
-  ``startIndex``) says where this answer starts, not that more follow;
+  ``startIndex``) says where this answer starts, not that more follow, and a date
+  (``nextRunAt``) is a time, unless the name is one APIs give their next page;
 - a flag that the list goes on: ``has_more``/``hasNext``/``truncated`` true, or
   ``done``/``isLast``/``complete``/``finished`` false (text ``"true"``/``"false"`` too);
 - a link (``rel``/``relation`` ``next``) in a list of links beside the records;
@@ -235,6 +236,7 @@ _VOCABULARY = (
 )
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _URL = re.compile(r"^(?:(https?)://([^/?#]*))?([^?#]*)(?:\?([^#]*))?", re.IGNORECASE)
+_DATE = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
 _DEPTH = 4  # how deep metadata objects are looked into
 
 
@@ -437,6 +439,8 @@ def _sign(key: str, named: set[str], path: str, value: Any, url: str) -> Sign | 
         return None
     if not _present(value):
         return None
+    if isinstance(value, str) and not known and _DATE.match(value):
+        return None  # "nextRunAt": "2026-01-05…" is a time, not a page
     if named & _CONTINUE and isinstance(value, str | int | float | list):
         return Sign("next", _where(path), path, value, known)
     if named & _TOKEN_AT and isinstance(value, str) and not value.strip().isdigit():

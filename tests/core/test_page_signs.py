@@ -275,6 +275,12 @@ VENDORS: list[tuple[str, Any, str, tuple[str, str] | None]] = [
         ("next", "weiter"),
     ),
     (
+        "a date under a word of continuation is no page",
+        {"data": TEN, "nextRunAt": "2026-01-05T06:00:00Z", "next_review": "2026-02-01"},
+        "data",
+        None,
+    ),
+    (
         "a link elsewhere is no page",
         {"data": TEN, "docs": "https://developer.example.com/people?lang=en"},
         "data",
