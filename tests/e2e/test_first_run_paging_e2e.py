@@ -7,8 +7,10 @@ vendors publish no paging for the call their recipe makes (Workday RaaS, BambooH
 custom report, HiBob's people search): their fakes answer in one page, as they do, and
 their recipes have no [source.pagination] to remove.
 
-Then the paging docs/reference/http-sources.md gives by shape, and an answer of exactly a
-common page size: refused on a first run unless source.single_page, a warning after."""
+Then the paging docs/reference/http-sources.md gives by shape; paged answers of APIs
+without a recipe (Salesforce's done and nextRecordsUrl, Atlassian's isLast, a nested
+continuation.href), refused; and an answer of exactly a common page size: refused on a
+first run unless source.single_page, a warning after."""
 
 from __future__ import annotations
 
@@ -22,13 +24,14 @@ from tests.e2e.conftest import ROOT, Workspace
 from tests.e2e.test_http_sources_e2e import (
     HOSTS,
     RECIPES,
+    REST,
     api_and_env,
     assert_applied,
     assert_no_secret,
     google_key_env,
     recipe_config,
 )
-from tests.fakes import serve
+from tests.fakes import Response, serve
 from tests.fakes.google_workspace import DirectoryApi
 from tests.fakes.hr_apis import WorkdayApi, sample_people
 
@@ -184,3 +187,61 @@ def test_a_one_answer_api_of_45_people_is_applied_on_a_first_run(workspace: Work
         run = workspace.hrsync("sync", env=env)
     assert_applied(run, workspace)
     assert not run.named("source.note")
+
+
+# Paged answers of APIs without a recipe, each first page as its vendor shapes it: the
+# records' path, the page (the first 10 people, everyone counted 40), what the refusal
+# names.
+SHAPES: dict[str, tuple[str, Any, str]] = {
+    "salesforce": (
+        "records",
+        lambda base, people: {
+            "totalSize": 40,
+            "done": False,
+            "nextRecordsUrl": "/services/data/v58.0/query/01gD0000002HU6KIAW-10",
+            "records": people,
+        },
+        "'nextRecordsUrl' in the body points to a next page",
+    ),
+    "atlassian": (
+        "values",
+        lambda base, people: {"startAt": 0, "maxResults": 10, "isLast": False, "values": people},
+        "'isLast' in the body is false",
+    ),
+    "continuation": (
+        "people",
+        lambda base, people: {"people": people, "continuation": {"href": f"{base}/p?c=10"}},
+        "'continuation.href' in the body points to a next page",
+    ),
+}
+
+
+def test_paged_shapes_without_a_recipe_are_refused_on_a_first_run(workspace: Workspace) -> None:
+    people = [
+        {
+            "id": p.id,
+            "name": p.name,
+            "email": p.email,
+            "manager": p.manager_id,
+            "department": p.department,
+        }
+        for p in sample_people()[:10]
+    ]
+    for shape, (records_path, page, seen) in SHAPES.items():
+
+        def api(request: Any, base: str, page: Any = page) -> Response:
+            return Response.of_json(page(base, people))
+
+        with serve(api) as server:
+            workspace.config.write_text(
+                f'[source]\nurl = "{server.base_url}/p"\nrecords_path = "{records_path}"\n'
+                '[source.fields]\nemployee_id = "id"\nemail = "email"\nname = "name"\n'
+                'manager_id = "manager"\ndepartment = "department"\n'
+                + REST.format(dx=workspace.sim.base_url, db=workspace.db),
+                encoding="utf-8",
+            )
+            run = workspace.hrsync("sync")
+        assert run.code == 4, (shape, run.stdout[-2000:] + run.stderr[-2000:])
+        assert seen in run.finished["reason"], (shape, run.finished["reason"])
+    assert workspace.process_requests() == []
+    assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]
