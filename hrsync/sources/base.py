@@ -42,7 +42,7 @@ class Export:
     format: str
     _rows: Callable[[], Iterator[SourceRow]]
     pages: int = 1  # HTTP pages read (`hrsync check` reports them)
-    # Worth a look, not a refusal: e.g. an answer of exactly a round page size.
+    # Worth a look, not a refusal: e.g. an answer of exactly a common page size.
     notes: tuple[str, ...] = ()
     # An HTTP answer read whole without paging that held exactly a common page size of
     # records (its count; 0 for none): a first run refuses it (`source.single_page`).

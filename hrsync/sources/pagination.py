@@ -309,7 +309,7 @@ def total_disagrees(
 
 
 def stated_total(document: Any) -> int | None:
-    """The records the whole list holds, as the answer states it (`TOTAL_NAMES` but a
+    """The records the whole list holds, as the answer states it (a total but a
     page's own ``count``), if it does."""
     for sign in page_signs(_NO_PAGING, document, ""):
         if sign.kind == "total" and _counts_all(sign):

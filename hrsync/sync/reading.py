@@ -81,7 +81,7 @@ class Export:
     source: str
     directory: Directory
     pages: int = 1  # HTTP pages read (1 for a file)
-    # The reader's notes, worth a look but no refusal (an answer of a round page size).
+    # The reader's notes, worth a look but no refusal (an answer of a common page size).
     notes: tuple[str, ...] = ()
     # An HTTP answer of exactly a common page size, read without paging: a first run
     # refuses it (`source.single_page`); 0: none.
