@@ -166,7 +166,10 @@ def _export(settings: Settings) -> list[Check]:
             True,
             note,
             warning=True,
-            fix="set [source.pagination] as the API documents its paging, if it pages",
+            fix=(
+                "set [source.pagination] as the API documents its paging, if it pages "
+                "(else source.single_page = true)"
+            ),
         )
         for note in export.notes
     )

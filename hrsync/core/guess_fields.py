@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hrsync.core.emails import valid_emails
+from hrsync.core.page_signs import one_page_sign, page_signs
 from hrsync.core.people.managers import name_key
 from hrsync.core.rows import RowTable
 from hrsync.core.text import plural
@@ -702,6 +703,7 @@ KNOWN_LISTS: Mapping[str, str] = {
     "employees": "BambooHR or HiBob",
     "results": "Rippling",
     "users": "Google Workspace",
+    "d.results": "SAP SuccessFactors (OData v2)",
 }
 
 
@@ -737,30 +739,22 @@ def find_records(document: Any, *, depth: int = 4) -> RecordsGuess | None:
 
 
 def next_page(document: Any) -> str | None:
-    """A note when a saved API answer says it is one page of more (its next link, cursor
-    or totals): `init` reads the file, but a config reading the API must page."""
-    if not isinstance(document, dict):
+    """A note when a saved API answer says it is one page of more (by its shape, as a run
+    tells: `hrsync.core.page_signs`): `init` reads the file, but a config reading the API
+    must page."""
+    records = find_records(document)
+    if records is None or not isinstance(document, dict):
         return None
-    marker = ""
-    for key in ("@odata.nextLink", "nextPageToken", "next_link", "nextCursor", "next"):
-        if document.get(key):
-            marker = key
-    links = document.get("links")
-    if isinstance(links, dict) and links.get("next"):
-        marker = "links.next"
-    total, per_page = document.get("totalResults"), document.get("itemsPerPage")
-    if isinstance(total, int) and isinstance(per_page, int) and per_page < total:
-        marker = f"totalResults {total}, itemsPerPage {per_page}"
-    meta = document.get("metadata")
-    pages = meta.get("total_pages") if isinstance(meta, dict) else None
-    if isinstance(pages, int) and pages > 1:
-        marker = f"metadata.total_pages {pages}"
-    if not marker:
+    signs = page_signs(document, records_path=records.path)
+    sign = one_page_sign(signs, records.count)
+    if sign is None:
         return None
+    # The path, and the count for a total ("totalResults 40").
+    marker = sign.path if sign.kind in ("next", "more", "done") else f"{sign.path} {sign.value}"
     return (
-        f"the saved answer is one page of more ({marker}): only its records were read. "
-        "Reading the API with source.url, set [source.pagination] as your HR system's "
-        "how-to shows"
+        f"the saved answer is one page of more ({marker or sign.where}): only its records "
+        "were read. Reading the API with source.url, set [source.pagination] as your HR "
+        "system's how-to shows"
     )
 
 

@@ -142,6 +142,9 @@ class SourceSettings:
     unknown_manager: Literal["refuse", "top"] = "refuse"
     # url and oauth2.token_url may send credentials over plain http:// to another machine.
     allow_insecure_http: bool = False
+    # The API answers everyone in one answer: a first run may read one of exactly a common
+    # page size of records (hrsync.core.page_signs.PAGE_SIZES) without paging.
+    single_page: bool = False
     # `[[source.join]]`: tables joined to the people, in order (hrsync.core.joins).
     join: tuple[JoinSettings, ...] = ()
     # The export's own name, so that a precedence list may name its columns as

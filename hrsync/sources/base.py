@@ -42,8 +42,11 @@ class Export:
     format: str
     _rows: Callable[[], Iterator[SourceRow]]
     pages: int = 1  # HTTP pages read (`hrsync check` reports them)
-    # Worth a look, not a refusal: e.g. an answer of exactly a round page size.
+    # Worth a look, not a refusal: e.g. an answer of exactly a common page size.
     notes: tuple[str, ...] = ()
+    # An HTTP answer read whole without paging that held exactly a common page size of
+    # records (its count; 0 for none): a first run refuses it (`source.single_page`).
+    page_sized: int = 0
     # A reader's own whole-file pass, when it has one faster than rows() (CSV).
     _table: Callable[[], RowTable] | None = None
 

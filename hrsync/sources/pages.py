@@ -6,13 +6,16 @@ records read so far, never all the pages' bytes. The run sees the export only on
 page has been read; a page that cannot be read fails the whole read, so nothing is ever
 planned on some of the pages.
 
-With `source.pagination.style = "none"` an answer that shows it is one page of more (a
-next link or cursor, a true ``has_more``, a total above the records read: see
-`pagination.page_signs`) is refused, naming what was seen, where, and the setting that
-reads every page; an answer of exactly a round page size (100, 500, 1000…) is read, with
-a note. With paging configured, a page that points to a next page the style did not
-follow, a total the records read do not match, or a page that starts with the previous
-page's first record (the API ignored the page asked for) is refused.
+With `source.pagination.style = "none"` an answer that shows it is one page of more (by
+its shape, `hrsync.core.page_signs`: a next link or cursor, a flag that more follow, a URL
+back to the same API, a total above the records read) is refused, naming what was seen,
+where, and the setting that reads every page; an answer of exactly a common page size
+(10, 25, 100, 1000…) is read with a note, and marked (`Export.page_sized`) so that a first
+run refuses it unless `source.single_page` says the API answers everyone at once. An
+answer in XML is refused as XML. With paging configured, a page that points to a next
+page the style did not follow, a total the records read do not match, or a page that
+starts with the previous page's first record (the API ignored the page asked for) is
+refused.
 """
 
 from __future__ import annotations
@@ -28,15 +31,16 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import structlog
 
+from hrsync.core.page_signs import looks_like_a_page
 from hrsync.core.settings import SourceSettings
-from hrsync.sources.base import Export, Payload, SourceError, export_over
+from hrsync.sources.base import Export, Payload, SourceError, export_over, first_bytes
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.http_fetch import Fetched, HttpSession, origin, safe_url
 from hrsync.sources.json_reader import find_records, parse_json, records_export
 from hrsync.sources.pagination import (
     PageRequest,
+    default_records_path,
     first_request,
-    looks_like_a_page,
     next_page_marker,
     next_request,
     one_page_of_more,
@@ -80,6 +84,7 @@ def _read(
     shown = session.shown
     request = first_request(settings)
     fetched = session.page(request, 1)
+    _refuse_xml(settings, shown, fetched)
     path = urlsplit(settings.url or "")
     kind = choose_format(
         settings.format,
@@ -113,11 +118,16 @@ def _read(
     seen = {request.key()}
     number = 1
     notes: list[str] = []
+    page_sized = 0
     first_record = ""  # the previous page's first record, as JSON
     while True:
         # Each page is named in messages; a single page keeps the plain export name.
         page_name = shown if paging.style == "none" else f"{shown} page {number}"
         document = _parse_page(settings, fetched, page_name)
+        if number == 1:
+            settings = dataclasses.replace(
+                settings, records_path=default_records_path(settings, document)
+            )
         page_records, where = find_records(
             page_name, document, settings.records_path, allow_empty=number > 1
         )
@@ -126,16 +136,17 @@ def _read(
         wheres.append(where)
         records.extend(page_records)
         if paging.style == "none":
-            _refuse_marker(settings, shown, document, fetched, len(page_records))
-            if looks_like_a_page(len(page_records)):
+            _refuse_marker(settings, shown, document, fetched, len(page_records), request.url)
+            if looks_like_a_page(len(page_records)) and not settings.single_page:
                 notes.append(_round_page_note(shown, len(page_records)))
+                page_sized = len(page_records)
             break
         if page_records and paging.style in ("cursor", "offset", "page", "scim"):
             # The position is ours to send (a link the API writes is checked for loops).
             first_record = _refuse_same_page(settings, page_name, page_records[0], first_record)
         following = next_request(settings, request, document, fetched.link, len(page_records))
         if following is None and paging.style != "offset":
-            _refuse_unread_marker(settings, page_name, document, fetched)
+            _refuse_unread_marker(settings, page_name, document, fetched, request.url)
         if following is None:
             _check_short_first_page(settings, session, request, len(page_records))
             _refuse_wrong_total(settings, shown, document, fetched, len(records), number)
@@ -169,7 +180,7 @@ def _read(
         "source.fetched", url=shown, pages=number, bytes=session.received, records=len(records)
     )
     export = records_export(shown, records, locate, pages=number, picks=picks)
-    return dataclasses.replace(export, notes=tuple(notes)) if notes else export
+    return dataclasses.replace(export, notes=tuple(notes), page_sized=page_sized)
 
 
 def _parse_page(settings: SourceSettings, fetched: Fetched, page_name: str) -> Any:
@@ -217,7 +228,7 @@ def _refuse_other_origin(settings: SourceSettings, number: int, url: str) -> Non
 
 
 def _refuse_unread_marker(
-    settings: SourceSettings, page: str, document: Any, fetched: Fetched
+    settings: SourceSettings, page: str, document: Any, fetched: Fetched, url: str
 ) -> None:
     """The configured style found no next page, but the answer points to one anyway.
 
@@ -225,7 +236,9 @@ def _refuse_unread_marker(
     page would be taken for the whole org.
     """
     paging = settings.pagination
-    marker, setting = next_page_marker(paging, document, fetched.link, fetched.paging)
+    marker, setting = next_page_marker(
+        paging, document, fetched.link, fetched.paging, settings.records_path, url
+    )
     if marker:
         keys = {"cursor": "next_cursor_path", "next_url": "next_url_path"}
         told = f"style {paging.style!r}"
@@ -240,7 +253,12 @@ def _refuse_unread_marker(
 
 
 def _refuse_marker(
-    settings: SourceSettings, shown: str, document: Any, fetched: Fetched, records: int | None
+    settings: SourceSettings,
+    shown: str,
+    document: Any,
+    fetched: Fetched,
+    records: int | None,
+    url: str = "",
 ) -> None:
     """Style "none": refuse an answer that shows it is one page. `records` is None for a
     CSV answer, not counted here: only a next page (a Link header) is looked for."""
@@ -255,6 +273,7 @@ def _refuse_marker(
             fetched.paging,
             records=records,
             records_path=settings.records_path,
+            url=url,
         )
     if seen:
         raise SourceError(
@@ -262,6 +281,28 @@ def _refuse_marker(
             f"out everyone on the other pages (nothing was read as the whole org). Set "
             f"{setting} to read every page"
         )
+
+
+def _refuse_xml(settings: SourceSettings, shown: str, fetched: Fetched) -> None:
+    """An answer in XML (OData's Atom feed, SOAP) is neither JSON nor CSV: read as CSV it
+    would be rows of markup, and source.format = "json" cannot parse it."""
+    media = fetched.content_type.split(";", 1)[0].strip().lower()
+    start = first_bytes(fetched.payload).lstrip(b"\xef\xbb\xbf \t\r\n")[:64].lower()
+    html = start.startswith((b"<!doctype html", b"<html"))
+    if media.endswith("xml"):
+        told = f"its content type is {media}"
+    elif start.startswith(b"<") and not html:
+        told = "it starts with <"
+    else:
+        return
+    fetched.payload.release()
+    raise SourceError(
+        f"{shown} answered XML ({told}), which hrsync does not read (nothing was read as "
+        f"the whole org): ask the API for JSON. An OData API (SAP SuccessFactors, older SAP "
+        f"and Dynamics services) answers JSON with $format=json in source.url; others take "
+        f"a format parameter or an Accept: application/json header (see the API's "
+        f"documentation)"
+    )
 
 
 def _refuse_wrong_total(
@@ -304,5 +345,5 @@ def _round_page_note(shown: str, records: int) -> str:
     return (
         f"{shown} answered exactly {records:,} records, a common page size, and no sign "
         f"of more pages: if the API caps its answers, people are missing; check its paging "
-        f"(source.pagination)"
+        f"(source.pagination), or set source.single_page = true if it answers everyone at once"
     )

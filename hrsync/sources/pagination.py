@@ -4,9 +4,12 @@ no I/O).
 `source.pagination.style` says how an API points to its next page:
 
 - ``none``: one answer is the whole export. An answer that shows it is one page of a
-  longer list (see `page_signs`: a next link or cursor, ``has_more``, a total larger than
-  the records read) is refused: read as the whole org, it would drop everyone else.
-- ``odata``: the body's ``@odata.nextLink``, a full URL (Microsoft Graph), as given.
+  longer list (`hrsync.core.page_signs`, by its shape: a next link or cursor, a flag that
+  more follow, a URL back to the same API, a total larger than the records read) is
+  refused: read as the whole org, it would drop everyone else.
+- ``odata``: the body's ``@odata.nextLink`` (OData v4: Microsoft Graph) or ``d.__next``
+  (OData v2: SAP SuccessFactors), a full URL, as given; the records are at
+  ``source.records_path``, else ``d.results`` (v2) or ``value`` (v4).
 - ``link_header``: the RFC 8288 ``Link`` header's ``rel="next"`` target (Okta, GitHub).
 - ``cursor``: the value at ``next_cursor_path`` in the body, sent back as ``cursor_param``
   (a query parameter for GET, a body field for POST); an empty or missing cursor ends it.
@@ -27,78 +30,18 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
+from hrsync.core.page_signs import HEADER_SIGNS, Sign, one_page_sign, seen
+from hrsync.core.page_signs import page_signs as signs_in
 from hrsync.core.settings import PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
 
-# What APIs call the signs that an answer is one page of more, looked for at the top of a
-# body and in its metadata objects (`META_KEYS`, and the object holding the records).
-NEXT_NAMES = (
-    "@odata.nextLink",
-    "next",
-    "next_link",
-    "nextLink",
-    "next_url",
-    "nextUrl",
-    "next_page",
-    "nextPage",
-    "next_page_url",
-    "nextPageUrl",
-    "next_cursor",
-    "nextCursor",
-    "next_page_token",
-    "nextPageToken",
-    "next_token",
-    "nextToken",
-)
-MORE_NAMES = ("has_more", "hasMore", "has_next", "hasNext", "has_next_page", "hasNextPage")
-TOTAL_NAMES = (
-    "total",
-    "totalResults",
-    "total_results",
-    "totalCount",
-    "total_count",
-    "totalRecords",
-    "total_records",
-    "totalElements",
-    "total_elements",
-    "totalItems",
-    "total_items",
-    "totalSize",
-    "total_size",
-    "@odata.count",
-    "count",
-)
+__all__ = ["HEADER_SIGNS", "PageRequest", "Sign"]
+
 # `count` is often the records of this page: with paging configured it is not a total.
 PAGE_COUNT_NAMES = ("count",)
-PAGES_NAMES = ("total_pages", "totalPages", "page_count", "pageCount", "last_page", "lastPage")
-META_KEYS = (
-    "meta",
-    "metadata",
-    "_meta",
-    "__meta",
-    "pagination",
-    "paging",
-    "page",
-    "page_info",
-    "pageInfo",
-    "links",
-    "_links",
-    "response_metadata",
-    "result_info",
-)
-Kind = Literal["next", "more", "total", "pages"]
-# header (lower case) -> what it tells
-HEADER_SIGNS: dict[str, Kind] = {
-    "x-total-count": "total",
-    "x-total": "total",
-    "x-total-pages": "pages",
-    "x-next-page": "next",
-}
-# A whole answer of exactly this many records, with no other sign, may be one page.
-ROUND_PAGE_SIZES = frozenset({50, 100, 200, 250, 500, 1000, 2000, 5000, 10000})
 # The query parameter a next-cursor name is usually sent back as.
 _CURSOR_PARAMS = {"nextPageToken": "pageToken", "next_page_token": "page_token"}
 _NO_PAGING = PaginationSettings()
@@ -121,16 +64,6 @@ class PageRequest:
     def key(self) -> str:
         """What makes two requests the same page, to catch an API that loops."""
         return self.url + "\x00" + json.dumps(self.body, sort_keys=True)
-
-
-@dataclass(frozen=True)
-class Sign:
-    """Something in an answer that shows it may be one page of a longer list."""
-
-    kind: Kind
-    where: str  # for messages: "'links.next' in the body", "the X-Total-Count header"
-    path: str  # the dotted path in the body; "" for a header
-    value: Any
 
 
 def first_request(source: SourceSettings) -> PageRequest:
@@ -172,10 +105,10 @@ def next_request(
     """
     paging = source.pagination
     if paging.style == "odata":
-        target = document.get("@odata.nextLink") if isinstance(document, dict) else None
+        where, target = odata_next(document)
         # Graph gives a full URL; a relative one is resolved as a browser would.
         return (
-            PageRequest(_next_url(current.url, str(target), "@odata.nextLink"), current.body)
+            PageRequest(_next_url(current.url, str(target), where), current.body)
             if _present(target)
             else None
         )
@@ -247,6 +180,36 @@ def next_request(
     return None
 
 
+def odata_next(document: Any) -> tuple[str, Any]:
+    """An OData answer's next page and where it is: v4's ``@odata.nextLink`` (v3's
+    ``odata.nextLink``), v2's ``d.__next`` (SAP SuccessFactors); (where, None) for none."""
+    if not isinstance(document, dict):
+        return "@odata.nextLink", None
+    for name in ("@odata.nextLink", "odata.nextLink"):
+        if _present(document.get(name)):
+            return name, document[name]
+    inner = document.get("d")
+    if isinstance(inner, dict) and _present(inner.get("__next")):
+        return "d.__next", inner["__next"]
+    return "@odata.nextLink", None
+
+
+def default_records_path(settings: SourceSettings, document: Any) -> str:
+    """`source.records_path`, else where an OData answer keeps its records: v2's
+    ``d.results`` (or ``d``), v4's ``value``; "" for anything else."""
+    if settings.records_path or not isinstance(document, dict):
+        return settings.records_path
+    inner = document.get("d")
+    if isinstance(inner, dict) and isinstance(inner.get("results"), list):
+        return "d.results"
+    if isinstance(inner, list):
+        return "d"
+    odata = settings.pagination.style == "odata" or any(k.startswith("@odata.") for k in document)
+    if odata and isinstance(document.get("value"), list):
+        return "value"
+    return ""
+
+
 def short_first_page_probe(
     source: SourceSettings, current: PageRequest, records: int
 ) -> PageRequest | None:
@@ -274,57 +237,20 @@ def page_signs(
     link: str,
     headers: Mapping[str, str] | None = None,
     records_path: str = "",
+    url: str = "",
 ) -> list[Sign]:
-    """Everything in an answer that says it may be one page: next links and cursors first
-    (a Link header, ``@odata.nextLink``, the configured paths, `NEXT_NAMES`), then
-    `MORE_NAMES` that are true, then totals (`TOTAL_NAMES`, `PAGES_NAMES`), at the top of
-    the body, in its `META_KEYS` objects and in the object holding the records; then
-    `HEADER_SIGNS`. Empty, null and false values are no sign."""
+    """Everything in an answer that says it may be one page (`hrsync.core.page_signs`,
+    judged by its shape), the configured next_url_path and next_cursor_path first."""
     signs: list[Sign] = []
-    target = link_next(link)
-    if target:
-        signs.append(Sign("next", 'a Link header with rel="next"', "", target))
-    places: list[tuple[str, dict[str, Any]]] = []
-    if isinstance(document, dict):
-        places.append(("", document))
-        for key in META_KEYS:
-            if isinstance(document.get(key), dict):
-                places.append((key, document[key]))
-        parent = records_path.rpartition(".")[0]
-        holder = at_path(document, parent) if parent else None
-        if isinstance(holder, dict) and all(parent != where for where, _ in places):
-            places.append((parent, holder))
-        for path in (paging.next_url_path, paging.next_cursor_path):
-            value = at_path(document, path) if path else None
-            if _present(value):
-                signs.append(Sign("next", f"{path!r} in the body", path, value))
-    flags: list[tuple[Kind, tuple[str, ...]]] = [("next", NEXT_NAMES), ("more", MORE_NAMES)]
-    for kind, names in flags:
-        for prefix, place in places:
-            for name in names:
-                value = place.get(name)
-                if kind == "next" and isinstance(value, dict):
-                    value, name = value.get("href"), f"{name}.href"  # HAL: {"href": "..."}
-                path = _join(prefix, name)
-                where = "@odata.nextLink" if path == "@odata.nextLink" else repr(path)
-                seen = any(path == sign.path for sign in signs)
-                if _present(value) and (kind == "next" or value is True) and not seen:
-                    signs.append(Sign(kind, f"{where} in the body", path, value))
-    counts: list[tuple[Kind, tuple[str, ...]]] = [("total", TOTAL_NAMES), ("pages", PAGES_NAMES)]
-    for kind, names in counts:
-        for prefix, place in places:
-            for name in names:
-                number = _count(place.get(name))
-                if number is not None:
-                    path = _join(prefix, name)
-                    signs.append(Sign(kind, f"{path!r} in the body", path, number))
-    for header, told_kind in HEADER_SIGNS.items():
-        text = (headers or {}).get(header, "").strip()
-        told: Any = text if told_kind == "next" else _count(text)
-        if _present(told):
-            shown = "-".join(part.capitalize() for part in header.split("-"))
-            signs.append(Sign(told_kind, f"the {shown} header", "", told))
-    return signs
+    for path in (paging.next_url_path, paging.next_cursor_path):
+        value = at_path(document, path) if path else None
+        if _present(value):
+            signs.append(Sign("next", f"{path!r} in the body", path, value, True))
+    found = signs_in(
+        document, records_path=records_path, url=url, link_next=link_next(link), headers=headers
+    )
+    taken = {sign.path for sign in signs}
+    return signs + [sign for sign in found if sign.path not in taken or not sign.path]
 
 
 def one_page_of_more(
@@ -335,22 +261,15 @@ def one_page_of_more(
     *,
     records: int,
     records_path: str = "",
+    url: str = "",
 ) -> tuple[str, str]:
     """For style "none": what shows the answer is one page of a longer list, and the
     [source.pagination] setting that reads every page; ("", "") when nothing does."""
-    for sign in page_signs(paging, document, link, headers, records_path):
-        if sign.kind == "next":
-            seen = f"{sign.where} points to a next page"
-        elif sign.kind == "more":
-            seen = f"{sign.where} is true"
-        elif sign.kind == "total" and sign.value > records:
-            seen = f"{sign.where} is {sign.value:,}, more than the {records:,} records read"
-        elif sign.kind == "pages" and sign.value > 1:
-            seen = f"{sign.where} is {sign.value:,} pages"
-        else:
-            continue
-        return seen, "[source.pagination] " + _setting(sign, document)
-    return "", ""
+    signs = page_signs(paging, document, link, headers, records_path, url)
+    sign = one_page_sign(signs, records)
+    if sign is None:
+        return "", ""
+    return seen(sign, records), "[source.pagination] " + _setting(sign, document)
 
 
 def next_page_marker(
@@ -358,12 +277,14 @@ def next_page_marker(
     document: Any,
     link: str,
     headers: Mapping[str, str] | None = None,
+    records_path: str = "",
+    url: str = "",
 ) -> tuple[str, str]:
-    """What in an answer points to a next page (a next link or cursor, a true
-    ``has_more``), and the [source.pagination] setting that follows it; ("", "") when
-    nothing does."""
-    for sign in page_signs(paging, document, link, headers):
-        if sign.kind in ("next", "more"):
+    """What in an answer points to a next page (a next link or cursor, a flag that more
+    follow), and the [source.pagination] setting that follows it; ("", "") when nothing
+    does."""
+    for sign in page_signs(paging, document, link, headers, records_path, url):
+        if sign.kind in ("next", "more", "done"):
             return sign.where, "[source.pagination] " + _setting(sign, document)
     return "", ""
 
@@ -388,7 +309,7 @@ def total_disagrees(
 
 
 def stated_total(document: Any) -> int | None:
-    """The records the whole list holds, as the answer states it (`TOTAL_NAMES` but a
+    """The records the whole list holds, as the answer states it (a total but a
     page's own ``count``), if it does."""
     for sign in page_signs(_NO_PAGING, document, ""):
         if sign.kind == "total" and _counts_all(sign):
@@ -410,32 +331,30 @@ def total_pages(document: Any) -> int | None:
     return None
 
 
-def looks_like_a_page(records: int) -> bool:
-    """A whole answer of a round page size (100, 500, 1000…) may be a capped first page."""
-    return records in ROUND_PAGE_SIZES
-
-
 def _setting(sign: Sign, document: Any) -> str:
     """The style (and its keys) that reads every page, from what was seen."""
     if sign.kind == "next":
         if sign.path == "" and sign.where.startswith("a Link"):
             return 'style = "link_header"'
-        if sign.path == "":  # X-Next-Page: a page number
-            return 'style = "page", page_param = "page"'
-        if sign.path == "@odata.nextLink":
-            return 'style = "odata"'
-        value = sign.value
-        if isinstance(value, str) and _looks_like_url(value):
-            return f'style = "next_url", next_url_path = "{sign.path}"'
-        if isinstance(value, int) and not isinstance(value, bool):
+        if sign.where == "the X-Next-Page header":  # a page number
             return 'style = "page", page_param = "page"'
         name = sign.path.rpartition(".")[2]
-        param = _CURSOR_PARAMS.get(name)
-        extra = f', cursor_param = "{param}"' if param else ""
-        return f'style = "cursor", next_cursor_path = "{sign.path}"{extra}'
+        if sign.path in ("@odata.nextLink", "odata.nextLink", "d.__next", "__next"):
+            return 'style = "odata"'
+        value = sign.value
+        # Only a path through objects can be followed (not a header, nor a list of links).
+        followable = sign.path and not any(part.isdigit() for part in sign.path.split("."))
+        if followable and isinstance(value, str) and _looks_like_url(value):
+            return f'style = "next_url", next_url_path = "{sign.path}"'
+        if followable and isinstance(value, int) and not isinstance(value, bool):
+            return 'style = "page", page_param = "page"'
+        if followable and isinstance(value, str):
+            param = _CURSOR_PARAMS.get(name)
+            extra = f', cursor_param = "{param}"' if param else ""
+            return f'style = "cursor", next_cursor_path = "{sign.path}"{extra}'
     return _shape_setting(document) or (
-        'style = "…" with the paging the API documents ("cursor", "next_url", "page", '
-        '"offset", "scim"; see the HR APIs page)'
+        'style = "…" with the paging the API documents ("odata", "cursor", "next_url", '
+        '"page", "offset", "scim"; see the HR APIs page)'
     )
 
 
@@ -445,11 +364,18 @@ def _shape_setting(document: Any) -> str:
         return ""
     if any(key in document for key in ("Resources", "itemsPerPage", "startIndex")):
         return 'style = "scim"'
-    places = [document, *(document[k] for k in META_KEYS if isinstance(document.get(k), dict))]
+    places = [document, *(v for v in document.values() if isinstance(v, dict))]
     for place in places:
         limit = _count(place.get("limit"))
         if _count(place.get("offset")) is not None and limit:
             return f'style = "offset", page_size = {limit}'
+        # Atlassian's: startAt and maxResults.
+        limit = _count(place.get("maxResults"))
+        if _count(place.get("startAt")) is not None and limit:
+            return (
+                f'style = "offset", offset_param = "startAt", limit_param = "maxResults", '
+                f"page_size = {limit}"
+            )
     for place in places:
         for name in ("page", "current_page", "currentPage", "page_number", "pageNumber"):
             number = _count(place.get(name))
@@ -512,10 +438,6 @@ def _count(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value.strip())
     return None
-
-
-def _join(*parts: str) -> str:
-    return ".".join(part for part in parts if part)
 
 
 def _page_params(paging: PaginationSettings, number: int) -> dict[str, Any]:

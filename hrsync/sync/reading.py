@@ -23,6 +23,7 @@ from hrsync.core.held import (
 )
 from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
 from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
+from hrsync.core.page_signs import first_run_page
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
 from hrsync.core.precedence import Preceded, PrecedenceReport, apply_precedence
 from hrsync.core.problems import group_problems, grouped_lines
@@ -80,8 +81,11 @@ class Export:
     source: str
     directory: Directory
     pages: int = 1  # HTTP pages read (1 for a file)
-    # The reader's notes, worth a look but no refusal (an answer of a round page size).
+    # The reader's notes, worth a look but no refusal (an answer of a common page size).
     notes: tuple[str, ...] = ()
+    # An HTTP answer of exactly a common page size, read without paging: a first run
+    # refuses it (`source.single_page`); 0: none.
+    page_sized: int = 0
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
     # The fields that read `directory`'s rows: `[source.fields]`, or with
@@ -167,6 +171,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         fields=merged.fields,
         parts=parts,
         sources=sources,
+        page_sized=export.page_sized,
     )
 
 
@@ -348,6 +353,11 @@ def read_and_map(run: Run) -> Mapped:
         if exc.directory is not None:
             _log_warnings(exc.directory)
         _refuse_input(run, exc)
+    if export.page_sized and run.store.last_accepted_people_count() is None:
+        # No accepted run to compare with: the shrink guard cannot tell a capped page.
+        _refuse_input(
+            run, InputRefused("source", [first_run_page(export.source, export.page_sized)])
+        )
     directory = export.directory
     _log_warnings(directory)
     for note in export.notes:

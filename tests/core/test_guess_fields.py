@@ -283,6 +283,11 @@ def test_a_true_false_column_is_no_status_unless_named_so() -> None:
         ({"data": [{}], "links": {"next": "https://x?page=2"}}, "links.next"),
         ({"Resources": [{}], "totalResults": 40, "itemsPerPage": 10}, "totalResults 40"),
         ({"data": [{}], "metadata": {"total_pages": 3}}, "metadata.total_pages 3"),
+        # Names init did not know: found by the answer's shape, as a run finds them.
+        ({"d": {"results": [{}], "__next": "https://sf/odata/v2/User?$skiptoken=x"}}, "d.__next"),
+        ({"records": [{}], "done": False, "nextRecordsUrl": "/query/01g-2000"}, "nextRecordsUrl"),
+        ({"values": [{}], "isLast": False, "startAt": 0}, "isLast"),
+        ({"people": [{}], "continuation": {"href": "https://x?c=2"}}, "continuation.href"),
     ],
 )
 def test_a_saved_page_of_more_is_said(document: object, marker: str) -> None:
@@ -298,6 +303,8 @@ def test_a_saved_page_of_more_is_said(document: object, marker: str) -> None:
         {"results": [{}], "next_link": None},
         {"Resources": [{}], "totalResults": 1, "itemsPerPage": 1},
         {"data": [{}], "metadata": {"total_pages": 1}},
+        {"d": {"results": [{"token": "t", "page": 2}], "__next": None}},
+        {"records": [{}], "done": True, "totalSize": 1},
     ],
 )
 def test_a_whole_answer_is_no_page(document: object) -> None:

@@ -7,8 +7,10 @@ vendors publish no paging for the call their recipe makes (Workday RaaS, BambooH
 custom report, HiBob's people search): their fakes answer in one page, as they do, and
 their recipes have no [source.pagination] to remove.
 
-Then the paging docs/reference/http-sources.md gives by shape, and the warning for an
-answer of a round page size."""
+Then the paging docs/reference/http-sources.md gives by shape; paged answers of APIs
+without a recipe (Salesforce's done and nextRecordsUrl, Atlassian's isLast, a nested
+continuation.href), refused; and an answer of exactly a common page size: refused on a
+first run unless source.single_page, a warning after."""
 
 from __future__ import annotations
 
@@ -22,13 +24,14 @@ from tests.e2e.conftest import ROOT, Workspace
 from tests.e2e.test_http_sources_e2e import (
     HOSTS,
     RECIPES,
+    REST,
     api_and_env,
     assert_applied,
     assert_no_secret,
     google_key_env,
     recipe_config,
 )
-from tests.fakes import serve
+from tests.fakes import Response, serve
 from tests.fakes.google_workspace import DirectoryApi
 from tests.fakes.hr_apis import WorkdayApi, sample_people
 
@@ -67,6 +70,7 @@ SEEN = {
     "scim": ("'totalResults' in the body is 40, more than the 10", 'style = "scim"'),
     "bamboohr-datasets": ("'links.next' in the body points", 'next_url_path = "links.next"'),
     "rippling": ("'next_link' in the body points", 'next_url_path = "next_link"'),
+    "successfactors": ("'d.__next' in the body points", 'style = "odata"'),
 }
 
 
@@ -134,19 +138,37 @@ def test_the_documented_paging_is_on_the_http_sources_page() -> None:
         assert f"[source.pagination]\n{paging}\n" in page, paging
 
 
-def test_a_round_page_size_is_a_warning_in_check_plan_and_the_log(workspace: Workspace) -> None:
-    # 50 records, a common page size, and nothing else saying there are more: read (the
-    # org may really be that size), but never without a word.
+def workday_of(size: int) -> WorkdayApi:
+    """Workday's one answer, the sample org and leavers up to `size` records."""
     people = sample_people()
     leavers = [
         dataclasses.replace(people[0], id=f"9{i:03}", email=f"left{i}@example.com", active=False)
-        for i in range(50 - len(people))
+        for i in range(size - len(people))
     ]
-    api = WorkdayApi(people=people + leavers)
+    return WorkdayApi(people=people + leavers)
+
+
+def test_a_page_size_is_refused_on_a_first_run_unless_single_page_then_a_warning(
+    workspace: Workspace,
+) -> None:
+    # 50 records, a common page size, and nothing else saying there are more: with no
+    # accepted run to compare with, a capped answer cannot be told from the org.
+    api = workday_of(50)
     env = {"WORKDAY_USER": api.user, "WORKDAY_PASSWORD": api.password}
+    refusal = "answered exactly 50 records, a common page size, and this is the first run"
     note = "answered exactly 50 records, a common page size, and no sign of more pages"
     with serve(api) as server:
         recipe_config(workspace, "workday", server.base_url)
+        first = workspace.hrsync("sync", env=env)
+        assert first.code == 4, first.stdout[-2000:] + first.stderr[-2000:]
+        reason = first.finished["reason"]
+        assert refusal in reason and "source.single_page = true" in reason, reason
+        assert workspace.process_requests() == []
+        # The operator says the API answers everyone at once: applied.
+        single = workspace.hrsync("sync", env={**env, "HRSYNC_SOURCE__SINGLE_PAGE": "true"})
+        assert single.code == 0, single.stdout[-2000:] + single.stderr[-2000:]
+        assert single.finished["outcome"] == "applied"
+        # Later runs keep the shrink guard, and the answer's size is a warning.
         check = workspace.hrsync("check", env=env)
         plan = workspace.hrsync("plan", env=env)
     assert check.code == 0, check.stdout[-2000:]
@@ -154,4 +176,72 @@ def test_a_round_page_size_is_a_warning_in_check_plan_and_the_log(workspace: Wor
     assert plan.code == 0, plan.stdout[-2000:] + plan.stderr[-2000:]
     assert "Export notes:" in plan.stdout and note in plan.stdout
     assert [e for e in plan.named("source.note") if note in e["detail"]]
+    assert len(workspace.process_requests()) == 1
+
+
+def test_a_one_answer_api_of_45_people_is_applied_on_a_first_run(workspace: Workspace) -> None:
+    api = workday_of(45)
+    env = {"WORKDAY_USER": api.user, "WORKDAY_PASSWORD": api.password}
+    with serve(api) as server:
+        recipe_config(workspace, "workday", server.base_url)
+        run = workspace.hrsync("sync", env=env)
+    assert_applied(run, workspace)
+    assert not run.named("source.note")
+
+
+# Paged answers of APIs without a recipe, each first page as its vendor shapes it: the
+# records' path, the page (the first 10 people, everyone counted 40), what the refusal
+# names.
+SHAPES: dict[str, tuple[str, Any, str]] = {
+    "salesforce": (
+        "records",
+        lambda base, people: {
+            "totalSize": 40,
+            "done": False,
+            "nextRecordsUrl": "/services/data/v58.0/query/01gD0000002HU6KIAW-10",
+            "records": people,
+        },
+        "'nextRecordsUrl' in the body points to a next page",
+    ),
+    "atlassian": (
+        "values",
+        lambda base, people: {"startAt": 0, "maxResults": 10, "isLast": False, "values": people},
+        "'isLast' in the body is false",
+    ),
+    "continuation": (
+        "people",
+        lambda base, people: {"people": people, "continuation": {"href": f"{base}/p?c=10"}},
+        "'continuation.href' in the body points to a next page",
+    ),
+}
+
+
+def test_paged_shapes_without_a_recipe_are_refused_on_a_first_run(workspace: Workspace) -> None:
+    people = [
+        {
+            "id": p.id,
+            "name": p.name,
+            "email": p.email,
+            "manager": p.manager_id,
+            "department": p.department,
+        }
+        for p in sample_people()[:10]
+    ]
+    for shape, (records_path, page, seen) in SHAPES.items():
+
+        def api(request: Any, base: str, page: Any = page) -> Response:
+            return Response.of_json(page(base, people))
+
+        with serve(api) as server:
+            workspace.config.write_text(
+                f'[source]\nurl = "{server.base_url}/p"\nrecords_path = "{records_path}"\n'
+                '[source.fields]\nemployee_id = "id"\nemail = "email"\nname = "name"\n'
+                'manager_id = "manager"\ndepartment = "department"\n'
+                + REST.format(dx=workspace.sim.base_url, db=workspace.db),
+                encoding="utf-8",
+            )
+            run = workspace.hrsync("sync")
+        assert run.code == 4, (shape, run.stdout[-2000:] + run.stderr[-2000:])
+        assert seen in run.finished["reason"], (shape, run.finished["reason"])
     assert workspace.process_requests() == []
+    assert not [r for r in workspace.sim.dx.requests if r.http_method == "POST"]

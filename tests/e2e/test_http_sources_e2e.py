@@ -22,6 +22,7 @@ from tests.fakes.hr_apis import (
     PersonioApi,
     RipplingApi,
     ScimApi,
+    SuccessFactorsApi,
     WorkdayApi,
     basic,
 )
@@ -45,6 +46,7 @@ HOSTS = {
     "google-workspace": ("https://admin.googleapis.com",),
     "scim": ("https://api.letsdeel.com",),
     "rippling": ("https://rest.ripplingapis.com",),
+    "successfactors": ("https://api4.successfactors.com",),
 }
 # A recipe's how-to page, when it is not the recipe's own name (two recipes share one).
 PAGES = {"microsoft-graph-delta": "microsoft-graph", "bamboohr-datasets": "bamboohr"}
@@ -101,6 +103,9 @@ def api_and_env(name: str) -> tuple[Callable[..., Any], dict[str, str]]:
     if name == "hibob":
         bob = HiBobApi()
         return bob, {"HIBOB_AUTH": basic(bob.service_user, bob.service_token)}
+    if name == "successfactors":
+        sf = SuccessFactorsApi()
+        return sf, {"SF_USER": sf.username, "SF_PASSWORD": sf.password}
     if name == "google-workspace":
         return DirectoryApi(), {}  # the key file is written once the fake's address is known
     if name == "personio":

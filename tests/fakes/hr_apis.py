@@ -591,3 +591,81 @@ class RipplingApi:
         if "department" in expand:
             worker["department"] = {"id": worker["department_id"], "name": p.department}
         return worker
+
+
+@dataclass
+class SuccessFactorsApi:
+    """SAP SuccessFactors' OData v2 API: GET /odata/v2/User, basic auth of ``user@company``.
+
+    As SuccessFactors answers: JSON only with ``$format=json`` (else Atom XML); the body
+    is ``{"d": {"results": [...], "__next": URL}}``, ``__next`` (the request's own query
+    with a ``$skiptoken``) on every page but the last; ``manager`` is an object only when
+    ``$expand`` names it (else a ``__deferred`` link), null for the top of the org;
+    without a ``$filter`` on ``status`` only active users (``status`` ``"t"``) are listed.
+    """
+
+    people: list[Person] = field(default_factory=sample_people)
+    company: str = "ACME"
+    user: str = "hrsync_api"
+    password: str = field(default_factory=lambda: secrets.token_hex(12))
+    page_size: int = 10
+
+    @property
+    def username(self) -> str:
+        return f"{self.user}@{self.company}"
+
+    def __call__(self, request: Request, base: str) -> Response:
+        if request.path != "/odata/v2/User":
+            return Response(404)
+        if request.headers.get("authorization") != basic(self.username, self.password):
+            return Response(401, b"<error>Unauthorized</error>", {"Content-Type": "text/xml"})
+        query = dict(request.query)
+        start = int(query.pop("$skiptoken", "0") or 0)
+        everyone = "status in 't','f'" in query.get("$filter", "")
+        people = [p for p in self.people if p.active or everyone]
+        expand = query.get("$expand", "").split(",")
+        chunk = _page(people, start, self.page_size)
+        if query.get("$format") != "json":
+            return Response(200, self._atom(base, chunk), {"Content-Type": "application/atom+xml"})
+        body: dict[str, Any] = {"results": [self._user(base, p, expand) for p in chunk]}
+        if start + self.page_size < len(people):
+            following = urlencode({**query, "$skiptoken": start + self.page_size}, quote_via=quote)
+            body["__next"] = f"{base}/odata/v2/User?{following}"
+        return Response.of_json({"d": body})
+
+    @staticmethod
+    def _user(base: str, p: Person, expand: list[str]) -> dict[str, Any]:
+        uri = f"{base}/odata/v2/User('{p.id}')"
+        manager: Any = {"__deferred": {"uri": f"{uri}/manager"}}
+        if "manager" in expand:
+            manager = None
+            if p.manager_id:
+                manager = {
+                    "__metadata": {"uri": f"{base}/odata/v2/User('{p.manager_id}')"},
+                    "userId": p.manager_id,
+                }
+        return {
+            "__metadata": {"uri": uri, "type": "SFOData.User"},
+            "userId": p.id,
+            "username": p.email.partition("@")[0],
+            "defaultFullName": p.name,
+            "email": p.email,
+            "department": p.department,
+            "status": "t" if p.active else "f",
+            "manager": manager,
+        }
+
+    @staticmethod
+    def _atom(base: str, chunk: list[Person]) -> bytes:
+        entries = "".join(
+            f"<entry><id>{base}/odata/v2/User('{p.id}')</id><content type=\"application/xml\">"
+            f"<m:properties><d:userId>{p.id}</d:userId></m:properties></content></entry>"
+            for p in chunk
+        )
+        return (
+            '<?xml version="1.0" encoding="utf-8"?>'
+            '<feed xmlns="http://www.w3.org/2005/Atom" '
+            'xmlns:d="http://schemas.microsoft.com/ado/2007/08/dataservices" '
+            'xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata">'
+            f"<title>User</title>{entries}</feed>"
+        ).encode()
