@@ -206,7 +206,7 @@ def read_people_by_row(
                     f"{where[i]} (first at {first})",
                     label[key],
                     keys[i],
-                    f"must be unique, but the same {what} is on an earlier row",
+                    f"must be unique, but another row holds the same {what}",
                 )
 
     # Managers. A reference names the first kept row it matches, else the first filtered

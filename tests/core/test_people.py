@@ -123,7 +123,12 @@ CASES: dict[str, tuple[list[Row], list[Expect]]] = {
     "duplicate employee id names both rows": (
         [*ORG, row("E3", "E1", email="other@example.com")],
         [
-            Expect(L + "7 (first at people.csv line 4)", "Employee ID", "E3", "on an earlier row"),
+            Expect(
+                L + "7 (first at people.csv line 4)",
+                "Employee ID",
+                "E3",
+                "another row holds the same",
+            ),
         ],
     ),
     "duplicate e-mail, in any case": (
@@ -133,7 +138,7 @@ CASES: dict[str, tuple[list[Row], list[Expect]]] = {
                 L + "7 (first at people.csv line 3)",
                 "Work Email",
                 "e2@example.com",
-                "on an earlier row",
+                "another row holds the same",
             ),
         ],
     ),

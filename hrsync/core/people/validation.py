@@ -430,7 +430,7 @@ def report_duplicates(
                     f"{fields.location[row]} (first at {fields.location[first]})",
                     column,
                     value,
-                    f"must be unique, but the same {what} is on an earlier row",
+                    f"must be unique, but another row holds the same {what}",
                     holds=(first, *later),
                 )
                 for row in later
