@@ -306,6 +306,8 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "attributes.sent": "attribute values sent for {people} people: {updated} updated, "
     "{failed} failed",
     "attributes.failed": "DX refused the attribute values of {person}: {error}",
+    "attributes.waiting": "{people} people's attribute values wait until DX counts them "
+    "(not DX users yet): {first}",
     "attributes.skipped": "attribute step skipped: {reason}",
     "attributes.refused": "attribute step refused: {reason}",
     "attributes.guard_overridden": "{flag} let attribute changes through: {reasons}",

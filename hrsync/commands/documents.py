@@ -267,6 +267,9 @@ def attributes_document(result: SyncResult) -> dict[str, Any] | None:
             {"email": h.email, "error": h.error, "retry_at": _iso(h.retry_at)}
             for h in (plan.held if plan else ())
         ],
+        "waiting": [
+            {"email": w.email, "retry_at": _iso(w.retry_at)} for w in (plan.waiting if plan else ())
+        ],
     }
 
 

@@ -17,6 +17,13 @@ value is text with its whitespace runs collapsed.
   run (nothing confirmed) and a newly added attribute are exempt.
 - Failures are per person: a person whose call failed is not sent again while their
   desired values are the ones that failed (same digest), until `RETRY_AFTER` has passed.
+- People DX does not count (not DX users yet: the hierarchy's evidence, or an answer
+  naming an unknown user) wait: they are not sent, whatever their values, until DX counts
+  them, and are asked again once a day (`RETRY_AFTER`) in case they joined DX unnoticed.
+  Waiting is no failure: a new hire's account often comes days after their HR row.
+- DX refusing every person sent says a setting is wrong (an attribute DX takes from
+  nobody, e-mails of another domain), not that each person is: from `EVERY_REFUSED_FROM`
+  people sent, that fails the step (`refused_every`). Fewer are a few people's problems.
 - DX's answer confirms a value when it lists the attribute with the value sent; anything
   else (a failure, a different value, an attribute missing from the answer) is a
   failure of that person, with DX's words.
@@ -38,6 +45,12 @@ from hrsync.core.templates import Template, check_template
 from hrsync.core.text import shown_value as text_shown_value
 
 RETRY_AFTER = timedelta(days=1)
+# From this many people sent, DX refusing every one of them fails the step: one or two
+# refused people (a new hire, a typo) are theirs, a whole batch is a setting.
+EVERY_REFUSED_FROM = 5
+# DX's error codes for an e-mail that is no DX user (the contract names `user_not_found`;
+# a code naming a user and "not found" or "unknown" is taken as the same).
+UNKNOWN_USER_ERRORS = frozenset({"user_not_found", "users_not_found", "unknown_user"})
 EXAMPLES = 5  # changed values shown per refused attribute
 _FAILURE_CHARS = 300  # DX's words about one failure, at most
 _VALUE_CHARS = 60  # one value in a message, at most
@@ -186,6 +199,31 @@ class Held:
 
 
 @dataclass(frozen=True, slots=True)
+class Waiting:
+    """A person not sent this run because DX does not count them (not a DX user yet)."""
+
+    email: str
+    retry_at: datetime  # when they are asked again, if DX has not counted them before
+
+
+def names_unknown_user(error: str | None) -> bool:
+    """Whether DX's error (its code, or a stored failure starting with it) says the e-mail
+    is no DX user."""
+    if not error:
+        return False
+    code = error.split(":", 1)[0].strip().casefold()
+    if code in UNKNOWN_USER_ERRORS:
+        return True
+    return "user" in code and ("not_found" in code or "unknown" in code)
+
+
+def refused_every(sent: int, updated: int, refused: int) -> bool:
+    """DX refused every one of `sent` people (no update, every answer a refusal), and
+    enough were sent for that to be a setting's fault, not theirs."""
+    return sent >= EVERY_REFUSED_FROM and updated == 0 and refused == sent
+
+
+@dataclass(frozen=True, slots=True)
 class AttributeCount:
     name: str
     new: int = 0  # values set where none was confirmed
@@ -202,6 +240,7 @@ class AttributePlan:
     held: tuple[Held, ...] = ()  # by e-mail
     counts: tuple[AttributeCount, ...] = ()  # per configured attribute, in config order
     people: int = 0
+    waiting: tuple[Waiting, ...] = ()  # by e-mail: not DX users yet, not sent
 
     @property
     def values_to_send(self) -> int:
@@ -214,13 +253,21 @@ def plan_attributes(
     failures: Mapping[str, Failure],
     now: datetime,
     names: Sequence[str],
+    *,
+    not_users: Mapping[str, datetime] | None = None,
+    users: Collection[str] = (),
 ) -> AttributePlan:
     """The calls to make: people whose desired values differ from the confirmed ones.
 
-    `names` are the configured attributes, for the counts (in that order).
+    `names` are the configured attributes, for the counts (in that order). `not_users`:
+    the people DX does not count, each since when that is known; `users`: those it
+    counts (a refusal naming an unknown user is stale for them: they joined DX).
     """
+    not_users = not_users or {}
+    counted = set(users)
     changes: list[PersonChange] = []
     held: list[Held] = []
+    waiting: list[Waiting] = []
     unchanged = 0
     new = dict.fromkeys(names, 0)
     changed = dict.fromkeys(names, 0)
@@ -239,7 +286,19 @@ def plan_attributes(
             continue
         digest = values_digest(values)
         failure = failures.get(email)
-        if failure is not None and failure.digest == digest:
+        unknown = failure is not None and names_unknown_user(failure.error)
+        if unknown and email in counted:
+            failure = None  # DX counts them now: its old answer no longer holds
+        asked = [
+            *([not_users[email]] if email in not_users else []),
+            *([failure.failed_at] if failure is not None and unknown else []),
+        ]
+        if asked:
+            retry_at = max(asked) + RETRY_AFTER
+            if now < retry_at:
+                waiting.append(Waiting(email, retry_at))
+                continue
+        elif failure is not None and failure.digest == digest:
             retry_at = failure.failed_at + RETRY_AFTER
             if now < retry_at:
                 held.append(Held(email, failure.error, failure.failed_at, retry_at))
@@ -268,7 +327,14 @@ def plan_attributes(
         )
         for name in names
     )
-    return AttributePlan(tuple(changes), unchanged, tuple(held), counts, people=len(desired))
+    return AttributePlan(
+        tuple(changes),
+        unchanged,
+        tuple(held),
+        counts,
+        people=len(desired),
+        waiting=tuple(waiting),
+    )
 
 
 def guard(plan: AttributePlan, max_change_fraction: float) -> list[str]:

@@ -773,7 +773,8 @@ def columns_of(names: Iterable[str], table: RowTable) -> list[Column]:
     """The export's columns (`names`, in its order) from every row of its table."""
     several: Counter[str] = Counter()
     for found in table.several.values():
-        several.update(list(found))
+        # A value of another kind than text (`Several.kind`) is not several values.
+        several.update(column for column, what in found.items() if what.kind is None)
     columns: list[Column] = []
     for name in names:
         position = table.index.get(name)

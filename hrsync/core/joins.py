@@ -414,7 +414,9 @@ def _extend(
             theirs = table.several.get(row)
             if theirs:
                 extra = {
-                    joined_column(name, column): Several(s.values, joined_column(name, s.pick))
+                    joined_column(name, column): Several(
+                        s.values, joined_column(name, s.pick) if s.pick else "", s.kind
+                    )
                     for column, s in theirs.items()
                     if column in wanted
                 }

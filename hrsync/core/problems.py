@@ -3,7 +3,8 @@
 One wrong column makes every row fail the same way: 404 problems that say the same thing
 are one problem with a count. A kind is the column and what was expected of it; a group
 says how many rows, which values (the first 20 distinct, then how many more) and where
-the first one is. A kind seen once reads exactly as the problem itself.
+they are: each row when there are at most 20 (a person must find each one to fix it),
+else the first. A kind seen once reads exactly as the problem itself.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class ProblemGroup:
     first: Problem  # the first of them, in the order given (export order)
     values: tuple[str, ...]  # the first LIMIT distinct values, in order of appearance
     distinct: int  # how many distinct values in all
+    locations: tuple[str, ...] = ()  # where the first LIMIT of them are
 
     def __str__(self) -> str:
         if self.count == 1:
@@ -34,10 +36,12 @@ class ProblemGroup:
         got = (
             f"got {values}" if self.distinct > 1 else f"got {shown_value(self.values[0])} each time"
         )
-        return (
-            f"{kind}{self.count} rows: {self.field} {self.expected}, {got}; "
-            f"first at {self.first.location}"
+        where = (
+            f"at {', '.join(self.locations)}"
+            if self.count <= len(self.locations)
+            else f"first at {self.first.location}"
         )
+        return f"{kind}{self.count} rows: {self.field} {self.expected}, {got}; {where}"
 
 
 def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
@@ -47,6 +51,7 @@ def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
     counts: dict[tuple[str, str, bool], int] = {}
     values: dict[tuple[str, str, bool], dict[str, None]] = {}
     distinct: dict[tuple[str, str, bool], set[str]] = {}
+    locations: dict[tuple[str, str, bool], list[str]] = {}
     for problem in problems:
         key = (problem.field, problem.expected, problem.fatal)
         if key not in firsts:
@@ -54,7 +59,10 @@ def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
             counts[key] = 0
             values[key] = {}
             distinct[key] = set()
+            locations[key] = []
         counts[key] += 1
+        if len(locations[key]) < LIMIT:
+            locations[key].append(problem.location)
         distinct[key].add(problem.value)
         shown = values[key]
         if len(shown) < LIMIT:
@@ -68,6 +76,7 @@ def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
             first=first,
             values=tuple(values[key]),
             distinct=len(distinct[key]),
+            locations=tuple(locations[key]),
         )
         for key, first in firsts.items()
     )

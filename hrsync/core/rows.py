@@ -29,10 +29,13 @@ _T = TypeVar("_T")
 @dataclass(frozen=True, slots=True)
 class Several:
     """The different values one column holds in one record (a JSON list whose items each
-    give one), and the path that would pick one of them."""
+    give one), and the path that would pick one of them; or, with `kind`, a value that is
+    no text at all where other records give text (an object, a list, a number, a boolean),
+    its JSON in `values`."""
 
     values: tuple[str, ...]
     pick: str  # e.g. ``relations[0].value``: the path with its list picked by position
+    kind: str | None = None  # "an object", "a list", "a number", "a boolean"; None: a list
 
 
 @dataclass(frozen=True, slots=True)

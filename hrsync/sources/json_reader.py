@@ -13,6 +13,11 @@ Nested values are reached by dotted paths (``Manager.ID``). Values become string
   column as `Several` (a field reading it holds that person). An empty list is ``""``.
 - a path that picks from a list (``relations[type=manager].value``, hrsync.core.json_paths)
   is read as its own column, named as written, when the export lists its plain path.
+- a value that is no text where other records give text at the same path (an object or a
+  list of objects where an e-mail is written, a number or ``true`` among e-mails) is
+  marked on its row as `Several` with a `kind` (``"an object"``), so a field reading it
+  names what it found instead of an empty or odd value. Whether a number or a boolean is
+  wrong is the field's to say (an employee id may well be a number).
 
 The whole document is parsed at once (json has no streaming parser in the standard
 library); the rows themselves are flattened one at a time as they are read. A paged HTTP
@@ -106,13 +111,19 @@ def records_export(
     """An Export over parsed records; `locate(i)` names record i in messages. `picks`:
     paths that pick from a list, each read as a column (when the export has its plain
     path); their syntax is checked with the config (`parse_path`)."""
-    columns: dict[str, None] = {}
+    # Each path with a value in some record: True once a record has text there.
+    columns: dict[str, bool] = {}
+    others: dict[str, None] = {}  # paths holding a number or boolean in some record
+    objects: dict[str, None] = {}  # paths holding an object in some record
     for index, record in enumerate(records):
         if not isinstance(record, dict):
             raise SourceError(
                 f"{locate(index)} is {_kind(record)}, expected an object with one person's fields"
             )
-        _collect_paths(record, "", columns)
+        _collect_paths(record, "", columns, others, objects)
+    # Paths where one record's value is of another kind than text the others give: each
+    # such value is marked on its row (usually none, and then nothing is looked at).
+    suspect = frozenset(p for p in (*others, *objects) if columns.get(p))
     paths: list[JsonPath] = []
     for text in picks:
         try:
@@ -121,7 +132,7 @@ def records_export(
             continue  # refused with the config; read as a plain name (a missing column)
         if path.plain in columns:
             paths.append(path)
-            columns[text] = None
+            columns[text] = True
 
     def rows() -> Iterator[SourceRow]:
         # Records of one shape (the same keys in the same order, as exports usually are)
@@ -130,7 +141,7 @@ def records_export(
         for position, record in enumerate(records):
             values: dict[str, str] = {}
             several: dict[str, Several] = {}
-            flatten(record, "", values, several)
+            flatten(record, "", values, several, suspect)
             for path in paths:
                 values[path.text], found = read_path(record, path)
                 if found is not None:
@@ -149,20 +160,29 @@ def records_export(
 
 
 def flatten(
-    value: Any, prefix: str, out: dict[str, str], several: dict[str, Several] | None = None
+    value: Any,
+    prefix: str,
+    out: dict[str, str],
+    several: dict[str, Several] | None = None,
+    suspect: frozenset[str] = frozenset(),
 ) -> None:
     """Write every leaf of `value` into `out` under its dotted path (see the module doc),
-    and into `several` each path whose list items give different values."""
+    and into `several` each path whose list items give different values, and each path of
+    `suspect` whose value is not text (marked with its `kind`)."""
     if isinstance(value, dict):
         for key, item in value.items():
             path = f"{prefix}.{key}" if prefix else key
             if type(item) is str:  # the common case, without a call
                 out[path] = item
             else:
-                flatten(item, path, out, several)
+                flatten(item, path, out, several, suspect)
+                if path in suspect and several is not None:
+                    kind = _not_text(item)
+                    if kind is not None:
+                        several[path] = Several((_shown_json(item),), "", kind)
     elif isinstance(value, list):
         if len(value) == 1:
-            flatten(value[0], prefix, out, several)
+            flatten(value[0], prefix, out, several, suspect)
             return
         if not value:
             out[prefix] = ""
@@ -192,20 +212,62 @@ def _join(*parts: str) -> str:
     return ".".join(part for part in parts if part)
 
 
-def _collect_paths(value: Any, prefix: str, out: dict[str, None]) -> None:
-    """The dotted paths `flatten` would produce, without the per-item ``.N`` ones."""
+def _collect_paths(
+    value: Any,
+    prefix: str,
+    out: dict[str, bool],
+    others: dict[str, None],
+    objects: dict[str, None],
+) -> None:
+    """The dotted paths `flatten` would produce, without the per-item ``.N`` ones, each
+    True when it holds text; into `others` the paths holding a number or a boolean, into
+    `objects` those holding an object."""
     if isinstance(value, dict):
+        if prefix:
+            objects[prefix] = None
         for key, item in value.items():
             path = f"{prefix}.{key}" if prefix else key
-            if type(item) is str:
-                out[path] = None
+            kind = type(item)
+            if kind is str:
+                out[path] = True
+            elif kind is int or kind is float or kind is bool:  # without a call
+                out.setdefault(path, False)
+                others[path] = None
             else:
-                _collect_paths(item, path, out)
+                _collect_paths(item, path, out, others, objects)
     elif isinstance(value, list) and value:
         for item in value:
-            _collect_paths(item, prefix, out)
+            _collect_paths(item, prefix, out, others, objects)
     elif prefix:
-        out[prefix] = None
+        if isinstance(value, str):
+            out[prefix] = True
+        else:
+            out.setdefault(prefix, False)
+            if isinstance(value, bool | int | float):
+                others[prefix] = None
+
+
+def _not_text(value: Any) -> str | None:
+    """What a value is when it is no text (``"an object"``), or None: text, null, an empty
+    list, or a list of text (read as its value or values)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        if len(value) == 1:
+            return _not_text(value[0])
+        if any(isinstance(item, dict | list) for item in value):
+            return "a list"
+    return None
+
+
+def _shown_json(value: Any, limit: int = 80) -> str:
+    """A value as its JSON, cut for a message."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def find_records(

@@ -31,9 +31,9 @@ class DxPerson:
 
 @dataclass(frozen=True, slots=True)
 class HeldRecord:
-    person: str  # employee id, else e-mail, else the row's location
-    location: str
-    detail: str  # what is wrong with the row, in words
+    person: str  # employee id, else e-mail, else the row's location: one record each
+    location: str  # the row; every row, comma-separated, when several name the person
+    detail: str  # what is wrong with the row (each row's, "; "-separated), in words
     since: datetime | None = None  # set by the store: when they were first held
 
 

@@ -3,7 +3,10 @@
 Each answer is written to the store as it comes, so a run that stops (SIGTERM, between
 calls), loses DX or its lease keeps everything DX confirmed; the next run sends the rest.
 A person DX refuses is counted and logged (`attributes.failed`), never more than that,
-unless DX refuses every person sent: then the step fails with one reason.
+unless DX refuses every one of enough people sent (`refused_every`): then the step fails
+with one reason. An answer naming an unknown user is no failure: that person is not a DX
+user yet, which is learned (the store's `dx_people`, and their failure, so the next runs
+do not ask again for a day) and told as waiting.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from hrsync.core.attributes import (
     Failure,
     PersonChange,
     Progress,
+    names_unknown_user,
     read_result,
+    refused_every,
 )
 from hrsync.core.dx_users import changed, from_attribute_answers
 from hrsync.core.text import plural
@@ -29,9 +34,6 @@ from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
 from hrsync.logcap import Capped
 from hrsync.store.attribute_values import AttributeStore
 from hrsync.sync.context import Run
-
-# DX's answer for an e-mail it does not know (the person is not a DX user).
-USER_NOT_FOUND = "user_not_found"
 
 log = logs.get_logger(__name__)
 
@@ -46,6 +48,7 @@ class Sent:
     updated: int
     failures: dict[str, str]  # e-mail -> error, this run
     reason: str | None = None
+    waiting: tuple[str, ...] = ()  # e-mails DX named no user this run: not failures
 
 
 def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: TextIO | None) -> Sent:
@@ -68,7 +71,7 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
         bar.close()
         failed_log.close()
         learn_from_answers(run, found, not_found)
-        return Sent(outcome, updated, failures, reason)
+        return Sent(outcome, updated, failures, reason, tuple(not_found))
 
     # The hierarchy step may have ended because another sync took the lease.
     if not run.renew_lease():
@@ -95,9 +98,14 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
             return result(AttributeOutcome.REJECTED, reason)
         except DxRejected as exc:
             # About this person (an e-mail DX does not know, a value it will not take).
-            if exc.error == USER_NOT_FOUND:
+            if names_unknown_user(exc.error):
+                # Not a DX user yet: kept as a failure so no run asks again for a day,
+                # but told as waiting, not as refused.
                 not_found.append(change.email)
-            _failed(run, store, change, _dx_words(exc), failures, failed_log)
+                failure = Failure(_dx_words(exc), run.clock(), change.digest)
+                store.record(change.email, {}, run.clock(), failure=failure)
+            else:
+                _failed(run, store, change, _dx_words(exc), failures, failed_log)
         except DxError as exc:
             log.error("attributes.failed_step", error=str(exc), sent=done, remaining=total - done)
             return result(
@@ -140,14 +148,20 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
                     f"{plural(total, 'call')}; the next run sends the rest",
                 )
     log.info("attributes.sent", people=total, updated=updated, failed=len(failures))
-    if total and not updated and len(failures) == total:
-        # Not one person's problem: an attribute name or value DX takes from nobody is a
-        # setting to fix, and an "applied" step would hide it behind per-person warnings.
-        first = next(iter(failures.values()))
+    if refused_every(total, updated, len(failures) + len(not_found)):
+        # Not one person's problem: an attribute name or value DX takes from nobody, or an
+        # export whose e-mails DX knows none of, is a setting to fix, and an "applied" step
+        # would hide it behind per-person warnings.
+        first = (
+            next(iter(failures.values()))
+            if failures
+            else f"no DX user with the e-mail {not_found[0]!r}"
+        )
         return result(
             AttributeOutcome.FAILED,
             f"attributes: DX refused every one of the {total} people sent "
-            f"(e.g. {first}); check the [attributes] names and values",
+            f"(e.g. {first}); check the [attributes] names and values, and that the "
+            "export's e-mails are those of DX's users",
         )
     return result(AttributeOutcome.APPLIED)
 

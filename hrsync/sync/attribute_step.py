@@ -11,10 +11,12 @@ writes each answer to the store as it comes, and decides the step's outcome:
     planned   a dry run with changes (nothing sent)
     in_sync   nothing to send
     applied   the calls were made; people DX refused are counted and logged, never
-              more than that (`attributes.failed`)
+              more than that (`attributes.failed`); people DX does not count yet
+              wait, named (`attributes.waiting`)
     rejected  DX refused the token or its scope (users:write)
     failed    DX unreachable after the client's retries, the lease lost, or SIGTERM
-              before the last call; everything confirmed so far is kept
+              before the last call (everything confirmed so far is kept); or DX
+              refused every one of 5 or more people sent (`refused_every`)
 
 SIGTERM (the run's stop event) is honoured between calls (attribute_calls.py).
 """
@@ -135,8 +137,16 @@ def sync_attributes(
 
     store = AttributeStore(run.store)
     desired = desired_values(people, sources, clear_empty=settings.clear_empty)
+    # Who DX counts, as the hierarchy and earlier answers taught: those it does not, wait.
+    dx_people = run.store.dx_people()
     plan = plan_attributes(
-        desired, store.confirmed(), store.failures(), run.clock(), tuple(settings.entries)
+        desired,
+        store.confirmed(),
+        store.failures(),
+        run.clock(),
+        tuple(settings.entries),
+        not_users={e: p.since for e, p in dx_people.items() if p.counted is False},
+        users={e for e, p in dx_people.items() if p.counted},
     )
     report = render_attribute_plan(plan)
     _log_plan(plan)
@@ -164,9 +174,16 @@ def sync_attributes(
     if run.request.dry_run or not plan.changes:
         outcome = AttributeOutcome.PLANNED if plan.changes else AttributeOutcome.IN_SYNC
         return AttributeResult(
-            outcome, unchanged=plan.unchanged, failed=held, plan=plan, report=report
+            outcome,
+            unchanged=plan.unchanged,
+            failed=held,
+            plan=plan,
+            report=report,
+            waiting=_log_waiting([w.email for w in plan.waiting]),
         )
     sent = send(run, store, plan, progress_to)
+    if sent.waiting:
+        report += "\n" + render_waiting(sent.waiting, "DX answered: no such user")
     return AttributeResult(
         sent.outcome,
         updated=sent.updated,
@@ -176,7 +193,22 @@ def sync_attributes(
         plan=plan,
         report=report,
         failures=sent.failures,
+        waiting=_log_waiting([*(w.email for w in plan.waiting), *sent.waiting]),
     )
+
+
+def _log_waiting(emails: Sequence[str]) -> tuple[str, ...]:
+    """`emails` (people DX does not count yet) told at info, sorted: what fixes itself
+    (their DX account comes) never pages."""
+    waiting = tuple(sorted(set(emails)))
+    if waiting:
+        log.info(
+            "attributes.waiting",
+            people=len(waiting),
+            first=list(waiting[:LIMIT]),
+            detail="not DX users yet: not sent until DX counts them (asked again daily)",
+        )
+    return waiting
 
 
 def _log_plan(plan: AttributePlan) -> None:
@@ -208,8 +240,18 @@ def _log_plan(plan: AttributePlan) -> None:
 
 def render_attribute_plan(plan: AttributePlan) -> str:
     """Attribute changes for a person: counts per attribute, then the first people."""
+    waiting = [
+        f"  - {w.email}: waiting (not a DX user yet); asked again after "
+        f"{w.retry_at.isoformat()}, sent once DX counts them"
+        for w in plan.waiting[:LIMIT]
+    ]
+    if len(plan.waiting) > LIMIT:
+        waiting.append(f"  ... and {len(plan.waiting) - LIMIT} more waiting")
     if not plan.changes and not plan.held:
-        return f"Attributes: in sync ({plural(plan.unchanged, 'person')} unchanged)."
+        head = f"Attributes: in sync ({plural(plan.unchanged, 'person')} unchanged"
+        if plan.waiting:
+            head += f", {len(plan.waiting)} waiting for DX"
+        return "\n".join([head + ").", *waiting])
     lines = [
         f"Attributes: {plural(len(plan.changes), 'person')} to update "
         f"({plural(plan.values_to_send, 'value')}), {plan.unchanged} unchanged"
@@ -238,6 +280,21 @@ def render_attribute_plan(plan: AttributePlan) -> str:
         )
     if len(plan.held) > LIMIT:
         lines.append(f"  ... and {len(plan.held) - LIMIT} more held")
+    if waiting:
+        lines.append(f"  {len(plan.waiting)} waiting for DX:")
+        lines.extend(waiting)
+    return "\n".join(lines)
+
+
+def render_waiting(emails: Sequence[str], why: str) -> str:
+    """People found not to be DX users this run, for the report."""
+    lines = [f"Attributes waiting for DX ({why}):"]
+    lines.extend(
+        f"  - {email}: waiting (not a DX user yet); sent once DX counts them"
+        for email in emails[:LIMIT]
+    )
+    if len(emails) > LIMIT:
+        lines.append(f"  ... and {len(emails) - LIMIT} more waiting")
     return "\n".join(lines)
 
 

@@ -53,7 +53,21 @@ def log_held(holds: Sequence[Hold]) -> None:
 
 def remember_held(store: Store, holds: Sequence[Hold], now: datetime) -> None:
     """The people held now, each with the day their hold began (kept while unbroken)."""
+    store.replace_held(held_records(holds), now)
 
-    store.replace_held(
-        [HeldRecord(h.person.key, h.person.location, h.person.detail) for h in holds], now
-    )
+
+def held_records(holds: Sequence[Hold]) -> list[HeldRecord]:
+    """One record per person held: rows naming the same person (two rows with one
+    employee id, or one e-mail and no id) are one hold, every row and what is wrong with
+    it kept, so the person is told once and their hold begins and ends once."""
+    by_person: dict[str, list[Hold]] = {}
+    for hold in holds:
+        by_person.setdefault(hold.person.key, []).append(hold)
+    return [
+        HeldRecord(
+            person,
+            ", ".join(dict.fromkeys(h.person.location for h in rows)),
+            "; ".join(dict.fromkeys(h.person.detail for h in rows)),
+        )
+        for person, rows in by_person.items()
+    ]

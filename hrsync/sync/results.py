@@ -119,6 +119,9 @@ class AttributeResult:
     report: str = ""
     failures: Mapping[str, str] = field(default_factory=dict)  # e-mail -> error, this run
     action: str | None = None  # the command that approves a refused step
+    # People not sent because DX does not count them yet (known before, or answered so
+    # this run), by e-mail: named, never a failure.
+    waiting: tuple[str, ...] = ()
 
     @property
     def counts(self) -> dict[str, int]:

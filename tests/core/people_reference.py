@@ -206,7 +206,7 @@ def read_people_by_row(
                     f"{where[i]} (first at {first})",
                     label[key],
                     keys[i],
-                    f"must be unique, but the same {what} is on an earlier row",
+                    f"must be unique, but another row holds the same {what}",
                 )
 
     # Managers. A reference names the first kept row it matches, else the first filtered
@@ -356,9 +356,10 @@ def read_people_by_row(
     )
     for cycle in cycles:
         owner = next(i for i in kept if ids[i] == cycle[0])
+        others = capped(where[next(i for i in kept if ids[i] == e)] for e in cycle[1:])
         problem(
             owner,
-            where[owner],
+            f"{where[owner]} (cycle with {others})",
             cycle_column,
             capped([*cycle, cycle[0]], sep=" → "),
             "must not form a reporting cycle (each id's manager is the next one)",

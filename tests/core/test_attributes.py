@@ -18,8 +18,10 @@ from hrsync.core.attributes import (
     desired_values,
     guard,
     more_serious,
+    names_unknown_user,
     plan_attributes,
     read_result,
+    refused_every,
     source_columns,
     values_digest,
 )
@@ -202,7 +204,7 @@ def test_a_renamed_column_in_the_template_trips_the_guard_when_values_are_cleare
 
 def test_a_failed_person_waits_for_changed_values_or_a_day() -> None:
     desired = {"gone@x.test": {"Location": "Berlin"}}
-    failure = Failure("user_not_found", NOW, values_digest(desired["gone@x.test"]))
+    failure = Failure("invalid_value: Berlin", NOW, values_digest(desired["gone@x.test"]))
     held = plan(desired, failures={"gone@x.test": failure}, now=NOW + timedelta(hours=23))
     assert held.changes == ()
     assert [(h.email, h.retry_at) for h in held.held] == [("gone@x.test", NOW + RETRY_AFTER)]
@@ -315,3 +317,76 @@ def test_long_values_are_cut_short_in_messages() -> None:
         {"Location": "Berlin"}, {"attributes": [{"name": "Location", "value": long}]}
     )
     assert len(result.problems[0]) < 200
+
+
+# ---------------------------------------------------------------- people DX does not count
+
+
+def waiting_of(result: AttributePlan) -> list[tuple[str, datetime]]:
+    return [(w.email, w.retry_at) for w in result.waiting]
+
+
+def test_a_person_dx_does_not_count_waits_whatever_their_values() -> None:
+    desired = {"new@x.test": {"Location": "Lisbon"}, "old@x.test": {"Location": "Berlin"}}
+    since = NOW - timedelta(hours=2)
+    result = plan_attributes(desired, {}, {}, NOW, NAMES, not_users={"new@x.test": since})
+    assert [c.email for c in result.changes] == ["old@x.test"]
+    assert waiting_of(result) == [("new@x.test", since + RETRY_AFTER)]
+    assert result.held == ()
+    # A day later they are asked again, in case they joined DX unnoticed.
+    later = plan_attributes(
+        desired, {}, {}, since + RETRY_AFTER, NAMES, not_users={"new@x.test": since}
+    )
+    assert [c.email for c in later.changes] == ["new@x.test", "old@x.test"]
+
+
+@pytest.mark.parametrize("error", ["user_not_found: no user", "users_not_found", "unknown_user"])
+def test_an_answer_naming_an_unknown_user_makes_them_wait_not_held(error: str) -> None:
+    desired = {"new@x.test": {"Location": "Lisbon"}}
+    failure = Failure(error, NOW, values_digest(desired["new@x.test"]))
+    moved = {"new@x.test": {"Location": "Paris"}}  # changed values do not send them either
+    for values in (desired, moved):
+        result = plan(values, failures={"new@x.test": failure}, now=NOW + timedelta(hours=1))
+        assert waiting_of(result) == [("new@x.test", NOW + RETRY_AFTER)]
+        assert result.changes == () and result.held == ()
+
+
+def test_a_person_dx_counts_now_is_sent_at_once_despite_an_old_unknown_user_answer() -> None:
+    desired = {"new@x.test": {"Location": "Lisbon"}}
+    failure = Failure("user_not_found", NOW, values_digest(desired["new@x.test"]))
+    result = plan_attributes(desired, {}, {"new@x.test": failure}, NOW, NAMES, users={"new@x.test"})
+    assert [c.email for c in result.changes] == ["new@x.test"] and result.waiting == ()
+
+
+@pytest.mark.parametrize(
+    ("error", "unknown"),
+    [
+        ("user_not_found", True),
+        ("User_Not_Found: x", True),
+        ("unknown_user_email", True),
+        ("invalid_value", False),
+        ("not_found", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_which_errors_name_an_unknown_user(error: str | None, unknown: bool) -> None:
+    assert names_unknown_user(error) is unknown
+
+
+@pytest.mark.parametrize(
+    ("sent", "updated", "refused", "fails"),
+    [
+        (1, 0, 1, False),  # a lone new hire
+        (4, 0, 4, False),
+        (5, 0, 5, True),  # a setting: DX takes the values of nobody
+        (37, 0, 37, True),
+        (37, 1, 36, False),
+        (5, 0, 4, False),  # one answered with a value DX did not confirm
+        (0, 0, 0, False),
+    ],
+)
+def test_every_person_refused_is_a_setting_only_from_five_sent(
+    sent: int, updated: int, refused: int, fails: bool
+) -> None:
+    assert refused_every(sent, updated, refused) is fails

@@ -123,7 +123,12 @@ CASES: dict[str, tuple[list[Row], list[Expect]]] = {
     "duplicate employee id names both rows": (
         [*ORG, row("E3", "E1", email="other@example.com")],
         [
-            Expect(L + "7 (first at people.csv line 4)", "Employee ID", "E3", "on an earlier row"),
+            Expect(
+                L + "7 (first at people.csv line 4)",
+                "Employee ID",
+                "E3",
+                "another row holds the same",
+            ),
         ],
     ),
     "duplicate e-mail, in any case": (
@@ -133,7 +138,7 @@ CASES: dict[str, tuple[list[Row], list[Expect]]] = {
                 L + "7 (first at people.csv line 3)",
                 "Work Email",
                 "e2@example.com",
-                "on an earlier row",
+                "another row holds the same",
             ),
         ],
     ),
@@ -163,11 +168,22 @@ CASES: dict[str, tuple[list[Row], list[Expect]]] = {
     ),
     "manager cycle, printed as a chain from the smallest id": (
         [*ORG, row("E8", "E6"), row("E7", "E8"), row("E6", "E7")],
-        [Expect(L + "9", "Manager ID", "E6 → E7 → E8 → E6", "must not form a reporting cycle")],
+        [
+            Expect(
+                L + "9 (cycle with people.csv line 8, people.csv line 7)",
+                "Manager ID",
+                "E6 → E7 → E8 → E6",
+                "must not form a reporting cycle",
+            )
+        ],
     ),
     "two-person cycle": (
         [row("A", "B"), row("B", "A")],
-        [Expect(L + "2", "Manager ID", "A → B → A", "reporting cycle")],
+        [
+            Expect(
+                L + "2 (cycle with people.csv line 3)", "Manager ID", "A → B → A", "reporting cycle"
+            )
+        ],
     ),
 }
 
@@ -193,7 +209,14 @@ BY_EMAIL_CASES: dict[str, tuple[list[Row], list[Expect]]] = {
     ),
     "cycle through e-mails prints ids": (
         [row("E1", "e2@example.com"), row("E2", "e1@example.com")],
-        [Expect(L + "2", "Manager Email", "E1 → E2 → E1", "reporting cycle")],
+        [
+            Expect(
+                L + "2 (cycle with people.csv line 3)",
+                "Manager Email",
+                "E1 → E2 → E1",
+                "reporting cycle",
+            )
+        ],
     ),
 }
 

@@ -25,15 +25,18 @@ def row(line: int, field: str, value: str, expected: str, fatal: bool = True) ->
             [row(2, "ManagerID", "1", NOBODY)],
             [f"hr.csv line 2: ManagerID {NOBODY}, got '1'"],
         ),
-        # Many of a kind: one line with the count, the values and the first location.
+        # Many of a kind: one line with the count, the values and every row.
         (
             [row(n, "ManagerID", str(n - 1), NOBODY) for n in range(2, 5)],
-            [f"3 rows: ManagerID {NOBODY}, got '1', '2', '3'; first at hr.csv line 2"],
+            [
+                f"3 rows: ManagerID {NOBODY}, got '1', '2', '3'; "
+                "at hr.csv line 2, hr.csv line 3, hr.csv line 4"
+            ],
         ),
         # The same value every time is said once.
         (
             [row(n, "Status", "", "must not be empty") for n in (3, 4)],
-            ["2 rows: Status must not be empty, got '' each time; first at hr.csv line 3"],
+            ["2 rows: Status must not be empty, got '' each time; at hr.csv line 3, hr.csv line 4"],
         ),
         # Kinds keep the order of their first problem; a warning is not a problem's kind.
         (
@@ -44,7 +47,8 @@ def row(line: int, field: str, value: str, expected: str, fatal: bool = True) ->
                 row(5, "Email", "z", "must be an e-mail address", fatal=False),
             ],
             [
-                "2 rows: Email must be an e-mail address, got 'x', 'y'; first at hr.csv line 2",
+                "2 rows: Email must be an e-mail address, got 'x', 'y'; "
+                "at hr.csv line 2, hr.csv line 4",
                 f"hr.csv line 3: ManagerID {NOBODY}, got '9'",
                 "warning: hr.csv line 5: Email must be an e-mail address, got 'z'",
             ],

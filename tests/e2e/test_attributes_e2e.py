@@ -127,7 +127,7 @@ def test_plan_detailed_exitcode_counts_attribute_changes(ws: Workspace) -> None:
     assert refused.code == 2 and "attributes refused" in refused.stdout
 
 
-def test_an_unknown_email_is_reported_and_not_retried_on_the_next_unchanged_run(
+def test_an_unknown_email_waits_and_is_not_retried_on_the_next_unchanged_run(
     ws: Workspace,
 ) -> None:
     rows = office_rows()
@@ -144,18 +144,19 @@ def test_an_unknown_email_is_reported_and_not_retried_on_the_next_unchanged_run(
     }
     ws.write_export([*rows, newcomer])
     first = ws.hrsync("sync")
+    # Not a DX user yet: waiting, not a failure of the step (nor of the person).
     assert first.finished["attributes_outcome"] == "applied", first.finished
-    assert first.finished["counts"]["attributes_failed"] == 1
-    [failed] = first.named("attributes.failed")
-    assert failed["person"] == "nova.newhire@example.com"
-    assert "user_not_found" in failed["error"]
-    assert first.code == first.finished["exit_code"]
+    assert first.finished["counts"]["attributes_failed"] == 0
+    assert first.named("attributes.failed") == []
+    [waiting] = first.named("attributes.waiting")
+    assert waiting["first"] == ["nova.newhire@example.com"]
+    assert first.code == first.finished["exit_code"] == 0
     calls = len(updates(ws)) + 1  # the refused call is not a 200
 
     second = ws.hrsync("sync")
     assert second.finished["attributes_outcome"] == "in_sync"
-    assert second.finished["counts"]["attributes_failed"] == 1
-    assert second.named("attributes.held")
+    assert second.finished["counts"]["attributes_failed"] == 0
+    assert second.named("attributes.waiting")[0]["first"] == ["nova.newhire@example.com"]
     refused = [r for r in ws.sim.dx.requests if r.method_name == UPDATE]
     assert len(refused) == calls  # nobody sent again, the newcomer included
 

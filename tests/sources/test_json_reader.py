@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from hrsync.core.people import read_people
 from hrsync.core.rows import Several
-from hrsync.core.settings import FieldSettings, SourceSettings
+from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.sources.base import Export, SourceError
 from hrsync.sources.json_reader import flatten
 from hrsync.sources.open import open_export
@@ -265,3 +266,41 @@ def test_workday_positions_pick_the_primary_one(tmp_path: Path) -> None:
     assert set(row.several or ()) == {"Positions.Primary", "Positions.Manager_ID"} | {
         "Positions.Supervisory_Organization"
     }
+
+
+def held_details(tmp_path: Path, email: Any, **more: Any) -> list[str]:
+    """What holding says of the second of three people, whose record has `email`."""
+    people = [
+        {"employee_id": 1, "email": "ada@x.io", "name": "Ada", "manager_id": ""},
+        {"employee_id": 2, "email": email, "name": "Bob", "manager_id": 1, **more},
+        {"employee_id": 3, "email": "cy@x.io", "name": "Cy", "manager_id": 1},
+    ]
+    export = export_of(write_json(tmp_path, people))
+    directory = read_people(
+        export.name,
+        export.columns,
+        export.table(),
+        FieldSettings(),
+        FilterSettings(),
+        hold_people=True,
+    )
+    assert directory.problems == ()
+    return [f"{h.location}: {h.detail}" for h in directory.held]
+
+
+@pytest.mark.parametrize(
+    ("email", "said"),
+    [
+        ({"primary": "bob@x.io"}, "email is an object, expected text"),
+        ([{"primary": "bob@x.io"}, {"other": "b@y.io"}], "email is a list, expected text"),
+        (True, "email is a boolean, expected text"),
+        (42, "email is a number, expected text"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_named_as_such(tmp_path: Path, email: Any, said: str) -> None:
+    assert held_details(tmp_path, email) == [f"report.json [1]: {said}"]
+
+
+def test_a_number_is_text_enough_for_an_id(tmp_path: Path) -> None:
+    # HR APIs give employee ids as numbers: read as their digits, nobody held.
+    assert held_details(tmp_path, "bob@x.io") == []

@@ -131,3 +131,68 @@ def test_a_step_dx_refuses_for_every_person_is_failed_not_applied(
     assert result.attributes.outcome is AttributeOutcome.FAILED
     assert "refused every one" in (result.attributes.reason or "")
     assert result.exit_code == 1
+
+
+@pytest.fixture
+def open_sim() -> Iterator[RunningSimulator]:
+    """No snapshot in the way: the hierarchy is applied."""
+    scenario = dataclasses.replace(
+        load_scenario(SAMPLES / "demo-scenario.json"), import_delay_s=0.05
+    )
+    with start_simulator(scenario) as running:
+        yield running
+
+
+def add_new_hire(settings: Settings) -> str:
+    """A new hire in HR, with an office, who is no DX user yet."""
+    export = settings.source.path
+    assert export is not None
+    email = "nina.newhire@example.com"
+    with export.open("a", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerow(
+            ["E990", "Nina Newhire", email, "E108", "Payments", "Active", "Engineer", "Lisbon"]
+        )
+    return email
+
+
+def test_a_lone_new_hire_dx_does_not_know_waits_and_the_run_succeeds(
+    tmp_path: Path, open_sim: RunningSimulator
+) -> None:
+    settings = settings_for(tmp_path, open_sim)
+    first = sync_once(settings)
+    assert first.exit_code == 0 and first.attributes is not None
+    newcomer = add_new_hire(settings)
+    before = calls(open_sim)
+    result = sync_once(settings)
+    attributes = result.attributes
+    assert attributes is not None
+    assert result.exit_code == 0, result.reason
+    assert attributes.outcome in (AttributeOutcome.APPLIED, AttributeOutcome.IN_SYNC)
+    assert attributes.waiting == (newcomer,) and attributes.failed == 0
+    assert f"{newcomer}: waiting" in attributes.report
+    # The hierarchy learned DX ignores them, or DX's answer taught it: not asked again.
+    asked = calls(open_sim) - before
+    again = sync_once(settings)
+    assert again.exit_code == 0 and calls(open_sim) == before + asked
+    assert again.attributes is not None and again.attributes.waiting == (newcomer,)
+    assert again.attributes.outcome is AttributeOutcome.IN_SYNC
+
+
+def test_an_answer_naming_an_unknown_user_teaches_that_they_wait(
+    tmp_path: Path, sim: RunningSimulator
+) -> None:
+    # The hierarchy is deferred (a live snapshot): only DX's answer can tell.
+    settings = settings_for(tmp_path, sim)
+    assert sync_once(settings).attributes is not None
+    newcomer = add_new_hire(settings)
+    before = calls(sim)
+    result = sync_once(settings)
+    attributes = result.attributes
+    assert attributes is not None and calls(sim) == before + 1
+    assert attributes.outcome is AttributeOutcome.APPLIED, attributes.reason
+    assert result.exit_code == 3  # the hierarchy's deferral, nothing of the attributes
+    assert attributes.waiting == (newcomer,) and attributes.failures == {}
+    assert f"{newcomer}: waiting" in attributes.report
+    again = sync_once(settings)
+    assert again.attributes is not None and again.attributes.waiting == (newcomer,)
+    assert again.attributes.outcome is AttributeOutcome.IN_SYNC and calls(sim) == before + 1

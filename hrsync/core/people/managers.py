@@ -477,10 +477,12 @@ def find_cycles(
         first = cycle.index(min(cycle))
         chain = cycle[first:] + cycle[:first]
         owner = kept_by_id.first[chain[0]]
+        # Every row of the cycle is named: any of them may be the one to fix.
+        others = capped(fields.location[kept_by_id.first[i]] for i in chain[1:])
         found.append(
             of_person(
                 owner,
-                fields.location[owner],
+                f"{fields.location[owner]} (cycle with {others})",
                 column,
                 capped([*chain, chain[0]], sep=" → "),
                 "must not form a reporting cycle (each id's manager is the next one)",

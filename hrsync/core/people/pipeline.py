@@ -26,6 +26,7 @@ from hrsync.core.people.validation import (
     WHOLE_EXPORT,
     Finding,
     Problem,
+    TextColumns,
     check_columns,
     check_several,
     check_some_kept,
@@ -155,8 +156,8 @@ def read_people(
     unusable = check_values(export, used)  # 3
     filtered = filter_rows(row_filter, export, person_columns.status)  # 4
     kept, dropped, reason = filtered.kept, filtered.dropped, filtered.reason
-    several = check_several(  # 4, several values
-        table.several, kept, export.locations, _field_columns(columns, configured, also_used)
+    several = check_several(  # 4, several values, values of the wrong kind
+        table.several, kept, export.locations, _text_columns(columns, configured, also_used)
     )
     manager_columns = {configured.get(k) for k in ("manager_id", "manager_email", "manager_name")}
     several_managers = [f for f in several if f[1].field in manager_columns]
@@ -290,6 +291,22 @@ def _field_columns(
         for name in (template_names(value) if is_template(value) else (value,))
     ]
     return set(named) & set(columns)
+
+
+def _text_columns(
+    columns: Sequence[str], configured: Mapping[str, str], also_used: Collection[str]
+) -> TextColumns:
+    """The field columns (`_field_columns`), those where e-mails and names are read, and
+    the status's."""
+
+    def of(*keys: str) -> set[str]:
+        return _field_columns(columns, {k: v for k, v in configured.items() if k in keys}, ())
+
+    return TextColumns(
+        _field_columns(columns, configured, also_used),
+        of("email", "manager_email", "name", "manager_name"),
+        of("status"),
+    )
 
 
 def _unread_managers(

@@ -200,24 +200,57 @@ def check_values(export: ExportColumns, used: Sequence[str]) -> list[Finding]:
     ]
 
 
+class TextColumns(NamedTuple):
+    """Which columns of the fields take which JSON values as text (`check_several`)."""
+
+    fields: Collection[str]  # every column a field reads: an object or a list is no text
+    words: Collection[str]  # e-mails and names: a number is no text either
+    flags: Collection[str]  # the status: a boolean may be one (`true` for active)
+
+
+def wrong_kind(what: Several, column: str, text: TextColumns) -> bool:
+    """Whether a JSON value of another kind than text (`Several.kind`) is wrong in
+    `column`: an object or a list always; a number only where an e-mail or a name is
+    read (HR APIs give ids and codes as numbers); a boolean anywhere but the status."""
+    if what.kind == "a number":
+        return column in text.words
+    if what.kind == "a boolean":
+        return column not in text.flags
+    return True
+
+
 def check_several(
     several: Mapping[int, Mapping[str, Several]],
     kept: Sequence[int],
     locations: Sequence[str],
-    columns: Collection[str],
+    columns: Collection[str] | TextColumns,
 ) -> list[Finding]:
     """Each kept row whose value in one of `columns` is several different values (a JSON
     list not picked from): a problem of that person's row, naming the values and a path
-    that picks one."""
+    that picks one. Likewise a value of the wrong kind (an object where an e-mail is
+    expected): named as what it is, ``is an object, expected text``."""
     if not several:
         return []
+    text = columns if isinstance(columns, TextColumns) else TextColumns(columns, (), ())
     kept_rows = set(kept)
     found: list[Finding] = []
     for i in sorted(several):
         if i not in kept_rows:
             continue
         for column, what in several[i].items():
-            if column not in columns:
+            if column not in text.fields:
+                continue
+            if what.kind is not None:
+                if wrong_kind(what, column, text):
+                    found.append(
+                        of_person(
+                            i,
+                            locations[i],
+                            column,
+                            what.values[0] if what.values else "",
+                            f"is {what.kind}, expected text",
+                        )
+                    )
                 continue
             by_key = what.pick[::-1].replace("]0[", "]eulav=yek[", 1)[::-1]
             found.append(
@@ -397,7 +430,7 @@ def report_duplicates(
                     f"{fields.location[row]} (first at {fields.location[first]})",
                     column,
                     value,
-                    f"must be unique, but the same {what} is on an earlier row",
+                    f"must be unique, but another row holds the same {what}",
                     holds=(first, *later),
                 )
                 for row in later
