@@ -249,9 +249,10 @@ def _lead_above(
     return None
 
 
-# The share guard counts from this many held people: in a small org one typo, or one
-# duplicate e-mail (two rows), is a larger share than a broken export would be.
-SHARE_COUNTS_FROM = 3
+# The share guard counts from this many held people: in an org of a hundred or two, an
+# ordinary day's typo beside one duplicate e-mail (two rows held) is three people, over
+# 2%, and refusing the whole org for it is noise. A broken mapping holds far more.
+SHARE_COUNTS_FROM = 5
 
 
 def held_refusal(
@@ -269,7 +270,15 @@ def held_refusal(
     share = held / people if people else 1.0
     if held >= SHARE_COUNTS_FROM and share > max_fraction:
         return (
-            f"{held} of the export's {people} people ({share:.1%}) would be held, more "
-            f"than sync.max_held_fraction ({max_fraction:.1%})"
+            f"{held} of the export's {people} people ({_share_above(share, max_fraction)}) "
+            f"would be held, more than sync.max_held_fraction ({max_fraction:.1%})"
         )
     return None
+
+
+def _share_above(share: float, limit: float) -> str:
+    """`share` as a percentage that reads as more than `limit` (2.01% is not "2.0%")."""
+    for digits in range(1, 5):
+        if f"{share:.{digits}%}" != f"{limit:.{digits}%}":
+            return f"{share:.{digits}%}"
+    return f"{share:.4%}"

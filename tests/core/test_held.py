@@ -143,7 +143,11 @@ def test_a_top_lead_never_synced_cannot_be_held() -> None:
     [
         (1, 40, None, None),
         (2, 40, None, None),  # a duplicate e-mail in a small org is no broken export
-        (3, 40, None, "sync.max_held_fraction"),
+        (3, 40, None, None),  # ... nor is a typo beside it
+        (4, 149, None, None),
+        (5, 40, None, "sync.max_held_fraction"),
+        (5, 200, None, "sync.max_held_fraction"),
+        (5, 250, None, None),
         (3, 200, None, None),
         (26, 10_000, None, "sync.max_held (25)"),
         (3, 40, 3, None),
@@ -155,6 +159,11 @@ def test_the_held_guard(held: int, people: int, allowed: int | None, refused: st
     assert (why is None) == (refused is None)
     if refused is not None:
         assert why is not None and refused in why
+
+
+def test_a_share_just_over_the_limit_reads_as_more_than_it() -> None:
+    why = held_refusal(5, 249, 25, 0.02)
+    assert why is not None and "(2.01%)" in why and "(2.0%)" in why
 
 
 # ------------------------------------------------------------------ property

@@ -214,19 +214,19 @@ def test_more_held_people_than_the_guard_allows_refuse_the_run_until_allowed(
     workspace: Workspace,
 ) -> None:
     rows = first_sync(workspace)
-    for employee_id in ("E108", "E109", "E110"):
+    for employee_id in ("E108", "E109", "E110", "E120", "E121"):
         changed(rows, employee_id, Work_Email="")
     changed(rows, "E111", Manager_ID="E023")
     workspace.write_export(rows)
     refused = workspace.hrsync("sync")
     assert refused.finished["outcome"] == "refused", refused.stdout[-3000:]
     assert "sync.max_held_fraction" in refused.finished["reason"]
-    assert "hrsync sync --allow-held 3" in refused.stdout + refused.stderr
+    assert "hrsync sync --allow-held 5" in refused.stdout + refused.stderr
     assert team_of(workspace, "emily.nguyen@example.com")["name"] == "Payments"
 
-    allowed = workspace.hrsync("sync", "--allow-held", "3")
+    allowed = workspace.hrsync("sync", "--allow-held", "5")
     assert allowed.code == 0 and allowed.finished["outcome"] == "applied"
-    assert allowed.finished["counts"]["held"] == 3
+    assert allowed.finished["counts"]["held"] == 5
     assert team_of(workspace, "emily.nguyen@example.com")["name"] == "Mobile"
     assert team_of(workspace, "samuel.osei@example.com")["name"] == "Payments"
 
