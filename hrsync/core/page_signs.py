@@ -283,7 +283,7 @@ def page_signs(
             prefix = _join(prefix, records_key)
     for header, kind in HEADER_SIGNS.items():
         text = (headers or {}).get(header, "").strip()
-        told: Any = text if kind == "next" else _count(text)
+        told: Any = text if kind == "next" else whole_count(text)
         if _present(told):
             shown = "-".join(part.capitalize() for part in header.split("-"))
             signs.append(Sign(kind, f"the {shown} header", "", told, True))
@@ -412,7 +412,7 @@ def _sign(key: str, named: set[str], path: str, value: Any, url: str) -> Sign | 
         if named & _CONTINUE:
             return Sign("more", _where(path), path, value, known) if flag else None
         return None
-    number = _count(value)
+    number = whole_count(value)
     if number is not None:
         if _is_pages(named):
             return Sign("pages", _where(path), path, number) if number > 0 else None
@@ -425,7 +425,7 @@ def _sign(key: str, named: set[str], path: str, value: Any, url: str) -> Sign | 
         if not named & _CONTINUE:
             return None
     if isinstance(value, dict):
-        total = _count(value.get("value"))
+        total = whole_count(value.get("value"))
         if named & _TOTAL and named <= _TOTAL | _COUNTED and total is not None:
             inner = _join(path, "value")  # Elasticsearch: {"total": {"value": N}}
             return Sign("total", _where(inner), inner, total)
@@ -497,7 +497,7 @@ def _where(path: str) -> str:
     return f"{shown} in the body"
 
 
-def _count(value: Any) -> int | None:
+def whole_count(value: Any) -> int | None:
     """A whole, non-negative number (or its digits as text); None for anything else."""
     if isinstance(value, bool):
         return None

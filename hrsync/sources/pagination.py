@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
-from hrsync.core.page_signs import HEADER_SIGNS, Sign, one_page_sign, seen
+from hrsync.core.page_signs import HEADER_SIGNS, Sign, one_page_sign, seen, whole_count
 from hrsync.core.page_signs import page_signs as signs_in
 from hrsync.core.settings import PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
@@ -172,7 +172,7 @@ def next_request(
             return None
         start = current.offset + records
         total = document.get("totalResults") if isinstance(document, dict) else None
-        if _count(total) is not None and start > (_count(total) or 0):
+        if whole_count(total) is not None and start > (whole_count(total) or 0):
             return None
         return _with_params(
             current, source.method, {"startIndex": start, "count": paging.page_size}, offset=start
@@ -366,19 +366,19 @@ def _shape_setting(document: Any) -> str:
         return 'style = "scim"'
     places = [document, *(v for v in document.values() if isinstance(v, dict))]
     for place in places:
-        limit = _count(place.get("limit"))
-        if _count(place.get("offset")) is not None and limit:
+        limit = whole_count(place.get("limit"))
+        if whole_count(place.get("offset")) is not None and limit:
             return f'style = "offset", page_size = {limit}'
         # Atlassian's: startAt and maxResults.
-        limit = _count(place.get("maxResults"))
-        if _count(place.get("startAt")) is not None and limit:
+        limit = whole_count(place.get("maxResults"))
+        if whole_count(place.get("startAt")) is not None and limit:
             return (
                 f'style = "offset", offset_param = "startAt", limit_param = "maxResults", '
                 f"page_size = {limit}"
             )
     for place in places:
         for name in ("page", "current_page", "currentPage", "page_number", "pageNumber"):
-            number = _count(place.get(name))
+            number = whole_count(place.get(name))
             if number is not None and number in (0, 1):
                 return f'style = "page", page_param = "page", first_page = {number}'
     return ""
@@ -427,17 +427,6 @@ def _href(value: Any) -> Any:
 
 def _looks_like_url(value: str) -> bool:
     return value.startswith(("http://", "https://", "/")) or "?" in value
-
-
-def _count(value: Any) -> int | None:
-    """A whole, non-negative number (or its digits as text); None for anything else."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value >= 0:
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def _page_params(paging: PaginationSettings, number: int) -> dict[str, Any]:
