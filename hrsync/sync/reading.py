@@ -312,12 +312,14 @@ def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_K
     if template:
         raise InputRefused("template", template, source=export.source)
     mapping, fields = settings.mapping, export.fields
-    built = build_teams(people, mapping, fields, absent_managers=absent)
+    built = build_teams(people, mapping, fields, absent_managers=absent, left=directory.left)
     if built.problems and held:
         # A held person put back under the manager DX had them with may close a cycle
         # with today's rows: then they stay without one.
         unrestored = graph_people(directory.people, held, known, restore_managers=False)
-        again = build_teams(unrestored, mapping, fields, absent_managers=absent)
+        again = build_teams(
+            unrestored, mapping, fields, absent_managers=absent, left=directory.left
+        )
         if not again.problems:
             built = again
     placed = place_held(built, held, known)
