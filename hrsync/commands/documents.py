@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from hrsync.core.held import Hold
     from hrsync.core.identity import TeamRow
     from hrsync.core.joins import JoinReport
+    from hrsync.core.mapping import LeadLeft
     from hrsync.core.plan_ids import Approval
     from hrsync.core.union import SourceCount
     from hrsync.store.repo import RunRecord
@@ -78,9 +79,11 @@ def plan_document(result: SyncResult, config_path: Path | str | None = None) -> 
                 "email": p.email,
                 "location": p.location,
                 "reason": p.reason,
+                "needs_person": p.needs_person,
             }
             for p in result.unplaced
         ],
+        "leads_left": [lead_left_document(g, result.rows) for g in result.leads_left],
         "held": [held_document(h) for h in result.held],
         "attributes": attributes_document(result),
         "joins": [join_document(j) for j in result.joins],
@@ -95,6 +98,29 @@ def plan_document(result: SyncResult, config_path: Path | str | None = None) -> 
             for p in result.precedence
         ],
         "sources": [source_document(s) for s in result.sources],
+    }
+
+
+def lead_left_document(gone: LeadLeft, rows: Sequence[TeamRow]) -> dict[str, Any]:
+    """A manager who left while people still name them: their team, kept, and who stands
+    in as its lead (null: nobody up the chain is kept, so their people are in no team)."""
+    reference_id = next((r.reference_id for r in rows if r.key == gone.key), None)
+    return {
+        "key": gone.key,
+        "team": gone.team or None,
+        "reference_id": reference_id,
+        "employee_id": gone.employee_id,
+        "name": gone.name,
+        "location": gone.location,
+        "excluded_by": gone.why,
+        "people": list(gone.reports),
+        "stand_in": None
+        if gone.stand_in_id is None
+        else {
+            "employee_id": gone.stand_in_id,
+            "name": gone.stand_in_name,
+            "email": gone.stand_in_email,
+        },
     }
 
 

@@ -22,7 +22,7 @@ from hrsync.core.guards import DeferralKind
 from hrsync.core.held import Hold
 from hrsync.core.identity import Assignment, TeamRow
 from hrsync.core.joins import JoinReport
-from hrsync.core.mapping import TeamMap, Unplaced
+from hrsync.core.mapping import LeadLeft, TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
@@ -112,6 +112,7 @@ class Planned:
     plan: Plan
     report: str
     unplaced: tuple[Unplaced, ...] = ()  # people in no team, with why
+    leads_left: tuple[LeadLeft, ...] = ()  # managers who left, their teams and stand-ins
     holds: tuple[Hold, ...] = ()  # people held for a problem of their own row
     notes: str = ""  # the report's sections after the plan (unknown managers, unplaced)
     # Leads DX does not know yet and who stands in (sync/lead_substitution.py), and how
@@ -178,6 +179,7 @@ def end(
             preview_url=preview_url,
             people_count=planned.people_count if planned is not None else None,
             unplaced=planned.unplaced if planned is not None else (),
+            leads_left=planned.leads_left if planned is not None else (),
             held=planned.holds if planned is not None else (),
             rows=tuple(planned.assignment.teams) if planned is not None else (),
             substitutes=planned.substitutes if planned is not None else (),

@@ -22,7 +22,7 @@ from hrsync.core.held import (
     place_held,
 )
 from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
-from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
+from hrsync.core.mapping import LeadLeft, TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
 from hrsync.core.precedence import Preceded, PrecedenceReport, apply_precedence
 from hrsync.core.problems import group_problems, grouped_lines
@@ -430,10 +430,14 @@ def _log_unplaced(team_map: TeamMap) -> None:
                     "name": p.name,
                     "location": p.location,
                     "reason": p.reason,
+                    "needs_person": p.needs_person,
                 },
                 person,
                 "warning",
             )
+    with capped(log, "mapping.lead_left", see="hrsync plan") as gone:
+        for entry in team_map.leads_left:
+            gone.emit(LeadLeft.log_fields, entry, "warning")
     with capped(log, "mapping.lead_without_reports", see="hrsync check") as leads:
         for lead in team_map.leads_without_reports:
             leads.emit(
