@@ -169,7 +169,13 @@ def end(
         SyncResult(
             run.run_id,
             outcome,
-            counts={**plan.counts, "held": len(planned.holds), "not_in_dx": len(not_in_dx)}
+            counts={
+                **plan.counts,
+                "held": len(planned.holds),
+                "not_in_dx": len(not_in_dx),
+                # In no team and not meant to be: lost to DX until a person acts.
+                "no_team": sum(1 for u in planned.unplaced if u.needs_person),
+            }
             if plan is not None and planned is not None
             else {},
             reason=reason,

@@ -47,6 +47,7 @@ from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.joined import open_tables
 from hrsync.sources.open import open_export
 from hrsync.sources.unioned import open_unions
+from hrsync.store.repo import LeadLeftRecord
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
 
@@ -393,6 +394,7 @@ def read_and_map(run: Run) -> Mapped:
     log_held(placed.holds)
     if run.request.operational:
         remember_held(run.store, placed.holds, run.clock())
+        run.store.replace_leads_left(map(_left_record, team_map.leads_left), run.clock())
     with capped(log, "mapping.note") as notes:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
@@ -406,6 +408,18 @@ def read_and_map(run: Run) -> Mapped:
         export.joins,
         precedence=export.precedence,
         sources=export.sources,
+    )
+
+
+def _left_record(entry: LeadLeft) -> LeadLeftRecord:
+    """A manager who left, as the store keeps it (since when: kept while unbroken)."""
+    return LeadLeftRecord(
+        entry.key,
+        entry.team,
+        entry.employee_id,
+        entry.name,
+        entry.stand_in_email,
+        len(entry.reports),
     )
 
 

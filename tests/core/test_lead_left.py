@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrsync.core.explanation import explain, find_person
 from hrsync.core.mapping import DesiredTeam, TeamMap, build_teams
+from hrsync.core.notify import LeftTeam, lead_left_message, lead_left_notices
 from hrsync.core.people import Directory, LeftManagers, Person, read_people
 from hrsync.core.rows import SourceRow
 from hrsync.core.settings import FieldSettings, FilterSettings, MappingSettings
@@ -273,3 +277,84 @@ def test_nobody_active_falls_out_of_dx_silently(
     for entry in team_map.leads_left:
         assert entry.employee_id in gone
         assert (entry.key in keys) is (entry.stand_in_id is not None)
+
+
+# ---------------------------------------------------------------- explain
+
+
+def test_explain_says_who_stands_in_for_the_manager_who_left() -> None:
+    rows = [row("E1"), row("E2", "E1", "Terminated"), row("E3", "E2"), row("E4", "E2")]
+    directory = read(rows)
+    team_map = build_teams(directory.people, MANAGER, FIELDS, left=directory.left)
+    people = directory.people
+    report = explain(
+        find(people, "E3"), people, team_map, FIELDS, rows=(), dx_teams=(), sent={},
+        strategy="manager",
+    )  # fmt: skip
+    assert "manager chain: Person E2 (E2) left (excluded by filter.active_status" in report
+    assert (
+        'member of "Person E2\'s team": their manager Person E2 (E2) left; lead left: '
+        "Person E1 (E1) stands in until HR names their new manager"
+    ) in report
+    stand_in = explain(
+        find(people, "E1"), people, team_map, FIELDS, rows=(), dx_teams=(), sent={},
+        strategy="manager",
+    )  # fmt: skip
+    assert """leads "Person E2's team" (under "Person E1's team"): lead left: Person E1 """ in (
+        stand_in
+    )
+    assert "nobody reports to them now, but a team below is that of a manager who left" in (
+        stand_in
+    )
+
+
+def find(people: Sequence[Person], query: str) -> Person:
+    found = find_person(people, query)
+    assert found is not None
+    return found
+
+
+# ---------------------------------------------------------------- the late notice
+
+NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
+
+
+def left_team(key: str, days: float, *, told: bool = False, cleared: bool = False) -> LeftTeam:
+    return LeftTeam(
+        key,
+        "Growth",
+        key.removeprefix("manager:"),
+        "Rohan Gupta",
+        "lead@example.com",
+        2,
+        NOW - timedelta(days=days),
+        told,
+        cleared,
+    )
+
+
+@pytest.mark.parametrize(
+    ("teams", "late", "cleared"),
+    [
+        ([left_team("manager:E1", 2.9)], [], []),  # HR may still re-point them: quiet
+        ([left_team("manager:E1", 3)], ["manager:E1"], []),
+        ([left_team("manager:E1", 30, told=True)], [], []),  # told once, never every run
+        ([left_team("manager:E1", 30, told=True, cleared=True)], [], ["manager:E1"]),
+        ([left_team("manager:E1", 1, cleared=True)], [], []),  # fixed in time: never paged
+    ],
+)
+def test_a_manager_who_left_is_told_once_after_the_alert_days_and_once_when_cleared(
+    teams: list[LeftTeam], late: list[str], cleared: list[str]
+) -> None:
+    found = lead_left_notices(teams, NOW, alert_days=3)
+    assert ([t.key for t in found[0]], [t.key for t in found[1]]) == (late, cleared)
+
+
+def test_the_late_message_names_the_manager_the_stand_in_and_what_to_do() -> None:
+    body = lead_left_message(
+        [left_team("manager:E128", 4)], [], "json", alert_days=3, run_id="r1", now=NOW
+    )
+    assert body["event"] == "lead_left" and body["late_count"] == 1
+    assert body["late"][0]["stand_in"] == "lead@example.com"
+    assert "Give those people their new manager in HR" in body["text"]
+    assert "- Growth: Rohan Gupta (E128) left on or before 2026-12-02;" in body["text"]
