@@ -30,7 +30,8 @@ from hrsync.outcome import Outcome
 ATTRIBUTE_COUNT_KEYS = ("attributes_updated", "attributes_unchanged", "attributes_failed")
 # People the run could not sync as HR says (held: a problem of their own row), and people
 # the hierarchy sent whom DX does not count (not DX users yet); each listed in the result.
-PEOPLE_COUNT_KEYS = ("held", "not_in_dx")
+# no_team: people in no team who are not meant to be (each needs a person).
+PEOPLE_COUNT_KEYS = ("held", "not_in_dx", "no_team")
 
 
 @dataclass(frozen=True, slots=True)
