@@ -665,6 +665,8 @@ def _manager_drafts(
             person.department or "",
         )
         drafts.stand_in[key] = stand_ins[manager]
+    if kept_gone:
+        _cut_cycles_through_gone(drafts)
     drafts.department_path = dict(drafts.department)
     drafts.left = [
         _lead_left(manager, gone[manager], stand_ins.get(manager), left) for manager in gone
@@ -679,6 +681,17 @@ def _manager_drafts(
             "nor reports in the filtered export and belong to no team"
         )
     return drafts
+
+
+def _cut_cycles_through_gone(drafts: _Drafts) -> None:
+    """A cycle the teams of managers who left close: someone who named a departed manager
+    as theirs was that manager's manager too (the stand-in then leads both teams). The
+    cycle is cut at a team of a manager who left, which becomes a root."""
+    parents = drafts.parent
+    for cycle in forest(parents, sorted(parents)).cycles:
+        gone = [key for key in cycle if key in drafts.stand_in]
+        if gone:  # any other cycle is refused as ever (`_depths_or_refuse`)
+            parents[min(gone)] = None
 
 
 def _up_the_chain(manager: str | None, left: LeftManagers) -> Iterable[str]:

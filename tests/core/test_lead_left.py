@@ -225,8 +225,18 @@ def orgs_with_leavers(draw: st.DrawFn) -> tuple[list[Person], LeftManagers, set[
         for p in org
         if p.manager_id in gone and p.employee_id not in gone
     }
+    ids = sorted(p.employee_id for p in org)
+    # Some who left name anyone as their manager: a report of theirs, or another who left
+    # (HR data closes cycles through rows a filter drops).
+    departed = {
+        p.employee_id: p._replace(manager_id=draw(st.sampled_from(ids)))
+        if draw(st.integers(0, 3)) == 0
+        else p
+        for p in org
+        if p.employee_id in gone
+    }
     left = LeftManagers(
-        {p.employee_id: p for p in org if p.employee_id in gone},
+        departed,
         {eid: "filter.active_status" for eid in gone},
         {k: v for k, v in of_person.items() if v is not None},
     )
@@ -234,9 +244,11 @@ def orgs_with_leavers(draw: st.DrawFn) -> tuple[list[Person], LeftManagers, set[
 
 
 def reaches_kept(manager: str | None, by_id: dict[str, Person], left: LeftManagers) -> bool:
-    while manager is not None:
+    seen: set[str] = set()
+    while manager is not None and manager not in seen:
         if manager not in left.people:
             return manager in by_id
+        seen.add(manager)
         manager = left.people[manager].manager_id
     return False
 
@@ -358,3 +370,17 @@ def test_the_late_message_names_the_manager_the_stand_in_and_what_to_do() -> Non
     assert body["late"][0]["stand_in"] == "lead@example.com"
     assert "Give those people their new manager in HR" in body["text"]
     assert "- Growth: Rohan Gupta (E128) left on or before 2026-12-02;" in body["text"]
+
+
+def test_a_report_who_was_their_departed_managers_manager_closes_no_cycle() -> None:
+    # E2 names E3 as manager and left; E3 names E2. Before, E3 was top of the org (E2
+    # filtered out); E3 now stands in for E2, whose team sits at the top: no cycle refuses
+    # the run.
+    rows = [row("E1"), row("E9", "E1"), row("E2", "E3", "Terminated"), row("E3", "E2")]
+    rows += [row("E4", "E2"), row("E5", "E3")]
+    team_map = mapped(rows)
+    assert not team_map.problems, team_map.problems
+    teams = teams_by_key(team_map)
+    assert teams["manager:E2"].lead_email == "e3@example.com"
+    assert teams["manager:E2"].parent_key is None
+    assert teams["manager:E3"].parent_key == "manager:E2"
