@@ -172,6 +172,16 @@ def _recovered(f: _Fields) -> str:
     return f"an earlier run's submission {short(f['submission'])} is not in DX: planning anew"
 
 
+def _lead_left(f: _Fields) -> str:
+    who = f"{short(f['lead_name'])} ({short(f['lead'])}) left ({short(f['why'])})"
+    if f.get("stand_in") is None:
+        return f"{who}: nobody up the chain is kept, {short(f['people'])} people are in no team"
+    return (
+        f"{who}: {short(f['team'])} is led by {short(f['stand_in'])} until HR re-points "
+        f"its {short(f['people'])} people"
+    )
+
+
 def _deferred(f: _Fields) -> str:
     return f"sync deferred: {short(f.get('detail') or f.get('kind'), MAX_MESSAGE)}"
 
@@ -272,6 +282,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "mapping.note": "{detail:full}",
     "mapping.people_in_no_team": "{total} people from the export are in no team (see {see})",
     "mapping.person_in_no_team": "{person} ({name}) is in no team: {reason}",
+    "mapping.lead_left": _lead_left,
     "mapping.lead_without_reports": "nobody in or below {unit} has reports: {person} leads it",
     # the plan
     "identity.decision": "team {key} gets reference_id {reference_id} ({how})",

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from hrsync.core.held import Hold
     from hrsync.core.identity import TeamRow
     from hrsync.core.joins import JoinReport
+    from hrsync.core.mapping import LeadLeft
     from hrsync.core.plan_ids import Approval
     from hrsync.core.union import SourceCount
     from hrsync.store.repo import RunRecord
@@ -84,9 +85,11 @@ def plan_document(
                 "email": p.email,
                 "location": p.location,
                 "reason": p.reason,
+                "needs_person": p.needs_person,
             }
             for p in result.unplaced
         ],
+        "leads_left": [lead_left_document(g, result.rows) for g in result.leads_left],
         "held": [held_document(h) for h in result.held],
         "attributes": attributes_document(result),
         "joins": [join_document(j) for j in result.joins],
@@ -102,6 +105,29 @@ def plan_document(
         ],
         "sources": [source_document(s) for s in result.sources],
         "under_reporting_floor": floor_document(floor),
+    }
+
+
+def lead_left_document(gone: LeadLeft, rows: Sequence[TeamRow]) -> dict[str, Any]:
+    """A manager who left while people still name them: their team, kept, and who stands
+    in as its lead (null: nobody up the chain is kept, so their people are in no team)."""
+    reference_id = next((r.reference_id for r in rows if r.key == gone.key), None)
+    return {
+        "key": gone.key,
+        "team": gone.team or None,
+        "reference_id": reference_id,
+        "employee_id": gone.employee_id,
+        "name": gone.name,
+        "location": gone.location,
+        "excluded_by": gone.why,
+        "people": list(gone.reports),
+        "stand_in": None
+        if gone.stand_in_id is None
+        else {
+            "employee_id": gone.stand_in_id,
+            "name": gone.stand_in_name,
+            "email": gone.stand_in_email,
+        },
     }
 
 

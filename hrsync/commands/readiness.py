@@ -20,7 +20,7 @@ from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.guards import check_snapshots
 from hrsync.core.joins import JoinReport
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.mapping import LeadWithoutReports, Unplaced
+from hrsync.core.mapping import LeadLeft, LeadWithoutReports, Unplaced
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
 from hrsync.core.problems import group_problems
 from hrsync.core.reporting_floor import FOLD_HINT, UnderFloor, floor_lines
@@ -44,6 +44,7 @@ class Check:
     detail: str
     fix: str | None = None  # what to do about it, when not ok
     warning: bool = False  # ok, but worth a look
+    needs_person: int = 0  # active people lost to DX until a person acts (in no team)
 
 
 def run_checks(
@@ -201,6 +202,8 @@ def _export(settings: Settings) -> list[Check]:
             "mapping", True, f"{plural(len(team_map.teams), 'team')} ({settings.mapping.strategy})"
         )
     )
+    if team_map.leads_left:
+        checks.append(_leads_left(team_map.leads_left))
     if team_map.unplaced:
         checks.append(_unplaced(team_map.unplaced))
     if team_map.leads_without_reports:
@@ -271,14 +274,30 @@ def _held(held: Sequence[HeldPerson]) -> Check:
 
 
 def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
-    # Not a failure (a contractor without a manager is normal), never silence either.
+    # Not a failure (a contractor without a manager is normal), never silence either:
+    # anyone not meant to be in no team is counted as needing a person.
     lines = _bullets(unplaced)
+    needing = sum(1 for u in unplaced if u.needs_person)
+    need = f" ({needing} need a person)" if needing else ""
     return Check(
         "people in no team",
         True,
-        f"{len(unplaced)} kept from the export, neither lead nor member of a team:{lines}",
+        f"{len(unplaced)} kept from the export, neither lead nor member of a team{need}:{lines}",
         warning=True,
         fix="give them a manager (or reports) in HR, or filter them out if intended",
+        needs_person=needing,
+    )
+
+
+def _leads_left(gone: Sequence[LeadLeft]) -> Check:
+    # Not a failure: the team stays, a stand-in leads it, until HR re-points its people.
+    return Check(
+        "managers who left",
+        True,
+        f"{plural(len(gone), 'manager')} filtered out while people still name them:"
+        f"{_bullets(gone)}",
+        warning=True,
+        fix="in HR, give their people their new manager (`hrsync explain PERSON` tells each)",
     )
 
 
@@ -398,5 +417,10 @@ def render(checks: list[Check]) -> str:
         lines.append(line)
     failed = [c for c in checks if not c.ok]
     lines.append("")
-    lines.append("ready" if not failed else f"not ready: {plural(len(failed), 'check')} failed")
+    verdict = "ready" if not failed else f"not ready: {plural(len(failed), 'check')} failed"
+    needing = sum(c.needs_person for c in checks)
+    if needing:
+        # Ready to run, but not silently: they are lost to DX until someone acts.
+        verdict += f"; {plural(needing, 'person')} in no team need a person"
+    lines.append(verdict)
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hrsync.clock import utcnow
@@ -89,6 +89,30 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "command": hrsync_command(config, "explain", late[0].email),
             }
         )
+    no_team = last.counts.get("no_team", 0) if last is not None else 0
+    if no_team:
+        attention.append(
+            {
+                "reason": "no_team",
+                "detail": f"{plural(no_team, 'person')} kept from the export in no team, "
+                "not meant to be (DX does not have them): give them a manager in HR",
+                "command": hrsync_command(config, "plan"),
+            }
+        )
+    leads_left = store.leads_left()
+    alert = timedelta(days=settings.sync.lead_left_alert_days)
+    overdue_left = [r for r in leads_left if r.stand_in and r.since and now - r.since >= alert]
+    if overdue_left:
+        attention.append(
+            {
+                "reason": "lead_left",
+                "detail": f"{plural(len(overdue_left), 'manager')} left more than "
+                f"{settings.sync.lead_left_alert_days:g} days ago (sync.lead_left_alert_days) "
+                "and people still name them in HR: "
+                + capped(f"{r.lead_name} ({r.lead})" for r in overdue_left),
+                "command": hrsync_command(config, "plan"),
+            }
+        )
     outlook = _snapshot_outlook(settings, store, now)
     return {
         "schema": SCHEMA,
@@ -130,6 +154,19 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "since": _iso(h.since) if h.since else None,
             }
             for h in sorted(store.held_people().values(), key=lambda h: (h.since, h.person))
+        ],
+        # Managers who left while people still name them: each team kept with a stand-in
+        # lead (null: nobody up the chain is kept) until HR re-points the people.
+        "leads_left": [
+            {
+                "team": r.team or None,
+                "lead": r.lead,
+                "lead_name": r.lead_name,
+                "stand_in": r.stand_in or None,
+                "people": r.people,
+                "since": _iso(r.since) if r.since else None,
+            }
+            for r in leads_left
         ],
         # People DX ignored (not DX users yet), longest first: placed once they join DX.
         "not_in_dx": [{"email": p.email, "since": _iso(p.since)} for p in ignored],
@@ -271,6 +308,18 @@ def render(doc: dict[str, Any]) -> str:
         )
     if len(held) > LIMIT:
         lines.append(f"             and {len(held) - LIMIT} more held")
+    for item in doc["leads_left"][:LIMIT]:
+        since = (item["since"] or "")[:10]
+        who = f"{item['lead_name']} ({item['lead']})"
+        lines.append(
+            f"Lead left:   {item['stand_in']} stands in for {who} as lead of {item['team']!r} "
+            f"since {since} ({plural(item['people'], 'person')} still name them)"
+            if item["stand_in"]
+            else f"Lead left:   {who} since {since}: nobody up the chain is kept, "
+            f"{plural(item['people'], 'person')} in no team"
+        )
+    if len(doc["leads_left"]) > LIMIT:
+        lines.append(f"             and {len(doc['leads_left']) - LIMIT} more")
     waiting = doc["not_in_dx"]
     if waiting:
         lines.append(

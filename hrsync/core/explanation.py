@@ -278,7 +278,13 @@ def explain(
         lines.append(f"    {d.field} = {d.value!r}  ({how})")
     lines.extend(joined)
     chain = manager_chain(person, people)
-    if chain:
+    gone = next((g for g in team_map.leads_left if person.email in g.reports), None)
+    if gone is not None:
+        lines.append(
+            f"  manager chain: {gone.name} ({gone.employee_id}) left (excluded by {gone.why} "
+            f"at {gone.location}); HR has not named a new manager yet"
+        )
+    elif chain:
         lines.append(f"  manager chain: {capped((_who(p) for p in chain), sep=' -> ')} (top)")
     elif person.manager_id is not None:
         lines.append(f"  manager chain: {person.manager_id!r} is not among the people kept")
@@ -299,10 +305,23 @@ def explain(
     led = [t for t in team_map.teams if t.lead_employee_id == person.employee_id]
     member = [t for t in team_map.teams if person.email in t.contributors]
     by_key = {t.key: t for t in team_map.teams}
+    left_by_key = {g.key: g for g in team_map.leads_left}
     for team in led:
         reports = sum(1 for p in people if p.manager_id == person.employee_id)
-        if strategy == "department":
+        stood_for = left_by_key.get(team.key)
+        if stood_for is not None:
+            why = (
+                f"lead left: {person.name} stands in for {stood_for.name} "
+                f"({stood_for.employee_id}), excluded by {stood_for.why}, until HR re-points "
+                f"its {len(stood_for.reports)} people (the nearest kept manager up the chain)"
+            )
+        elif strategy == "department":
             why = "the unit's lead (source.fields.department_lead, or its most senior manager)"
+        elif reports == 0 and any(
+            g.stand_in_id == person.employee_id for g in left_by_key.values()
+        ):
+            # Their only reports left: the team stays, so the one below keeps its parent.
+            why = "nobody reports to them now, but a team below is that of a manager who left"
         else:
             why = f"{reports} {'person reports' if reports == 1 else 'people report'} to them"
         parent = by_key.get(team.parent_key) if team.parent_key else None
@@ -313,6 +332,12 @@ def explain(
         lead = team.lead_employee_id or team.lead_email
         if strategy == "department":
             why = f"their department is {team.key.removeprefix('department:')!r}"
+        elif (left := left_by_key.get(team.key)) is not None:
+            why = (
+                f"their manager {left.name} ({left.employee_id}) left; lead left: "
+                f"{left.stand_in_name} ({left.stand_in_id}) stands in until HR names their "
+                "new manager"
+            )
         elif team.lead_employee_id == person.manager_id:
             why = "their manager leads it"
         else:

@@ -7,13 +7,27 @@ Strategy ``manager`` (the default)
     person whose manager is in the (filtered) export is a contributor of exactly one team:
     their manager's. A team's parent is the team led by the lead's manager; a lead whose
     manager is not in the export leads a root team. A manager id that names nobody in the
-    export (the manager was filtered out) makes that person top-of-org; each such case
-    is reported in `TeamMap.notes`.
+    export makes that person top-of-org; each such case is reported in `TeamMap.notes`.
+
+A manager who left (strategy ``manager``)
+    A manager filtered out of the export (terminated, excluded by a filter) whom kept
+    people still name (`LeftManagers`, from the reader) keeps their team until HR
+    re-points those people: same key (so same reference_id) and name (rendered from the
+    departed manager's row), the people who name them as its contributors, led by a
+    stand-in: the nearest kept manager up the chain, walking through filtered-out rows
+    (the departed manager's row gives their own manager). The team's parent is the
+    nearest team up that chain; a kept manager there leads a team even when nobody else
+    reports to them, so the team keeps its parent. Each such team is in
+    `TeamMap.leads_left`. When nobody up the chain is kept, nobody can stand in: the team
+    is not made, it is in `TeamMap.leads_left` without a stand-in, and its people are in
+    no team (unplaced, needing a person).
 
 People in no team
     Whoever is neither a lead nor a contributor of a finished team is in
     `TeamMap.unplaced`, with why (no manager and no reports; a manager not among the
-    people kept; no department), in export order.
+    people kept; no department), in export order. Only "no manager and no reports" is
+    meant (someone outside every team: a board member, a contractor); everyone else in
+    no team needs a person (`Unplaced.needs_person`).
 
 Strategy ``department``
     One team per department value, keyed ``department:<unit>``. Without a parent column,
@@ -68,14 +82,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import islice
 from operator import attrgetter
 from typing import NamedTuple, cast
 
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.people import Person, Problem, export_columns, normalise_name
+from hrsync.core.people import (
+    NO_MANAGER_LEFT,
+    LeftManagers,
+    Person,
+    Problem,
+    export_columns,
+    normalise_name,
+)
 from hrsync.core.settings import FieldSettings, MappingSettings
 from hrsync.core.templates import FILTERS, Template, TemplateError, check_template
 from hrsync.core.text import natural_key
@@ -128,9 +149,59 @@ class Unplaced:
     email: str
     location: str
     reason: str
+    # False only for someone meant to be in no team (no manager and nobody reports to
+    # them); anyone else active in no team is lost to DX until a person acts.
+    needs_person: bool = True
 
     def __str__(self) -> str:
         return f"{self.name} ({self.employee_id}, {self.location}): {self.reason}"
+
+
+# The one reason someone is meant to be in no team.
+NO_MANAGER_NO_REPORTS = "no manager and nobody reports to them"
+
+
+@dataclass(frozen=True, slots=True)
+class LeadLeft:
+    """A manager who left while people still name them: their team, kept with a stand-in
+    lead until HR re-points those people (or, with nobody to stand in, not kept)."""
+
+    key: str  # the team's HR key, unchanged: "manager:<departed employee id>"
+    team: str  # its name ("" when not kept)
+    employee_id: str  # the manager who left
+    name: str
+    location: str  # their row
+    why: str  # the filter that left them out ("filter.active_status")
+    reports: tuple[str, ...]  # e-mails of the kept people who still name them, sorted
+    stand_in_id: str | None  # the nearest kept manager up the chain; None: nobody
+    stand_in_name: str = ""
+    stand_in_email: str = ""
+
+    def __str__(self) -> str:
+        who = f"{self.name} ({self.employee_id})"
+        count = f"{len(self.reports)} {'person' if len(self.reports) == 1 else 'people'}"
+        if self.stand_in_id is None:
+            return (
+                f"lead left: {who} is excluded by {self.why} and nobody up their chain is "
+                f"kept to stand in; {count} who still name them are in no team"
+            )
+        return (
+            f"lead left: {self.stand_in_name} ({self.stand_in_id}) stands in for {who} "
+            f"(excluded by {self.why}) as lead of {self.team!r} until HR re-points its "
+            f"{count}"
+        )
+
+    def log_fields(self) -> dict[str, object]:
+        """As the log tells it (`mapping.lead_left`)."""
+        return {
+            "team": self.team,
+            "key": self.key,
+            "lead": self.employee_id,
+            "lead_name": self.name,
+            "why": self.why,
+            "stand_in": self.stand_in_email or None,
+            "people": len(self.reports),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +229,12 @@ class TeamMap:
     problems: tuple[Problem, ...] = ()  # fatal: the engine refuses the run
     unplaced: tuple[Unplaced, ...] = ()  # people in no team, in export order
     leads_without_reports: tuple[LeadWithoutReports, ...] = ()  # by unit
+    leads_left: tuple[LeadLeft, ...] = ()  # managers who left while people name them, by key
+
+    @property
+    def needing_person(self) -> tuple[Unplaced, ...]:
+        """The people in no team who are not meant to be: each needs a person."""
+        return tuple(u for u in self.unplaced if u.needs_person)
 
 
 class _ManagerCycle(Exception):
@@ -195,7 +272,15 @@ class _Drafts:
     dict per field, keyed by team key (cheaper than an object per team at 15k teams, and
     `parent` is the mapping `forest` walks)."""
 
-    __slots__ = ("contributors", "department", "department_path", "lead", "parent")
+    __slots__ = (
+        "contributors",
+        "department",
+        "department_path",
+        "lead",
+        "left",
+        "parent",
+        "stand_in",
+    )
 
     def __init__(self) -> None:
         self.parent: dict[str, str | None] = {}
@@ -204,6 +289,10 @@ class _Drafts:
         self.contributors: dict[str, Collection[str]] = {}
         self.department: dict[str, str] = {}  # {department} of the team name
         self.department_path: dict[str, str] = {}  # {department_path}
+        # Teams of a manager who left: `lead` is the manager (the name is theirs), the
+        # stand-in leads the team sent.
+        self.stand_in: dict[str, Person] = {}
+        self.left: list[LeadLeft] = []  # every manager who left whom people still name
 
     def add(
         self,
@@ -278,9 +367,11 @@ def build_teams(
     fields: FieldSettings,
     *,
     absent_managers: Collection[str] = (),
+    left: LeftManagers = NO_MANAGER_LEFT,
 ) -> TeamMap:
     """The desired teams for `people` (already filtered and validated), and every problem
     that stops them being synced (`TeamMap.problems`, the one way a mapping reports one).
+    `left`: managers filtered out whom people still name (`Directory.left`).
 
     `settings.team_name` must be usable (`team_name_problems` is empty): an unusable
     template is the caller's error, raised as ValueError.
@@ -293,7 +384,7 @@ def build_teams(
     if len(by_id) < len(people):
         return TeamMap(teams=(), problems=_duplicate_ids(people, fields.employee_id))
     try:
-        return _build_teams(people, by_id, settings, fields, absent_managers)
+        return _build_teams(people, by_id, settings, fields, absent_managers, left)
     except _ManagerCycle as cycle:
         # The manager column the export names managers by, and the row of one in the cycle.
         column = fields.manager_id or fields.manager_email or fields.manager_name or "manager"
@@ -309,6 +400,7 @@ def _build_teams(
     settings: MappingSettings,
     fields: FieldSettings,
     absent_managers: Collection[str],
+    left: LeftManagers,
 ) -> TeamMap:
     notes: list[str] = []
     problems: list[Problem] = []
@@ -316,7 +408,7 @@ def _build_teams(
     if settings.strategy == "department":
         drafts = _department_drafts(people, by_id, settings, fields, notes, problems, weak_leads)
     else:
-        drafts = _manager_drafts(people, by_id, notes)
+        drafts = _manager_drafts(people, by_id, notes, left)
     if settings.min_team_size > 0:
         _fold_small(drafts, _team_depths(drafts), settings.min_team_size, notes)
     # Parents before children: by depth, then key (`keys` is sorted, and a stable sort
@@ -325,6 +417,9 @@ def _build_teams(
     keys.sort(key=depth.__getitem__)
     leads = [drafts.lead[key] for key in keys]
     names = _name_teams(drafts, keys, leads, Template(settings.team_name), notes)
+    if drafts.stand_in:
+        # A team of a manager who left: named for them, led by the stand-in.
+        leads = [drafts.stand_in.get(key, lead) for key, lead in zip(keys, leads, strict=True)]
     parent = drafts.parent
     members = [drafts.contributors[key] for key in keys]
     placed: set[str] = set().union(*members)
@@ -347,9 +442,24 @@ def _build_teams(
         teams=teams,
         notes=tuple(notes),
         problems=tuple(problems),
-        unplaced=_unplaced(people, by_id, placed, settings.strategy, fields, absent_managers),
+        unplaced=_unplaced(
+            people, by_id, placed, settings.strategy, fields, absent_managers, drafts.left
+        ),
         leads_without_reports=tuple(weak_leads),
+        leads_left=_leads_left(drafts.left, dict(zip(keys, names, strict=True))),
     )
+
+
+def _leads_left(found: Sequence[LeadLeft], names: Mapping[str, str]) -> tuple[LeadLeft, ...]:
+    """Each manager who left, with their team's name as made. A kept team folded away by
+    `min_team_size` is no longer theirs to tell of: its people joined the parent team."""
+    out = []
+    for entry in sorted(found, key=attrgetter("key")):
+        if entry.stand_in_id is None:
+            out.append(entry)  # nobody to stand in: never made
+        elif entry.key in names:
+            out.append(replace(entry, team=names[entry.key]))
+    return tuple(out)
 
 
 def _duplicate_ids(people: Sequence[Person], column: str) -> tuple[Problem, ...]:
@@ -388,6 +498,7 @@ def _unplaced(
     strategy: str,
     fields: FieldSettings,
     absent_managers: Collection[str],
+    left: Sequence[LeadLeft] = (),
 ) -> tuple[Unplaced, ...]:
     """Everyone the teams leave out, found from the finished teams (`placed`: the e-mail
     of each contributor and lead), so whatever left them out, a strategy, a fold or a
@@ -401,16 +512,29 @@ def _unplaced(
         return ()
     # Only to say why someone is left out: not built when nobody is.
     managers = {p.manager_id for p in people if p.manager_id not in (None, p.employee_id)}
-    out = [
-        Unplaced(
-            p.employee_id,
-            p.name,
-            p.email,
-            p.location,
-            _why(p, by_id, managers, strategy, fields, absent_managers),
+    stranded = {email: gone for gone in left if gone.stand_in_id is None for email in gone.reports}
+    out = []
+    for p in left_out:
+        gone = stranded.get(p.email)
+        reason = (
+            _why(p, by_id, managers, strategy, fields, absent_managers)
+            if gone is None
+            else (
+                f"their manager {gone.name} ({gone.employee_id}) left (excluded by "
+                f"{gone.why}) and nobody up the chain is kept to stand in: set their "
+                "manager in HR"
+            )
         )
-        for p in left_out
-    ]
+        out.append(
+            Unplaced(
+                p.employee_id,
+                p.name,
+                p.email,
+                p.location,
+                reason,
+                needs_person=reason != NO_MANAGER_NO_REPORTS,
+            )
+        )
     out.sort(key=lambda u: natural_key(u.location))
     return tuple(out)
 
@@ -435,7 +559,7 @@ def _why(
         # names them, and that is the answer to "why is this person in no team?".
         found = written_manager(person, fields)
         if found is None:
-            return "no manager and nobody reports to them"
+            return NO_MANAGER_NO_REPORTS
         written, column = found
         if written.strip() in absent_managers:
             return (
@@ -467,23 +591,33 @@ def written_manager(person: Person, fields: FieldSettings) -> tuple[str, str] | 
 
 
 def _manager_drafts(
-    people: Sequence[Person], by_id: dict[str, Person], notes: list[str]
+    people: Sequence[Person], by_id: dict[str, Person], notes: list[str], left: LeftManagers
 ) -> _Drafts:
     # E-mails grouped by the manager they name, in one pass in export order that only
     # appends; no person is visited again in another order (at 100k people, going back to
     # each person per team cost more than the grouping).
     by_manager: dict[str | None, list[str]] = defaultdict(list)
-    for person in people:
-        by_manager[person.manager_id].append(person.email)
+    of_person = left.of_person
+    if of_person:
+        # The reader keeps no manager for someone whose manager left; their row names one.
+        for person in people:
+            by_manager[person.manager_id or of_person.get(person.employee_id)].append(person.email)
+    else:
+        for person in people:
+            by_manager[person.manager_id].append(person.email)
     reports: dict[str, list[str]] = {}
     leads: list[Person] = []  # of `reports`, in its order
     missing: list[tuple[str, int]] = []
+    gone: dict[str, list[str]] = {}  # a manager who left -> the e-mails still naming them
     for manager, emails in by_manager.items():
         if manager is None:
             continue
         lead = by_id.get(manager)
         if lead is None:
-            missing.append((manager, len(emails)))
+            if manager in left.people:
+                gone[manager] = emails
+            else:
+                missing.append((manager, len(emails)))
             continue
         if lead.manager_id == manager:
             # Someone naming themselves as manager joins no team of their own.
@@ -498,19 +632,45 @@ def _manager_drafts(
             "who is not in the filtered export: treated as top of the org"
         )
     absent = {manager for manager, _ in missing}
+    stand_ins = _stand_ins(gone, by_id, left)
+    for manager in sorted(gone):
+        stand_in = stand_ins.get(manager)
+        if stand_in is not None and stand_in.employee_id not in reports:
+            # Leads the team of the one who left: leads a team of their own too, so that
+            # it keeps its place above (even with nobody else reporting to them).
+            reports[stand_in.employee_id] = []
+            leads.append(stand_in)
     # Each key made once, so a parent key is the very string of its team's key.
     key_of = {lead_id: MANAGER_PREFIX + lead_id for lead_id in reports}
-    keys = list(key_of.values())
-    parents = [lead.manager_id for lead in leads]
+    kept_gone = [manager for manager in sorted(gone) if manager in stand_ins]
+    key_of.update((manager, MANAGER_PREFIX + manager) for manager in kept_gone)
+    keys = [key_of[lead_id] for lead_id in reports]
+    parents = [lead.manager_id or of_person.get(lead.employee_id) for lead in leads]
     drafts = _Drafts()
     drafts.parent = {
-        key: None if parent is None or parent == lead_id else key_of.get(parent)
+        key: None if parent is None or parent == lead_id else _team_above(parent, key_of, left)
         for key, lead_id, parent in zip(keys, reports, parents, strict=True)
     }
     drafts.lead = dict(zip(keys, leads, strict=True))
     drafts.contributors = dict(zip(keys, reports.values(), strict=True))
     drafts.department = {key: lead.department or "" for key, lead in zip(keys, leads, strict=True)}
+    for manager in kept_gone:
+        key, person = key_of[manager], left.people[manager]
+        drafts.add(
+            key,
+            person,
+            _team_above(person.manager_id, key_of, left),
+            gone[manager],
+            person.department or "",
+            person.department or "",
+        )
+        drafts.stand_in[key] = stand_ins[manager]
+    if kept_gone:
+        _cut_cycles_through_gone(drafts)
     drafts.department_path = dict(drafts.department)
+    drafts.left = [
+        _lead_left(manager, gone[manager], stand_ins.get(manager), left) for manager in gone
+    ]
     top_leads = sum(1 for parent in parents if parent is None or parent in absent)
     # No manager in the export (none, or one not in it): a lead of a root team, or a loner.
     tops = len(by_manager.get(None, ())) + sum(count for _, count in missing)
@@ -521,6 +681,66 @@ def _manager_drafts(
             "nor reports in the filtered export and belong to no team"
         )
     return drafts
+
+
+def _cut_cycles_through_gone(drafts: _Drafts) -> None:
+    """A cycle the teams of managers who left close: someone who named a departed manager
+    as theirs was that manager's manager too (the stand-in then leads both teams). The
+    cycle is cut at a team of a manager who left, which becomes a root."""
+    parents = drafts.parent
+    for cycle in forest(parents, sorted(parents)).cycles:
+        gone = [key for key in cycle if key in drafts.stand_in]
+        if gone:  # any other cycle is refused as ever (`_depths_or_refuse`)
+            parents[min(gone)] = None
+
+
+def _up_the_chain(manager: str | None, left: LeftManagers) -> Iterable[str]:
+    """The ids above someone whose manager is `manager`: through managers who left, up to
+    and with the first kept one (or an id nobody has), once each."""
+    seen: set[str] = set()
+    while manager is not None and manager not in seen:
+        seen.add(manager)
+        yield manager
+        gone = left.people.get(manager)
+        if gone is None:
+            return  # kept, or nobody: the chain's end
+        manager = gone.manager_id
+
+
+def _stand_ins(
+    gone: Mapping[str, Sequence[str]], by_id: Mapping[str, Person], left: LeftManagers
+) -> dict[str, Person]:
+    """Who stands in for each manager who left: the nearest kept manager up the chain."""
+    found: dict[str, Person] = {}
+    for manager in gone:
+        above = left.people[manager].manager_id
+        kept = next((by_id[m] for m in _up_the_chain(above, left) if m in by_id), None)
+        if kept is not None:
+            found[manager] = kept
+    return found
+
+
+def _team_above(manager: str | None, key_of: Mapping[str, str], left: LeftManagers) -> str | None:
+    """The key of the nearest team up the chain from someone whose manager is `manager`."""
+    return next((key_of[m] for m in _up_the_chain(manager, left) if m in key_of), None)
+
+
+def _lead_left(
+    manager: str, emails: Sequence[str], stand_in: Person | None, left: LeftManagers
+) -> LeadLeft:
+    person = left.people[manager]
+    return LeadLeft(
+        key=MANAGER_PREFIX + manager,
+        team="",
+        employee_id=manager,
+        name=person.name,
+        location=person.location,
+        why=left.reason.get(manager, "a filter"),
+        reports=tuple(sorted(set(emails))),
+        stand_in_id=None if stand_in is None else stand_in.employee_id,
+        stand_in_name="" if stand_in is None else stand_in.name,
+        stand_in_email="" if stand_in is None else stand_in.email,
+    )
 
 
 def _team_depths(drafts: _Drafts) -> tuple[list[str], Mapping[str, int]]:
@@ -569,7 +789,7 @@ def _fold_small(
         merged = members[parent_key]
         merged |= members.pop(key)
         lead_email = drafts.lead[key].email
-        if lead_email not in placed:
+        if key not in drafts.stand_in and lead_email not in placed:
             merged.add(lead_email)
             placed.add(lead_email)
         moved = children.pop(key, [])

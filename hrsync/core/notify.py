@@ -409,6 +409,102 @@ def not_in_dx_message(
     )
 
 
+# ------------------------------------------------------- managers who left
+
+LEAD_LEFT = "lead_left"  # the `notify.on` event
+
+
+class LeftTeam(NamedTuple):
+    """A team kept for a manager who left while people still name them, as the store
+    keeps it (`sync.lead_left_alert_days` counts from `since`)."""
+
+    key: str  # the team's HR key
+    team: str  # "" when not kept: nobody up the chain to stand in
+    lead: str  # the employee id of who left
+    lead_name: str
+    stand_in: str  # the stand-in's e-mail; "" nobody
+    people: int
+    since: datetime
+    told: bool  # told late already
+    cleared: bool  # HR re-pointed the people since (kept until told)
+
+
+def lead_left_notices(
+    teams: Sequence[LeftTeam], now: datetime, *, alert_days: float
+) -> tuple[list[LeftTeam], list[LeftTeam]]:
+    """What to tell now: the teams HR has not re-pointed after `alert_days` and not told
+    yet, and those told whose people HR has re-pointed since. Each is told once when it
+    starts and once when it clears, never every run; what HR fixes in time never pages."""
+    limit = timedelta(days=alert_days)
+    late = [t for t in teams if not t.told and not t.cleared and now - t.since >= limit]
+    cleared = [t for t in teams if t.told and t.cleared]
+    return late, cleared
+
+
+def _left_line(team: LeftTeam) -> str:
+    who = f"{team.lead_name} ({team.lead})"
+    since = team.since.date().isoformat()
+    if not team.stand_in:
+        return (
+            f"- {who} left on or before {since}; nobody up the chain is kept: "
+            f"{plural(team.people, 'person')} in no team"
+        )
+    return (
+        f"- {team.team}: {who} left on or before {since}; {team.stand_in} stands in for "
+        f"{plural(team.people, 'person')}"
+    )
+
+
+def lead_left_message(
+    late: Sequence[LeftTeam],
+    cleared: Sequence[LeftTeam],
+    fmt: str,
+    *,
+    alert_days: float,
+    run_id: str,
+    now: datetime,
+    host: str = "",
+) -> dict[str, Any]:
+    """The webhook's body: managers who left whose people HR has not re-pointed after
+    `alert_days`, and those it has re-pointed since that was told."""
+    lines = []
+    if late:
+        lines.append(
+            f"{plural(len(late), 'manager')} left more than {alert_days:g} days ago and people "
+            "still name them in HR; their teams stay with a stand-in lead. Give those people "
+            "their new manager in HR:"
+        )
+        lines.extend(_left_line(t) for t in late[:LIMIT])
+        if len(late) > LIMIT:
+            lines.append(f"- and {len(late) - LIMIT} more")
+        lines.append(f"Who is in each: hrsync explain {late[0].lead}")
+    if cleared:
+        lines.append(f"HR re-pointed the people of {plural(len(cleared), 'manager')} who left:")
+        lines.extend(f"- {t.lead_name} ({t.lead})" for t in cleared[:LIMIT])
+    return _body(
+        LEAD_LEFT,
+        lines,
+        fmt,
+        run_id=run_id,
+        now=now,
+        host=host,
+        late=[
+            {
+                "team": t.team or None,
+                "lead": t.lead,
+                "lead_name": t.lead_name,
+                "stand_in": t.stand_in or None,
+                "people": t.people,
+                "since": t.since.astimezone(UTC).isoformat(),
+            }
+            for t in late[:LIMIT]
+        ],
+        late_count=len(late),
+        cleared=[t.lead for t in cleared[:LIMIT]],
+        cleared_count=len(cleared),
+    )
+
+
 # ------------------------------------------------------- readiness for the next snapshot
 
 

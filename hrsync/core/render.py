@@ -19,7 +19,7 @@ from typing import TypeVar
 from hrsync.core.guards import Deferral, Refusal
 from hrsync.core.held import Hold
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.mapping import Unplaced
+from hrsync.core.mapping import LeadLeft, Unplaced
 from hrsync.core.people import UnknownManager
 from hrsync.core.plan import (
     Archive,
@@ -357,6 +357,17 @@ def render_unplaced(unplaced: Sequence[Unplaced]) -> str:
         f"People in no team ({len(unplaced)}): kept from the export, but neither lead nor member:",
         unplaced,
         lambda person: f"  - {person}",
+    )
+
+
+def render_leads_left(gone: Sequence[LeadLeft]) -> str:
+    """The section of `plan` for managers who left while people still name them: each
+    team kept with its stand-in lead, or the people left in no team when nobody can
+    stand in."""
+    return _section(
+        f"Managers who left ({len(gone)}): their teams stay until HR re-points their people:",
+        gone,
+        lambda entry: f"  - {entry}",
     )
 
 

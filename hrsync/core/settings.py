@@ -298,6 +298,9 @@ class SyncSettings:
     recheck_not_in_dx_hours: float = 24.0
     # Someone DX has not counted for longer than this is told once (notify.on not_in_dx).
     not_in_dx_alert_days: float = 14.0
+    # A manager who left while people still name them: their team stays with a stand-in
+    # lead; told once (notify.on lead_left) when HR has not re-pointed them after this.
+    lead_left_alert_days: float = 3.0
     # From this long before the next snapshot's day starts (UTC) the daemon checks for
     # pending changes every few hours and syncs them, whatever the schedule says.
     pre_snapshot_hours: float = 48.0
@@ -321,6 +324,7 @@ NOTIFY_EVENTS = (
     "stand_in",
     "held",
     "not_in_dx",
+    "lead_left",
     "snapshot_not_ready",
     "snapshot_ready",
 )

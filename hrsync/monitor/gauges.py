@@ -31,6 +31,8 @@ class StoreState:
     synced: int | None  # people in the last export DX accepted
     held: int
     not_in_dx: int
+    lead_left: int  # people in teams kept for a manager who left, led by a stand-in
+    no_team: int  # people in no team, not meant to be, as the newest run found them
     teams: int
     plan_changes: Mapping[str, int]
     deferred_until: datetime | None
@@ -59,6 +61,8 @@ def read_state(store: Store, config_path: Path | str | None = None) -> StoreStat
         synced=store.last_accepted_people_count(),
         held=store.held_count(),
         not_in_dx=store.not_counted_count(),
+        lead_left=store.lead_left_people(),
+        no_team=last.counts.get("no_team", 0) if last else 0,
         teams=store.active_team_count(),
         plan_changes={k: last.counts.get(k, 0) for k in COUNT_KEYS} if last else {},
         deferred_until=pending.resume_at if pending else None,

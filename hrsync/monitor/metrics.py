@@ -94,7 +94,9 @@ class Metrics:
             "hrsync_people",
             "People by state: synced (kept from the last accepted export and synced as it "
             "says), held (a problem of their own row: DX keeps what it had), not_in_dx "
-            "(sent, but DX does not count them yet).",
+            "(sent, but DX does not count them yet), lead_left (their manager left: in the "
+            "team kept with a stand-in lead until HR re-points them), no_team (in no team "
+            "and not meant to be: each needs a person).",
             ["state"],
             registry=r,
         )
@@ -140,7 +142,7 @@ class Metrics:
             self.attention.labels(reason).set(0)
         for kind in COUNT_KEYS:
             self.plan_changes.labels(kind).set(0)
-        for state in ("synced", "held", "not_in_dx"):
+        for state in ("synced", "held", "not_in_dx", "lead_left", "no_team"):
             self.people.labels(state).set(0)
         self.last_success.set(0)
         self.deferred_until.set(0)
@@ -187,6 +189,8 @@ class Metrics:
             self.people.labels("synced").set(state.synced or 0)
             self.people.labels("held").set(state.held)
             self.people.labels("not_in_dx").set(state.not_in_dx)
+            self.people.labels("lead_left").set(state.lead_left)
+            self.people.labels("no_team").set(state.no_team)
             self.teams.set(state.teams)
             for kind in COUNT_KEYS:
                 self.plan_changes.labels(kind).set(state.plan_changes.get(kind, 0))

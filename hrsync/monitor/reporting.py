@@ -232,6 +232,9 @@ class Monitor:
             self.notifier.after_people(
                 result.run_id, now, alert_days=self.settings.sync.not_in_dx_alert_days
             )
+            self.notifier.after_leads_left(
+                result.run_id, now, alert_days=self.settings.sync.lead_left_alert_days
+            )
         except Exception as exc:  # the webhook must never take a run or the daemon down
             log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])
         if state is None:

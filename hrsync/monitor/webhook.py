@@ -22,17 +22,21 @@ from hrsync.config.plain_http import IN_CLEAR, plain_http_host
 from hrsync.core.dx_users import NotCounted, overdue
 from hrsync.core.notify import (
     HELD,
+    LEAD_LEFT,
     NOT_IN_DX,
     OK,
     RECOVERED,
     STAND_IN,
     HeldEntry,
+    LeftTeam,
     Notice,
     Observation,
     Sent,
     StandInChange,
     decide,
     held_message,
+    lead_left_message,
+    lead_left_notices,
     message,
     newly_overdue,
     not_in_dx_message,
@@ -52,6 +56,7 @@ from hrsync.core.snapshot_ahead import (
 )
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.secret import is_variable_name
+from hrsync.store.leads_left import LATE
 from hrsync.store.repo import NotifyRecord, Store
 
 log = logs.get_logger(__name__)
@@ -189,6 +194,45 @@ class Notifier:
             return False
         self.store.held_told(pending)
         log.info("notify.sent", notify_event=HELD, run_id=run_id)
+        return True
+
+    def after_leads_left(self, run_id: str, now: datetime, *, alert_days: float) -> bool:
+        """Tell once of managers who left whose people HR has not re-pointed after
+        `alert_days`, and once when it has (what was told is kept in the store, so a
+        restart does not repeat it and a failed POST is told after the next run)."""
+        if LEAD_LEFT not in self.settings.on:
+            return False
+        rows = self.store.lead_left_notices()
+        teams = [
+            LeftTeam(
+                r.team_key,
+                r.team,
+                r.lead,
+                r.lead_name,
+                r.stand_in,
+                r.people,
+                r.since or now,
+                r.notified == LATE,
+                r.cleared_at is not None,
+            )
+            for r in rows
+        ]
+        late, cleared = lead_left_notices(teams, now, alert_days=alert_days)
+        if not late and not cleared:
+            return False
+        body = lead_left_message(
+            late,
+            cleared,
+            self.settings.format,
+            alert_days=alert_days,
+            run_id=run_id,
+            now=now,
+            host=socket.gethostname(),
+        )
+        if not self._post(body, LEAD_LEFT):
+            return False
+        self.store.lead_left_told([t.key for t in late], [t.key for t in cleared])
+        log.info("notify.sent", notify_event=LEAD_LEFT, run_id=run_id)
         return True
 
     def after_people(self, run_id: str, now: datetime, *, alert_days: float) -> bool:

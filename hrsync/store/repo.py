@@ -18,6 +18,7 @@ from hrsync.store.engine import make_engine
 from hrsync.store.heartbeat_record import HeartbeatRecord
 from hrsync.store.heartbeat_table import HeartbeatQueries
 from hrsync.store.identities import IdentityQueries, member_digest
+from hrsync.store.leads_left import LeadLeftQueries, LeadLeftRecord
 from hrsync.store.lease import Leases, LeaseState
 from hrsync.store.lease_postgres import AdvisoryLease
 from hrsync.store.lease_row import RowLease
@@ -37,6 +38,7 @@ __all__ = [
     "HeartbeatRecord",
     "HeldChanges",
     "HeldRecord",
+    "LeadLeftRecord",
     "NotifyRecord",
     "RefusedPlan",
     "RunRecord",
@@ -56,6 +58,7 @@ class Store(
     HeartbeatQueries,
     NotificationQueries,
     PeopleQueries,
+    LeadLeftQueries,
     ApprovalQueries,
     PruningQueries,
 ):

@@ -194,6 +194,25 @@ held_people = Table(
     Column("cleared_at", UTCDateTime()),
 )
 
+# Managers who left (filtered out of the export) while people still name them, by their
+# team's key: the team kept with a stand-in lead (`stand_in` "": nobody up the chain is
+# kept) since `since`. What the webhook last told: "" nothing, "late" that HR has not
+# re-pointed the people after `sync.lead_left_alert_days`; a team told late whose
+# people are re-pointed stays, `cleared_at` set, until that is told too.
+leads_left = Table(
+    "leads_left",
+    metadata,
+    Column("team_key", String(320), primary_key=True),
+    Column("team", Text, nullable=False),
+    Column("lead", String(300), nullable=False),
+    Column("lead_name", Text, nullable=False),
+    Column("stand_in", Text, nullable=False),
+    Column("people", Integer, nullable=False),
+    Column("since", UTCDateTime(), nullable=False),
+    Column("notified", String(10), nullable=False, default=""),
+    Column("cleared_at", UTCDateTime()),
+)
+
 # The next DX snapshot that has not started, as the last run that read snapshots.list saw
 # it (one row, name "next"; snapshot_id NULL: none scheduled).
 next_snapshot = Table(

@@ -22,7 +22,7 @@ from hrsync.core.guards import DeferralKind
 from hrsync.core.held import Hold
 from hrsync.core.identity import Assignment, TeamRow
 from hrsync.core.joins import JoinReport
-from hrsync.core.mapping import TeamMap, Unplaced
+from hrsync.core.mapping import LeadLeft, TeamMap, Unplaced
 from hrsync.core.people import Directory
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
@@ -112,6 +112,7 @@ class Planned:
     plan: Plan
     report: str
     unplaced: tuple[Unplaced, ...] = ()  # people in no team, with why
+    leads_left: tuple[LeadLeft, ...] = ()  # managers who left, their teams and stand-ins
     holds: tuple[Hold, ...] = ()  # people held for a problem of their own row
     notes: str = ""  # the report's sections after the plan (unknown managers, unplaced)
     # Leads DX does not know yet and who stands in (sync/lead_substitution.py), and how
@@ -168,7 +169,13 @@ def end(
         SyncResult(
             run.run_id,
             outcome,
-            counts={**plan.counts, "held": len(planned.holds), "not_in_dx": len(not_in_dx)}
+            counts={
+                **plan.counts,
+                "held": len(planned.holds),
+                "not_in_dx": len(not_in_dx),
+                # In no team and not meant to be: lost to DX until a person acts.
+                "no_team": sum(1 for u in planned.unplaced if u.needs_person),
+            }
             if plan is not None and planned is not None
             else {},
             reason=reason,
@@ -178,6 +185,7 @@ def end(
             preview_url=preview_url,
             people_count=planned.people_count if planned is not None else None,
             unplaced=planned.unplaced if planned is not None else (),
+            leads_left=planned.leads_left if planned is not None else (),
             held=planned.holds if planned is not None else (),
             rows=tuple(planned.assignment.teams) if planned is not None else (),
             substitutes=planned.substitutes if planned is not None else (),

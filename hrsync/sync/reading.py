@@ -22,7 +22,7 @@ from hrsync.core.held import (
     place_held,
 )
 from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
-from hrsync.core.mapping import TeamMap, build_teams, no_team_problem, team_name_problems
+from hrsync.core.mapping import LeadLeft, TeamMap, build_teams, no_team_problem, team_name_problems
 from hrsync.core.page_signs import first_run_page
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
 from hrsync.core.precedence import Preceded, PrecedenceReport, apply_precedence
@@ -48,6 +48,7 @@ from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.joined import open_tables
 from hrsync.sources.open import open_export
 from hrsync.sources.unioned import open_unions
+from hrsync.store.repo import LeadLeftRecord
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
 
@@ -317,12 +318,14 @@ def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_K
     if template:
         raise InputRefused("template", template, source=export.source)
     mapping, fields = settings.mapping, export.fields
-    built = build_teams(people, mapping, fields, absent_managers=absent)
+    built = build_teams(people, mapping, fields, absent_managers=absent, left=directory.left)
     if built.problems and held:
         # A held person put back under the manager DX had them with may close a cycle
         # with today's rows: then they stay without one.
         unrestored = graph_people(directory.people, held, known, restore_managers=False)
-        again = build_teams(unrestored, mapping, fields, absent_managers=absent)
+        again = build_teams(
+            unrestored, mapping, fields, absent_managers=absent, left=directory.left
+        )
         if not again.problems:
             built = again
     placed = place_held(built, held, known)
@@ -401,6 +404,7 @@ def read_and_map(run: Run) -> Mapped:
     log_held(placed.holds)
     if run.request.operational:
         remember_held(run.store, placed.holds, run.clock())
+        run.store.replace_leads_left(map(_left_record, team_map.leads_left), run.clock())
     with capped(log, "mapping.note") as notes:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
@@ -414,6 +418,18 @@ def read_and_map(run: Run) -> Mapped:
         export.joins,
         precedence=export.precedence,
         sources=export.sources,
+    )
+
+
+def _left_record(entry: LeadLeft) -> LeadLeftRecord:
+    """A manager who left, as the store keeps it (since when: kept while unbroken)."""
+    return LeadLeftRecord(
+        entry.key,
+        entry.team,
+        entry.employee_id,
+        entry.name,
+        entry.stand_in_email,
+        len(entry.reports),
     )
 
 
@@ -438,10 +454,14 @@ def _log_unplaced(team_map: TeamMap) -> None:
                     "name": p.name,
                     "location": p.location,
                     "reason": p.reason,
+                    "needs_person": p.needs_person,
                 },
                 person,
                 "warning",
             )
+    with capped(log, "mapping.lead_left", see="hrsync plan") as gone:
+        for entry in team_map.leads_left:
+            gone.emit(LeadLeft.log_fields, entry, "warning")
     with capped(log, "mapping.lead_without_reports", see="hrsync check") as leads:
         for lead in team_map.leads_without_reports:
             leads.emit(

@@ -18,7 +18,7 @@ from hrsync.core.guards import DeferralKind
 from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
 from hrsync.core.joins import JoinReport
-from hrsync.core.mapping import Unplaced
+from hrsync.core.mapping import LeadLeft, Unplaced
 from hrsync.core.plan import Plan
 from hrsync.core.plan_ids import Approval
 from hrsync.core.precedence import PrecedenceReport
@@ -30,7 +30,8 @@ from hrsync.outcome import Outcome
 ATTRIBUTE_COUNT_KEYS = ("attributes_updated", "attributes_unchanged", "attributes_failed")
 # People the run could not sync as HR says (held: a problem of their own row), and people
 # the hierarchy sent whom DX does not count (not DX users yet); each listed in the result.
-PEOPLE_COUNT_KEYS = ("held", "not_in_dx")
+# no_team: people in no team who are not meant to be (each needs a person).
+PEOPLE_COUNT_KEYS = ("held", "not_in_dx", "no_team")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,8 @@ class SyncResult:
     attributes: AttributeResult | None = None  # the attribute step, once it ran
     # People kept from the export but in no team, with why (the plan's section).
     unplaced: tuple[Unplaced, ...] = ()
+    # Managers who left while people still name them: each team kept, and its stand-in.
+    leads_left: tuple[LeadLeft, ...] = ()
     # People held for a problem of their own row, and where DX keeps them.
     held: tuple[Hold, ...] = ()
     # The desired teams with their reference_ids, once planned (`plan --format tree|json`).

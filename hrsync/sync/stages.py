@@ -17,6 +17,7 @@ from hrsync.core.render import (
     approval_command,
     render_deferral,
     render_held,
+    render_leads_left,
     render_plan,
     render_refusal,
     render_source_notes,
@@ -74,6 +75,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         render_source_notes(mapped.source_notes)
         + render_held(mapped.holds)
         + render_unknown_managers(mapped.directory.unknown_managers)
+        + render_leads_left(mapped.team_map.leads_left)
         + render_unplaced(mapped.team_map.unplaced)
     )
     return Planned(
@@ -84,6 +86,7 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
         plan=plan,
         report=render_plan(plan) + notes,
         unplaced=mapped.team_map.unplaced,
+        leads_left=mapped.team_map.leads_left,
         holds=mapped.holds,
         notes=notes,
         directory=mapped.directory,

@@ -19,7 +19,7 @@ from dataclasses import fields as dataclass_fields
 
 from hrsync.core.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.listing import capped
-from hrsync.core.people import Directory, Person, Problem, UnknownManager
+from hrsync.core.people import Directory, LeftManagers, Person, Problem, UnknownManager
 from hrsync.core.people.managers import nobody_expected, suspect_hint
 from hrsync.core.rows import MAX_FIELD_CHARS, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
@@ -222,6 +222,7 @@ def read_people_by_row(
         return first[0] if first else None
 
     manager: list[str | None] = [None] * len(rows)
+    left_at: dict[int, int] = {}  # a kept row -> the filtered-out row it names as manager
     up: dict[int, int | None] = {}  # the manager's row, for filter.root
     ambiguous: set[int] = set()
     absent: dict[tuple[str, str], list[int]] = {}
@@ -260,13 +261,15 @@ def read_people_by_row(
         if len(among_kept) > 1:
             ambiguous.add(i)
         if why[chosen] is not None:
+            left_at[i] = chosen
             warn(
                 i,
                 where[i],
                 label[column],
                 written,
                 f"names {describe(chosen)} at {where[chosen]}, who is excluded by "
-                f"{why[chosen]}; {describe(i)} is kept without a manager",
+                f"{why[chosen]}; {describe(i)} stays in their team, led by the nearest "
+                "manager above who is kept, until HR names a new manager",
             )
         elif chosen == i or ref == own:
             problem(
@@ -403,6 +406,46 @@ def read_people_by_row(
             in_org = {i for i in below if why[i] is None}
             manager[top] = None
 
+    # Managers who left: each filtered-out manager a kept person (of the org, not its
+    # root) names, and the filtered-out managers above them up to the first kept one.
+    root_row = top if root and in_org is not None else None
+
+    def line_of(i: int) -> int | None:
+        for what, ref in (
+            ("employee id", id_refs[i]),
+            ("e-mail", email_refs[i]),
+            ("name", name_key(name_refs[i])),
+        ):
+            boss = lookup(what, ref)
+            if boss is not None:
+                return boss if boss != i else None
+        return None
+
+    of_person: dict[str, str] = {}
+    gone_people: dict[str, Person] = {}
+    gone_why: dict[str, str] = {}
+    for i, boss in sorted(left_at.items()):
+        if not ids[i] or not ids[boss] or i == root_row:
+            continue
+        if in_org is not None and i not in in_org:
+            continue
+        of_person[ids[i]] = ids[boss]
+        at: int | None = boss
+        while at is not None and why[at] is not None and ids[at] not in gone_people:
+            above = line_of(at)
+            gone_people[ids[at]] = Person(
+                employee_id=ids[at],
+                email=emails[at],
+                name=names[at] or emails[at] or ids[at],
+                manager_id=None if above is None else ids[above] or None,
+                department=departments[at] or None,
+                status=statuses[at] or None,
+                at=where[at],
+                row={key: cell(rows[at], key) for key in rows[at].values},
+            )
+            gone_why[ids[at]] = str(why[at])
+            at = above if above is not None and ids[above] else None
+
     # Nobody kept.
     if not rows:
         problem(
@@ -468,6 +511,9 @@ def read_people_by_row(
         ),
         rows_read=len(rows),
         unknown_managers=unknown,
+        left=LeftManagers(gone_people, gone_why, of_person)
+        if of_person
+        else LeftManagers({}, {}, {}),
     )
 
 

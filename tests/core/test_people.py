@@ -397,7 +397,7 @@ def test_a_manager_who_is_filtered_out_leaves_a_warning_not_an_error() -> None:
     text = str(warning)
     assert text.startswith("warning: people.csv line 4: Manager ID names Person E2 (E2)")
     assert "excluded by filter.active_status" in text
-    assert "Person E3 (E3) is kept without a manager" in text
+    assert "Person E3 (E3) stays in their team" in text
 
 
 def test_status_filter_ignores_case_and_an_empty_list_keeps_everyone() -> None:

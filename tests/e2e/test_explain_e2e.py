@@ -63,7 +63,8 @@ def test_a_person_in_no_team(workspace: Workspace) -> None:
 
 
 def test_a_person_whose_manager_is_filtered_out(workspace: Workspace) -> None:
-    # Was "manager chain: none (top of the org)", then "their manager … is filtered out".
+    # Was "manager chain: none (top of the org)", then "their manager … is filtered out";
+    # now the manager who left keeps their team, with a stand-in lead.
     rows = read_rows("sample-org.csv")
     rows.append(
         {
@@ -78,7 +79,13 @@ def test_a_person_whose_manager_is_filtered_out(workspace: Workspace) -> None:
     workspace.write_export(rows)
     run = workspace.hrsync("explain", "E901")
     assert run.code == 0, run.stdout + run.stderr
-    assert "  manager chain: 'E128' (Manager ID) is not among the people kept" in run.stdout
+    assert "  manager chain: Rohan Gupta (E128) left (excluded by filter.active_status" in (
+        run.stdout
+    )
+    # Their team stays, led by the manager above who is kept (Sofia Rossi).
+    assert "their manager Rohan Gupta (E128) left; lead left: Sofia Rossi (E024) stands in" in (
+        run.stdout
+    )
     assert "top of the org" not in run.stdout
     ceo = workspace.hrsync("explain", "E001")
     assert "  manager chain: none (top of the org)" in ceo.stdout

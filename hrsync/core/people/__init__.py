@@ -46,7 +46,9 @@ returning what it finds:
    (each later row names the first).
 7. Managers (`resolve_managers`): a manager reference (id, or e-mail when there is no id)
    matching nobody, or naming the person themselves, is fatal. A manager who is in the
-   export but filtered out is a warning: the report is kept with no manager. When both
+   export but filtered out is a warning: the report is kept with no manager of their
+   own, and `Directory.left` names that manager (their row read as a person, and the
+   filtered-out managers above them), so that their team stays (hrsync.core.mapping). When both
    manager columns are set, the id wins and a disagreeing e-mail is a warning.
    `manager_name` (used when neither id nor e-mail is given) matches by `name_key`; a
    name two kept people share is fatal for the row naming it. With `unknown_manager =
@@ -74,7 +76,13 @@ Messages cap every list they hold (`hrsync.core.listing.capped`).
 """
 
 from hrsync.core.people.columns import normalise_name
-from hrsync.core.people.managers import SUSPECT_REFERENCES, UnknownManager, name_key
+from hrsync.core.people.managers import (
+    NO_MANAGER_LEFT,
+    SUSPECT_REFERENCES,
+    LeftManagers,
+    UnknownManager,
+    name_key,
+)
 from hrsync.core.people.person import (
     Person,
     PersonValues,
@@ -87,10 +95,12 @@ from hrsync.core.people.pipeline import ROOT_REASON, Directory, HeldPerson, read
 from hrsync.core.people.validation import Problem
 
 __all__ = [
+    "NO_MANAGER_LEFT",
     "ROOT_REASON",
     "SUSPECT_REFERENCES",
     "Directory",
     "HeldPerson",
+    "LeftManagers",
     "Person",
     "PersonValues",
     "Problem",

@@ -4,7 +4,7 @@ gives (an id, an e-mail or a name), reporting cycles, and the org under `filter.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import eq
@@ -13,8 +13,9 @@ from typing import NamedTuple
 from hrsync.core.emails import normalise_email
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import PersonColumns, pick, scatter, take
+from hrsync.core.people.person import Person
 from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, of_person, warning
-from hrsync.core.text import natural_key, shown_value
+from hrsync.core.text import collapse_whitespace, natural_key, shown_value
 from hrsync.core.tree import forest
 
 _PUNCTUATION = re.compile(r"[^\w\s,]")
@@ -128,6 +129,8 @@ class Managers(NamedTuple):
     ambiguous: frozenset[int]  # rows whose manager reference matches several people
     unknown: tuple[UnknownManager, ...]  # with unknown_manager = "top": references to nobody
     findings: list[Finding]
+    # By kept row: the filtered-out row their manager reference names (a manager who left).
+    left: Mapping[int, int] = {}
 
 
 def resolve_managers(
@@ -175,6 +178,7 @@ def resolve_managers(
         ambiguous=frozenset(exact.ambiguous),
         unknown=unknown,
         findings=[*exact.findings, *nobody, *_unknown_warnings(export_name, unknown, doubt)],
+        left=exact.left,
     )
 
 
@@ -311,6 +315,7 @@ class _Exact(NamedTuple):
     # Without `top`, by kind of reference: (row, column, value) of each naming nobody.
     nobody: dict[str, list[tuple[int, str, str]]]
     findings: list[Finding]
+    left: dict[int, int]  # by row: the filtered-out row its manager reference names
 
 
 def _by_rules(
@@ -333,7 +338,7 @@ def _by_rules(
         fields.manager_email_ref,
         fields.manager_name_ref,
     )
-    out = _Exact({}, {}, set(), {}, {}, [])
+    out = _Exact({}, {}, set(), {}, {}, [], {})
     for row in rows:
         written: str
         if id_refs[row]:
@@ -381,6 +386,7 @@ def _by_rules(
         if ref in kept_by.repeated:
             out.ambiguous.add(row)
         if reason[chosen] is not None:
+            out.left[row] = chosen
             out.findings.append(
                 warning(
                     row,
@@ -388,7 +394,8 @@ def _by_rules(
                     column,
                     written,
                     f"names {fields.describe(chosen)} at {location[chosen]}, who is excluded "
-                    f"by {reason[chosen]}; {fields.describe(row)} is kept without a manager",
+                    f"by {reason[chosen]}; {fields.describe(row)} stays in their team, led "
+                    "by the nearest manager above who is kept, until HR names a new manager",
                 )
             )
             continue
@@ -552,16 +559,87 @@ def apply_root(
     return Org(in_org, top, [])
 
 
+class LeftManagers(NamedTuple):
+    """Managers who left: filtered out of the export (terminated, excluded by a filter)
+    while kept people still name them. Their rows are read as people, so that their team
+    can stay, led by a stand-in, until HR re-points their reports."""
+
+    # By employee id: each such manager, and the filtered-out managers above them. A
+    # person's `manager_id` here is their own manager's id (kept or filtered out; None
+    # when the row names none, or one nobody has).
+    people: Mapping[str, Person]
+    reason: Mapping[str, str]  # by employee id: the filter that left them out
+    of_person: Mapping[str, str]  # a kept person's id -> the manager who left, as named
+
+
+NO_MANAGER_LEFT = LeftManagers({}, {}, {})
+
+
+def left_managers(
+    fields: PersonColumns,
+    row_values: Callable[[int], Mapping[str, str]],
+    reason: Sequence[str | None],
+    refs: Refs,
+    left: Mapping[int, int],
+    org: Org,
+) -> LeftManagers:
+    """The managers who left whom kept people (of the org) still name, and the filtered-out
+    managers above them, up to the first kept one: the chain a stand-in is found on."""
+    if not left:
+        return NO_MANAGER_LEFT
+    ids = fields.employee_id
+    in_org = org.rows
+    of_person: dict[str, str] = {}
+    people: dict[str, Person] = {}
+    why: dict[str, str] = {}
+    for row, manager in left.items():
+        if not ids[row] or not ids[manager] or row == org.root:
+            continue  # the root's manager is cut; a blank id names no team
+        if in_org is not None and row not in in_org:
+            continue
+        of_person[ids[row]] = ids[manager]
+        at: int | None = manager
+        while at is not None and reason[at] is not None and ids[at] not in people:
+            boss = _line_of(fields, at, refs)
+            people[ids[at]] = _person_of(
+                fields, row_values, at, None if boss is None else ids[boss] or None
+            )
+            why[ids[at]] = str(reason[at])
+            at = boss if boss is not None and ids[boss] else None
+    return LeftManagers(people, why, of_person)
+
+
+def _person_of(
+    fields: PersonColumns,
+    row_values: Callable[[int], Mapping[str, str]],
+    row: int,
+    manager_id: str | None,
+) -> Person:
+    """A filtered-out row read as a person (its team's name is rendered from it)."""
+    return Person(
+        employee_id=fields.employee_id[row],
+        email=fields.email[row],
+        name=fields.name[row] or fields.email[row] or fields.employee_id[row],
+        manager_id=manager_id,
+        department=collapse_whitespace(fields.department[row]) or None,
+        status=fields.status[row] or None,
+        at=fields.location[row],
+        row=dict(row_values(row)),
+    )
+
+
+def _line_of(fields: PersonColumns, row: int, refs: Refs) -> int | None:
+    """The row a row's manager reference names, kept or filtered out (None: none)."""
+    boss = refs.by_id(fields.manager_id_ref[row])
+    if boss is None:
+        boss = refs.by_email(fields.manager_email_ref[row])
+    if boss is None:
+        boss = refs.by_name(fields.manager_name_ref[row])
+    return boss if boss != row else None
+
+
 def _lines_of_dropped(
     fields: PersonColumns, dropped: Sequence[int], refs: Refs
 ) -> dict[int, int | None]:
     """Reporting lines through filtered-out rows, so filter.root still sees the whole org."""
-    lines: dict[int, int | None] = {}
-    for row in dropped:
-        boss = refs.by_id(fields.manager_id_ref[row])
-        if boss is None:
-            boss = refs.by_email(fields.manager_email_ref[row])
-        if boss is None:
-            boss = refs.by_name(fields.manager_name_ref[row])
-        lines[row] = boss if boss != row else None
-    return lines
+    return {row: _line_of(fields, row, refs) for row in dropped}

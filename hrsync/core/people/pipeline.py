@@ -12,6 +12,8 @@ from typing import NamedTuple
 from hrsync.core.filters import LOGICAL_FIELDS, RowFilter, build_row_filter
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept, read_fields
 from hrsync.core.people.managers import (
+    NO_MANAGER_LEFT,
+    LeftManagers,
     Org,
     Refs,
     RowIndex,
@@ -19,6 +21,7 @@ from hrsync.core.people.managers import (
     apply_root,
     find_cycles,
     index_rows,
+    left_managers,
     resolve_managers,
 )
 from hrsync.core.people.person import Person, new_person
@@ -102,6 +105,8 @@ class Directory:
     # With `hold_people`: the people held for problems of their own row, in export order
     # (not in `people`; their problems not in `problems`).
     held: tuple[HeldPerson, ...] = ()
+    # Managers filtered out whom kept people still name: their teams stay (mapping).
+    left: LeftManagers = NO_MANAGER_LEFT
 
     @property
     def ok(self) -> bool:
@@ -232,6 +237,7 @@ def read_people(
         rows_read=export.count,
         unknown_managers=managers.unknown,
         held=held,
+        left=left_managers(person_columns, export.values, reason, refs, managers.left, org),
     )
 
 
