@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from hrsync import logs
-from hrsync.core.dx_users import Known, import_visible, unexplained
+from hrsync.core.dx_users import Known, count_ranges, import_visible, unexplained
 from hrsync.core.listing import capped as capped_list
 from hrsync.core.plan import Plan, SeenTeam, payload_size
 from hrsync.core.render import describe
@@ -102,7 +102,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
         )
         took()
-        missing = learn_people(
+        missing, undecided = learn_people(
             run,
             planned,
             planned.assignment.teams,
@@ -110,7 +110,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             submitted.submitted_at,
             known,
         )
-        end(run, Outcome.APPLIED, planned, not_in_dx=missing)
+        end(run, Outcome.APPLIED, planned, not_in_dx=missing, undecided=undecided)
     store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())
     end(
         run,
@@ -153,7 +153,7 @@ def recover_unfinished(run: Run) -> None:
         timeout = 0
     elif pending.status is not SubmissionStatus.ACCEPTED:
         timeout = resend_window_s(timeout)
-    converged = wait_until_shown(run, pending.plan, timeout)
+    converged = wait_until_shown(run, pending.plan, timeout, known=counted_by_email(store))
     if run.stopping():
         # Not a verdict: leave the submission as it is for the next start.
         log.warning("sync.stopped", step="verifying an earlier submission")
@@ -201,6 +201,8 @@ def wait_until_shown(
     say who DX counts only once it did. Never past the timeout, and never a failure."""
     deadline = time.monotonic() + timeout_s
     delay = run.pacing.poll_s
+    # Counts of teams holding people whose DX status is not known: checked by range.
+    ranges = count_ranges(target.rows, known, target.awaiting_change)
     attempt = 0
     shown: tuple[list[DxTeam], Convergence] | None = None  # converged, still settling
     while True:
@@ -218,6 +220,7 @@ def wait_until_shown(
                 archived_dx_ids=target.archived_dx_ids,
                 awaiting_change=target.awaiting_change,
                 watching=target.watching,
+                count_ranges=ranges,
             )
             shown = None
             if convergence.converged:
