@@ -192,13 +192,15 @@ def wait_until_shown(
     *,
     settle_until: float | None = None,
     known: Known = _NOBODY,
+    differs: list[str] | None = None,
 ) -> list[DxTeam] | None:
     """DX's teams once they show `target`; None at the timeout or a stop. 0 looks once.
 
     Until `settle_until` (a `time.monotonic()` value), a reply showing everything waited
     for is looked at again while the teams `target` watches (people DX is not known to
     count) are untouched and nothing else shows that DX took the import: their counts
-    say who DX counts only once it did. Never past the timeout, and never a failure."""
+    say who DX counts only once it did. Never past the timeout, and never a failure.
+    `differs` is given what the last reply showing something else differed in."""
     deadline = time.monotonic() + timeout_s
     delay = run.pacing.poll_s
     # Counts of teams holding people whose DX status is not known: checked by range.
@@ -243,6 +245,8 @@ def wait_until_shown(
                 )
             else:
                 log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
+                if differs is not None:
+                    differs[:] = [convergence.summary()]
         wait = delay
         if shown is not None and settle_until is not None:
             wait = min(delay, max(0.0, settle_until - time.monotonic()))
@@ -315,13 +319,16 @@ def confirm(
     started = time.monotonic()
     settle_until = started + resend_window_s(verify_timeout_s)
     resends = 0
+    differs: list[str] = []  # what DX's last reply differed in, for the reason
 
     def remaining() -> float:
         return max(0.0, verify_timeout_s - (time.monotonic() - started))
 
     while True:
         window = min(remaining(), resend_window_s(verify_timeout_s)) if ambiguous else remaining()
-        shown = wait_until_shown(run, target, window, settle_until=settle_until, known=known)
+        shown = wait_until_shown(
+            run, target, window, settle_until=settle_until, known=known, differs=differs
+        )
         if shown is not None:
             return Confirmation(shown, resends)
         if run.stopping():
@@ -331,7 +338,7 @@ def confirm(
                 # No resend left: the earlier requests may still be applied; wait it out.
                 ambiguous = False
                 continue
-            return Confirmation(None, resends)
+            return Confirmation(None, resends, differs[0] if differs else None)
         if not run.renew_lease():
             # Another sync holds the lease and may be submitting: ours is sent no more.
             return Confirmation(None, resends, "the lease was lost: not sent again")
