@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 
 from hrsync.core.compare import index_dx
 from hrsync.core.identity import TeamRow
+from hrsync.core.listing import capped
 from hrsync.core.plan import LeadChange, MembershipChange, Plan, awaited_refs
 from hrsync.core.verify import CountRange, Uncounted
 from hrsync.dx.models import DxTeam
@@ -227,7 +228,7 @@ class Undecided:
     def sentence(self) -> str:
         return (
             f"DX does not count {self.not_counted} of {self.sent} sent to {self.team!r}; "
-            f"it cannot tell yet which of {len(self.candidates)}: " + ", ".join(self.candidates)
+            f"it cannot tell yet which of {len(self.candidates)}: {capped(self.candidates)}"
         )
 
 

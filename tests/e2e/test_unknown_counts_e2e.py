@@ -70,6 +70,8 @@ def test_a_first_sync_says_how_many_of_whom_dx_does_not_count(partial_dx: Worksp
     assert NOAH in undecided["Developer Experience"]["candidates"]
     shown = partial_dx.hrsync("status").stdout
     assert "Not told:    DX does not count 1 of 3 sent to 'Developer Experience'" in shown
+    explained = partial_dx.hrsync("explain", NOAH).stdout
+    assert "not known yet (DX counted 2 of 3 sent to 'Developer Experience'" in explained
 
 
 def test_a_new_team_holding_a_person_of_unknown_status_is_applied_when_dx_is_right(
