@@ -32,7 +32,7 @@ from hrsync.core.compare import index_dx
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped
 from hrsync.core.plan import LeadChange, MembershipChange, Plan, awaited_refs
-from hrsync.core.verify import CountRange, Uncounted
+from hrsync.core.verify import Convergence, CountRange, Uncounted
 from hrsync.dx.models import DxTeam
 
 Known = Mapping[str, bool | None]
@@ -104,6 +104,33 @@ def count_ranges(
     DX's count says the import is not taken yet when it is below the range."""
     refs = set(awaited).union(watched(rows, known))
     return {row.reference_id: count_range(row, known) for row in rows if row.reference_id in refs}
+
+
+def contradicted(
+    rows: Sequence[TeamRow], convergence: Convergence, known: Known, *, when: str
+) -> dict[str, str]:
+    """What was learned of whom DX counts, where DX contradicts it: a reply showing
+    everything else but counting fewer in a team than its members known to be counted
+    (they left DX, or a count read too early taught it). Those members are not known
+    again (e-mail -> why), so the next run checks the team by range instead of failing
+    on the same count for ever. Anything else still differing may be DX not having taken
+    the import yet: then nothing is contradicted."""
+    if not convergence.only_undercounted:
+        return {}
+    by_ref = {row.reference_id: row for row in rows}
+    found: dict[str, str] = {}
+    for u in convergence.undercounted:
+        row = by_ref.get(u.reference_id)
+        if row is None:
+            continue
+        why = (
+            f"DX counted {u.counted} in {row.name!r} on {when}, fewer than the "
+            f"{u.known_counted} known to be counted: not known again"
+        )
+        for email in set(row.contributors):
+            if counted_before(known, email):
+                found[email] = why
+    return found
 
 
 def watched(rows: Sequence[TeamRow], known: Known) -> list[str]:

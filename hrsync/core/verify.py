@@ -113,6 +113,19 @@ class Convergence:
             or self.undercounted
         )
 
+    @property
+    def only_undercounted(self) -> bool:
+        """DX shows everything but counts fewer in some teams than the members it is known
+        to count: what was learned of them is contradicted (`dx_users.contradicted`)."""
+        return bool(self.undercounted) and not (
+            self.missing
+            or self.wrong_names
+            or self.wrong_parents
+            or self.still_present
+            or self.not_yet_changed
+            or self.overcounted
+        )
+
     def summary(self) -> str:
         if self.converged:
             text = "DX matches the submission"

@@ -122,6 +122,18 @@ class PeopleQueries(StoreSessions):
                     values["counted_at"] = now
                 s.execute(update(people).where(people.c.email == email).values(**values))
 
+    def forget_counted(self, why: Mapping[str, str]) -> None:
+        """These people are not known to be counted any more (e-mail -> why): DX's count
+        contradicted it. `counted_at` stays: `since` is about not being counted."""
+        people = tables.dx_people
+        with self._write() as s:
+            for email, text in why.items():
+                s.execute(
+                    update(people)
+                    .where(people.c.email == email)
+                    .values(counted=None, evidence=text)
+                )
+
     def set_undecided(self, evidence: Mapping[str, str]) -> None:
         """People not known either way whom DX's count says something of (e-mail -> what it
         says, `dx_users.undecided_evidence`); what earlier counts said of the others not

@@ -29,7 +29,7 @@ from hrsync.store.repo import SubmissionRecord
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.approval_step import applied
 from hrsync.sync.context import Run, Submitted, end
-from hrsync.sync.not_in_dx import counted_by_email, learn_people
+from hrsync.sync.not_in_dx import counted_by_email, forget_contradicted, learn_people
 
 log = logs.get_logger(__name__)
 
@@ -112,6 +112,8 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
         )
         end(run, Outcome.APPLIED, planned, not_in_dx=missing, undecided=undecided)
     store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())
+    if confirmation.last is not None:
+        forget_contradicted(run, planned.assignment.teams, confirmation.last, known)
     end(
         run,
         Outcome.UNVERIFIED,
@@ -192,7 +194,7 @@ def wait_until_shown(
     *,
     settle_until: float | None = None,
     known: Known = _NOBODY,
-    differs: list[str] | None = None,
+    differs: list[Convergence] | None = None,
 ) -> list[DxTeam] | None:
     """DX's teams once they show `target`; None at the timeout or a stop. 0 looks once.
 
@@ -246,7 +248,7 @@ def wait_until_shown(
             else:
                 log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
                 if differs is not None:
-                    differs[:] = [convergence.summary()]
+                    differs[:] = [convergence]
         wait = delay
         if shown is not None and settle_until is not None:
             wait = min(delay, max(0.0, settle_until - time.monotonic()))
@@ -294,6 +296,7 @@ class Confirmation:
     teams: list[DxTeam] | None  # DX's teams once it showed the submission; None: not shown
     resends: int
     note: str | None = None  # why it stopped short, when it did
+    last: Convergence | None = None  # what DX's last reply differed in, when it timed out
 
 
 def confirm(
@@ -319,7 +322,7 @@ def confirm(
     started = time.monotonic()
     settle_until = started + resend_window_s(verify_timeout_s)
     resends = 0
-    differs: list[str] = []  # what DX's last reply differed in, for the reason
+    differs: list[Convergence] = []  # DX's last reply not showing it, for the reason
 
     def remaining() -> float:
         return max(0.0, verify_timeout_s - (time.monotonic() - started))
@@ -338,7 +341,8 @@ def confirm(
                 # No resend left: the earlier requests may still be applied; wait it out.
                 ambiguous = False
                 continue
-            return Confirmation(None, resends, differs[0] if differs else None)
+            last = differs[0] if differs else None
+            return Confirmation(None, resends, last.summary() if last else None, last)
         if not run.renew_lease():
             # Another sync holds the lease and may be submitting: ours is sent no more.
             return Confirmation(None, resends, "the lease was lost: not sent again")

@@ -13,6 +13,7 @@ from hrsync import logs
 from hrsync.core.dx_users import (
     Undecided,
     changed,
+    contradicted,
     infer_counted,
     joined,
     not_in_dx,
@@ -22,6 +23,7 @@ from hrsync.core.dx_users import (
 )
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped as capped_list
+from hrsync.core.verify import Convergence
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped
 from hrsync.store.repo import Store
@@ -84,6 +86,26 @@ def learn_people(
             "placed once they join DX",
         )
     return tuple(missing), unclear
+
+
+def forget_contradicted(
+    run: Run, rows: Sequence[TeamRow], last: Convergence, known: Mapping[str, bool | None]
+) -> None:
+    """An unverified run whose last reply differed only in counts below what DX is known
+    to count: those people are not known again, so the next run is not held up by the
+    same count (`dx_users.contradicted`)."""
+    forgotten = contradicted(rows, last, known, when=run.clock().date().isoformat())
+    if not forgotten:
+        return
+    run.store.forget_counted(forgotten)
+    log.warning(
+        "verify.counted_forgotten",
+        count=len(forgotten),
+        people=capped_list(sorted(forgotten)),
+        teams=capped_list(u.name for u in last.undercounted),
+        detail="DX counts fewer in these teams than the members it was known to count: "
+        "they are not known again, and the next run checks the teams by range",
+    )
 
 
 def counted_by_email(store: Store) -> dict[str, bool | None]:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hrsync.core.dx_users import (
     Undecided,
     Verdict,
+    contradicted,
     count_range,
     count_ranges,
     infer_counted,
@@ -99,6 +100,28 @@ def test_summary_names_an_undercounted_team() -> None:
     seen = check_convergence([row("eng", "a")], [], [dx("eng", 0)],
                              count_ranges={"eng": CountRange(1, 1)})  # fmt: skip
     assert "Eng: 0 < 1" in seen.summary()
+
+
+# ---------------------------------------------------------------- a count contradicting
+
+
+def test_a_count_below_what_is_known_is_forgotten_only_when_nothing_else_differs() -> None:
+    rows = [row("eng", "a", "b", "u"), row("ops", "c")]
+    known = {"a": True, "b": True, "c": True}
+    ranges = count_ranges(rows, known, ["ops"])
+    # DX shows everything, but counts 1 in Eng where a and b are known to be counted.
+    seen = check_convergence(rows, [], [dx("eng", 1), dx("ops", 1)], count_ranges=ranges)
+    assert seen.only_undercounted
+    forgotten = contradicted(rows, seen, known, when=WHEN)
+    assert sorted(forgotten) == ["a", "b"]
+    assert "fewer than the 2 known to be counted" in forgotten["a"]
+    # A missing team may be DX not having taken the import yet: nothing is contradicted.
+    early = check_convergence(rows, [], [dx("eng", 1)], count_ranges=ranges)
+    assert not early.only_undercounted and contradicted(rows, early, known, when=WHEN) == {}
+    # An awaited team DX has not changed yet: likewise.
+    waiting = check_convergence(rows, [], [dx("eng", 1, BEFORE), dx("ops", 0, BEFORE)],
+                                awaiting_change={"ops": BEFORE}, count_ranges=ranges)  # fmt: skip
+    assert contradicted(rows, waiting, known, when=WHEN) == {}
 
 
 # ---------------------------------------------------------------- what cannot be told yet

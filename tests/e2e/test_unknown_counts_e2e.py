@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -97,3 +98,34 @@ def test_a_new_team_holding_a_person_of_unknown_status_is_applied_when_dx_is_rig
     teams = partial_dx.dx_teams()
     assert teams["Storage"]["contributors"] == 0
     assert teams["Platform Infrastructure"]["contributors"] == 3
+
+
+def test_a_count_below_what_was_learned_is_unverified_once_then_learned_again(
+    partial_dx: Workspace,
+) -> None:
+    assert partial_dx.hrsync("sync", env=SHORT_VERIFY).finished["outcome"] == "applied"
+    # hrsync wrongly holds that DX counts all four of Platform Infrastructure (as a count
+    # read too early, or a person who left DX, would leave it); DX counts three.
+    with sqlite3.connect(partial_dx.db) as db:
+        db.executemany(
+            "UPDATE dx_people SET counted = 1 WHERE email = ?",
+            [(e,) for e in (OLGA, "yuki.tanaka@example.com", "daniel.mensah@example.com",
+                            "carlos.mendoza@example.com")],
+        )  # fmt: skip
+    with partial_dx.export.open("a", encoding="utf-8") as fh:  # a hire DX does not know
+        fh.write("E900,Nina Newhire,nina.newhire@example.com,E020,Platform Infrastructure,"
+                 "Active,Engineer\n")  # fmt: skip
+
+    wrong = partial_dx.hrsync("sync", env=SHORT_VERIFY)
+    assert wrong.code == 5, wrong.stdout[-3000:]
+    assert "Platform Infrastructure: 3 < 4" in wrong.finished["reason"]
+    (forgotten,) = wrong.named("verify.counted_forgotten")
+    assert forgotten["count"] == 4 and OLGA in forgotten["people"]
+
+    # The next run finds the earlier submission shown by the wider range: nothing to send.
+    again = partial_dx.hrsync("sync", env=SHORT_VERIFY)
+    assert again.code == 0 and again.finished["outcome"] == "in_sync", again.stdout[-3000:]
+    (recovered,) = again.named("sync.recovered")
+    assert recovered["verified"] is True
+    told = {t["team"]: t for t in again.finished["not_in_dx_undecided"]}
+    assert told["Platform Infrastructure"]["not_counted"] == 2
