@@ -249,6 +249,10 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "sync.person_held": "{person} ({name}) held: {detail:full}",
     "sync.lead_substituted": "DX does not know {lead}, lead of {team}: {substitute} stands in",
     "sync.not_in_dx": "{count} people sent are not counted by DX yet: {people}",
+    "verify.counted_forgotten": "DX counts fewer in {teams} than it was known to count: "
+    "{count} people not known again",
+    "sync.not_in_dx_undecided": "DX does not count {not_counted} of {sent} sent to {team}; "
+    "which, it cannot tell yet: {candidates}",
     "sync.joined_dx": "{count} people joined DX: {people}",
     "sync.recheck_not_in_dx": "sending the hierarchy again: {count} people are not in DX yet",
     "sync.approval_honoured": "plan {plan_id} let past the guards: approved by {approved_by}",

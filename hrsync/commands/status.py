@@ -16,7 +16,7 @@ from hrsync.clock import utcnow
 from hrsync.commands.output import show
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
-from hrsync.core.dx_users import NotCounted, overdue
+from hrsync.core.dx_users import NotCounted, overdue, undecided_from_evidence
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.notify import SUCCESS
 from hrsync.core.render import approve_command, hrsync_command
@@ -170,6 +170,8 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         ],
         # People DX ignored (not DX users yet), longest first: placed once they join DX.
         "not_in_dx": [{"email": p.email, "since": _iso(p.since)} for p in ignored],
+        # Teams DX counts fewer in than sent where it cannot be told yet whom it ignores.
+        "not_in_dx_undecided": [u.fields() for u in undecided_from_evidence(store.undecided())],
         # Approved plans the daemon will apply while the plan it computes is the same.
         "approvals": [
             {
@@ -326,6 +328,13 @@ def render(doc: dict[str, Any]) -> str:
             f"Not in DX:   {plural(len(waiting), 'person')} DX does not "
             f"count yet, placed once they join DX: {capped(p['email'] for p in waiting)}"
         )
+    for item in doc["not_in_dx_undecided"][:LIMIT]:
+        lines.append(
+            f"Not told:    DX does not count {item['not_counted']} of {item['sent']} sent to "
+            f"{item['team']!r}; which, it cannot tell yet: {capped(item['candidates'])}"
+        )
+    if len(doc["not_in_dx_undecided"]) > LIMIT:
+        lines.append(f"             and {len(doc['not_in_dx_undecided']) - LIMIT} more teams")
     for item in doc["approvals"]:
         note = f" ({item['note']})" if item["note"] else ""
         lines.append(

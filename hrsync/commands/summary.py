@@ -115,6 +115,15 @@ def human_summary(
             f"their own row (first: {first.shown}, {first.location}); DX keeps what it last "
             f"had for them until HR fixes the row (`hrsync{config} plan` lists them)."
         )
+    if result.not_in_dx:
+        extra += (
+            f" DX does not count {len(result.not_in_dx)} of the people sent (not DX users "
+            f"yet; first: {result.not_in_dx[0]}): not a failure, placed once they join DX."
+        )
+    for undecided in result.not_in_dx_undecided[:3]:
+        extra += f" {undecided.sentence()}."
+    if len(result.not_in_dx_undecided) > 3:
+        extra += f" And {len(result.not_in_dx_undecided) - 3} more such teams (`hrsync status`)."
     return f"{head}{extra} {nxt} (run {result.run_id}, exit {result.exit_code})"
 
 

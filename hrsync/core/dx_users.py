@@ -13,23 +13,26 @@ the evidence it already gets (docs/explanation/applied.md, "People not in DX yet
 4. `users.attributes.update`: an answer for the person, a DX user; `user_not_found`, not.
 
 `known` maps an e-mail to what was learned before: True counted, False not counted, None
-(or absent) not known yet. A person DX ignored (False), or sent for the first time, holds
-up no verification: adding or removing them changes nothing DX shows when DX ignores
-them. A person sent before whom nothing decided yet (a store from before hrsync learned
-this) may be counted: changes touching them are waited for as always.
+(or absent) not known yet. Only a person known to be counted holds up verification: a
+change touching them is waited for as always. Anyone else may or may not be counted (one
+DX ignored may have joined since), so the team's count is checked by range instead
+(`count_ranges`): at least the members known to be counted, at most everyone sent.
+When DX counts fewer than were sent and no rule says whom, `undecided` says how many of
+which people.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from hrsync.core.compare import index_dx
 from hrsync.core.identity import TeamRow
+from hrsync.core.listing import capped
 from hrsync.core.plan import LeadChange, MembershipChange, Plan, awaited_refs
-from hrsync.core.verify import Uncounted
+from hrsync.core.verify import Convergence, CountRange, Uncounted
 from hrsync.dx.models import DxTeam
 
 Known = Mapping[str, bool | None]
@@ -65,17 +68,12 @@ def emails_of(rows: Iterable[TeamRow]) -> set[str]:
     return found
 
 
-def may_be_counted(known: Known, sent_before: AbstractSet[str], email: str) -> bool:
-    """Counted by DX before, or sent before with nothing learned since: DX may count them."""
-    counted = known.get(email)
-    return counted is True or (counted is None and email in sent_before)
-
-
-def unawaited(plan: Plan, known: Known, sent_before: AbstractSet[str]) -> set[str]:
+def unawaited(plan: Plan, known: Known) -> set[str]:
     """Of the teams verification would wait for, those whose only lead or member change
-    adds or removes people DX ignored or who are sent for the first time: DX shows
-    nothing when it ignores them, so they are not waited for. A lead change, or a member
-    DX may count (moved, removed or added), keeps the team waited for exactly as before."""
+    adds or removes people not known to be counted: DX shows nothing when it ignores
+    them, so they are not waited for; their team's count is checked by range. A lead
+    change, or a member known to be counted (moved, removed or added), keeps the team
+    waited for exactly as before."""
     waiting = set(awaited_refs(plan))
     touched: dict[str, list[str]] = {}
     leads: set[str] = set()
@@ -89,10 +87,50 @@ def unawaited(plan: Plan, known: Known, sent_before: AbstractSet[str]) -> set[st
     return {
         ref
         for ref, people in touched.items()
-        if ref not in leads
-        and people
-        and not any(may_be_counted(known, sent_before, e) for e in people)
+        if ref not in leads and people and not any(counted_before(known, e) for e in people)
     }
+
+
+def count_range(row: TeamRow, known: Known) -> CountRange:
+    """DX counts at least the members known to be counted, at most everyone sent."""
+    sent = set(row.contributors)
+    return CountRange(sum(1 for e in sent if counted_before(known, e)), len(sent))
+
+
+def count_ranges(
+    rows: Sequence[TeamRow], known: Known, awaited: Iterable[str]
+) -> dict[str, CountRange]:
+    """The count range of each team awaited or holding people not known to be counted:
+    DX's count says the import is not taken yet when it is below the range."""
+    refs = set(awaited).union(watched(rows, known))
+    return {row.reference_id: count_range(row, known) for row in rows if row.reference_id in refs}
+
+
+def contradicted(
+    rows: Sequence[TeamRow], convergence: Convergence, known: Known, *, when: str
+) -> dict[str, str]:
+    """What was learned of whom DX counts, where DX contradicts it: a reply showing
+    everything else but counting fewer in a team than its members known to be counted
+    (they left DX, or a count read too early taught it). Those members are not known
+    again (e-mail -> why), so the next run checks the team by range instead of failing
+    on the same count for ever. Anything else still differing may be DX not having taken
+    the import yet: then nothing is contradicted."""
+    if not convergence.only_undercounted:
+        return {}
+    by_ref = {row.reference_id: row for row in rows}
+    found: dict[str, str] = {}
+    for u in convergence.undercounted:
+        row = by_ref.get(u.reference_id)
+        if row is None:
+            continue
+        why = (
+            f"DX counted {u.counted} in {row.name!r} on {when}, fewer than the "
+            f"{u.known_counted} known to be counted: not known again"
+        )
+        for email in set(row.contributors):
+            if counted_before(known, email):
+                found[email] = why
+    return found
 
 
 def watched(rows: Sequence[TeamRow], known: Known) -> list[str]:
@@ -192,6 +230,103 @@ def not_in_dx(rows: Sequence[TeamRow], known: Known, verdicts: Mapping[str, Verd
     return sorted(
         e for e in people if (verdicts[e].counted if e in verdicts else known.get(e)) is False
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Undecided:
+    """A team DX counts fewer contributors in than were sent, where no rule says whom:
+    `not_counted` of the `candidates` (members not known either way) are not counted."""
+
+    team: str
+    sent: int
+    counted: int
+    not_counted: int
+    candidates: tuple[str, ...]
+
+    def fields(self) -> dict[str, object]:
+        return {
+            "team": self.team,
+            "sent": self.sent,
+            "counted": self.counted,
+            "not_counted": self.not_counted,
+            "candidates": list(self.candidates),
+        }
+
+    def sentence(self) -> str:
+        return (
+            f"DX does not count {self.not_counted} of {self.sent} sent to {self.team!r}; "
+            f"it cannot tell yet which of {len(self.candidates)}: {capped(self.candidates)}"
+        )
+
+
+def undecided(
+    rows: Sequence[TeamRow],
+    current: Sequence[DxTeam],
+    known: Known,
+    verdicts: Mapping[str, Verdict],
+) -> list[Undecided]:
+    """The teams whose shortfall (DX counts fewer than sent) people DX is known to ignore
+    do not explain and no rule pins on anyone: how many of which members not known either
+    way (after `verdicts`) are not counted."""
+    dx = index_dx(current).by_ref
+    found: list[Undecided] = []
+    for row in rows:
+        team = dx.get(row.reference_id)
+        if team is None:
+            continue
+        sent = set(row.contributors)
+        status = {e: verdicts[e].counted if e in verdicts else known.get(e) for e in sent}
+        ignored = sum(1 for c in status.values() if c is False)
+        candidates = tuple(sorted(e for e, c in status.items() if c is None))
+        missing = len(sent) - team.contributors - ignored
+        if missing > 0 and candidates:
+            found.append(
+                Undecided(
+                    row.name,
+                    len(sent),
+                    team.contributors,
+                    min(missing, len(candidates)),
+                    candidates,
+                )
+            )
+    return sorted(found, key=lambda u: u.team)
+
+
+# How an undecided person's store record says it (`dx_people.evidence`), so that `status`
+# can group them by team again without DX.
+_UNDECIDED = re.compile(
+    r"^DX counted (?P<counted>\d+) of (?P<sent>\d+) sent to '(?P<team>.*)' on \S+: "
+    r"(?P<missing>\d+) of "
+)
+
+
+def undecided_evidence(u: Undecided, *, when: str) -> str:
+    return (
+        f"DX counted {u.counted} of {u.sent} sent to '{u.team}' on {when}: {u.not_counted} of "
+        f"{len(u.candidates)} people not known either way are not counted; which, DX does "
+        "not show yet"
+    )
+
+
+def undecided_from_evidence(people: Iterable[tuple[str, str | None]]) -> list[Undecided]:
+    """The teams `undecided_evidence` named, from (e-mail, evidence) of people not known
+    either way; evidence of another kind is skipped."""
+    groups: dict[str, tuple[re.Match[str], list[str]]] = {}
+    for email, evidence in people:
+        said = _UNDECIDED.match(evidence) if evidence is not None else None
+        if said is not None:
+            groups.setdefault(said.string, (said, []))[1].append(email)
+    found = [
+        Undecided(
+            said["team"],
+            int(said["sent"]),
+            int(said["counted"]),
+            int(said["missing"]),
+            tuple(sorted(emails)),
+        )
+        for said, emails in groups.values()
+    ]
+    return sorted(found, key=lambda u: u.team)
 
 
 @dataclass(frozen=True, slots=True)

@@ -253,6 +253,8 @@ def dx_user_line(user: DxUser | None) -> str | None:
         return f"  not a DX user yet: {user.evidence or 'DX ignored this e-mail'}"
     if user.counted is True:
         return f"  a DX user: {user.evidence or 'DX counts them'}"
+    if user.evidence:  # a count says some of their team are not counted, not whom
+        return f"  whether DX counts them: not known yet ({user.evidence})"
     return "  whether DX counts them: not known yet (sent, no evidence either way)"
 
 

@@ -59,6 +59,29 @@ class Overcounted:
 
 
 @dataclass(frozen=True, slots=True)
+class CountRange:
+    """What DX may count for a team when hrsync has not learned of everyone whether DX
+    counts them: at least the members known to be counted, at most everyone sent."""
+
+    low: int
+    high: int
+
+    def holds(self, counted: int) -> bool:
+        return self.low <= counted <= self.high
+
+
+@dataclass(frozen=True, slots=True)
+class Undercounted:
+    """DX counts fewer contributors than the members it is known to count: it has not
+    taken the import yet (or lacks someone it counted before)."""
+
+    reference_id: str
+    name: str
+    known_counted: int
+    counted: int
+
+
+@dataclass(frozen=True, slots=True)
 class Convergence:
     missing: tuple[TeamRow, ...]
     wrong_names: tuple[NameMismatch, ...]
@@ -75,10 +98,26 @@ class Convergence:
     unsettled: tuple[str, ...] = ()
     # An awaited or watched team changed after the submission: DX took the import.
     import_shown: bool = False
+    # Teams given a count range whose count is below it.
+    undercounted: tuple[Undercounted, ...] = ()
 
     @property
     def converged(self) -> bool:
         return not (
+            self.missing
+            or self.wrong_names
+            or self.wrong_parents
+            or self.still_present
+            or self.not_yet_changed
+            or self.overcounted
+            or self.undercounted
+        )
+
+    @property
+    def only_undercounted(self) -> bool:
+        """DX shows everything but counts fewer in some teams than the members it is known
+        to count: what was learned of them is contradicted (`dx_users.contradicted`)."""
+        return bool(self.undercounted) and not (
             self.missing
             or self.wrong_names
             or self.wrong_parents
@@ -124,6 +163,13 @@ class Convergence:
                     + _few(f"{o.name}: {o.counted} > {o.sent}" for o in self.overcounted)
                     + ")"
                 )
+            if self.undercounted:
+                parts.append(
+                    f"{len(self.undercounted)} counting fewer contributors than it is known "
+                    "to count ("
+                    + _few(f"{u.name}: {u.counted} < {u.known_counted}" for u in self.undercounted)
+                    + ")"
+                )
             text = "DX does not match yet: " + "; ".join(parts)
         if self.contributors_uncounted:
             people = sum(u.sent - u.counted for u in self.contributors_uncounted)
@@ -150,6 +196,7 @@ def check_convergence(
     archived_dx_ids: Sequence[str] = (),
     awaiting_change: Mapping[str, datetime] = _NOTHING,
     watching: Mapping[str, datetime] = _NOTHING,
+    count_ranges: Mapping[str, CountRange] | None = None,
 ) -> Convergence:
     """Judge one `teams.list` reply against the submission.
 
@@ -167,7 +214,12 @@ def check_convergence(
 
     `watching` maps teams holding people not known to be counted the same way; they never
     keep the reply from converging (`unsettled` names those DX has not touched yet).
+
+    `count_ranges` bounds the count of teams holding people whose DX status is not known
+    (`dx_users.count_ranges`): a count below the members known to be counted is not done.
+    Every team's count is at most what was sent.
     """
+    ranges = count_ranges or {}
     dx = index_dx(current)
 
     missing: list[TeamRow] = []
@@ -175,6 +227,7 @@ def check_convergence(
     wrong_parents: list[ParentMismatch] = []
     uncounted: list[Uncounted] = []
     overcounted: list[Overcounted] = []
+    undercounted: list[Undercounted] = []
     for row in desired:
         team = dx.by_ref.get(row.reference_id)
         if team is None:
@@ -199,6 +252,11 @@ def check_convergence(
             uncounted.append(Uncounted(row.reference_id, row.name, sent, team.contributors))
         elif team.contributors > sent:
             overcounted.append(Overcounted(row.reference_id, row.name, sent, team.contributors))
+        bounds = ranges.get(row.reference_id)
+        if bounds is not None and team.contributors < bounds.low:
+            undercounted.append(
+                Undercounted(row.reference_id, row.name, bounds.low, team.contributors)
+            )
 
     not_yet, awaited_done = _not_changed(awaiting_change, dx.by_ref)
     unsettled, watched_done = _not_changed(watching, dx.by_ref)
@@ -223,6 +281,7 @@ def check_convergence(
         overcounted=tuple(overcounted),
         unsettled=tuple(sorted(unsettled)),
         import_shown=shown,
+        undercounted=tuple(undercounted),
     )
 
 

@@ -122,6 +122,51 @@ class PeopleQueries(StoreSessions):
                     values["counted_at"] = now
                 s.execute(update(people).where(people.c.email == email).values(**values))
 
+    def forget_counted(self, why: Mapping[str, str]) -> None:
+        """These people are not known to be counted any more (e-mail -> why): DX's count
+        contradicted it. `counted_at` stays: `since` is about not being counted."""
+        people = tables.dx_people
+        with self._write() as s:
+            for email, text in why.items():
+                s.execute(
+                    update(people)
+                    .where(people.c.email == email)
+                    .values(counted=None, evidence=text)
+                )
+
+    def set_undecided(self, evidence: Mapping[str, str]) -> None:
+        """People not known either way whom DX's count says something of (e-mail -> what it
+        says, `dx_users.undecided_evidence`); what earlier counts said of the others not
+        known either way is cleared. Known verdicts are never touched."""
+        people = tables.dx_people
+        unknown = people.c.counted.is_(None)
+        by_text: dict[str, list[str]] = {}
+        for email, text in evidence.items():
+            by_text.setdefault(text, []).append(email)
+        with self._write() as s:
+            s.execute(
+                update(people).where(unknown, people.c.evidence.is_not(None)).values(evidence=None)
+            )
+            for text, emails in by_text.items():
+                for chunk in _chunks(emails):
+                    s.execute(
+                        update(people)
+                        .where(unknown, people.c.email.in_(chunk))
+                        .values(evidence=text)
+                    )
+
+    def undecided(self) -> list[tuple[str, str]]:
+        """(e-mail, evidence) of the people not known either way whom a count said
+        something of (`set_undecided`), by e-mail."""
+        people = tables.dx_people
+        with self._read() as s:
+            query = (
+                select(people.c.email, people.c.evidence)
+                .where(people.c.counted.is_(None), people.c.evidence.is_not(None))
+                .order_by(people.c.email)
+            )
+            return [(r.email, r.evidence) for r in s.execute(query)]
+
     def held_people(self) -> dict[str, HeldRecord]:
         """Everyone held now, by `HeldRecord.person`."""
         held = tables.held_people

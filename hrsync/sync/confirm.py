@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from hrsync import logs
-from hrsync.core.dx_users import Known, import_visible, unexplained
+from hrsync.core.dx_users import Known, count_ranges, import_visible, unexplained
 from hrsync.core.listing import capped as capped_list
 from hrsync.core.plan import Plan, SeenTeam, payload_size
 from hrsync.core.render import describe
@@ -29,7 +29,7 @@ from hrsync.store.repo import SubmissionRecord
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.approval_step import applied
 from hrsync.sync.context import Run, Submitted, end
-from hrsync.sync.not_in_dx import counted_by_email, learn_people
+from hrsync.sync.not_in_dx import counted_by_email, forget_contradicted, learn_people
 
 log = logs.get_logger(__name__)
 
@@ -102,7 +102,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
         )
         took()
-        missing = learn_people(
+        missing, undecided = learn_people(
             run,
             planned,
             planned.assignment.teams,
@@ -110,8 +110,10 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             submitted.submitted_at,
             known,
         )
-        end(run, Outcome.APPLIED, planned, not_in_dx=missing)
+        end(run, Outcome.APPLIED, planned, not_in_dx=missing, undecided=undecided)
     store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())
+    if confirmation.last is not None:
+        forget_contradicted(run, planned.assignment.teams, confirmation.last, known)
     end(
         run,
         Outcome.UNVERIFIED,
@@ -153,7 +155,7 @@ def recover_unfinished(run: Run) -> None:
         timeout = 0
     elif pending.status is not SubmissionStatus.ACCEPTED:
         timeout = resend_window_s(timeout)
-    converged = wait_until_shown(run, pending.plan, timeout)
+    converged = wait_until_shown(run, pending.plan, timeout, known=counted_by_email(store))
     if run.stopping():
         # Not a verdict: leave the submission as it is for the next start.
         log.warning("sync.stopped", step="verifying an earlier submission")
@@ -192,15 +194,19 @@ def wait_until_shown(
     *,
     settle_until: float | None = None,
     known: Known = _NOBODY,
+    differs: list[Convergence] | None = None,
 ) -> list[DxTeam] | None:
     """DX's teams once they show `target`; None at the timeout or a stop. 0 looks once.
 
     Until `settle_until` (a `time.monotonic()` value), a reply showing everything waited
     for is looked at again while the teams `target` watches (people DX is not known to
     count) are untouched and nothing else shows that DX took the import: their counts
-    say who DX counts only once it did. Never past the timeout, and never a failure."""
+    say who DX counts only once it did. Never past the timeout, and never a failure.
+    `differs` is given what the last reply showing something else differed in."""
     deadline = time.monotonic() + timeout_s
     delay = run.pacing.poll_s
+    # Counts of teams holding people whose DX status is not known: checked by range.
+    ranges = count_ranges(target.rows, known, target.awaiting_change)
     attempt = 0
     shown: tuple[list[DxTeam], Convergence] | None = None  # converged, still settling
     while True:
@@ -218,6 +224,7 @@ def wait_until_shown(
                 archived_dx_ids=target.archived_dx_ids,
                 awaiting_change=target.awaiting_change,
                 watching=target.watching,
+                count_ranges=ranges,
             )
             shown = None
             if convergence.converged:
@@ -240,6 +247,8 @@ def wait_until_shown(
                 )
             else:
                 log.info("verify.waiting", attempt=attempt, detail=convergence.summary())
+                if differs is not None:
+                    differs[:] = [convergence]
         wait = delay
         if shown is not None and settle_until is not None:
             wait = min(delay, max(0.0, settle_until - time.monotonic()))
@@ -287,6 +296,7 @@ class Confirmation:
     teams: list[DxTeam] | None  # DX's teams once it showed the submission; None: not shown
     resends: int
     note: str | None = None  # why it stopped short, when it did
+    last: Convergence | None = None  # what DX's last reply differed in, when it timed out
 
 
 def confirm(
@@ -312,13 +322,16 @@ def confirm(
     started = time.monotonic()
     settle_until = started + resend_window_s(verify_timeout_s)
     resends = 0
+    differs: list[Convergence] = []  # DX's last reply not showing it, for the reason
 
     def remaining() -> float:
         return max(0.0, verify_timeout_s - (time.monotonic() - started))
 
     while True:
         window = min(remaining(), resend_window_s(verify_timeout_s)) if ambiguous else remaining()
-        shown = wait_until_shown(run, target, window, settle_until=settle_until, known=known)
+        shown = wait_until_shown(
+            run, target, window, settle_until=settle_until, known=known, differs=differs
+        )
         if shown is not None:
             return Confirmation(shown, resends)
         if run.stopping():
@@ -328,7 +341,8 @@ def confirm(
                 # No resend left: the earlier requests may still be applied; wait it out.
                 ambiguous = False
                 continue
-            return Confirmation(None, resends)
+            last = differs[0] if differs else None
+            return Confirmation(None, resends, last.summary() if last else None, last)
         if not run.renew_lease():
             # Another sync holds the lease and may be submitting: ours is sent no more.
             return Confirmation(None, resends, "the lease was lost: not sent again")

@@ -18,6 +18,7 @@ from typing import NoReturn
 from hrsync import logs
 from hrsync.clock import Clock
 from hrsync.config.loading import Settings
+from hrsync.core.dx_users import Undecided
 from hrsync.core.guards import DeferralKind
 from hrsync.core.held import Hold
 from hrsync.core.identity import Assignment, TeamRow
@@ -161,9 +162,11 @@ def end(
     problems: Sequence[str] = (),
     defer_kind: DeferralKind | None = None,
     not_in_dx: Sequence[str] = (),
+    undecided: Sequence[Undecided] = (),
 ) -> NoReturn:
     """End the run here with `outcome`; `report` defaults to the plan's. `not_in_dx`: the
-    people sent whom DX does not count yet (`counts.not_in_dx`)."""
+    people sent whom DX does not count yet (`counts.not_in_dx`); `undecided`: the teams
+    where DX counts fewer than sent and hrsync cannot tell whom yet."""
     plan = planned.plan if planned is not None else None
     raise RunEnded(
         SyncResult(
@@ -193,6 +196,7 @@ def end(
             problems=tuple(problems),
             defer_kind=defer_kind,
             not_in_dx=tuple(not_in_dx),
+            not_in_dx_undecided=tuple(undecided),
             plan_id=planned.plan_id if planned is not None else None,
             approval=planned.approval if planned is not None else None,
             joins=planned.joins if planned is not None else (),

@@ -11,15 +11,21 @@ from datetime import datetime
 
 from hrsync import logs
 from hrsync.core.dx_users import (
+    Undecided,
     changed,
+    contradicted,
     infer_counted,
     joined,
     not_in_dx,
     recheck_due,
+    undecided,
+    undecided_evidence,
 )
 from hrsync.core.identity import TeamRow
-from hrsync.core.listing import capped
+from hrsync.core.listing import capped as capped_list
+from hrsync.core.verify import Convergence
 from hrsync.dx.models import DxTeam
+from hrsync.logcap import capped
 from hrsync.store.repo import Store
 from hrsync.sync.context import Planned, Run
 from hrsync.sync.people_record import remember_people
@@ -34,22 +40,40 @@ def learn_people(
     teams: Sequence[DxTeam],
     when: datetime,
     known: Mapping[str, bool | None],
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[Undecided, ...]]:
     """After DX verifiably took `rows` (imported on `when`) and shows `teams`: keep the
-    people sent and what DX's counts say of them; log who joined DX and who is not in
-    DX. `known`: what the store held of each person before (`counted_by_email`), read
-    once by the caller. Returns the people sent whom DX does not count."""
-    verdicts = infer_counted(rows, teams, known, when=when.date().isoformat())
+    people sent and what DX's counts say of them; log who joined DX, who is not in DX,
+    and per team how many of whom DX does not count when it cannot be told yet.
+    `known`: what the store held of each person before (`counted_by_email`), read once
+    by the caller. Returns the people sent whom DX does not count, and those teams."""
+    day = when.date().isoformat()
+    verdicts = infer_counted(rows, teams, known, when=day)
     remember_people(run, rows, planned.directory, planned.holds)
     run.store.set_counted(
         {e: (v.counted, v.evidence) for e, v in changed(known, verdicts).items()}, run.clock()
     )
+    unclear = tuple(undecided(rows, teams, known, verdicts))
+    run.store.set_undecided(
+        {e: undecided_evidence(u, when=day) for u in unclear for e in u.candidates}
+    )
+    with capped(log, "sync.not_in_dx_undecided", see="hrsync status") as told:
+        for u in unclear:
+            told.emit(
+                lambda u: {
+                    "team": u.team,
+                    "sent": u.sent,
+                    "counted": u.counted,
+                    "not_counted": u.not_counted,
+                    "candidates": capped_list(u.candidates),
+                },
+                u,
+            )
     came = joined(known, verdicts)
     if came:
         log.info(
             "sync.joined_dx",
             count=len(came),
-            people=capped(came),
+            people=capped_list(came),
             detail="DX counts them now: they joined DX",
         )
     missing = not_in_dx(rows, known, verdicts)
@@ -57,11 +81,31 @@ def learn_people(
         log.info(
             "sync.not_in_dx",
             count=len(missing),
-            people=capped(missing),
+            people=capped_list(missing),
             detail="DX ignores these e-mails (not DX users yet): not a failure; they are "
             "placed once they join DX",
         )
-    return tuple(missing)
+    return tuple(missing), unclear
+
+
+def forget_contradicted(
+    run: Run, rows: Sequence[TeamRow], last: Convergence, known: Mapping[str, bool | None]
+) -> None:
+    """An unverified run whose last reply differed only in counts below what DX is known
+    to count: those people are not known again, so the next run is not held up by the
+    same count (`dx_users.contradicted`)."""
+    forgotten = contradicted(rows, last, known, when=run.clock().date().isoformat())
+    if not forgotten:
+        return
+    run.store.forget_counted(forgotten)
+    log.warning(
+        "verify.counted_forgotten",
+        count=len(forgotten),
+        people=capped_list(sorted(forgotten)),
+        teams=capped_list(u.name for u in last.undercounted),
+        detail="DX counts fewer in these teams than the members it was known to count: "
+        "they are not known again, and the next run checks the teams by range",
+    )
 
 
 def counted_by_email(store: Store) -> dict[str, bool | None]:
@@ -83,7 +127,7 @@ def recheck(
     log.info(
         "sync.recheck_not_in_dx",
         count=len(waiting),
-        people=capped(waiting),
+        people=capped_list(waiting),
         detail=f"sending the hierarchy again (at most every {hours:g} h, "
         "sync.recheck_not_in_dx_hours) in case they joined DX",
     )

@@ -110,5 +110,7 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     run.store.save_identities(planned.assignment.identities, run.clock())
     # DX holds what it last verifiably took: its counts say whom it counts.
     when = last.created_at if last is not None else run.clock()
-    missing = learn_people(run, planned, planned.assignment.teams, planned.dx_teams, when, known)
-    end(run, Outcome.IN_SYNC, planned, not_in_dx=missing)
+    missing, undecided = learn_people(
+        run, planned, planned.assignment.teams, planned.dx_teams, when, known
+    )
+    end(run, Outcome.IN_SYNC, planned, not_in_dx=missing, undecided=undecided)

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Literal
 
 from hrsync.core.attributes import AttributeOutcome, AttributePlan, more_serious
+from hrsync.core.dx_users import Undecided
 from hrsync.core.guards import DeferralKind
 from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
@@ -81,6 +82,8 @@ class SyncResult:
     defer_kind: DeferralKind | Literal["lease_held"] | None = None
     # The people sent whom DX does not count yet (their e-mails, sorted): named, not failed.
     not_in_dx: tuple[str, ...] = ()
+    # Teams where DX counts fewer than sent and whom it does not count cannot be told yet.
+    not_in_dx_undecided: tuple[Undecided, ...] = ()
     # The plan's id when a guard refused it, or an approval or override flags let it past.
     plan_id: str | None = None
     # What let it past the guards: a person's approval, or this run's flags (via "sync").

@@ -204,6 +204,8 @@ def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> N
         ]
     if result.not_in_dx:
         fields["not_in_dx"] = capped(result.not_in_dx)
+    if result.not_in_dx_undecided:
+        fields["not_in_dx_undecided"] = [u.fields() for u in result.not_in_dx_undecided[:LIMIT]]
     if result.substitutes:
         fields["lead_substitutes"] = [s.log_fields() for s in result.substitutes]
     if result.plan_id:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from hrsync import logs
-from hrsync.core.dx_users import emails_of, unawaited, watched
+from hrsync.core.dx_users import unawaited, watched
 from hrsync.core.plan import LeadChange, Rename, awaited_refs
 from hrsync.core.verify import awaiting_since
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
@@ -103,11 +103,9 @@ def _submitted_plan(run: Run, planned: Planned) -> SubmittedPlan:
         for sub in run.store.submissions_after(last.id if last else None)
     ]
     # People DX is not known to count hold up nothing: a team whose only change adds or
-    # removes such people is watched (its count says who DX counts), not waited for.
-    people = run.store.dx_people()
-    known = {email: person.counted for email, person in people.items()}
-    sent_before = set(people) | (emails_of(last.plan.rows) if last else set())
-    skipped = unawaited(plan, known, sent_before)
+    # removes such people is watched and its count checked by range, not waited for.
+    known = {email: person.counted for email, person in run.store.dx_people().items()}
+    skipped = unawaited(plan, known)
     refs = [ref for ref in awaited_refs(plan) if ref not in skipped]
     payload_rows = {r.reference_id: r.to_payload() for r in rows}
     awaiting = awaiting_since(refs, payload_rows, planned.dx_teams, earlier)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hrsync.commands.summary import human_summary
+from hrsync.core.dx_users import Undecided
 from hrsync.core.plan import Create, Plan
 from hrsync.outcome import Outcome
 from hrsync.sync.results import SyncResult
@@ -97,3 +98,22 @@ def test_held_people_are_named_in_the_paragraph_with_where_to_see_them() -> None
     text = human_summary(result, "c.toml")
     assert "1 person is held" in text and "Carl (E901), people.csv line 42" in text
     assert "`hrsync --config c.toml plan` lists them" in text
+
+
+def test_applied_names_people_dx_does_not_count_and_what_cannot_be_told_yet() -> None:
+    result = SyncResult(
+        "run1",
+        Outcome.APPLIED,
+        counts={"create": 1},
+        plan=PLAN,
+        people_count=40,
+        not_in_dx=("nina@example.com",),
+        not_in_dx_undecided=(Undecided("Platform", 4, 3, 1, ("olga@example.com", "yuki@e.com")),),
+    )
+    text = human_summary(result)
+    assert "DX does not count 1 of the people sent" in text and "nina@example.com" in text
+    assert (
+        "DX does not count 1 of 4 sent to 'Platform'; it cannot tell yet which of 2: "
+        "olga@example.com, yuki@e.com." in text
+    )
+    assert "\n" not in text

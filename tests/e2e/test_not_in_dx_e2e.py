@@ -136,3 +136,6 @@ def test_a_move_dx_never_shows_is_unverified_even_with_a_new_person_beside_it(
         "sync", env={"HRSYNC_SYNC__VERIFY_TIMEOUT_S": "3", "HRSYNC_SYNC__MAX_RESENDS": "0"}
     )
     assert run.code == 5 and run.finished["outcome"] == "unverified", run.stdout[-3000:]
+    # The reason says what DX lacks, not only that time ran out.
+    reason = run.finished["reason"]
+    assert "not yet changed" in reason and "Platform Infrastructure" in reason, reason

@@ -38,6 +38,28 @@ def test_counted_at_moves_only_when_the_verdict_changes(store: Store) -> None:
     assert "nobody@x.com" not in store.dx_people()
 
 
+def test_what_a_count_says_of_people_not_known_either_way_replaces_what_it_said_before(
+    store: Store,
+) -> None:
+    store.record_sent_people({"a@x.com": "E1", "u@x.com": "E2", "v@x.com": "E3"}, NOW)
+    store.set_counted({"a@x.com": (True, "led a team")}, NOW)
+    store.set_undecided({"u@x.com": "one of two", "v@x.com": "one of two", "a@x.com": "no"})
+    assert store.undecided() == [("u@x.com", "one of two"), ("v@x.com", "one of two")]
+    assert store.dx_people()["a@x.com"].evidence == "led a team"  # known verdicts stay
+    store.set_undecided({"v@x.com": "one of one"})
+    assert store.undecided() == [("v@x.com", "one of one")]
+    store.set_undecided({})
+    assert store.undecided() == []
+
+
+def test_a_contradicted_verdict_is_not_known_again(store: Store) -> None:
+    store.record_sent_people({"a@x.com": "E1"}, NOW)
+    store.set_counted({"a@x.com": (True, "counted")}, NOW)
+    store.forget_counted({"a@x.com": "DX counted fewer"})
+    a = store.dx_people()["a@x.com"]
+    assert (a.counted, a.evidence) == (None, "DX counted fewer")
+
+
 def test_held_people_keep_their_since_while_held_and_say_what_started_and_cleared(
     store: Store,
 ) -> None:
