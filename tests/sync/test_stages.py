@@ -63,8 +63,12 @@ def test_rows_with_problems_are_refused_with_every_problem_and_the_people_read(
     rows = _rows()
     rows[2]["Employee ID"] = rows[1]["Employee ID"]
     _write(settings, rows)
+    # A duplicate id alone holds its rows; `on_person_problem = "refuse"` refuses them.
+    strict = dataclasses.replace(
+        settings, sync=dataclasses.replace(settings.sync, on_person_problem="refuse")
+    )
     with pytest.raises(InputRefused) as refused:
-        read_export(settings)
+        read_export(strict)
     assert refused.value.stage == "export"
     assert refused.value.source.endswith("people.csv")
     assert refused.value.directory is not None
