@@ -184,3 +184,43 @@ def test_hide_userinfo(text: str, shown: str | None) -> None:
 def test_hide_userinfo_of_a_known_url_hides_all_of_it(url: str, hidden: tuple[str, ...]) -> None:
     shown = hide_userinfo(f"source.url must be …, got {url!r}", urls=[url])
     assert all(part not in shown for part in hidden), shown
+
+
+# A secret without a space or a dash has the shape of a variable's name in general: only
+# names written the conventional way (upper case, digits, underscores) are taken as names.
+NAME_LIKE_SECRETS = [
+    "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "sk_live_51HxYzAbCdEf0123456789",
+    "CorrectHorseBatteryStaple",
+]
+
+
+@pytest.mark.parametrize("secret", NAME_LIKE_SECRETS)
+@pytest.mark.parametrize("origin", ["file", "environment"])
+@pytest.mark.parametrize("key", ENV_KEYS)
+def test_a_secret_shaped_like_a_name_is_refused_and_never_shown(
+    tmp_path: Path, key: str, origin: str, secret: str
+) -> None:
+    if origin == "file":
+        found = problems(tmp_path, in_file(key, f'"{secret}"'))
+    else:
+        found = problems(tmp_path, BASE, {as_variable(key): secret})
+    assert any(
+        p.startswith(f"{key} must name an environment variable")
+        and "upper case letters, digits and underscores" in p
+        for p in found
+    ), found
+    assert all(secret not in p for p in found), found
+
+
+@pytest.mark.parametrize("secret", NAME_LIKE_SECRETS)
+def test_a_header_value_shaped_like_a_name_is_refused_and_never_shown(
+    tmp_path: Path, secret: str
+) -> None:
+    found = problems(tmp_path, BASE + f'[source.headers]\nX-Api-Key = "{secret}"\n')
+    assert any(
+        p.startswith("source.headers.X-Api-Key must name an environment variable")
+        and "upper case letters, digits and underscores" in p
+        for p in found
+    ), found
+    assert all(secret not in p for p in found), found
