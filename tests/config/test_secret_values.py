@@ -224,3 +224,40 @@ def test_a_header_value_shaped_like_a_name_is_refused_and_never_shown(
         for p in found
     ), found
     assert all(secret not in p for p in found), found
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://hruser:Pw@AtOnlySECRET@hr.example.test/x",
+        "ftp://dxuser:Pw@At@OnlySECRET@dx.test",
+        "postgresql+psycopg://hr:Pw@AtOnlySECRET@db/x",
+        "hr:Pw@AtOnlySECRET@db.test/hrsync",
+    ],
+)
+def test_hide_userinfo_hides_a_password_with_unencoded_at_signs_whole(url: str) -> None:
+    # Found in the text alone (no list of the config's URLs): every "@" of the user-info.
+    shown = hide_userinfo(f"got {url!r}")
+    assert "SECRET" not in shown and "Pw" not in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("key", "url"),
+    [
+        ("HRSYNC_DX__BASE_URL", "ftp://dxuser:Pw@AtOnlySECRET@dx.test"),
+        ("HRSYNC_SOURCE__URL", "htp://hruser:Pw@AtOnlySECRET@hr.example.test/x"),
+        ("HRSYNC_STATE__DATABASE_URL", "postgresql+nodriver://hr:Pw@AtOnlySECRET@db/hrsync"),
+        ("HRSYNC_STATE__DATABASE_URL", "hr:Pw@AtOnlySECRET@db.test/hrsync"),
+    ],
+)
+def test_a_url_password_with_unencoded_at_signs_is_hidden_whole(
+    tmp_path: Path, key: str, url: str
+) -> None:
+    found = problems(tmp_path, BASE, {key: url})
+    assert all("SECRET" not in p and "Pw@" not in p for p in found), found
+
+
+def test_hide_userinfo_of_a_known_url_with_a_slash_and_at_signs_hides_all_of_it() -> None:
+    url = "postgresql://hr:Pw@At/SlashSECRET@db/hrsync"
+    shown = hide_userinfo(f"got {url!r}", urls=[url])
+    assert "SECRET" not in shown and "Pw" not in shown, shown
