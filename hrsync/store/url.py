@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from hrsync.store.sqlite_file import empty_store_problem
+from hrsync.store.sqlite_file import empty_store_problem, linked_store_problem
 
 KEY = "state.database_url"
 EXAMPLES = "sqlite:///hrsync.db, or postgresql+psycopg://USER:PASSWORD@HOST/DATABASE"
@@ -172,6 +172,9 @@ def _missing_driver(head: str, parsed: DatabaseUrl, exc: ImportError) -> str:
 
 
 def _sqlite_file_problem(head: str, path: Path) -> str | None:
+    linked = linked_store_problem(path)
+    if linked is not None:
+        return f"{head}: {linked}"
     if path.is_dir():
         return f"{head} names the directory {str(path)!r}; expected an SQLite file in it"
     if path.exists():
