@@ -99,7 +99,12 @@ def _grant(
     if settings.oauth2.token_url:
         return ClientCredentials(settings.oauth2, environ)
     if settings.google_service_account.key_file_env:
-        return JwtBearer(settings.google_service_account, environ, clock=wall_clock)
+        return JwtBearer(
+            settings.google_service_account,
+            environ,
+            clock=wall_clock,
+            allow_insecure_http=settings.allow_insecure_http,
+        )
     return None
 
 

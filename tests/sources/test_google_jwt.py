@@ -359,3 +359,26 @@ def test_no_key_assertion_or_token_in_any_rendered_log_line_or_message(
         assert secret not in text
         assert secret not in str(caught.value)
     assert "nobody@example.com" in text  # the message itself is shown
+
+
+def test_a_plain_http_token_uri_to_another_host_is_refused(
+    tmp_path: Path, account: ServiceAccount
+) -> None:
+    # The signed assertion would cross the network in clear text: the same rule as
+    # source.oauth2.token_url. This machine's own address stays allowed (a local fake).
+    path = account.write_key_file(tmp_path / "key.json", "http://login.example.test/token")
+    message = _refused(tmp_path, {KEY_ENV: str(path)})
+    assert "token_uri" in message and "plain http:// to login.example.test" in message
+    assert "source.allow_insecure_http" in message
+    assert account.pem not in message
+
+
+def test_a_plain_http_token_uri_is_taken_when_the_source_allows_it(
+    tmp_path: Path, account: ServiceAccount
+) -> None:
+    path = account.write_key_file(tmp_path / "key.json", "http://login.example.test/token")
+    settings = settings_for("http://127.0.0.1:9")
+    bearer = JwtBearer(
+        settings.google_service_account, {KEY_ENV: str(path)}, allow_insecure_http=True
+    )
+    assert bearer.token_url == "http://login.example.test/token"
