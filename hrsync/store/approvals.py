@@ -181,6 +181,17 @@ class ApprovalQueries(StoreSessions):
             )
         return bool(done.rowcount)
 
+    def expire_approval(self, approval_id: int, now: datetime) -> None:
+        """The approval, not applied, expires now (one dated after the runner's clock: it
+        is not honoured now, nor later when the clock catches up with its date)."""
+        approvals = tables.approvals
+        with self._write() as s:
+            s.execute(
+                update(approvals)
+                .where(approvals.c.id == approval_id, approvals.c.applied_at.is_(None))
+                .values(expires_at=now)
+            )
+
     def extend_approvals(self, until: datetime, now: datetime) -> list[Approval]:
         """Pending approvals that would expire before `until` now expire then (a snapshot
         window defers their plan); the ones extended."""
