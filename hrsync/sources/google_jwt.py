@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from hrsync import logs
 from hrsync.config.plain_http import IN_CLEAR, plain_http_host, refusal
+from hrsync.config.small_files import SmallFileError, read_small_file
 from hrsync.core.settings import GoogleServiceAccountSettings
 from hrsync.secret import is_variable_name, not_a_name
 from hrsync.sources.base import SourceError
@@ -171,18 +172,15 @@ def _read_key_file(path_text: str, where: str) -> _Key:
         )
     path = Path(path_text)
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_KEY_FILE_BYTES + 1)
+        data = read_small_file(path, MAX_KEY_FILE_BYTES)
+    except SmallFileError as exc:
+        # Over the cap, or a FIFO or a device, which would block or never end.
+        raise SourceError(f"the service account key file {path} ({where}) {exc}") from None
     except OSError as exc:
         raise SourceError(
             f"cannot read the service account key file {path} ({where}): "
             f"{exc.strerror or type(exc).__name__}"
         ) from None
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise SourceError(
-            f"the service account key file {path} ({where}) is over {MAX_KEY_FILE_BYTES:,} "
-            f"bytes: not a key file"
-        )
     text = data.decode("utf-8", errors="replace")
     masked = [text.strip()]  # the whole file here; its key line by line below
     logs.register_secret(masked[0])

@@ -8,6 +8,7 @@ import base64
 import dataclasses
 import io
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -382,3 +383,19 @@ def test_a_plain_http_token_uri_is_taken_when_the_source_allows_it(
         settings.google_service_account, {KEY_ENV: str(path)}, allow_insecure_http=True
     )
     assert bearer.token_url == "http://login.example.test/token"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "large"])
+def test_a_key_file_that_is_no_small_regular_file_is_refused_at_once(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "key.json"
+    if kind == "fifo":
+        os.mkfifo(path)  # with no writer: reading it would block for ever
+    elif kind == "large":
+        path.write_bytes(b" " * (64 * 1024 + 1))
+    else:
+        path = Path("/dev/zero")
+    message = _refused(tmp_path, {KEY_ENV: str(path)})
+    expected = "is over 65,536 bytes" if kind == "large" else "is not a regular file"
+    assert expected in message and str(path) in message
