@@ -152,18 +152,13 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         )
         if too_many is not None:
             problems = [p for person in directory.held for p in person.problems]
+            guard = _held_guard_line(too_many, held, problems, directory.held, joined.reports)
             raise InputRefused(
                 "export",
-                [
-                    _held_guard_line(too_many, held, problems, directory.held, joined.reports),
-                    *grouped_lines(dict.fromkeys(problems)),
-                ],
+                [guard, *grouped_lines(dict.fromkeys(problems))],
                 source=export.name,
                 directory=directory,
-                located=[
-                    _held_guard_line(too_many, held, problems, directory.held, joined.reports),
-                    *located_lines(dict.fromkeys(problems)),
-                ],
+                located=[guard, *located_lines(dict.fromkeys(problems))],
             )
     parts = merged.parts if merged.unions else ()
     return Export(
@@ -478,5 +473,5 @@ def _refuse_input(run: Run, refused: InputRefused) -> None:
         Outcome.REFUSED,
         reason=reason,
         report=heading + "\n".join(f"  - {p}" for p in refused.problems),
-        problems=problems,
+        problems=refused.problems,  # the document of this run, for whoever ran it
     )
