@@ -261,6 +261,8 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "at {expires_at}: a snapshot window defers the run to {resume_at}",
     "sync.approval_too_old": "the approval of plan {plan_id} by {approved_by} is too old "
     "for this daemon: not honoured",
+    "sync.approval_from_the_future": "the approval of plan {plan_id} by {approved_by} is "
+    "dated {approved_at}, after this runner's clock: not honoured",
     "sync.approval_not_matching": _with_detail(
         "the pending approval by {approved_by} is for plan {approved_plan_id}, not {plan_id}"
     ),

@@ -6,21 +6,26 @@ from __future__ import annotations
 import re
 from typing import Final, NoReturn
 
-_VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Only the conventional shape: a token such as `ghp_16C7…`, `sk_live_…` or a passphrase
+# such as `CorrectHorseBatteryStaple` is a valid name in general, and taking it for one
+# would echo it in "$… is not set". Upper case keeps every real name we know of.
+_VARIABLE_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+NAME_FORM = "upper case letters, digits and underscores"
 
 
 def is_variable_name(text: str) -> bool:
-    """Whether `text` can be an environment variable's name. What else a setting naming a
-    variable holds is most likely the secret itself, pasted in its place."""
-    return bool(_VARIABLE_NAME.match(text))
+    """Whether `text` is an environment variable's name written the conventional way. What
+    else a setting naming a variable holds is most likely the secret itself, pasted in its
+    place."""
+    return bool(_VARIABLE_NAME.fullmatch(text))
 
 
 def not_a_name(key: str) -> str:
     """What to say of a setting `key` that holds something other than a variable's name,
     without repeating it."""
     return (
-        f"{key} must name an environment variable; what it holds looks like a value rather "
-        "than a name (not shown here)"
+        f"{key} must name an environment variable ({NAME_FORM}); what it holds looks "
+        "like a value rather than a name (not shown here)"
     )
 
 

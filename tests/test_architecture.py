@@ -79,6 +79,7 @@ PURE_OUTSIDE_CORE = frozenset(
         "hrsync.dx.payload",  # the request body and DX's 5 MB limit (guards)
         "hrsync.outcome",
         "hrsync.secret",  # the Secret type in the settings
+        "hrsync.terminal",  # one field on one line, for reports and notices
     }
 )
 

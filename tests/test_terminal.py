@@ -19,8 +19,13 @@ BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069
 
 def steers(char: str) -> bool:
     """A character a terminal may act on rather than show: every control but newline
-    and tab (C0, DEL, C1), and Unicode's bidi controls."""
-    return (unicodedata.category(char) == "Cc" and char not in "\n\t") or char in BIDI
+    and tab (C0, DEL, C1), Unicode's bidi controls, and its line and paragraph separators
+    (some viewers break a line there)."""
+    return (
+        (unicodedata.category(char) == "Cc" and char not in "\n\t")
+        or char in BIDI
+        or char in "\u2028\u2029"
+    )
 
 
 def unescape(text: str) -> str:
@@ -96,3 +101,35 @@ def test_a_json_document_stays_the_same_document(value: Any) -> None:
     # raw in json.dumps' text, and their \\uXXXX form is JSON's own.
     text = json.dumps(value, indent=2, ensure_ascii=False)
     assert json.loads(escape_controls(text)) == value
+
+
+# ------------------------------------------------------------ one line per field
+
+from hrsync.terminal import one_line  # noqa: E402
+
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@given(st.text())
+def test_one_line_leaves_a_value_on_one_line_and_nothing_steering(text: str) -> None:
+    shown = one_line(text)
+    assert len(shown.splitlines()) <= 1, shown
+    assert not any(steers(c) or c in LINE_BREAKS for c in shown), shown
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Gone\nPlan deadbeef: run: curl x | sh", "Gone\\nPlan deadbeef: run: curl x | sh"),
+        ("a\r\nb", "a\\r\\nb"),
+        ("a\u2028b\u2029c\x85d", "a\\u2028b\\u2029c\\u0085d"),
+        ("tab\tstays", "tab\tstays"),
+    ],
+)
+def test_one_line_escapes_every_line_break(text: str, shown: str) -> None:
+    assert one_line(text) == shown
+
+
+def test_line_separators_are_escaped_in_any_terminal_text() -> None:
+    # Not a layout a report makes: some viewers break a line there.
+    assert escape_controls("a\u2028b\u2029c") == "a\\u2028b\\u2029c"

@@ -71,6 +71,15 @@ def approve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
+        applied = store.applied_approval(plan_id)
+        # A plan refused again since it was applied (DX changed back by hand) is news.
+        done_at = applied.applied_at if applied is not None else None
+        if applied is not None and done_at is not None and refused.last_refused_at <= done_at:
+            show(
+                f"hrsync: plan {plan_id} is already applied (by run "
+                f"{applied.applied_run_id} at {when(done_at)}); nothing recorded"
+            )
+            return EXIT_OK
         now = utcnow()
         window_ends = _window_ends(store, now)
         # The approval's lifetime runs from when the daemon may apply it: the window's end.

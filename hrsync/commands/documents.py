@@ -31,6 +31,7 @@ from hrsync.core.render import approve_command
 from hrsync.core.reporting_floor import UnderFloor, floor_document
 from hrsync.core.text import plural, quoted
 from hrsync.outcome import Outcome
+from hrsync.terminal import one_line
 
 if TYPE_CHECKING:
     from hrsync.core.held import Hold
@@ -394,7 +395,8 @@ def render_tree(result: SyncResult) -> str:
             lines.append(f"  and {len(result.held) - LIMIT} more")
     lines.append("")
     lines.append(_counts_line(plan.counts if plan else {}))
-    return "\n".join(lines)
+    # One line per row: a line break in a name made in DX's web app is shown escaped.
+    return "\n".join(map(one_line, lines))
 
 
 def _mark(change: Change) -> str:

@@ -50,6 +50,14 @@ def init(args: argparse.Namespace) -> int:
     if unwritable is not None:
         show(unwritable, file=sys.stderr)
         return EXIT_USAGE
+    if not to_stdout and out.is_symlink():
+        # Written through, even with --force, it would replace the file it points at.
+        show(
+            f"hrsync: {out} is a symbolic link; hrsync init writes a new file only: name "
+            "the config file itself with --out",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if not to_stdout and out.exists() and not args.force:
         show(
             f"hrsync: {out} exists; hrsync init never overwrites a config: pass --force, or "

@@ -23,7 +23,7 @@ from hrsync.core.listen import parse_listen
 from hrsync.core.read_columns import columns_read
 from hrsync.core.settings import NOTIFY_EVENTS, PaginationSettings, Settings, SourceSettings
 from hrsync.core.templates import check_template, is_template, template_names
-from hrsync.secret import is_variable_name
+from hrsync.secret import NAME_FORM, is_variable_name
 from hrsync.store.url import check_database_url
 
 
@@ -120,9 +120,9 @@ def _variable_name_checks(s: Settings) -> list[str]:
             known = re.sub(r"^source\.join\[[^\]]*\]\.", "source.", key)
             what, example = _VARIABLES.get(known, ("the value", "A_VARIABLE_NAME"))
             p.append(
-                f"{key} must name an environment variable holding {what} (e.g. {example}), "
-                "not the value itself: what is written looks like a value rather than a "
-                "name (not shown here)"
+                f"{key} must name an environment variable holding {what} (e.g. {example}; "
+                f"{NAME_FORM}), not the value itself: what is written looks like a value "
+                "rather than a name (not shown here)"
             )
     return p
 
@@ -365,8 +365,8 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         if not is_variable_name(variable):
             p.append(
                 f"source.headers.{header} must name an environment variable holding the "
-                f'header\'s value (e.g. "HR_API_KEY"), not the value itself: what is written '
-                "looks like a value rather than a name (not shown here)"
+                f'header\'s value (e.g. "HR_API_KEY"; {NAME_FORM}), not the value itself: '
+                "what is written looks like a value rather than a name (not shown here)"
             )
     if paging.style == "cursor":
         if not paging.next_cursor_path:

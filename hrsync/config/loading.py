@@ -23,6 +23,12 @@ from typing import Any, Literal
 from hrsync.config.crosschecks import cross_checks
 from hrsync.config.join_checks import JOIN_NAME, join_checks, join_label
 from hrsync.config.numbers import number_problem
+from hrsync.config.small_files import (
+    MAX_CONFIG_FILE_BYTES,
+    MAX_TOKEN_FILE_BYTES,
+    SmallFileError,
+    read_small_file,
+)
 from hrsync.config.todos import todo_problems
 from hrsync.config.union_checks import union_checks, union_label
 from hrsync.config.userinfo import hide_userinfo
@@ -107,10 +113,13 @@ def load_settings(
     problems: list[str] = []
     if path is not None:
         try:
-            with path.open("rb") as fh:
-                raw = tomllib.load(fh)
+            raw = tomllib.loads(
+                read_small_file(path, MAX_CONFIG_FILE_BYTES).decode("utf-8", errors="replace")
+            )
         except FileNotFoundError:
             raise ConfigError([f"config file {path} does not exist"]) from None
+        except SmallFileError as exc:
+            raise ConfigError([f"config file {path} {exc}"]) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError([f"config file {path} is not valid TOML: {exc}"]) from None
         except ValueError:
@@ -684,7 +693,11 @@ def _read_token(
     text = env.get(TOKEN_ENV, "").strip()
     if not text and settings.dx.token_file is not None:
         try:
-            text = settings.dx.token_file.read_text(encoding="utf-8").strip()
+            data = read_small_file(settings.dx.token_file, MAX_TOKEN_FILE_BYTES)
+            text = data.decode("utf-8", errors="replace").strip()
+        except SmallFileError as exc:
+            problems.append(f"dx.token_file {str(settings.dx.token_file)!r} {exc}")
+            return None
         except OSError as exc:
             problems.append(
                 f"dx.token_file must name a readable file, got {str(settings.dx.token_file)!r} "

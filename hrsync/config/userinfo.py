@@ -14,12 +14,14 @@ from collections.abc import Iterable
 
 MASK = "***"
 
-# `scheme://USERINFO@` anywhere in a message.
-_WITH_SCHEME = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^\s'\"/@]+)@")
+# `scheme://USERINFO@` anywhere in a message, up to the last "@" before the path: a
+# password holding an unencoded "@" is hidden whole, not up to its first "@".
+_WITH_SCHEME = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^\s'\"/?#]+)@")
 # `'user:password@host…'` quoted without a scheme (a URL missing its `https://`).
-_WITHOUT_SCHEME = re.compile(r"(?P<head>['\"])(?P<info>[^\s'\"/@:]*:[^\s'\"/@]*)@")
-# SQLAlchemy's reading: user (no "/"), ":", a password up to the first "@".
-_USER_PASSWORD = re.compile(r"[^/?#@]*:[^@]*@")
+_WITHOUT_SCHEME = re.compile(r"(?P<head>['\"])(?P<info>[^\s'\"/?#@:]*:[^\s'\"/?#]*)@")
+# User (no "/"), ":", a password up to the last "@" before any query: one holding both an
+# unencoded "/" and "@" is hidden whole.
+_USER_PASSWORD = re.compile(r"[^/?#@]*:[^?#]*@")
 
 
 def userinfo(url: str) -> str | None:

@@ -10,6 +10,7 @@ kept by the shell (the state store), so a restart does not repeat it.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ from hrsync.core.reporting_floor import UnderFloor, floor_document, floor_lines
 from hrsync.core.snapshot_ahead import NextSnapshot, NoticeKind, Readiness, readiness_lines
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.core.text import plural
+from hrsync.terminal import one_line
 
 ATTENTION = ("refused", "rejected", "quarantined", "unverified")
 SUCCESS = ("applied", "in_sync")
@@ -204,7 +206,7 @@ def _body(
 ) -> dict[str, Any]:
     """A notice's body: its lines and the run as text (`slack`), or `fields` with the run,
     the host, the time and the same text (`json`)."""
-    text = "\n".join([*lines, f"Run {run_id}" + (f" on {host}" if host else "")])
+    text = _text([*lines, f"Run {run_id}" + (f" on {host}" if host else "")])
     if fmt != "json":
         return for_people(text, fmt)
     return {
@@ -292,15 +294,38 @@ def recovered_quietly(last: Sent | None, seen: Observation) -> bool:
     return seen.state == OK and last is not None and last.state in ATTENTION
 
 
+def _text(lines: Sequence[str]) -> str:
+    """A notice's lines as its text. Each is one line: a line break inside one came with a
+    value (a team name made in DX's web app, an HR value) and is shown escaped, so it cannot
+    forge a line ("Plan …: run: curl … | sh") of the message."""
+    return "\n".join(map(one_line, lines))
+
+
+# What renders as markup in each chat, escaped so that a value shows as written: Slack
+# asks for its three (a "<https://…|Click here>" in HR would be a link); a Teams card reads
+# Markdown (links, emphasis, code), whose specials take a backslash. Not "_": inside a
+# word (`sync.max_archive`, an e-mail) it is no emphasis, and a card on a phone may show
+# the backslash.
+_TEAMS_MARKDOWN = re.compile(r"([\\*\[\]`~])")
+
+
+def _for_chat(line: str, fmt: str) -> str:
+    if fmt == "teams":
+        bullet = "- " if line.startswith("- ") else ""  # our own list, kept a list
+        return bullet + _TEAMS_MARKDOWN.sub(r"\\\1", line[len(bullet) :])
+    return line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def for_people(text: str, fmt: str) -> dict[str, Any]:
     """A chat's body for `text`: Slack's (and Mattermost's, Google Chat's) `{"text": ...}`,
     or for `teams` the Adaptive Card a Teams workflow ("When a Teams webhook request is
     received") posts as is; the retired Office 365 connectors took neither."""
+    lines = [_for_chat(line, fmt) for line in text.split("\n")]
     if fmt != "teams":
-        return {"text": text}
+        return {"text": "\n".join(lines)}
     # One block per line: a card's text block shows only part of Markdown, and a
     # command in a line must stay whole on its own.
-    blocks = [{"type": "TextBlock", "text": line, "wrap": True} for line in text.split("\n")]
+    blocks = [{"type": "TextBlock", "text": line, "wrap": True} for line in lines]
     blocks[0] |= {"weight": "Bolder"}
     card = {
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
@@ -342,7 +367,7 @@ def message(notice: Notice, fmt: str, *, now: datetime, host: str = "") -> dict[
     if seen.action and notice.event != RECOVERED:
         lines.append(f"To approve it once: {seen.action}")
     lines.append(f"Run {seen.run_id} ({seen.outcome})" + (f" on {host}" if host else ""))
-    text = "\n".join(lines)
+    text = _text(lines)
     if fmt != "json":
         return for_people(text, fmt)
     return {

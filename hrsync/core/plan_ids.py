@@ -126,6 +126,18 @@ class Approval:
         return "pending" if now < self.expires_at else "expired"
 
 
+# How far ahead of the runner's clock an approval may be dated and still be honoured: the
+# approver's machine and the daemon's are rarely a second apart, never minutes.
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+def from_the_future(approval: Approval, now: datetime) -> bool:
+    """Whether `approval` is dated later than `now` allows: a wrong clock where it was
+    given, or a row written into the store. Counted from such a date, its time to live
+    would run past the runner's own `sync.approval_ttl_hours`."""
+    return approval.approved_at > now + CLOCK_SKEW
+
+
 def expires_at(approved_at: datetime, ttl_hours: float) -> datetime:
     return approved_at + timedelta(hours=ttl_hours)
 

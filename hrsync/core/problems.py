@@ -43,6 +43,14 @@ class ProblemGroup:
         )
         return f"{kind}{self.count} rows: {self.field} {self.expected}, {got}; {where}"
 
+    def located(self) -> str:
+        """The group where it is, without the HR values: for the run's stored reason, its log
+        and a webhook, which tell where to look (file, line, column), as a held person's
+        event does. A value may be anyone's e-mail, or text made to look like a link."""
+        kind = "" if self.fatal else "warning: "
+        rows = "" if self.count == 1 else f"{self.count} rows, first at "
+        return f"{kind}{rows}{self.first.location}: {self.field} {self.expected}"
+
 
 def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
     """`problems` grouped by kind (column, what was expected, fatal or not), the groups
@@ -85,3 +93,8 @@ def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
 def grouped_lines(problems: Iterable[Problem]) -> list[str]:
     """One line per kind of problem, for a report and its log."""
     return [str(group) for group in group_problems(problems)]
+
+
+def located_lines(problems: Iterable[Problem]) -> list[str]:
+    """One line per kind of problem, where it is, without the values (`located`)."""
+    return [group.located() for group in group_problems(problems)]

@@ -35,6 +35,7 @@ from hrsync.core.plan import (
 from hrsync.core.substitutes import LeadSubstitute
 from hrsync.core.text import parent_label, plural, quoted
 from hrsync.dx.errors import DxRejected
+from hrsync.terminal import one_line
 
 T = TypeVar("T")
 
@@ -196,6 +197,12 @@ def counts_line(plan: Plan) -> str:
     )
 
 
+def _joined(lines: Sequence[str]) -> str:
+    """A report's lines as its text. Each is one line: a line break inside one came with
+    a value (a team name made in DX's web app) and is shown escaped, not followed."""
+    return "".join(f"{one_line(line)}\n" for line in lines)
+
+
 def render_plan(plan: Plan) -> str:
     if not plan.has_changes:
         unchanged = plural(plan.counts["unchanged"], "team")
@@ -222,7 +229,7 @@ def render_plan(plan: Plan) -> str:
         )
         lines.append("")
     lines.append(counts_line(plan))
-    return "\n".join(lines) + "\n"
+    return _joined(lines)
 
 
 def hrsync_command(config_path: Path | str | None, *args: str) -> str:
@@ -285,7 +292,7 @@ def render_refusal(refusal: Refusal, config_path: Path | str | None = None) -> s
             f"To see it in DX first, preview it with: {preview_command(refusal, config_path)}"
         )
         lines.append(f"If this is intended, apply it once with: {command}")
-    return "\n".join(lines) + "\n"
+    return _joined(lines)
 
 
 def approve_command(plan_id: str, config_path: Path | str | None) -> str:
@@ -316,7 +323,7 @@ def _section(header: str, items: Sequence[T], line: Callable[[T], str]) -> str:
     lines = [header, *map(line, items[:LIMIT])]
     if len(items) > LIMIT:
         lines.append(f"  and {len(items) - LIMIT} more")
-    return "\n".join(lines) + "\n"
+    return _joined(lines)
 
 
 def render_substitutes(substitutes: Sequence[LeadSubstitute]) -> str:
@@ -347,7 +354,7 @@ def render_source_notes(notes: Sequence[str]) -> str:
     round page size may be one page of more)."""
     if not notes:
         return ""
-    return "Export notes:\n" + "".join(f"  - {note}\n" for note in notes[:LIMIT])
+    return "Export notes:\n" + "".join(f"  - {one_line(note)}\n" for note in notes[:LIMIT])
 
 
 def render_unplaced(unplaced: Sequence[Unplaced]) -> str:

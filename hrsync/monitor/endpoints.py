@@ -104,6 +104,17 @@ class _Exchange(BaseHTTPRequestHandler):
     def version_string(self) -> str:
         return SERVER  # not "BaseHTTP/0.6 Python/3.x.y"
 
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":
+            # No version on the request line: the answer would be the body alone, without
+            # a status line or headers. Refused, in HTTP/1.0's words.
+            self.request_version = "HTTP/1.0"
+            self.send_error(400, "HTTP/0.9 is not served: send HTTP/1.0 or later")
+            return False
+        return True
+
     def do_GET(self) -> None:
         self._serve(body=True)
 
@@ -111,7 +122,10 @@ class _Exchange(BaseHTTPRequestHandler):
         self._serve(body=False)
 
     def _serve(self, *, body: bool) -> None:
-        status, content, content_type = self._route(self.path.split("?", 1)[0])
+        # The path as the request line wrote it: the standard library makes `//metrics`
+        # `/metrics` (against open redirects), which would serve paths that are not ours.
+        written = self.requestline.split(" ")[1] if self.requestline.count(" ") >= 1 else ""
+        status, content, content_type = self._route(written.split("?", 1)[0])
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(content)))

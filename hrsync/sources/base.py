@@ -7,6 +7,7 @@ import contextlib
 import io
 import itertools
 import os
+import stat
 import tempfile
 import weakref
 from collections.abc import Callable, Generator, Iterator
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from hrsync.config.small_files import kind_of
 from hrsync.core.rows import RowTable, SourceRow
 
 CHUNK_BYTES = 64 * 1024
@@ -83,6 +85,13 @@ class Payload:
         try:
             if path.is_dir():
                 raise SourceError(f"source file {path} is a directory, not an export file")
+            mode = path.stat().st_mode
+            if not stat.S_ISREG(mode):
+                # A FIFO would block the run for ever, a device (/dev/zero) never end.
+                raise SourceError(
+                    f"source file {path} is not a regular file but {kind_of(mode)}: name the "
+                    "export file itself"
+                )
             with path.open("rb") as fh:
                 size = os.fstat(fh.fileno()).st_size
             if max_bytes is not None and size > max_bytes:

@@ -7,10 +7,16 @@ before each request (a page, a retry, a redirect, a token) and as each chunk of 
 arrives, through hooks on the session's HTTP client: past it, the read fails at once, so
 it overshoots by at most one `source.timeout_s` step. A wait before a retry that would
 end past it is not waited.
+
+A response's head arrives before any hook sees the response: a server sending its status
+line and headers a byte at a time would hold the read for as long as it likes. So a
+watchdog also closes the connections of the session's own transport when the deadline
+passes; the read blocked on the head then fails at its next byte or timeout.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -30,10 +36,17 @@ class ReadDeadline:
         self.limit_s = limit_s
         self._clock = clock
         self._ends_at = clock() + limit_s
+        self._watchdog: threading.Timer | None = None
+        self._guarded: httpx.BaseTransport | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def expired(self) -> bool:
+        return self._clock() >= self._ends_at
 
     def check(self) -> None:
         """Raise DeadlinePassed once the deadline has passed."""
-        if self._clock() >= self._ends_at:
+        if self.expired:
             raise self.passed()
 
     def allows_wait(self, seconds: float) -> bool:
@@ -46,6 +59,38 @@ class ReadDeadline:
             f"source.deadline_s sets for every page, retry and token of one read{why}: the "
             f"server answers too slowly; the next run tries again"
         )
+
+    # ------------------------------------------------- the watchdog
+
+    def guard(self, transport: httpx.BaseTransport) -> None:
+        """Close `transport`'s connections when the deadline passes (a head sent slowly)."""
+        self._guarded = transport
+        self._arm()
+
+    def _arm(self) -> None:
+        with self._lock:
+            if self._guarded is None:
+                return
+            # The clock may be a test's: the watchdog asks it, and looks again until then.
+            wait = max(self._ends_at - self._clock(), 0.05)
+            self._watchdog = threading.Timer(wait, self._bark)
+            self._watchdog.daemon = True
+            self._watchdog.start()
+
+    def _bark(self) -> None:
+        if not self.expired:
+            self._arm()
+            return
+        with self._lock:
+            transport, self._guarded = self._guarded, None
+        if transport is not None:
+            transport.close()
+
+    def stand_down(self) -> None:
+        with self._lock:
+            self._guarded = None
+            if self._watchdog is not None:
+                self._watchdog.cancel()
 
     # ------------------------------------------------- the client's hooks
 

@@ -29,6 +29,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from hrsync import logs
+from hrsync.config.plain_http import IN_CLEAR, plain_http_host, refusal
+from hrsync.config.small_files import SmallFileError, read_small_file
 from hrsync.core.settings import GoogleServiceAccountSettings
 from hrsync.secret import is_variable_name, not_a_name
 from hrsync.sources.base import SourceError
@@ -55,6 +57,7 @@ class JwtBearer:
         environ: Mapping[str, str],
         *,
         clock: Callable[[], float] = time.time,
+        allow_insecure_http: bool = False,
     ) -> None:
         self._settings = settings
         self._clock = clock
@@ -63,6 +66,18 @@ class JwtBearer:
             raise SourceError(f"cannot fetch a Google access token: {not_a_name(KEY_FILE_ENV)}")
         self._where = f"${variable} (named by {KEY_FILE_ENV})"
         key = _read_key_file(environ.get(variable, "").strip(), self._where)
+        host = plain_http_host(key.token_uri)
+        if host and not allow_insecure_http:
+            # The signed assertion is a credential for an hour: the rule of
+            # source.oauth2.token_url, for the URL the key file names instead.
+            raise SourceError(
+                refusal(
+                    f"token_uri in the service account key file {self._where}",
+                    host,
+                    f": the signed assertion {IN_CLEAR}",
+                    "source.allow_insecure_http",
+                )
+            )
         self._masked = key.masked
         self.client_email = key.client_email
         self.token_url = key.token_uri
@@ -157,18 +172,15 @@ def _read_key_file(path_text: str, where: str) -> _Key:
         )
     path = Path(path_text)
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_KEY_FILE_BYTES + 1)
+        data = read_small_file(path, MAX_KEY_FILE_BYTES)
+    except SmallFileError as exc:
+        # Over the cap, or a FIFO or a device, which would block or never end.
+        raise SourceError(f"the service account key file {path} ({where}) {exc}") from None
     except OSError as exc:
         raise SourceError(
             f"cannot read the service account key file {path} ({where}): "
             f"{exc.strerror or type(exc).__name__}"
         ) from None
-    if len(data) > MAX_KEY_FILE_BYTES:
-        raise SourceError(
-            f"the service account key file {path} ({where}) is over {MAX_KEY_FILE_BYTES:,} "
-            f"bytes: not a key file"
-        )
     text = data.decode("utf-8", errors="replace")
     masked = [text.strip()]  # the whole file here; its key line by line below
     logs.register_secret(masked[0])

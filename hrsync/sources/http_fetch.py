@@ -99,7 +99,12 @@ def _grant(
     if settings.oauth2.token_url:
         return ClientCredentials(settings.oauth2, environ)
     if settings.google_service_account.key_file_env:
-        return JwtBearer(settings.google_service_account, environ, clock=wall_clock)
+        return JwtBearer(
+            settings.google_service_account,
+            environ,
+            clock=wall_clock,
+            allow_insecure_http=settings.allow_insecure_http,
+        )
     return None
 
 
@@ -124,7 +129,9 @@ class HttpSession:
         self.settings = settings
         self.shown = safe_url(settings.url or "")
         self._own_client = http is None
-        self.client = http or httpx.Client(follow_redirects=True)
+        # Our own transport, which the deadline's watchdog may close (a slow response head).
+        self._transport = httpx.HTTPTransport() if http is None else None
+        self.client = http or httpx.Client(follow_redirects=True, transport=self._transport)
         self._sleep = sleep
         self._clock = clock
         self.received = 0  # bytes of all pages so far
@@ -134,6 +141,8 @@ class HttpSession:
         self.deadline = ReadDeadline(self.shown, settings.deadline_s, clock)
         try:
             self.deadline.install(self.client)
+            if self._transport is not None:
+                self.deadline.guard(self._transport)
             self.headers, self.auth, self._secrets = _credentials(settings, environ, self.shown)
             # Every log line and stored reason is scrubbed of them too, not only the
             # messages built here: a traceback or an escaping exception may carry them.
@@ -178,6 +187,7 @@ class HttpSession:
             )
 
     def close(self) -> None:
+        self.deadline.stand_down()
         if self._own_client:
             self.client.close()
             return
@@ -233,7 +243,12 @@ class HttpSession:
         headers["Accept-Encoding"] = ACCEPT_ENCODING
         secrets = list(self._secrets)
         if self.tokens is not None:
-            headers["Authorization"] = self.tokens.authorization()
+            try:
+                headers["Authorization"] = self.tokens.authorization()
+            except SourceUnavailable:
+                if self.deadline.expired:  # the watchdog closed the token's connection
+                    raise self.deadline.passed() from None
+                raise
             secrets.extend(self.tokens.secrets)
         content: bytes | None = None
         if settings.method == "POST":
@@ -315,6 +330,8 @@ class HttpSession:
             raise SourceError(f"{shown} is not a valid http(s) URL ({what})") from None
         except httpx.HTTPError as exc:
             spool.close()
+            if self.deadline.expired:  # the watchdog closed the connection
+                raise self.deadline.passed() from None
             hidden = [*secrets, *_userinfo(url)]
             if url != shown:
                 hidden.append(url)

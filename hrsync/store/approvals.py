@@ -161,6 +161,19 @@ class ApprovalQueries(StoreSessions):
         with self._read() as s:
             return [_approval(row) for row in s.execute(query)]
 
+    def applied_approval(self, plan_id: str) -> Approval | None:
+        """The newest approval of `plan_id` a run applied, if any."""
+        approvals = tables.approvals
+        query = (
+            select(approvals)
+            .where(approvals.c.plan_id == plan_id, approvals.c.applied_at.is_not(None))
+            .order_by(approvals.c.applied_at.desc(), approvals.c.id.desc())
+            .limit(1)
+        )
+        with self._read() as s:
+            row = s.execute(query).first()
+        return None if row is None else _approval(row)
+
     def approvals_applied_by(self, run_ids: Collection[str]) -> dict[str, Approval]:
         """The approval each of these runs applied, by run id (`history`)."""
         if not run_ids:
@@ -180,6 +193,17 @@ class ApprovalQueries(StoreSessions):
                 .values(applied_run_id=run_id, applied_at=now)
             )
         return bool(done.rowcount)
+
+    def expire_approval(self, approval_id: int, now: datetime) -> None:
+        """The approval, not applied, expires now (one dated after the runner's clock: it
+        is not honoured now, nor later when the clock catches up with its date)."""
+        approvals = tables.approvals
+        with self._write() as s:
+            s.execute(
+                update(approvals)
+                .where(approvals.c.id == approval_id, approvals.c.applied_at.is_(None))
+                .values(expires_at=now)
+            )
 
     def extend_approvals(self, until: datetime, now: datetime) -> list[Approval]:
         """Pending approvals that would expire before `until` now expire then (a snapshot

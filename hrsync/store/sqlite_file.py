@@ -6,7 +6,9 @@ the directories it needs 0700 and the database 0600 itself; SQLite then creates 
 (tests/store/test_private_store.py holds it to that). Modes hrsync did not create are
 left alone: `file_modes` warns about them instead.
 
-An empty file (0 bytes) where the database should be is refused: SQLite would take it
+A symbolic link where the database should be is refused: SQLite would follow it and
+create whatever it points at with the umask's mode. An empty file (0 bytes) where the
+database should be is refused: SQLite would take it
 for a new store and start afresh, silently losing the shrink guard's baseline and the
 teams' reference ids. A new database is written whole under a temporary name and then
 linked into place, so no other process ever sees it empty.
@@ -27,6 +29,23 @@ class EmptyStoreError(OSError):
     """An empty file where the SQLite store should be."""
 
 
+class LinkedStoreError(OSError):
+    """A symbolic link where the SQLite store should be."""
+
+
+def linked_store_problem(path: Path) -> str | None:
+    """What to tell of a symbolic link at `path`; None when it is not one. SQLite would
+    follow it and create the target, its -wal and -shm with the umask's mode, out of reach
+    of the 0600 hrsync gives a store it creates (and of the check of modes at start, which
+    found nothing there yet)."""
+    if not path.is_symlink():
+        return None
+    return (
+        f"{str(path)!r} is a symbolic link (to {os.readlink(path)!r}); name the database "
+        "file itself, so that hrsync creates it and its -wal and -shm files private"
+    )
+
+
 def empty_store_problem(path: Path) -> str | None:
     """What to tell of an empty file at `path`; None when it is not one."""
     try:
@@ -45,6 +64,9 @@ def empty_store_problem(path: Path) -> str | None:
 def prepare_sqlite_file(path: Path) -> None:
     """Refuse an empty database file; create a missing one (and its directories)
     readable and writable by this user only."""
+    linked = linked_store_problem(path)
+    if linked is not None:
+        raise LinkedStoreError(linked)
     problem = empty_store_problem(path)
     if problem is not None:
         raise EmptyStoreError(problem)

@@ -16,12 +16,16 @@ from pathlib import Path
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-from hrsync.store.sqlite_file import empty_store_problem
+from hrsync.store.sqlite_file import empty_store_problem, linked_store_problem
 
 KEY = "state.database_url"
 EXAMPLES = "sqlite:///hrsync.db, or postgresql+psycopg://USER:PASSWORD@HOST/DATABASE"
 POSTGRES_EXTRA = "pip install 'hrsync[postgres]'"
-_PASSWORD = re.compile(r"(?P<head>://[^:/@?#]*:)[^@/?#]*@")
+# `[scheme://]user:PASSWORD@rest`, the password up to the LAST "@": one holding an
+# unencoded "@" or "/" is hidden whole (SQLAlchemy and urllib each stop at a different
+# "@", and showing the rest would show part of the password). A "//" right after the ":"
+# is a scheme's, not a password's (`sqlite:///a@b.db`).
+_PASSWORD = re.compile(r"^(?P<head>(?:[^:/?#@]*://)?[^:/?#]*:)(?!//).*@(?P<tail>[^@]*)$", re.S)
 
 
 class DatabaseUrlError(ValueError):
@@ -76,8 +80,9 @@ class DatabaseUrl:
 
     def redacted(self) -> str:
         """As configured, with a password replaced by ***."""
-        if self.url.password is None:
-            return self.text  # SQLAlchemy's rendering would escape every ":" in a path
+        hidden = _hide_password(self.text)
+        if hidden != self.text or self.url.password is None:
+            return hidden  # SQLAlchemy's rendering would escape every ":" in a path
         return self.url.render_as_string(hide_password=True)
 
 
@@ -93,7 +98,11 @@ def redact(text: str) -> str:
     try:
         return parse_database_url(text).redacted()
     except DatabaseUrlError:
-        return _PASSWORD.sub(r"\g<head>***@", text)
+        return _hide_password(text)
+
+
+def _hide_password(text: str) -> str:
+    return _PASSWORD.sub(r"\g<head>***@\g<tail>", text)
 
 
 def anchor_sqlite(text: str, base: Path) -> str:
@@ -163,6 +172,9 @@ def _missing_driver(head: str, parsed: DatabaseUrl, exc: ImportError) -> str:
 
 
 def _sqlite_file_problem(head: str, path: Path) -> str | None:
+    linked = linked_store_problem(path)
+    if linked is not None:
+        return f"{head}: {linked}"
     if path.is_dir():
         return f"{head} names the directory {str(path)!r}; expected an SQLite file in it"
     if path.exists():

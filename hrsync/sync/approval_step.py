@@ -20,7 +20,14 @@ from datetime import datetime
 from hrsync import logs
 from hrsync.core.guards import Deferral, Go, Refuse
 from hrsync.core.plan import canonical_payload
-from hrsync.core.plan_ids import Approval, PlanSummary, difference_line, expires_at, summarize
+from hrsync.core.plan_ids import (
+    Approval,
+    PlanSummary,
+    difference_line,
+    expires_at,
+    from_the_future,
+    summarize,
+)
 from hrsync.core.render import approve_command
 from hrsync.store.approvals import RefusedPlan
 from hrsync.sync.context import Planned, Run
@@ -59,6 +66,19 @@ def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
     only by the expiry the approver's configuration gave it: counted from the approval,
     or from the end of the snapshot window that defers the runs, whichever is later."""
     ttl = run.settings.sync.approval_ttl_hours
+    if from_the_future(approval, now):
+        log.warning(
+            "sync.approval_from_the_future",
+            plan_id=approval.plan_id,
+            approved_by=approval.approved_by,
+            approved_at=approval.approved_at.isoformat(),
+            detail=f"dated after this runner's clock ({now.isoformat()}): a wrong clock where "
+            "it was given, or a row written into the store; approve the plan again",
+        )
+        # Expired now: else it would be honoured once the clock reaches its date, and
+        # then for a whole time to live counted from that date.
+        run.store.expire_approval(approval.id, now)
+        return False
     window_end = run.store.window_deferral_end()
     start = max(approval.approved_at, window_end or approval.approved_at)
     if now < expires_at(start, ttl):

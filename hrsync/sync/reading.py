@@ -26,7 +26,7 @@ from hrsync.core.mapping import LeadLeft, TeamMap, build_teams, no_team_problem,
 from hrsync.core.page_signs import first_run_page
 from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
 from hrsync.core.precedence import Preceded, PrecedenceReport, apply_precedence
-from hrsync.core.problems import group_problems, grouped_lines
+from hrsync.core.problems import group_problems, grouped_lines, located_lines
 from hrsync.core.read_columns import ColumnsRead, columns_read
 from hrsync.core.rows import RowTable
 from hrsync.core.settings import FieldSettings, SourceSettings, UnionSettings
@@ -69,10 +69,14 @@ class InputRefused(Exception):
         *,
         source: str = "",
         directory: Directory | None = None,
+        located: Sequence[str] = (),
     ) -> None:
         super().__init__(problems[0] if problems else "unknown problem")
         self.stage = stage
         self.problems = tuple(problems)
+        # The problems without the HR values they quote, where there are such (`located`
+        # lines): what the run stores as its reason, logs and sends.
+        self.located = tuple(located)
         self.source = source
         self.directory = directory  # the people read, when the export itself was fine
 
@@ -131,6 +135,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
             grouped_lines(directory.problems),
             source=export.name,
             directory=directory,
+            located=located_lines(directory.problems),
         )
     sources: tuple[SourceCount, ...] = ()
     if merged.unions:
@@ -152,14 +157,13 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
         )
         if too_many is not None:
             problems = [p for person in directory.held for p in person.problems]
+            guard = _held_guard_line(too_many, held, problems, directory.held, joined.reports)
             raise InputRefused(
                 "export",
-                [
-                    _held_guard_line(too_many, held, problems, directory.held, joined.reports),
-                    *grouped_lines(dict.fromkeys(problems)),
-                ],
+                [guard, *grouped_lines(dict.fromkeys(problems))],
                 source=export.name,
                 directory=directory,
+                located=[guard, *located_lines(dict.fromkeys(problems))],
             )
     parts = merged.parts if merged.unions else ()
     return Export(
@@ -477,7 +481,9 @@ def _log_unplaced(team_map: TeamMap) -> None:
 
 
 def _refuse_input(run: Run, refused: InputRefused) -> None:
-    problems = refused.problems
+    # The report, read at the terminal by whoever runs it, quotes the values; the reason,
+    # the log and hence the webhook say where they are.
+    problems = refused.located or refused.problems
     first = problems[0] if problems else "unknown problem"
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     if refused.stage == "source":
@@ -496,6 +502,6 @@ def _refuse_input(run: Run, refused: InputRefused) -> None:
         run,
         Outcome.REFUSED,
         reason=reason,
-        report=heading + "\n".join(f"  - {p}" for p in problems),
-        problems=problems,
+        report=heading + "\n".join(f"  - {p}" for p in refused.problems),
+        problems=refused.problems,  # the document of this run, for whoever ran it
     )

@@ -96,3 +96,22 @@ def test_what_cannot_be_approved_exits_2(
     assert said in capsys.readouterr().err
     assert main(["--config", str(config), "approvals"]) == 0
     assert capsys.readouterr().out.strip() == "no approvals yet"
+
+
+def test_approving_a_plan_already_applied_says_so_and_records_nothing(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--config", str(config), "approve", "3f9c2a11", "--by", "ana"]) == 0
+    store = Store.open(f"sqlite:///{config.parent / 'state.db'}")
+    try:
+        (approval,) = store.approvals()
+        assert store.mark_approval_applied(approval.id, "run-9", datetime.now(UTC))
+    finally:
+        store.close()
+    capsys.readouterr()
+    assert main(["--config", str(config), "approve", "3f9c2a11", "--by", "bo"]) == 0
+    out = capsys.readouterr().out
+    assert "plan 3f9c2a11 is already applied (by run run-9" in out and "nothing" in out
+    assert main(["--config", str(config), "approvals", "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["approvals"]
+    assert [a["state"] for a in listed] == ["applied"]

@@ -8,6 +8,7 @@ every person with hrsync's own reader (teams mapped, no problem).
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -351,3 +352,36 @@ def test_an_export_in_another_encoding_is_read_with_encoding(
         "Jürgen Müller",
         "Ana Sousa",
     ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_init_from_a_fifo_or_a_device_is_refused_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    # A FIFO with no writer blocked `init --from` for ever; /dev/zero would never end.
+    monkeypatch.chdir(tmp_path)
+    if kind == "fifo":
+        source = tmp_path / "people.csv"
+        os.mkfifo(source)
+    else:
+        source = Path("/dev/zero")
+    assert main(["init", "--from", str(source), "--out", str(tmp_path / "h.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "is not a regular file" in err and str(source) in err, err
+
+
+def test_init_out_force_does_not_follow_a_symbolic_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--force` replaces the config named; through a link it would overwrite another file.
+    monkeypatch.chdir(tmp_path)
+    export = tmp_path / "people.csv"
+    export.write_bytes((ROOT / "config" / "sample-org.csv").read_bytes())
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    link = tmp_path / "hrsync.toml"
+    link.symlink_to(victim)
+    code = main(["init", "--from", str(export), "--out", str(link), "--force"])
+    assert victim.read_text(encoding="utf-8") == "keep me"
+    assert code == 2
+    assert "symbolic link" in capsys.readouterr().err

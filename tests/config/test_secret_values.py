@@ -184,3 +184,80 @@ def test_hide_userinfo(text: str, shown: str | None) -> None:
 def test_hide_userinfo_of_a_known_url_hides_all_of_it(url: str, hidden: tuple[str, ...]) -> None:
     shown = hide_userinfo(f"source.url must be …, got {url!r}", urls=[url])
     assert all(part not in shown for part in hidden), shown
+
+
+# A secret without a space or a dash has the shape of a variable's name in general: only
+# names written the conventional way (upper case, digits, underscores) are taken as names.
+NAME_LIKE_SECRETS = [
+    "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "sk_live_51HxYzAbCdEf0123456789",
+    "CorrectHorseBatteryStaple",
+]
+
+
+@pytest.mark.parametrize("secret", NAME_LIKE_SECRETS)
+@pytest.mark.parametrize("origin", ["file", "environment"])
+@pytest.mark.parametrize("key", ENV_KEYS)
+def test_a_secret_shaped_like_a_name_is_refused_and_never_shown(
+    tmp_path: Path, key: str, origin: str, secret: str
+) -> None:
+    if origin == "file":
+        found = problems(tmp_path, in_file(key, f'"{secret}"'))
+    else:
+        found = problems(tmp_path, BASE, {as_variable(key): secret})
+    assert any(
+        p.startswith(f"{key} must name an environment variable")
+        and "upper case letters, digits and underscores" in p
+        for p in found
+    ), found
+    assert all(secret not in p for p in found), found
+
+
+@pytest.mark.parametrize("secret", NAME_LIKE_SECRETS)
+def test_a_header_value_shaped_like_a_name_is_refused_and_never_shown(
+    tmp_path: Path, secret: str
+) -> None:
+    found = problems(tmp_path, BASE + f'[source.headers]\nX-Api-Key = "{secret}"\n')
+    assert any(
+        p.startswith("source.headers.X-Api-Key must name an environment variable")
+        and "upper case letters, digits and underscores" in p
+        for p in found
+    ), found
+    assert all(secret not in p for p in found), found
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://hruser:Pw@AtOnlySECRET@hr.example.test/x",
+        "ftp://dxuser:Pw@At@OnlySECRET@dx.test",
+        "postgresql+psycopg://hr:Pw@AtOnlySECRET@db/x",
+        "hr:Pw@AtOnlySECRET@db.test/hrsync",
+    ],
+)
+def test_hide_userinfo_hides_a_password_with_unencoded_at_signs_whole(url: str) -> None:
+    # Found in the text alone (no list of the config's URLs): every "@" of the user-info.
+    shown = hide_userinfo(f"got {url!r}")
+    assert "SECRET" not in shown and "Pw" not in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("key", "url"),
+    [
+        ("HRSYNC_DX__BASE_URL", "ftp://dxuser:Pw@AtOnlySECRET@dx.test"),
+        ("HRSYNC_SOURCE__URL", "htp://hruser:Pw@AtOnlySECRET@hr.example.test/x"),
+        ("HRSYNC_STATE__DATABASE_URL", "postgresql+nodriver://hr:Pw@AtOnlySECRET@db/hrsync"),
+        ("HRSYNC_STATE__DATABASE_URL", "hr:Pw@AtOnlySECRET@db.test/hrsync"),
+    ],
+)
+def test_a_url_password_with_unencoded_at_signs_is_hidden_whole(
+    tmp_path: Path, key: str, url: str
+) -> None:
+    found = problems(tmp_path, BASE, {key: url})
+    assert all("SECRET" not in p and "Pw@" not in p for p in found), found
+
+
+def test_hide_userinfo_of_a_known_url_with_a_slash_and_at_signs_hides_all_of_it() -> None:
+    url = "postgresql://hr:Pw@At/SlashSECRET@db/hrsync"
+    shown = hide_userinfo(f"got {url!r}", urls=[url])
+    assert "SECRET" not in shown and "Pw" not in shown, shown

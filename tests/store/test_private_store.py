@@ -123,3 +123,26 @@ def test_every_command_refuses_an_empty_database_with_exit_2(
         err = capsys.readouterr().err
         assert_told(err, db)
     assert db.stat().st_size == 0
+
+
+@pytest.mark.parametrize("dangling", [True, False])
+def test_a_symbolic_link_at_the_database_path_is_refused(tmp_path: Path, dangling: bool) -> None:
+    # SQLite follows the link and creates the target (and its -wal, -shm) with the umask's
+    # mode, where hrsync's 0600 never applies; the private-mode check, which stats what
+    # exists, saw nothing at the first start.
+    target = tmp_path / "elsewhere" / "real.db"
+    target.parent.mkdir()
+    if not dangling:
+        Store.open(f"sqlite:///{target}").close()
+    db = tmp_path / "state.db"
+    db.symlink_to(target)
+    with pytest.raises(OSError) as caught:
+        Store.open(f"sqlite:///{db}")
+    assert str(db) in str(caught.value) and "symbolic link" in str(caught.value)
+    assert target.exists() is not dangling
+    config = tmp_path / "hrsync.toml"
+    config.write_text(f'[state]\ndatabase_url = "sqlite:///{db}"\n')
+    with pytest.raises(ConfigError) as told:
+        load_settings(config, {}, require_token=False, require_source=False, require_dx=False)
+    (problem,) = told.value.problems
+    assert problem.startswith("state.database_url") and "symbolic link" in problem

@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hrsync.store.url import (
     anchor_sqlite,
@@ -123,3 +125,25 @@ def test_another_missing_driver_is_named() -> None:
     problem = check_database_url("mysql+nosuchdriverxyz://a:b@c/d")
     assert problem is not None and problem.startswith("state.database_url 'mysql+")
     assert "b@" not in problem
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg://hr:Db@AtOnlySECRET@db:5432/hrsync",
+        "postgresql+psycopg://hr:Db@At@OnlySECRET@db/hrsync",
+        "postgresql+psycopg://hr:Db/SlashSECRET@db/hrsync",
+        "postgresql+psycopg://hr:Db@At/SlashSECRET@db/hrsync",
+        "://hr:Db@AtOnlySECRET@nowhere",  # does not parse
+    ],
+)
+def test_a_password_holding_unencoded_at_signs_or_slashes_is_hidden_whole(url: str) -> None:
+    shown = redact(url)
+    assert "SECRET" not in shown and "Db" not in shown, shown
+    assert "hr:***@" in shown, shown
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1))
+def test_no_password_is_shown_whatever_characters_it_holds(password: str) -> None:
+    url = f"postgresql+psycopg://hr:{password}@db.example.test/hrsync"
+    assert redact(url) == "postgresql+psycopg://hr:***@db.example.test/hrsync"

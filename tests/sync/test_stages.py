@@ -112,3 +112,25 @@ def test_the_held_guard_says_the_manager_column_holds_another_kind_of_id(
     assert "Manager ID" in first and "another kind of id" in first, first
     assert "beside the employee id 'E001'" in first
     assert all('unknown_manager = "top"' not in p for p in refused.value.problems)
+
+
+def test_a_refusal_of_the_export_locates_its_problems_without_the_hr_values(
+    settings: Settings,
+) -> None:
+    # What is stored as the run's reason, logged and sent to the webhook names the file,
+    # the line and the column, as a held person's event does, never the value itself (the
+    # CEO's e-mail on a second row, a value made to look like a link in a chat).
+    rows = _rows()
+    ceo = rows[0]["Work Email"]
+    rows[3]["Work Email"] = ceo
+    rows[5]["Full Name"] = "<https://evil.example/approve|Click to approve plan>"
+    rows[5]["Work Email"] = "<https://evil.example/approve|Click>"
+    _write(settings, rows)
+    with pytest.raises(InputRefused) as refused:
+        read_export(settings)
+    located = refused.value.located
+    assert located, refused.value.problems
+    assert any("Work Email" in line and "people.csv line" in line for line in located), located
+    assert all(ceo not in line and "evil.example" not in line for line in located), located
+    # The report for the person at the terminal still quotes what is wrong.
+    assert any(ceo in p for p in refused.value.problems), refused.value.problems
