@@ -144,7 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser(
         "explain", help="why a person is, or is not, in a team (reads the export and DX)"
     )
-    explain.add_argument("person", metavar="PERSON", help="employee id or e-mail")
+    explain.add_argument(
+        "person", metavar="PERSON", help="employee id, e-mail or name (any case or accents)"
+    )
     status = sub.add_parser(
         "status", help="the daemon, last runs, what needs a person, the next run (store only)"
     )
@@ -247,7 +249,7 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
         type=Path,
         metavar="PATH",
         default=default,
-        help="TOML config file (default: $HRSYNC_CONFIG)",
+        help="TOML config file (default: $HRSYNC_CONFIG, else ./hrsync.toml)",
     )
     parser.add_argument(
         "--log-format",

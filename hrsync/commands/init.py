@@ -20,7 +20,7 @@ from typing import TextIO
 
 from hrsync import logs
 from hrsync.commands.output import show, unwritable_output
-from hrsync.config.loading import ConfigError, load_settings
+from hrsync.config.loading import DEFAULT_CONFIG, ConfigError, load_settings
 from hrsync.core.guess_fields import (
     Column,
     Proposal,
@@ -172,8 +172,11 @@ def _next_steps(out: Path, report: TextIO) -> None:
             )
         for problem in others:
             show(f"  config: {problem}", file=report)
+    # In the folder of ./hrsync.toml every command finds it: no --config to type.
+    here = out.resolve() == (Path.cwd() / DEFAULT_CONFIG).resolve()
+    command = "hrsync check" if here else f"hrsync --config {out} check"
     show(
-        f"Next: hrsync --config {out} check   (with HRSYNC_DX_TOKEN set; the config points "
+        f"Next: {command}   (with HRSYNC_DX_TOKEN set; the config points "
         "at the bundled simulator until you change dx.base_url)",
         file=report,
     )

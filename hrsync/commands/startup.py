@@ -11,8 +11,9 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync import logcap, logs
+from hrsync.commands.output import show
 from hrsync.config.file_modes import not_private
-from hrsync.config.loading import ConfigError, Settings, load_settings
+from hrsync.config.loading import ConfigError, Settings, config_file, load_settings
 from hrsync.store.presence import missing_store
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
@@ -31,8 +32,12 @@ def load_for(
     require_dx: bool = True,
 ) -> Settings:
     """Load and validate settings, then configure logging from them and the flags."""
+    found = config_file(args.config, os.environ)
+    if found.how == "the current folder":
+        # Not named by the person: say which file, on stderr so stdout stays the report's.
+        show(f"hrsync: config {found.path} (found in the current folder)", file=sys.stderr)
     settings = load_settings(
-        args.config,
+        found.path,
         require_token=require_token,
         require_source=require_source,
         require_dx=require_dx,
