@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--summary",
         choices=("auto", "always", "never"),
         default="auto",
-        help="end with a one-paragraph summary for a person (auto: when stdout is a terminal)",
+        help="end with a one-paragraph summary on stdout, the log then on stderr (auto, always: "
+        "on a terminal or a pipe; never: no summary, the log on stdout)",
     )
 
     plan = sub.add_parser("plan", help="print the plan (same as sync --dry-run)")

@@ -79,8 +79,9 @@ def reports_on_stdout(args: argparse.Namespace) -> bool:
         bool(getattr(args, "dry_run", False))
         or bool(getattr(args, "preview", False))
         or getattr(args, "format", "text") == "json"
-        or summary == "always"
-        or (summary == "auto" and sys.stdout.isatty())
+        # The summary on stdout, on a terminal or a pipe alike; `never` leaves stdout to
+        # the log, for a script that reads it.
+        or summary != "never"
     )
 
 
