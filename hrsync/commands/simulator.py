@@ -20,7 +20,7 @@ from hrsync import logs
 from hrsync.commands.init import guess_reading
 from hrsync.commands.output import show
 from hrsync.commands.startup import configure_logging
-from hrsync.config.loading import Settings, config_file, load_settings
+from hrsync.config.loading import DEFAULT_CONFIG, Settings, config_file, load_settings
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
 from hrsync.simulator.rehearsal import Rehearsal, rehearsal
 from hrsync.simulator.serve import serve, serve_scenario
@@ -121,8 +121,12 @@ def _rehearse(args: argparse.Namespace) -> int:
     used = settings.config_path  # --rehearse, --config, $HRSYNC_CONFIG or ./hrsync.toml
     if guessing:
         command = f"hrsync init --from {args.users_from}, then hrsync"
-    elif found.how == "the current folder":
-        command = "hrsync"  # found in this folder, as every command will
+    elif (
+        found.how != "$HRSYNC_CONFIG"
+        and used is not None
+        and used.absolute() == Path.cwd() / DEFAULT_CONFIG
+    ):
+        command = "hrsync"  # ./hrsync.toml: every command finds it here
     else:
         command = f"hrsync --config {used}" if used is not None else "hrsync --config CONFIG"
     return serve_scenario(
