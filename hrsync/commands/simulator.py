@@ -19,7 +19,7 @@ from typing import Final
 from hrsync import logs
 from hrsync.commands.init import guess_reading
 from hrsync.commands.output import show
-from hrsync.commands.startup import configure_logging
+from hrsync.commands.startup import configure_logging, tell_found
 from hrsync.config.loading import DEFAULT_CONFIG, Settings, config_file, load_settings
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
 from hrsync.simulator.rehearsal import Rehearsal, rehearsal
@@ -50,6 +50,7 @@ def _rehearse(args: argparse.Namespace) -> int:
     config: Path | None = args.rehearse if args.rehearse is not None else args.config
     # No config anywhere: the export is read as `hrsync init` would configure it.
     found = config_file(config, os.environ)
+    tell_found(found)
     guessing = args.users_from is not None and found.path is None
     settings = load_settings(
         config,

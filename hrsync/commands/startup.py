@@ -13,7 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from hrsync import logcap, logs
 from hrsync.commands.output import show
 from hrsync.config.file_modes import not_private
-from hrsync.config.loading import ConfigError, Settings, config_file, load_settings
+from hrsync.config.loading import ConfigError, ConfigFile, Settings, config_file, load_settings
 from hrsync.store.presence import missing_store
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
@@ -33,9 +33,7 @@ def load_for(
 ) -> Settings:
     """Load and validate settings, then configure logging from them and the flags."""
     found = config_file(args.config, os.environ)
-    if found.how == "the current folder":
-        # Not named by the person: say which file, on stderr so stdout stays the report's.
-        show(f"hrsync: config {found.path} (found in the current folder)", file=sys.stderr)
+    tell_found(found)
     settings = load_settings(
         found.path,
         require_token=require_token,
@@ -48,6 +46,13 @@ def load_for(
     if args.command != "healthcheck":  # a probe every 30 s, not a start to warn at
         warn_not_private(settings)
     return settings
+
+
+def tell_found(found: ConfigFile) -> None:
+    """A config nobody named (./hrsync.toml): say which file, on stderr so that stdout
+    stays the report's."""
+    if found.how == "the current folder":
+        show(f"hrsync: config {found.path} (found in the current folder)", file=sys.stderr)
 
 
 def warn_not_private(settings: Settings) -> None:
