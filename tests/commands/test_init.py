@@ -43,6 +43,21 @@ CASES: dict[Path, tuple[str | None, dict[str, str], list[str]]] = {
         },
         ["Active", "Leave"],
     ),
+    # ADP Workforce Now: legal names, a preferred first name on a few rows, the manager
+    # only by name ("Last, First"), a home department.
+    FIXTURES / "adp-workforce-now.csv": (
+        None,
+        {
+            "employee_id": "Associate ID",
+            "email": "Work Contact: Work Email",
+            "name": "{Preferred First Name || Legal First Name} {Legal Last Name}",
+            "manager_id": "",
+            "manager_name": "Reports To Name",
+            "department": "Home Department Description",
+            "status": "Position Status",
+        },
+        ["Active", "Leave"],
+    ),
     FIXTURES / "workday-raas.json": (
         "Report_Entry",
         {
