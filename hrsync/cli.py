@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--summary",
         choices=("auto", "always", "never"),
         default="auto",
-        help="end with a one-paragraph summary for a person (auto: when stdout is a terminal)",
+        help="end with a one-paragraph summary on stdout, the log then on stderr (auto, always: "
+        "on a terminal or a pipe; never: no summary, the log on stdout)",
     )
 
     plan = sub.add_parser("plan", help="print the plan (same as sync --dry-run)")
@@ -144,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser(
         "explain", help="why a person is, or is not, in a team (reads the export and DX)"
     )
-    explain.add_argument("person", metavar="PERSON", help="employee id or e-mail")
+    explain.add_argument(
+        "person", metavar="PERSON", help="employee id, e-mail or name (any case or accents)"
+    )
     status = sub.add_parser(
         "status", help="the daemon, last runs, what needs a person, the next run (store only)"
     )
@@ -247,7 +250,7 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
         type=Path,
         metavar="PATH",
         default=default,
-        help="TOML config file (default: $HRSYNC_CONFIG)",
+        help="TOML config file (default: $HRSYNC_CONFIG, else ./hrsync.toml)",
     )
     parser.add_argument(
         "--log-format",

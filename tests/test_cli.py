@@ -133,7 +133,8 @@ def database_problem(tmp_path: Path, url: str, *command: str, pre: str = "") -> 
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     assert "sqlalche.me" not in result.stderr + result.stdout
-    lines = result.stderr.strip().splitlines()
+    # `sync` logs on stderr beside its summary: its JSON warnings are not the error.
+    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("{")]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("hrsync: configuration error: state.database_url ")
     return lines[0]
@@ -265,8 +266,20 @@ def test_no_config_at_all_is_told_as_such_not_as_a_missing_key(tmp_path: Path) -
     result = hrsync("check", env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef"}, cwd=tmp_path)
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert "no config file: pass --config PATH or set $HRSYNC_CONFIG" in line, line
+    assert "no config file: pass --config PATH, set $HRSYNC_CONFIG" in line, line
     assert "dx.base_url is required" not in line
+
+
+def test_the_config_in_the_current_folder_is_read_and_named_on_stderr(tmp_path: Path) -> None:
+    # `hrsync init` writes ./hrsync.toml: the next command in that folder finds it.
+    (tmp_path / "hrsync.toml").write_text(CONFIG.format(db=tmp_path / "s.db"))
+    result = hrsync("db", "upgrade", env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef"}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "s.db").exists()
+    assert "hrsync: config hrsync.toml (found in the current folder)" in result.stderr
+    assert "hrsync.toml" not in result.stdout
+    told = hrsync("check", env={"HRSYNC_DX_TOKEN": "t0k3n-abcdef"}, cwd=tmp_path.parent)
+    assert "hrsync init" in told.stderr  # no file anywhere: the way to write one is named
 
 
 def test_settings_from_the_environment_alone_still_load(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from hrsync.core.explanation import (
     find_excluded,
     find_held,
     find_person,
+    people_named,
     suggestions,
 )
 from hrsync.core.filters import build_row_filter
@@ -57,6 +58,16 @@ def explain_command(args: argparse.Namespace) -> int:
         return _explain_held(settings, export, held)
     person = find_person(people, query)
     if person is None:
+        named = people_named(people, query)
+        if len(named) > 1:
+            show(
+                f"{len(named)} people are named {query!r} in {export.source}; ask by id or e-mail:"
+            )
+            for one in named:
+                show(f"  {one.employee_id}  {one.name} <{one.email}>")
+            return EXIT_FAILED
+        person = named[0] if named else None
+    if person is None:
         # The export was read and kept nobody of that id; a filtered row may still hold it.
         # Read as the sync reads it, with its joins (a filter may read a joined column) and
         # its unions (the person may be one of theirs).
@@ -78,7 +89,7 @@ def explain_command(args: argparse.Namespace) -> int:
         close = suggestions(people, query)
         hint = f"; did you mean {capped(repr(c) for c in close)}?" if close else ""
         show(
-            f"no person with employee id or e-mail {query!r} in {export.source} "
+            f"no person with employee id, e-mail or name {query!r} in {export.source} "
             f"(among the {len(people)} people kept after filters){hint}"
         )
         return EXIT_FAILED

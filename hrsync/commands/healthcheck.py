@@ -156,13 +156,19 @@ class ProbeSettings:
     listen: str  # daemon.listen; empty when the daemon serves no HTTP
 
 
-def probe_settings(config: Path | None, env: Mapping[str, str]) -> ProbeSettings | None:
+def probe_settings(
+    config: Path | None, env: Mapping[str, str], cwd: Path | None = None
+) -> ProbeSettings | None:
     """The probe's settings from the TOML file and HRSYNC_* variables, or None when they
     cannot be read with certainty here (the full loader then reads them and says what
     is wrong)."""
+    # The same order as config.loading.config_file, which this light module cannot import.
     path = config
     if path is None and env.get("HRSYNC_CONFIG"):
         path = Path(env["HRSYNC_CONFIG"])
+    here = (cwd or Path.cwd()) / "hrsync.toml"
+    if path is None and "HRSYNC_CONFIG" not in env and here.is_file():
+        path = here
     raw: dict[str, Any] = {}
     if path is not None:
         import tomllib

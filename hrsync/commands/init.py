@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import os
 import sys
 from pathlib import Path
@@ -20,8 +21,9 @@ from typing import TextIO
 
 from hrsync import logs
 from hrsync.commands.output import show, unwritable_output
-from hrsync.config.loading import ConfigError, load_settings
+from hrsync.config.loading import DEFAULT_CONFIG, ConfigError, load_settings
 from hrsync.core.guess_fields import (
+    FIELD_ORDER,
     Column,
     Proposal,
     RecordsGuess,
@@ -95,6 +97,38 @@ def init(args: argparse.Namespace) -> int:
     show(f"\nWrote {out}.", file=report)
     _next_steps(out, report)
     return EXIT_OK
+
+
+def guess_reading(
+    export: Path, source: SourceSettings, *, encoding: str = "utf-8"
+) -> tuple[SourceSettings, Proposal, str]:
+    """`source` reading `export` as `hrsync init` would configure it (format, where a JSON
+    document keeps its people, the fields), the proposal, and the guesses as init prints
+    them. For a command given an export and no config (`simulator --users-from`)."""
+    fmt, records, _ = _locate(export, encoding)  # fmt: "csv" or "json", by records
+    columns = _read(export, records, encoding)
+    proposal = propose(columns)
+    report = io.StringIO()
+    _tell(proposal, export, fmt, len(columns), records, report)
+    # A field init leaves a TODO keeps hrsync's default: the read then names it missing.
+    guessed = {n: v for n in FIELD_ORDER if (v := proposal.field(n)) or _decided(proposal, n)}
+    fields = dataclasses.replace(source.fields, **guessed)
+    reading = dataclasses.replace(
+        source,
+        path=export,
+        url=None,
+        format="json" if records is not None else "csv",
+        encoding=encoding,
+        records_path=records.path if records is not None else "",
+        fields=fields,
+    )
+    return reading, proposal, report.getvalue()
+
+
+def _decided(proposal: Proposal, name: str) -> bool:
+    """Whether init decided the field (blank included), rather than leaving a TODO."""
+    key = f"source.fields.{name}"
+    return any(g.key == key for g in proposal.fields) and all(t.key != key for t in proposal.todos)
 
 
 def _as_written(export: Path, folder: Path) -> str:
@@ -180,8 +214,11 @@ def _next_steps(out: Path, report: TextIO) -> None:
             )
         for problem in others:
             show(f"  config: {problem}", file=report)
+    # In the folder of ./hrsync.toml every command finds it: no --config to type.
+    here = out.resolve() == (Path.cwd() / DEFAULT_CONFIG).resolve()
+    command = "hrsync check" if here else f"hrsync --config {out} check"
     show(
-        f"Next: hrsync --config {out} check   (with HRSYNC_DX_TOKEN set; the config points "
+        f"Next: {command}   (with HRSYNC_DX_TOKEN set; the config points "
         "at the bundled simulator until you change dx.base_url)",
         file=report,
     )

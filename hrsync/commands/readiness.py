@@ -28,6 +28,7 @@ from hrsync.core.text import plural
 from hrsync.core.union import Part, SourceCount
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
+from hrsync.dx.simulator_probe import at_simulator_address, not_the_simulator
 from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError
 from hrsync.store.repo import Store
@@ -351,8 +352,26 @@ def _attributes(settings: Settings, people: tuple[Person, ...]) -> Check:
     )
 
 
+def simulator_check(url: str) -> Check | None:
+    """None when the bundled simulator answers at `url`; else a failed check saying what
+    does. Another local service's 401 is not DX refusing the token."""
+    found = not_the_simulator(url)
+    if found is None:
+        return None
+    return Check(
+        "dx",
+        False,
+        f"dx.base_url {url} is the bundled simulator's address, but {found}",
+        "start `hrsync simulator --rehearse CONFIG` (or --users-from EXPORT) first, "
+        "or set dx.base_url to your DX account's Web API URL",
+    )
+
+
 def _dx(settings: Settings, client: DxClient, now: datetime) -> list[Check]:
     checks: list[Check] = []
+    url = settings.dx.base_url
+    if at_simulator_address(url) and (wrong := simulator_check(url)) is not None:
+        return [wrong]
     try:
         who = client.whoami()
     except DxAuthError as exc:

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from hrsync import logs
+from hrsync.commands.init import guess_reading
 from hrsync.commands.output import show
-from hrsync.commands.startup import configure_logging
-from hrsync.config.loading import Settings, load_settings
+from hrsync.commands.startup import configure_logging, tell_found
+from hrsync.config.loading import DEFAULT_CONFIG, Settings, config_file, load_settings
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
 from hrsync.simulator.rehearsal import Rehearsal, rehearsal
 from hrsync.simulator.serve import serve, serve_scenario
-from hrsync.sources.base import SourceUnavailable
+from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sync.reading import Export, InputRefused, map_teams, read_export
 
 # The rehearsal's own state store (beside the config): rehearsed runs and reference_ids
@@ -46,6 +48,10 @@ def _rehearse(args: argparse.Namespace) -> int:
     # unless asked: reading the export is not news to the person starting it.
     logs.configure(args.log_format or "auto", args.log_level or "warning", sys.stderr)
     config: Path | None = args.rehearse if args.rehearse is not None else args.config
+    # No config anywhere: the export is read as `hrsync init` would configure it.
+    found = config_file(config, os.environ)
+    tell_found(found)
+    guessing = args.users_from is not None and found.path is None
     settings = load_settings(
         config,
         require_token=False,
@@ -57,17 +63,48 @@ def _rehearse(args: argparse.Namespace) -> int:
         export_path = args.users_from.resolve()
         source = dataclasses.replace(settings.source, path=export_path, url=None)
         settings = dataclasses.replace(settings, source=source)
+    if guessing:
+        try:
+            source, proposal, report = guess_reading(args.users_from, settings.source)
+        except SourceError as exc:
+            show(f"hrsync: cannot rehearse: cannot read the export: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        kept = proposal.kept_statuses if proposal.active_status is not None else ()
+        settings = dataclasses.replace(
+            settings,
+            source=dataclasses.replace(source, path=export_path),
+            filter=dataclasses.replace(settings.filter, active_status=kept),
+        )
+    guessed = [f"# no config: the columns of {args.users_from} as hrsync init guesses them"]
+    if guessing:
+        guessed += [f"# {line}" for line in report.splitlines()[1:]]
     try:
         export = read_export(settings)
     except InputRefused as exc:
         show(f"hrsync: cannot rehearse with {exc.source or 'the export'}:", file=sys.stderr)
         for problem in exc.problems:
             show(f"  - {problem}", file=sys.stderr)
-        show("`hrsync check` tells the same; fix them, then start again.", file=sys.stderr)
+        if guessing:
+            show("\n".join(guessed), file=sys.stderr)
+            show(
+                "These are the columns as hrsync init guesses them (no config was given): "
+                f"write one with `hrsync init --from {args.users_from}`, set what it could "
+                "not guess, then start again in its folder (or pass it with --config).",
+                file=sys.stderr,
+            )
+        else:
+            where = settings.config_path or "the HRSYNC_SOURCE__… variables"
+            show(
+                f"The export is read through the [source] settings of {where}: fix them, "
+                "then start again.",
+                file=sys.stderr,
+            )
         return EXIT_USAGE
     except SourceUnavailable as exc:
         show(f"hrsync: cannot rehearse: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    if guessing:
+        show("\n".join(guessed))  # comments: the lines to copy stay usable as they are
     people = [(p.name, p.email) for p in export.directory.people]
     if not people:
         show(f"hrsync: cannot rehearse: {export.source} has nobody to sync", file=sys.stderr)
@@ -82,8 +119,17 @@ def _rehearse(args: argparse.Namespace) -> int:
     # beside its url would be refused), presumably the same people as the saved answer.
     if args.users_from is not None and not reads_url:
         extra.append(("HRSYNC_SOURCE__PATH", str(args.users_from.resolve())))
-    used = settings.config_path  # --rehearse, --config or $HRSYNC_CONFIG
-    command = f"hrsync --config {used}" if used is not None else "hrsync --config CONFIG"
+    used = settings.config_path  # --rehearse, --config, $HRSYNC_CONFIG or ./hrsync.toml
+    if guessing:
+        command = f"hrsync init --from {args.users_from}, then hrsync"
+    elif (
+        found.how != "$HRSYNC_CONFIG"
+        and used is not None
+        and used.absolute() == Path.cwd() / DEFAULT_CONFIG
+    ):
+        command = "hrsync"  # ./hrsync.toml: every command finds it here
+    else:
+        command = f"hrsync --config {used}" if used is not None else "hrsync --config CONFIG"
     return serve_scenario(
         planned.scenario,
         host=args.host,

@@ -11,8 +11,9 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync import logcap, logs
+from hrsync.commands.output import show
 from hrsync.config.file_modes import not_private
-from hrsync.config.loading import ConfigError, Settings, load_settings
+from hrsync.config.loading import ConfigError, ConfigFile, Settings, config_file, load_settings
 from hrsync.store.presence import missing_store
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
@@ -31,8 +32,10 @@ def load_for(
     require_dx: bool = True,
 ) -> Settings:
     """Load and validate settings, then configure logging from them and the flags."""
+    found = config_file(args.config, os.environ)
+    tell_found(found)
     settings = load_settings(
-        args.config,
+        found.path,
         require_token=require_token,
         require_source=require_source,
         require_dx=require_dx,
@@ -43,6 +46,13 @@ def load_for(
     if args.command != "healthcheck":  # a probe every 30 s, not a start to warn at
         warn_not_private(settings)
     return settings
+
+
+def tell_found(found: ConfigFile) -> None:
+    """A config nobody named (./hrsync.toml): say which file, on stderr so that stdout
+    stays the report's."""
+    if found.how == "the current folder":
+        show(f"hrsync: config {found.path} (found in the current folder)", file=sys.stderr)
 
 
 def warn_not_private(settings: Settings) -> None:
@@ -74,8 +84,9 @@ def reports_on_stdout(args: argparse.Namespace) -> bool:
         bool(getattr(args, "dry_run", False))
         or bool(getattr(args, "preview", False))
         or getattr(args, "format", "text") == "json"
-        or summary == "always"
-        or (summary == "auto" and sys.stdout.isatty())
+        # The summary on stdout, on a terminal or a pipe alike; `never` leaves stdout to
+        # the log, for a script that reads it.
+        or summary != "never"
     )
 
 

@@ -52,7 +52,7 @@ def sync(args: argparse.Namespace) -> int:
     )
     if shows_report and result.report:
         write_output(result.report, args.out)
-    if args.summary == "always" or (args.summary == "auto" and sys.stdout.isatty()):
+    if args.summary != "never":
         from hrsync.commands.summary import human_summary
 
         show("\n" + human_summary(result, settings.config_path, request, _daemon_seen(settings)))

@@ -58,10 +58,12 @@ from hrsync.store.url import anchor_sqlite
 
 __all__ = [
     "CONFIG_ENV",
+    "DEFAULT_CONFIG",
     "ENV_PREFIX",
     "TOKEN_ENV",
     "AttributeSettings",
     "ConfigError",
+    "ConfigFile",
     "DxSettings",
     "FieldSettings",
     "FilterSettings",
@@ -76,12 +78,15 @@ __all__ = [
     "StateSettings",
     "SyncSettings",
     "UnionSettings",
+    "config_file",
     "load_settings",
 ]
 
 ENV_PREFIX = "HRSYNC_"
 TOKEN_ENV = "HRSYNC_DX_TOKEN"
 CONFIG_ENV = "HRSYNC_CONFIG"
+# The file `hrsync init` writes: found in the current folder when nothing else names one.
+DEFAULT_CONFIG = "hrsync.toml"
 _TOKEN_KEYS = {"token", "api_token", "dx_token", "access_token", "bearer_token"}
 
 
@@ -97,6 +102,29 @@ class ConfigError(Exception):
 # ---------------------------------------------------------------- loading
 
 
+@dataclass(frozen=True)
+class ConfigFile:
+    """Which config file a command reads, and how it was chosen (for the line naming it)."""
+
+    path: Path | None
+    how: str  # "--config", "$HRSYNC_CONFIG", "the current folder", or "" for none
+
+
+def config_file(given: Path | None, env: Mapping[str, str], cwd: Path | None = None) -> ConfigFile:
+    """--config, else $HRSYNC_CONFIG, else ./hrsync.toml when it exists, else none."""
+    if given is not None:
+        return ConfigFile(given, "--config")
+    if CONFIG_ENV in env:
+        # Set but empty: no file at all, the HRSYNC_… variables alone (a container).
+        named = env[CONFIG_ENV]
+        return ConfigFile(Path(named), "$" + CONFIG_ENV) if named else ConfigFile(None, "")
+    here = (cwd or Path.cwd()) / DEFAULT_CONFIG
+    if here.is_file():
+        # Relative when found here, so messages and suggested commands read as typed.
+        return ConfigFile(Path(DEFAULT_CONFIG) if cwd is None else here, "the current folder")
+    return ConfigFile(None, "")
+
+
 def load_settings(
     path: Path | None,
     environ: Mapping[str, str] | None = None,
@@ -107,8 +135,7 @@ def load_settings(
 ) -> Settings:
     """Read the TOML file, apply environment overrides, validate everything."""
     env = os.environ if environ is None else environ
-    if path is None and env.get(CONFIG_ENV):
-        path = Path(env[CONFIG_ENV])
+    path = config_file(path, env).path
     raw: dict[str, Any] = {}
     problems: list[str] = []
     if path is not None:
@@ -149,7 +176,10 @@ def load_settings(
         # Keys may all come from HRSYNC_… variables (a container); with none set, the
         # missing file is the one problem worth naming.
         told = [k for k in env if k.startswith(ENV_PREFIX) and k not in (TOKEN_ENV, CONFIG_ENV)]
-        where = "pass --config PATH or set $HRSYNC_CONFIG"
+        where = (
+            f"pass --config PATH, set ${CONFIG_ENV}, or run where {DEFAULT_CONFIG} is"
+            " (`hrsync init` writes one)"
+        )
         if not told:
             raise ConfigError([f"no config file: {where}"])
         problems.insert(0, f"no config file ({where}), and the HRSYNC_… variables leave")

@@ -10,6 +10,7 @@ are in no team. Nothing here reads a file, DX or the store: those answers come i
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -56,6 +57,26 @@ def find_person(people: Sequence[Person], query: str) -> Person | None:
         if person.employee_id == wanted or person.email.casefold() == folded:
             return person
     return None
+
+
+def people_named(people: Sequence[Person], query: str) -> tuple[Person, ...]:
+    """The people whose name is `query`: written exactly so, else the same once case,
+    accents and runs of spaces are set aside. Several when the name is shared."""
+    wanted = query.strip()
+    if not wanted:
+        return ()
+    exact = tuple(p for p in people if p.name == wanted)
+    if exact:
+        return exact
+    folded = _folded_name(wanted)
+    return tuple(p for p in people if _folded_name(p.name) == folded)
+
+
+def _folded_name(name: str) -> str:
+    # "José  Álvarez" and "jose alvarez": one name as a person types it.
+    decomposed = unicodedata.normalize("NFKD", name)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(bare.casefold().split())
 
 
 def find_held(held: Sequence[HeldPerson], query: str) -> HeldPerson | None:

@@ -28,6 +28,7 @@ from hrsync.core.emails import valid_emails
 from hrsync.core.page_signs import one_page_sign, page_signs
 from hrsync.core.people.managers import name_key
 from hrsync.core.rows import RowTable
+from hrsync.core.templates import Template, is_template
 from hrsync.core.text import plural
 
 # What a JSON reader joins several values of one list with (hrsync.sources.json_reader).
@@ -107,6 +108,13 @@ _LAST_KEYS = frozenset({"lastname", "surname", "familyname", "last", "nachname"}
 _DEPARTMENT_KEYS = frozenset({"department", "dept", "departmentname", "orgunit", "division"})
 _DEPARTMENT_KEYS |= frozenset({"organization", "organisation", "supervisoryorganization"})
 _DEPARTMENT_KEYS |= frozenset({"team", "orgunitpath", "businessunit", "abteilung"})
+# Words that make any column a department's wherever they stand in its name (ADP's
+# "Home Department Description", "Department Name", "Dept Code").
+_DEPARTMENT_WORDS = ("department", "dept", "abteilung")
+# Endings of first- and last-name columns, whatever precedes them ("Legal First Name",
+# "Preferred First Name", "Given_Name", "Family Name").
+_FIRST_ENDINGS = ("firstname", "givenname", "forename", "vorname")
+_LAST_ENDINGS = ("lastname", "surname", "familyname", "nachname")
 _STATUS_KEYS = frozenset({"status", "employmentstatus", "workerstatus", "lifecyclestatus"})
 _STATUS_KEYS |= frozenset({"accountenabled", "active", "enabled", "suspended", "state"})
 _STATUS_KEYS |= frozenset({"employeestatus", "isactive", "activestatus"})
@@ -248,6 +256,9 @@ def propose(columns: Sequence[Column]) -> Proposal:
     names = [s for s in stats if s.name not in taken and _name_like(s)]
     name_guess = _name(stats, names, taken)
     name_stats = next((s for s in stats if name_guess and s.name == name_guess[0]), None)
+    if name_guess is not None and is_template(name_guess[1]):
+        # A manager given by name is compared with the names the template renders.
+        name_stats = _measure(_rendered(name_guess[1], stats, records))
 
     manager = _manager(stats, ids, emails, name_stats, taken)
     employee_id: tuple[str, str] | None = None
@@ -300,6 +311,8 @@ def propose(columns: Sequence[Column]) -> Proposal:
     if department is not None:
         guesses["department"] = Guess("source.fields.department", *department)
         taken.add(department[0])
+    else:
+        notes.append(_no_department(stats, taken))
     status = _status(stats, taken)
     active: Guess | None = None
     kept: tuple[str, ...] = ()
@@ -463,18 +476,30 @@ def _name(
             best.name,
             f"{best.name}: {_of(best.names, len(best.filled))} values read as names",
         )
-    first = next(
-        (s for s in stats if _named(s.name, _FIRST_KEYS) and not _mentions_manager(s.name)), None
-    )
-    last = next(
-        (s for s in stats if _named(s.name, _LAST_KEYS) and not _mentions_manager(s.name)), None
-    )
+    given = _name_parts(stats, _FIRST_KEYS, _FIRST_ENDINGS)
+    family = _name_parts(stats, _LAST_KEYS, _LAST_ENDINGS)
+    plain = [s for s in given if not _preferred(s.name)]
+    preferred = [s for s in given if _preferred(s.name)]
+    last = next((s for s in family if not _preferred(s.name)), family[0] if family else None)
+    first = plain[0] if plain else (preferred[0] if preferred else None)
     if first is not None and last is not None and _templatable(first.name, last.name):
-        return (
-            first.name,
-            f"{{{first.name}}} {{{last.name}}}",
-            f"no full-name column; {first.name} and {last.name} hold the first and last names",
+        evidence = (
+            f"no full-name column; {first.name} and {last.name} hold the first and last names"
         )
+        first_part = f"{{{first.name}}}"
+        if preferred and plain and _templatable(preferred[0].name):
+            pref = preferred[0]
+            filled = f"{_of(len(pref.filled), len(pref.column.values))} rows"
+            if len(pref.filled) == len(pref.column.values):
+                first_part = f"{{{pref.name}}}"
+                evidence += f", {pref.name} (filled on {filled}) before {first.name}"
+            else:
+                first_part = f"{{{pref.name} || {first.name}}}"
+                evidence += (
+                    f"; {pref.name} is filled on {filled}: it wins where filled, "
+                    f"{first.name} elsewhere"
+                )
+        return first.name, f"{first_part} {{{last.name}}}", evidence
     unnamed = [s for s in names if s.name not in taken]
     if unnamed:
         best = max(unnamed, key=lambda s: (s.names, s.distinct))
@@ -485,6 +510,37 @@ def _name(
             "(found by its values, not its name)",
         )
     return None
+
+
+def _name_parts(
+    stats: Sequence[_Stats], keys: frozenset[str], endings: tuple[str, ...]
+) -> list[_Stats]:
+    """The columns holding a part of the person's own name (not their manager's)."""
+    return [
+        s
+        for s in stats
+        if not _mentions_manager(s.name)
+        and (_named(s.name, keys) or _last(s.name).endswith(endings))
+    ]
+
+
+def _preferred(name: str) -> bool:
+    return any(word in _last(name) for word in ("preferred", "nick"))
+
+
+def _rendered(template: str, stats: Sequence[_Stats], records: int) -> Column:
+    """A template's value on every row, as a column (what a sync would read)."""
+    by_name = {s.name: s.column.values for s in stats}
+    parsed = Template(template)
+
+    def on_row(i: int) -> Callable[[str], str]:
+        def value(name: str) -> str:
+            values = by_name.get(name, ())
+            return values[i] if i < len(values) else ""
+
+        return value
+
+    return Column(template, tuple(parsed.render(on_row(i)) for i in range(records)))
 
 
 def _templatable(*names: str) -> bool:
@@ -591,24 +647,57 @@ def _references(
     return share, matched
 
 
+def _department_named(name: str) -> bool:
+    return _named(name, _DEPARTMENT_KEYS) or any(w in _last(name) for w in _DEPARTMENT_WORDS)
+
+
 def _department(stats: Sequence[_Stats], taken: set[str]) -> tuple[str, str] | None:
     candidates = [
         s
         for s in stats
         if s.name not in taken
-        and _named(s.name, _DEPARTMENT_KEYS)
+        and _department_named(s.name)
         and not _mentions_manager(s.name)
         and s.distinct > 1
         and s.share(s.emails) < 0.5
     ]
     if not candidates:
         return None
-    best = max(candidates, key=lambda s: (len(s.filled), _last(s.name) != "id", -s.share(s.ids)))
+    # A department's name before its code ("Home Department Description", not "… Code").
+    best = max(
+        candidates,
+        key=lambda s: (
+            len(s.filled),
+            not _last(s.name).endswith(("id", "code", "number")),
+            -s.share(s.ids),
+        ),
+    )
     return (
         best.name,
         f"{best.name}: named like a department, {best.distinct} different values over "
         f"{len(best.filled)} rows",
     )
+
+
+def _no_department(stats: Sequence[_Stats], taken: set[str]) -> str:
+    """Why no department is proposed: a note, so a person knows what to set."""
+    fix = (
+        "teams are named after their lead; set source.fields.department to a column "
+        "holding each person's department to name them after it"
+    )
+    named = [s for s in stats if _department_named(s.name) and s.name not in taken]
+    if not named:
+        return f"no column is named like a department (Department, Dept, Division …): {fix}"
+    reasons = []
+    for s in named:
+        if _mentions_manager(s.name):
+            why = "is the manager's"
+        elif s.distinct <= 1:
+            why = f"holds {plural(s.distinct, 'value')} on every row"
+        else:
+            why = "holds e-mail addresses"
+        reasons.append(f"{s.name} {why}")
+    return f"no department: {'; '.join(reasons)}; {fix}"
 
 
 # Statuses, lower case without spaces, dashes or underscores: kept (still employed) and

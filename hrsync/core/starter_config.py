@@ -84,7 +84,8 @@ def render(proposal: Proposal, source: StarterSource) -> str:
         out += _comment(f"Note: {note}")
     out += ["", "[dx]"]
     out += _comment(
-        "The bundled simulator (`hrsync simulator`), to rehearse a sync; for your DX "
+        "The bundled simulator (`hrsync simulator --rehearse` with this file), to rehearse "
+        "a sync; `hrsync check` makes sure the simulator is what answers here. For your DX "
         "account, its Web API URL, e.g. https://api.getdx.com (or set HRSYNC_DX__BASE_URL). "
         "The token is never written here: set HRSYNC_DX_TOKEN, or token_file to a file "
         "holding it."

@@ -5,6 +5,9 @@ The one template engine of hrsync: `[source.fields]`, `mapping.team_name` and th
 (`is_template`); else it is a plain column name. A template is str.format-style text: literal
 text, ``{{``/``}}`` for literal braces, and named placeholders ``{Name}`` or
 ``{Name|filter|filter}``; no positional placeholders, format specs or conversions.
+A placeholder may fall back: ``{Preferred First Name || Legal First Name}`` is the first
+of its columns that is not blank on the row, each with its own filters
+(``{Nickname|upper || First Name}``).
 Filters apply left to right to the placeholder's value:
 
 ``lower``, ``upper``
@@ -141,13 +144,38 @@ class Placeholder:
     written: str  # as it appears between the braces, for messages
     spec: str = ""
     conversion: str | None = None
+    # `{A || B}`: read when this placeholder's own value is blank on a row, in order.
+    otherwise: tuple[Placeholder, ...] = ()
+
+    @property
+    def choices(self) -> tuple[Placeholder, ...]:
+        """This placeholder and each it falls back to, in order."""
+        return (self, *self.otherwise)
 
 
 def _placeholder(field: str, spec: str | None, conversion: str | None) -> Placeholder:
+    first, *rest = field.split("||")
+    if rest:
+        # Each choice stripped: `{A || B}` reads as written, spaces around the bars.
+        later = tuple(_placeholder(choice.strip(), None, None) for choice in rest)
+        head = _placeholder(first.strip(), spec, conversion)
+        return Placeholder(head.name, head.filters, field, head.spec, conversion, later)
     name, *filters = field.split("|")
     if filters:
         name = name.strip()
     return Placeholder(name, tuple(f.strip() for f in filters), field, spec or "", conversion)
+
+
+def _filled(value_of: Callable[[str], str], placeholder: Placeholder) -> str:
+    """The placeholder's value on one row: its first choice that is not blank."""
+    value = ""
+    for choice in placeholder.choices:
+        value = value_of(choice.name)
+        for name in choice.filters:
+            value = FILTERS[name](value)
+        if value.strip():
+            return value
+    return value
 
 
 class Template:
@@ -170,9 +198,9 @@ class Template:
         # is lower-cased last (as far as case goes), and each literal is lower case. A
         # lower-cased character lower-cases to itself, so the text does as a whole
         # (tests/core/test_templates.py checks every character).
-        self.lower_case = all(_lower_cased_last(p.filters) for p in self.placeholders) and all(
-            literal == literal.lower() for literal, _ in self._parts
-        )
+        self.lower_case = all(
+            _lower_cased_last(c.filters) for p in self.placeholders for c in p.choices
+        ) and all(literal == literal.lower() for literal, _ in self._parts)
         # Whether the text, each placeholder filled with a word, is collapsed already.
         shape = "".join(literal + ("" if p is None else "x") for literal, p in self._parts)
         self._collapsed_around_words = collapse_whitespace(shape) == shape
@@ -180,7 +208,7 @@ class Template:
     @property
     def names(self) -> tuple[str, ...]:
         """Every name the template reads, once each, in order of first use."""
-        return tuple(dict.fromkeys(p.name for p in self.placeholders))
+        return tuple(dict.fromkeys(c.name for p in self.placeholders for c in p.choices))
 
     def render(self, value_of: Callable[[str], str], *, blank_if_empty: bool = False) -> str:
         """The text with each placeholder filled; with `blank_if_empty`, "" when every
@@ -190,9 +218,7 @@ class Template:
         for literal, placeholder in self._parts:
             out.append(literal)
             if placeholder is not None:
-                value = value_of(placeholder.name)
-                for name in placeholder.filters:
-                    value = FILTERS[name](value)
+                value = _filled(value_of, placeholder)
                 out.append(value)
                 filled = filled or bool(value)
         if blank_if_empty and not filled:
@@ -228,20 +254,11 @@ class Template:
         values: list[Sequence[str]] = []
         all_words = True  # every placeholder's value is known to hold no whitespace
         for placeholder in self.placeholders:
-            key: tuple[str, ...] = (placeholder.name,)
-            filtered = memo.get(key)
-            if filtered is None:
-                filtered = memo[key] = column(placeholder.name)
-            word = words is not None and words(placeholder.name)
-            for name in placeholder.filters:
-                key = (*key, name)
-                held = memo.get(key)
-                if held is None:
-                    # Words keep `nospace` and `strip` from changing anything.
-                    unchanged = word and name in _WORD_IDENTITIES
-                    held = memo[key] = filtered if unchanged else COLUMN_FILTERS[name](filtered)
-                word = name in _WORD_FILTERS or (word and (name in _KEEP_WORDS or held is filtered))
-                filtered = held
+            filtered, word = _filtered(placeholder, column, memo, words)
+            for choice in placeholder.otherwise:
+                later, later_word = _filtered(choice, column, memo, words)
+                filtered = [v if v.strip() else w for v, w in zip(filtered, later, strict=True)]
+                word = word and later_word
             all_words = all_words and word
             values.append(filtered)
         # Each row's pieces joined, literals included: cheaper than str.format per row.
@@ -264,6 +281,31 @@ class Template:
             )
             out = [text if any_value else "" for text, any_value in zip(out, filled, strict=True)]
         return out
+
+
+def _filtered(
+    placeholder: Placeholder,
+    column: Callable[[str], Sequence[str]],
+    memo: dict[tuple[str, ...], Sequence[str]],
+    words: Callable[[str], bool] | None,
+) -> tuple[Sequence[str], bool]:
+    """One choice of a placeholder over every row, its filters applied (memoised), and
+    whether its every value is known to hold no whitespace."""
+    key: tuple[str, ...] = (placeholder.name,)
+    filtered = memo.get(key)
+    if filtered is None:
+        filtered = memo[key] = column(placeholder.name)
+    word = words is not None and words(placeholder.name)
+    for name in placeholder.filters:
+        key = (*key, name)
+        held = memo.get(key)
+        if held is None:
+            # Words keep `nospace` and `strip` from changing anything.
+            unchanged = word and name in _WORD_IDENTITIES
+            held = memo[key] = filtered if unchanged else COLUMN_FILTERS[name](filtered)
+        word = name in _WORD_FILTERS or (word and (name in _KEEP_WORDS or held is filtered))
+        filtered = held
+    return filtered, word
 
 
 def is_template(text: str) -> bool:
@@ -303,7 +345,7 @@ def check_template(
             f"{where} has no placeholder, so every value would be the same; use e.g. {example}"
         )
     known = set(builtins) | set(columns)
-    for placeholder in template.placeholders:
+    for placeholder in (c for p in template.placeholders for c in p.choices):
         field = placeholder.written
         if placeholder.name == "" or placeholder.name.isdigit():
             problems.append(

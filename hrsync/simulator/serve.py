@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import signal
 import sys
 import threading
@@ -82,6 +83,13 @@ def serve_scenario(
         simulator = start_simulator(scenario, host=host, port=port)
     except OSError as exc:
         print(f"error: cannot listen on {host}:{port}: {exc.strerror}", file=err)
+        if exc.errno == errno.EADDRINUSE:
+            # Then the base URL to copy is the one printed: any free port will do.
+            print(
+                "  another program listens there: stop it, or pass --port 0 for any free "
+                "port (then use the HRSYNC_DX__BASE_URL line it prints)",
+                file=err,
+            )
         return 2
     stop = stop or threading.Event()
     restore = _install_signal_handlers(stop)

@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 import structlog
 
 from hrsync.clock import Clock
+from hrsync.dx.simulator_probe import SIMULATOR_HEADER
 from hrsync.simulator.core import SimulatedDx
 from hrsync.simulator.scenario import Scenario
 from hrsync.simulator.wire import Response, failure
@@ -107,6 +108,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(response.status)
         self.send_header("Content-Type", response.content_type)
         self.send_header("Content-Length", str(len(response.body)))
+        # How `hrsync check` tells the bundled simulator from another local service.
+        self.send_header(SIMULATOR_HEADER, "1")
         for name, value in response.headers:
             self.send_header(name, value)
         self.end_headers()

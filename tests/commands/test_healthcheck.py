@@ -393,3 +393,11 @@ def test_the_http_probe_asks_an_ipv6_listener_with_a_bracketed_host() -> None:
         thread.join(3)
     assert result.healthy and f"[::1]:{port}" in result.reason
     assert f"Host: [::1]:{port}\r\n".encode() in heads[0]
+
+
+def test_the_probe_reads_the_config_in_the_current_folder(tmp_path: Path) -> None:
+    # As every other command does: no --config, no $HRSYNC_CONFIG, ./hrsync.toml.
+    (tmp_path / "hrsync.toml").write_text("[sync]\nhealthcheck_max_age_s = 42\n")
+    quick = healthcheck.probe_settings(None, {}, cwd=tmp_path)
+    assert quick is not None
+    assert quick.max_age_s == 42.0

@@ -44,6 +44,21 @@ CASES: dict[Path, tuple[str | None, dict[str, str], list[str]]] = {
         },
         ["Active", "Leave"],
     ),
+    # ADP Workforce Now: legal names, a preferred first name on a few rows, the manager
+    # only by name ("Last, First"), a home department.
+    FIXTURES / "adp-workforce-now.csv": (
+        None,
+        {
+            "employee_id": "Associate ID",
+            "email": "Work Contact: Work Email",
+            "name": "{Preferred First Name || Legal First Name} {Legal Last Name}",
+            "manager_id": "",
+            "manager_name": "Reports To Name",
+            "department": "Home Department Description",
+            "status": "Position Status",
+        },
+        ["Active", "Leave"],
+    ),
     FIXTURES / "workday-raas.json": (
         "Report_Entry",
         {
@@ -241,11 +256,13 @@ def test_an_existing_config_is_never_overwritten_without_force(
 
 
 def test_the_default_is_hrsync_toml_in_the_current_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert init("--from", str(ROOT / "config" / "sample-org.csv")) == 0
     assert (tmp_path / "hrsync.toml").is_file()
+    # Every command finds ./hrsync.toml: the next one is typed without --config.
+    assert "Next: hrsync check   (" in capsys.readouterr().out
 
 
 def test_out_dash_prints_the_config_and_tells_on_stderr(

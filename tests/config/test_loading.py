@@ -534,3 +534,47 @@ def test_list_picks_beyond_the_fields_load(tmp_path: Path) -> None:
 def test_a_csv_filter_key_with_brackets_is_a_name(tmp_path: Path) -> None:
     text = MINIMAL + '[filter.exclude]\n"Team [old" = ["x"]\n'
     assert load_settings(write(tmp_path, text), TOKEN_ENV).filter.exclude == {"Team [old": ("x",)}
+
+
+# ------------------------------------------- where the config file is found
+
+
+@pytest.mark.parametrize(
+    ("given", "env", "in_folder", "expected"),
+    [
+        ("a.toml", {"HRSYNC_CONFIG": "b.toml"}, True, ("a.toml", "--config")),
+        (None, {"HRSYNC_CONFIG": "b.toml"}, True, ("b.toml", "$HRSYNC_CONFIG")),
+        (None, {"HRSYNC_CONFIG": ""}, True, (None, "")),  # empty: variables alone
+        (None, {}, True, ("hrsync.toml", "the current folder")),
+        (None, {}, False, (None, "")),
+    ],
+)
+def test_the_config_file_is_the_flag_then_the_variable_then_the_current_folders(
+    tmp_path: Path,
+    given: str | None,
+    env: dict[str, str],
+    in_folder: bool,
+    expected: tuple[str | None, str],
+) -> None:
+    from hrsync.config.loading import config_file
+
+    if in_folder:
+        (tmp_path / "hrsync.toml").write_text("")
+    found = config_file(None if given is None else Path(given), env, tmp_path)
+    path, how = expected
+    if path is None:
+        assert found.path is None
+    else:
+        assert found.path is not None
+        assert found.path.name == path
+    assert found.how == how
+
+
+def test_a_config_in_the_current_folder_is_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "hrsync.toml").write_text('[dx]\nbase_url = "https://api.example.test"\n')
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(None, {}, require_token=False, require_source=False)
+    assert settings.dx.base_url == "https://api.example.test"
+    assert settings.config_path == Path("hrsync.toml")

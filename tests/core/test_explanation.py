@@ -11,6 +11,7 @@ from hrsync.core.explanation import (
     explain,
     find_person,
     manager_chain,
+    people_named,
     suggestions,
 )
 from hrsync.core.identity import TeamRow
@@ -34,6 +35,36 @@ PEOPLE = [
 def test_find_person_by_id_or_email(query: str, found: str | None) -> None:
     person = find_person(PEOPLE, query)
     assert (person.employee_id if person else None) == found
+
+
+NAMED = [
+    make_person("N1", "Daniel Kim", None, "X"),
+    make_person("N2", "José Álvarez", "N1", "X"),
+    make_person("N3", "Jose Alvarez", "N1", "X"),
+    make_person("N4", "Sam  Lee", "N1", "X"),
+    make_person("N5", "sam lee", "N1", "X"),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("Daniel Kim", ["N1"]),
+        ("  daniel KIM ", ["N1"]),  # no exact match: any case
+        ("José Álvarez", ["N2"]),  # exact wins over the accent-free one
+        ("Jose Alvarez", ["N3"]),
+        ("jose alvarez", ["N2", "N3"]),  # neither exact: both, to choose by id
+        ("JOSÉ ÁLVAREZ", ["N2", "N3"]),
+        ("sam lee", ["N5"]),
+        ("Sam Lee", ["N4", "N5"]),  # spaces collapsed, then any case
+        ("Daniel", []),  # a name, not a part of one
+        ("", []),
+    ],
+)
+def test_people_are_found_by_name_exact_first_then_any_case_and_accent(
+    query: str, found: list[str]
+) -> None:
+    assert [p.employee_id for p in people_named(NAMED, query)] == found
 
 
 def test_suggestions_are_close_ids_and_emails() -> None:

@@ -321,3 +321,82 @@ def test_numbers_that_happen_to_be_ids_are_no_manager_when_a_column_has_the_top(
     ]
     assert propose(columns).field("manager_id") == "Boss"
     assert propose(columns[::-1]).field("manager_id") == "Boss"
+
+
+# ------------------------------------------- ADP-shaped names, departments, "Last, First"
+
+
+def _adp(preferred: Sequence[str], *, manager: str = "name") -> list[Column]:
+    """An ADP Workforce Now export: legal names, a partly filled preferred first name, a
+    home department, and the manager by name ("Last, First") or by associate id."""
+    firsts = [p[1].split(" ")[0] for p in PEOPLE]
+    lasts = [p[1].split(" ")[1] for p in PEOPLE]
+    by_id = {p[0]: f"{last}, {first}" for p, first, last in zip(PEOPLE, firsts, lasts, strict=True)}
+    columns = [
+        Column("Associate ID", tuple(p[0] for p in PEOPLE)),
+        Column("Legal First Name", tuple(firsts)),
+        Column("Legal Last Name", tuple(lasts)),
+        Column("Preferred First Name", tuple(preferred)),
+        Column("Work Contact: Work Email", tuple(p[2] for p in PEOPLE)),
+        Column("Home Department Description", tuple(p[4] for p in PEOPLE)),
+        Column("Position Status", tuple(p[5] for p in PEOPLE)),
+    ]
+    if manager == "name":
+        columns.append(Column("Reports To Name", tuple(by_id.get(p[3], "") for p in PEOPLE)))
+    else:
+        columns.append(Column("Reports To Associate ID", tuple(p[3] for p in PEOPLE)))
+    return columns
+
+
+def test_legal_names_with_a_mostly_empty_preferred_name_make_a_fallback_template() -> None:
+    proposal = propose(_adp(["", "Benny", "", "", "", ""]))
+    assert proposal.field("name") == "{Preferred First Name || Legal First Name} {Legal Last Name}"
+    (guess,) = [g for g in proposal.fields if g.key == "source.fields.name"]
+    assert "Preferred First Name" in guess.evidence and "1 of 6" in guess.evidence
+
+
+def test_a_preferred_name_filled_on_every_row_is_read_alone() -> None:
+    proposal = propose(_adp(["Ada", "Benny", "Chen", "Dana", "Emeka", "Farah"]))
+    assert proposal.field("name") == "{Preferred First Name} {Legal Last Name}"
+
+
+def test_an_empty_preferred_name_is_left_out() -> None:
+    proposal = propose(_adp([""] * 6))
+    assert proposal.field("name") == "{Legal First Name} {Legal Last Name}"
+
+
+@pytest.mark.parametrize(
+    ("first", "last"),
+    [("Given Name", "Family Name"), ("givenName", "surname"), ("First_Name", "Last_Name")],
+)
+def test_any_common_pair_of_name_columns_makes_a_template(first: str, last: str) -> None:
+    people = [(p[0], *p[1].split(" "), p[2]) for p in PEOPLE]
+    proposal = propose(table(("Person Number", first, last, "Email"), people))
+    assert proposal.field("name") == f"{{{first}}} {{{last}}}"
+
+
+def test_the_manager_by_last_first_name_when_no_manager_id_column_exists() -> None:
+    proposal = propose(_adp([""] * 6))
+    assert proposal.field("manager_name") == "Reports To Name"
+    assert proposal.field("manager_id") == ""
+    assert proposal.field("employee_id") == "Associate ID"
+    (guess,) = [g for g in proposal.fields if g.key == "source.fields.manager_name"]
+    assert "5 of 5" in guess.evidence
+    with_ids = propose(_adp([""] * 6, manager="id"))
+    assert with_ids.field("manager_id") == "Reports To Associate ID"
+
+
+def test_any_column_named_like_a_department_is_proposed() -> None:
+    proposal = propose(_adp([""] * 6))
+    assert proposal.field("department") == "Home Department Description"
+
+
+def test_why_no_department_is_proposed_is_said() -> None:
+    people = [(*p[:4], "Everyone") for p in PEOPLE]
+    proposal = propose(
+        table(("Employee ID", "Full Name", "Work Email", "Manager ID", "Dept"), people)
+    )
+    assert proposal.field("department") == ""
+    assert any("Dept" in n and "1 value" in n for n in proposal.notes), proposal.notes
+    none = propose(table(("Employee ID", "Full Name", "Work Email", "Manager ID")))
+    assert any("no column is named like a department" in n for n in none.notes), none.notes

@@ -114,3 +114,43 @@ def test_a_lower_cased_character_lower_cases_to_itself() -> None:
         if any(char.lower() != char for char in chr(code).lower())
     ]
     assert moved == []
+
+
+# ------------------------------------------- a fallback: {A || B}, the first non-empty
+
+FALLBACK_ROWS = [
+    {"Pref": "Bea", "Legal": "Beatrix", "Last": "Ng"},
+    {"Pref": "", "Legal": "Carl", "Last": "Otto"},
+    {"Pref": "  ", "Legal": "Dora", "Last": "Puck"},
+    {"Pref": "", "Legal": "", "Last": ""},
+]
+
+
+@pytest.mark.parametrize(
+    ("template", "rendered"),
+    [
+        ("{Pref || Legal} {Last}", ["Bea Ng", "Carl Otto", "Dora Puck", ""]),
+        ("{Pref|upper || Legal|lower}", ["BEA", "carl", "dora", ""]),
+        ("{Pref||Legal|initial}.{Last}", ["Bea.Ng", "C.Otto", "D.Puck", "."]),
+        ("{Pref || Pref || Legal}", ["Bea", "Carl", "Dora", ""]),
+    ],
+)
+def test_a_placeholder_falls_back_to_the_next_column_when_empty(
+    template: str, rendered: list[str]
+) -> None:
+    parsed = Template(template)
+    by_row = [parsed.render(lambda name, row=row: row[name]) for row in FALLBACK_ROWS]
+    assert by_row == rendered
+    at_once = parsed.on_columns(lambda name: [r[name] for r in FALLBACK_ROWS], len(FALLBACK_ROWS))
+    assert list(at_once) == rendered
+    blanked = parsed.on_columns(
+        lambda name: [r[name] for r in FALLBACK_ROWS], len(FALLBACK_ROWS), blank_if_empty=True
+    )
+    assert list(blanked)[-1] == ""
+
+
+def test_a_fallback_reads_every_column_it_names() -> None:
+    assert Template("{Pref || Legal|upper} {Last}").names == ("Pref", "Legal", "Last")
+    assert check_template("{Pref || Legal}", ["Pref", "Legal"], where="name") == []
+    (problem,) = check_template("{Pref || Legl}", ["Pref", "Legal"], where="name")
+    assert "{Legl}" in problem and "did you mean {Legal}" in problem

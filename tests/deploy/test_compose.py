@@ -265,5 +265,6 @@ def test_the_trial_syncs_the_sample_org_against_the_simulator(
         check=False,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    finished = [line for line in done.stdout.splitlines() if '"sync.finished"' in line]
+    # Piped, `sync` prints its summary on stdout and logs on stderr.
+    finished = [line for line in done.stderr.splitlines() if '"sync.finished"' in line]
     assert finished and '"outcome": "applied"' in finished[-1]

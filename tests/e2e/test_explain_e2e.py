@@ -95,6 +95,24 @@ def test_a_person_whose_manager_is_filtered_out(workspace: Workspace) -> None:
 def test_an_unknown_id_exits_1_with_suggestions(workspace: Workspace) -> None:
     run = workspace.hrsync("explain", "E0021")
     assert run.code == 1
-    assert "no person with employee id or e-mail 'E0021' in " in run.stdout
+    assert "no person with employee id, e-mail or name 'E0021' in " in run.stdout
     assert "did you mean 'E002'" in run.stdout or "'E002'" in run.stdout
+    _no_writes(workspace)
+
+
+def test_a_person_asked_by_name_and_a_shared_name_listed_with_ids(workspace: Workspace) -> None:
+    rows = read_rows("sample-org.csv")
+    rows.append(
+        {**rows[-1], "Employee ID": "E901", "Full Name": "Marcus Lindqvíst", "Manager ID": "E002",
+         "Work Email": "marcus.l2@example.com", "Status": "Active"}
+    )  # fmt: skip
+    workspace.write_export(rows)
+    run = workspace.hrsync("explain", "Marcus Lindqvist")  # exact: the one so written
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("Marcus Lindqvist (E002) <marcus.lindqvist@example.com>\n")
+    both = workspace.hrsync("explain", "marcus lindqvist")
+    assert both.code == 1
+    assert "2 people are named 'marcus lindqvist'" in both.stdout
+    assert "  E002  Marcus Lindqvist <marcus.lindqvist@example.com>" in both.stdout
+    assert "  E901  Marcus Lindqvíst <marcus.l2@example.com>" in both.stdout
     _no_writes(workspace)

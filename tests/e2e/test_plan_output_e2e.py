@@ -196,9 +196,15 @@ def test_sync_ends_with_a_paragraph_for_a_person(workspace: Workspace) -> None:
     assert f"`hrsync --config {workspace.config} run` (the daemon) keeps it in step" in last
     again = workspace.hrsync("sync", "--summary", "always")
     assert again.stdout.strip().splitlines()[-1].startswith("In sync: ")
-    # On a pipe (auto): no paragraph, the JSON log only.
+    # On a pipe (auto): the paragraph alone on stdout, the JSON log on stderr.
     piped = workspace.hrsync("sync")
-    assert not piped.stdout.strip().splitlines()[-1].startswith("In sync")
+    assert piped.stdout.strip().splitlines()[-1].startswith("In sync: ")
+    assert '"event"' not in piped.stdout
+    assert '"event": "sync.finished"' in piped.stderr
+    # --summary never: no paragraph, the JSON log on stdout, as a script may read it.
+    quiet = workspace.hrsync("sync", "--summary", "never")
+    assert "In sync: " not in quiet.stdout
+    assert '"event": "sync.finished"' in quiet.stdout
 
 
 def test_the_paragraph_appears_on_a_terminal(workspace: Workspace, tmp_path: Path) -> None:

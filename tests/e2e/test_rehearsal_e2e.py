@@ -106,7 +106,27 @@ def test_users_from_a_file_with_the_default_columns_and_no_config(tmp_path: Path
     with rehearsing(tmp_path, "--users-from", str(export)) as rehearsal:
         assert "# 3 of 3 people are DX users; no teams yet" in rehearsal.printed
         assert rehearsal.env["HRSYNC_SOURCE__PATH"] == str(export)
-        assert "# next: hrsync --config CONFIG check, then plan, then sync" in rehearsal.printed
+        assert (
+            f"# next: hrsync init --from {export}, then hrsync check, then plan, then sync"
+            in rehearsal.printed
+        )
+
+
+@pytest.mark.parametrize("name", ["workday-raas.json", "bamboohr-report.csv"])
+def test_users_from_any_export_init_reads_with_no_config_guesses_its_columns(
+    tmp_path: Path, name: str
+) -> None:
+    # Columns named as the HR system names them, a JSON answer around the list: guessed
+    # as `hrsync init` guesses them, and the guesses printed.
+    export = tmp_path / name
+    shutil.copy(ROOT / "tests" / "fixtures" / "init" / name, export)
+    with rehearsing(tmp_path, "--users-from", name) as rehearsal:
+        printed = "\n".join(rehearsal.printed)
+        assert f"# no config: the columns of {name} as hrsync init guesses them" in printed
+        assert "#   source.fields.email = " in printed
+        (counted,) = [line for line in rehearsal.printed if "people are DX users" in line]
+        assert not counted.startswith("# 0 of")
+        assert f"# next: hrsync init --from {name}, then hrsync check" in printed
 
 
 def test_users_from_a_file_read_through_the_config_s_own_fields(org: Path) -> None:

@@ -70,13 +70,19 @@ def test_the_tutorial_s_commands_take_an_export_to_a_synced_reorganised_dx(
     # The README's quick start, which CI runs; here hrsync is installed already.
     assert install.commands[0].startswith("python3 -m venv .venv && .venv/bin/pip install")
     (start,) = [i for i, step in enumerate(rest) if step.commands[0].startswith("hrsync sim")]
-    assert rest[start].commands == [f"hrsync simulator --rehearse {CONFIG_FILE}"]
+    # The second terminal starts in the working folder too, as the page says.
+    assert rest[start].commands == ["hrsync simulator --rehearse hrsync.toml"]
     (daemon,) = [i for i, step in enumerate(rest) if step.commands[0].endswith(" run --now")]
+    # The page's `cd` moves the reader, and so every later command (no --config to type).
+    where = [tmp_path]
 
     def run_step(step: Step, env: dict[str, str]) -> str:
         printed = ""
         for command in step.commands:
-            code, output = run_on_terminal(command, tmp_path, env)
+            if command.startswith("cd "):
+                where[0] = (where[0] / command.removeprefix("cd ").strip()).resolve()
+                continue
+            code, output = run_on_terminal(command, where[0], env)
             assert code == 0, f"{command}: exit {code}\n{output}"
             printed += output
         if step.output is not None:
@@ -90,7 +96,8 @@ def test_the_tutorial_s_commands_take_an_export_to_a_synced_reorganised_dx(
     assert 'base_url = "http://127.0.0.1:8765"' in config, "init points at the simulator"
 
     # The second terminal: the simulator on a free port instead of the page's 8765.
-    with rehearsing(tmp_path, *rest[start].commands[0].split()[2:]) as rehearsal:
+    assert where[0] == tmp_path / "first-sync"
+    with rehearsing(where[0], *rest[start].commands[0].split()[2:]) as rehearsal:
         port = rehearsal.base_url.rpartition(":")[2]
         as_shown = [line.replace(f":{port}", f":{PAGE_PORT}") for line in rehearsal.printed]
         printed = rest[start].output
@@ -103,7 +110,7 @@ def test_the_tutorial_s_commands_take_an_export_to_a_synced_reorganised_dx(
 
         # The daemon, stopped with Ctrl-C once its first sync has finished.
         (command,) = rest[daemon].commands
-        with on_terminal(command, tmp_path, env) as terminal:
+        with on_terminal(command, where[0], env) as terminal:
             terminal.wait_for("sync.finished")
             terminal.interrupt()
             assert terminal.finish() == 0, terminal.output
@@ -232,9 +239,10 @@ def test_your_own_export_reaches_an_applied_rehearsal_changing_only_init_s_todos
         encoding="utf-8",
     )
 
-    with rehearsing(tmp_path, "--users-from", export.name, "--config", "hrsync.toml") as rehearsal:
+    # In the folder of init's hrsync.toml: no --config, as a reader types it.
+    with rehearsing(tmp_path, "--users-from", export.name) as rehearsal:
         assert rehearsal.env["HRSYNC_SOURCE__PATH"] == str(export)
-        run = hrsync(tmp_path, rehearsal, "--config", "hrsync.toml", "sync")
+        run = hrsync(tmp_path, rehearsal, "sync")
         assert run.code == 0, run.stdout[-3000:] + run.stderr[-3000:]
         assert run.finished["outcome"] == "applied"
         expected = own.teams(export)

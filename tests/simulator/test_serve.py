@@ -124,3 +124,17 @@ def test_serve_refuses_a_scenario_without_tokens_naming_the_file_and_what_to_add
     assert '"kind": "account_web_api_token"' in message
     assert '"snapshots:admin"' in message
     assert out.getvalue() == ""
+
+
+def test_a_port_in_use_names_port_0() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = io.StringIO()
+        assert serve(None, port=port, out=io.StringIO(), err=err) == 2
+    message = err.getvalue()
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in message
+    assert "--port 0" in message
