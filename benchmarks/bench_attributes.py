@@ -95,7 +95,8 @@ def timed_sync(config: Path, **env_extra: str) -> tuple[float, float, dict[str, 
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     finished: dict[str, Any] = {}
-    for line in proc.stdout.splitlines():
+    # The JSON log is on stderr when a summary is on stdout (`--summary`): read both.
+    for line in (proc.stdout + proc.stderr).splitlines():
         if '"sync.finished"' in line:
             finished = json.loads(line)
     if proc.returncode != 0:

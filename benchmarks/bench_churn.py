@@ -695,9 +695,10 @@ def sync(
     cpu, started = child_cpu(), time.perf_counter()
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
-        out, code = proc.stdout, proc.returncode
+        # The JSON log is on stderr when a summary is on stdout (`--summary`): read both.
+        out, code = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
-        out, code = str(exc.stdout or ""), -1
+        out, code = str(exc.stdout or "") + str(exc.stderr or ""), -1
     wall, cpu = time.perf_counter() - started, child_cpu() - cpu
     finished: dict[str, Any] = {"outcome": "timeout" if code == -1 else f"exit {code}"}
     waiting = None

@@ -95,7 +95,8 @@ def timed_sync(config: Path, *args: str) -> tuple[float, int, float, dict[str, o
     # ru_maxrss of children is the largest so far: only meaningful when it grows.
     peak_mb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     finished: dict[str, object] = {}
-    for line in proc.stdout.splitlines():
+    # The JSON log is on stderr when a summary is on stdout (`--summary`): read both.
+    for line in (proc.stdout + proc.stderr).splitlines():
         if '"sync.finished"' in line:
             finished = json.loads(line)
     return took, proc.returncode, peak_mb, finished
