@@ -300,11 +300,42 @@ def test_a_file_read_record_by_record_reads_as_the_whole_document(
     whole = open_json(
         Payload.from_path(path), encoding="utf-8-sig", records_path=records_path, picks=picks
     )
-    assert streamed is not None  # the streaming pass read it: no fallback
+    if streamed is None:
+        # Left to the whole-document reader: text at a path where another record has
+        # something else (that reader marks each such value on its row).
+        return
     assert streamed.columns == whole.columns
     assert [(r.location, dict(r.values), r.several) for r in streamed.rows()] == [
         (r.location, dict(r.values), r.several) for r in whole.rows()
     ]
+
+
+# Numbers and text, never at one path: read record by record.
+STREAMED = {
+    "Report_Entry": [
+        {"Employee_ID": 1001, "Worker": "Ada", "Manager": {"ID": 7}, "FTE": 1.0},
+        {"Employee_ID": 1002, "Worker": "Bob", "Groups": [{"ID": "x"}, {"ID": "y"}]},
+    ]
+}
+
+
+def test_an_export_of_text_with_numbers_of_their_own_is_read_record_by_record(
+    tmp_path: Path,
+) -> None:
+    path = write_json(tmp_path, STREAMED)
+    streamed = _streamed(Payload.from_path(path), "utf-8-sig", "Report_Entry", (), None)
+    whole = export_of(path, records_path="Report_Entry")
+    assert streamed is not None
+    assert table(streamed) == table(whole)
+
+
+def test_text_and_an_object_at_one_path_is_left_to_the_whole_document_reader(
+    tmp_path: Path,
+) -> None:
+    records = [{"email": "a@x.com"}, {"email": {"work": "b@x.com"}}]
+    path = write_json(tmp_path, records)
+    assert _streamed(Payload.from_path(path), "utf-8-sig", "", (), None) is None
+    assert len(list(export_of(path).rows())) == 2
 
 
 def test_a_file_larger_than_its_buffer_is_read_record_by_record(tmp_path: Path) -> None:
@@ -317,7 +348,7 @@ def test_a_file_larger_than_its_buffer_is_read_record_by_record(tmp_path: Path) 
 
 
 def test_a_run_keeps_only_the_columns_it_reads_but_lists_every_column(tmp_path: Path) -> None:
-    path = write_json(tmp_path, WORKDAY)
+    path = write_json(tmp_path, STREAMED)
     export = export_of(path, records_path="Report_Entry")
     lean = open_export(SourceSettings(path=path, records_path="Report_Entry"), keep=["Worker"])
     assert lean.columns == export.columns
