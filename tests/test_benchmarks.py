@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
         # pipeline's.
         ("bench_pipeline.py", ["--sizes", "400", "--repeat", "1"], "[[source.union]]"),
         ("bench_mapping.py", ["400"], "people"),
+        ("bench_large_export.py", ["--people", "300", "--init-rows", "300"], "init --from"),
     ],
 )
 def test_a_benchmark_runs_at_a_small_size(script: str, args: list[str], shows: str) -> None:

@@ -21,7 +21,13 @@ from hrsync.core.json_paths import PathError, has_pick, parse_path
 from hrsync.core.listen import EXPECTED as LISTEN_FORM
 from hrsync.core.listen import parse_listen
 from hrsync.core.read_columns import columns_read
-from hrsync.core.settings import NOTIFY_EVENTS, PaginationSettings, Settings, SourceSettings
+from hrsync.core.settings import (
+    NOTIFY_EVENTS,
+    PaginationSettings,
+    Settings,
+    SourceSettings,
+    SyncSettings,
+)
 from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.secret import NAME_FORM, is_variable_name
 from hrsync.store.url import check_database_url
@@ -442,7 +448,12 @@ def _google_checks(src: SourceSettings) -> list[str]:
     return p
 
 
+_DEFAULT_SCHEDULE = SyncSettings().schedule
+
+
 def _check_cron(expression: str) -> str | None:
+    if expression == _DEFAULT_SCHEDULE:
+        return None  # known good: a one-shot command need not load APScheduler to see it
     # The very function the daemon schedules with, so validation accepts exactly that.
     from hrsync.daemon.cron import cron_trigger
 

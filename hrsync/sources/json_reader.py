@@ -19,9 +19,13 @@ Nested values are reached by dotted paths (``Manager.ID``). Values become string
   names what it found instead of an empty or odd value. Whether a number or a boolean is
   wrong is the field's to say (an employee id may well be a number).
 
-The whole document is parsed at once (json has no streaming parser in the standard
-library); the rows themselves are flattened one at a time as they are read. A paged HTTP
-source (`pages`) parses one page at a time and builds one Export over all their records.
+A file is parsed record by record (ijson, its C backend): each record is flattened as it
+is parsed and only its flattened values are held, of the columns the run reads when told
+(`keep`), so a 170 MB export never sits in memory as text nor as a parsed document. Any
+export the streaming pass cannot read (broken, cut, of the wrong shape, empty) is read
+again the whole-document way, which names what is wrong: the messages are one code's.
+A paged HTTP source (`pages`) parses one page at a time and builds one Export over all
+their records.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import Any
 
 from hrsync.core.json_paths import JsonPath, has_pick, parse_path, read_path, scalar_text
 from hrsync.core.listing import capped
-from hrsync.core.rows import RowValues, Several, SourceRow
+from hrsync.core.rows import RowTable, RowValues, Several, SourceRow
 from hrsync.core.settings import SourceSettings
 from hrsync.core.templates import is_template, template_names
 from hrsync.sources.base import Export, Payload, SourceError, decode
@@ -44,13 +48,183 @@ MAX_SHAPES = 1000
 
 
 def open_json(
-    payload: Payload, *, encoding: str, records_path: str, picks: Iterable[str] = ()
+    payload: Payload,
+    *,
+    encoding: str,
+    records_path: str,
+    picks: Iterable[str] = (),
+    keep: Iterable[str] | None = None,
 ) -> Export:
+    """The export in `payload`; `keep`: the only columns its rows need hold (None: all;
+    its columns are listed all the same)."""
     name = payload.name
+    streamed = _streamed(payload, encoding, records_path, tuple(picks), keep)
+    if streamed is not None:
+        return streamed
     document = parse_json(payload, encoding)
     records, where = find_records(name, document, records_path)
     locate: Callable[[int], str] = lambda position: f"{name} {where}[{position}]"  # noqa: E731
     return records_export(name, records, locate, picks=picks)
+
+
+class _TooDeep(Exception):
+    """The text may nest deeper than the streaming pass reads (see `_Utf8Reader`)."""
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+# ijson names each value by its whole path, so a value N levels deep costs N-long names
+# at every level: 100,000 nested lists would take gigabytes. No HR export nests this deep,
+# and json (the whole-document reader) refuses much less (Python's recursion limit).
+_MAX_STREAMED_DEPTH = 200
+
+
+class _Utf8Reader:
+    """Decoded text (`decode`, which counts the bytes against source.max_bytes and names a
+    bad byte) as the UTF-8 bytes ijson reads."""
+
+    def __init__(self, chunks: Iterator[str]) -> None:
+        self._chunks = chunks
+        self._left = b""
+        self._depth = 0  # brackets opened and not closed, those inside text counted too
+
+    def read(self, size: int = -1) -> bytes:
+        # Never more than `size`: ijson's C backend drops what its buffer cannot take.
+        if not self._left:
+            for chunk in self._chunks:
+                if chunk:
+                    self._nesting(chunk)
+                    self._left = chunk.encode("utf-8", "surrogatepass")
+                    break
+        if size < 0 or len(self._left) <= size:
+            piece, self._left = self._left, b""
+        else:
+            piece, self._left = self._left[:size], self._left[size:]
+        return piece
+
+    def _nesting(self, chunk: str) -> None:
+        """Raise `_TooDeep` before ijson sees text nesting past `_MAX_STREAMED_DEPTH` (a
+        bracket inside a value may count: the whole-document reader then reads it)."""
+        depth = self._depth
+        for bracket in _BRACKETS.findall(chunk):
+            if bracket in "[{":
+                depth += 1
+                if depth > _MAX_STREAMED_DEPTH:
+                    raise _TooDeep
+            else:
+                depth -= 1
+        self._depth = depth
+
+
+def _streamed(
+    payload: Payload,
+    encoding: str,
+    records_path: str,
+    picks: tuple[str, ...],
+    keep: Iterable[str] | None,
+) -> Export | None:
+    """The export read record by record, or None when the streaming pass cannot read it
+    (the whole-document reader then says why)."""
+    name = payload.name
+    where = records_path
+    prefix = f"{records_path}.item" if records_path else "item"
+    kept = None if keep is None else frozenset(keep)
+    parsed: list[JsonPath] = []
+    for text in picks:
+        try:
+            parsed.append(parse_path(text))
+        except ValueError:
+            continue  # refused with the config; read as a plain name (a missing column)
+    columns: dict[str, None] = {}
+    texts: set[str] = set()  # paths holding text in some record
+    others: set[str] = set()  # paths holding a number, a boolean or an object in some
+    shapes: dict[tuple[str, ...], dict[str, int]] = {}
+    held: list[tuple[Mapping[str, str], dict[str, Several] | None]] = []
+    import ijson  # its C backend: only a run that reads JSON loads it
+
+    try:
+        records = ijson.items(_Utf8Reader(decode(payload, encoding)), prefix, use_float=True)
+        for record in records:
+            if not isinstance(record, dict):
+                return None
+            _paths_and_kinds(record, "", columns, texts, others)
+            values: dict[str, str] = {}
+            several: dict[str, Several] = {}
+            flatten(record, "", values, several)
+            for path in parsed:
+                values[path.text], found = read_path(record, path)
+                if found is not None:
+                    several[path.text] = found
+            if kept is not None:
+                values = {k: v for k, v in values.items() if k in kept}
+                several = {k: v for k, v in several.items() if k in kept}
+            keys = tuple(values)
+            index = shapes.get(keys)
+            if index is None and len(shapes) < MAX_SHAPES:
+                index = shapes[keys] = {key: i for i, key in enumerate(keys)}
+            read: Mapping[str, str] = values
+            if index is not None:
+                read = RowValues(index, tuple(values.values()))
+            held.append((read, several or None))
+    except (ijson.JSONError, ValueError, RecursionError, OverflowError, _TooDeep):
+        return None
+    if not held or not texts.isdisjoint(others):
+        # None read; or a path holding text in one record and something else in another
+        # (an object where an e-mail is written): the whole-document reader marks each
+        # such value on its row, which takes every record at once.
+        return None
+    # A pick is a column only when the export has its plain path (as `records_export`).
+    unknown = [path.text for path in parsed if path.plain not in columns]
+    for path in parsed:
+        if path.plain in columns:
+            columns[path.text] = None
+    locate: Callable[[int], str] = lambda position: f"{name} {where}[{position}]"  # noqa: E731
+
+    def rows() -> Iterator[SourceRow]:
+        for position, (values, several) in enumerate(held):
+            if unknown:
+                values = {k: v for k, v in values.items() if k not in unknown}
+            location = locate(position)
+            yield SourceRow(location, values, several) if several else SourceRow(location, values)
+
+    # The table of the columns held only: a column no row holds would be a blank cell in
+    # every row (records of different shapes are read into one table).
+    held_columns = tuple(c for c in columns if kept is None or c in kept)
+
+    def table() -> RowTable:
+        return RowTable.of_rows(rows(), held_columns)
+
+    return Export(name=name, columns=tuple(columns), format="json", _rows=rows, _table=table)
+
+
+def _paths_and_kinds(
+    value: Any, prefix: str, out: dict[str, None], texts: set[str], others: set[str]
+) -> None:
+    """The dotted paths `flatten` would produce, without the per-item ``.N`` ones; into
+    `texts` those holding text, into `others` those holding a number, a boolean or an
+    object."""
+    if isinstance(value, dict):
+        if prefix:
+            others.add(prefix)
+        for key, item in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            kind = type(item)
+            if kind is str:
+                out[path] = None
+                texts.add(path)
+            elif kind is int or kind is float or kind is bool:  # without a call
+                out[path] = None
+                others.add(path)
+            else:
+                _paths_and_kinds(item, path, out, texts, others)
+    elif isinstance(value, list) and value:
+        for item in value:
+            _paths_and_kinds(item, prefix, out, texts, others)
+    elif prefix:
+        out[prefix] = None
+        if isinstance(value, str):
+            texts.add(prefix)
+        elif isinstance(value, bool | int | float):
+            others.add(prefix)
 
 
 def picked_paths(settings: SourceSettings, also: Iterable[str] = ()) -> tuple[str, ...]:

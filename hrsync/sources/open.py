@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-import httpx
 import structlog
 
 from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError, export_over, first_bytes
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.json_reader import open_json, picked_paths
-from hrsync.sources.pages import open_url
+
+if TYPE_CHECKING:
+    import httpx
 
 log = structlog.get_logger(__name__)
 
@@ -34,13 +36,18 @@ def open_export(
     environ: Mapping[str, str] | None = None,
     http: httpx.Client | None = None,
     also_read: Iterable[str] = (),
+    keep: Iterable[str] | None = None,
 ) -> Export:
     """Open the export named by `settings` (path or url). `environ` defaults to os.environ.
     `also_read`: columns the config reads beyond `[source.fields]` (team names,
-    attributes, filters), so that a JSON path among them picking from a list is read."""
+    attributes, filters), so that a JSON path among them picking from a list is read.
+    `keep`: the only columns the rows of a JSON file need hold (None: every column)."""
     env = os.environ if environ is None else environ
     picks = picked_paths(settings, also_read)
     if settings.url:
+        # Imported here: a file export needs no HTTP stack (nor the crypto of its OAuth2).
+        from hrsync.sources.pages import open_url
+
         # Every page, with method, body, headers and OAuth2 (hrsync.sources.pages).
         export = open_url(settings, env, http, _format, picks=picks)
         log.info("source.opened", source=export.name, format=export.format, pages=export.pages)
@@ -58,6 +65,7 @@ def open_export(
                 encoding=settings.encoding,
                 records_path=settings.records_path,
                 picks=picks,
+                keep=keep,
             )
         return open_csv(payload, encoding=settings.encoding, delimiter=settings.delimiter)
 

@@ -101,17 +101,19 @@ class Export:
     sources: tuple[SourceCount, ...] = ()
 
 
-def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
+def read_export(settings: Settings, *, allow_held: int | None = None, lean: bool = False) -> Export:
     """read: the export as people, or InputRefused / SourceUnavailable (retry later).
 
     People with problems of their own row are held (`Directory.held`) unless
     `sync.on_person_problem = "refuse"`, or there are more than the held guard lets
     through (`allow_held`: `sync --allow-held N`): then the export is refused as a whole.
+    `lean`: the rows hold only the columns the config reads (a run's; `explain` and
+    `check` show more of a row).
     """
     src = settings.source
     read = columns_read(settings)
     try:
-        export, joined, merged, union_lists = open_merged(settings, read)
+        export, joined, merged, union_lists = open_merged(settings, read, lean=lean)
         directory = read_people(
             export.name,
             merged.columns,
@@ -181,16 +183,18 @@ def read_export(settings: Settings, *, allow_held: int | None = None) -> Export:
 
 
 def open_merged(
-    settings: Settings, read: ColumnsRead | None = None
+    settings: Settings, read: ColumnsRead | None = None, *, lean: bool = False
 ) -> tuple[SourceExport, Joined, Merged, tuple[PrecedenceReport, ...]]:
     """Every source as one table, as a run reads it: the people export opened, its rows
     with every `[[source.join]]` table's columns and each precedence list's column added,
     each `[[source.union]]` export merged in; and the unions' precedence lists as they
     went. `read`: `columns_read(settings)`, when the caller has it. Raises SourceError (a
     join's or union's own named), SourceUnavailable, or InputRefused for a join, list or
-    union that cannot be trusted."""
+    union that cannot be trusted. `lean`: a JSON export's rows hold only the columns the
+    config reads (`names_read`), not every field of a record."""
     names = (read or columns_read(settings)).names
-    export = open_export(settings.source, also_read=names)
+    keep = names_read(settings) if lean else None
+    export = open_export(settings.source, also_read=names, keep=keep)
     joined = _joined(settings, export)
     merged, union_lists = _merged(settings, export, joined, names)
     return export, joined, merged, union_lists
@@ -351,7 +355,7 @@ def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_K
 def read_and_map(run: Run) -> Mapped:
     """read → map, logged; a refused or unavailable export ends the run."""
     try:
-        export = read_export(run.settings, allow_held=run.request.allow_held)
+        export = read_export(run.settings, allow_held=run.request.allow_held, lean=True)
     except SourceUnavailable as exc:
         # Not the export's fault: a failed run, retried on the next schedule.
         log.error("export.unavailable", detail=str(exc))

@@ -38,16 +38,20 @@ code = main(sys.argv[1:])
 # Frozen: the libraries' objects, loaded for the process's lifetime, out of every later
 # collection's walk.
 frozen = gc.get_freeze_count() > 0
-# What a plan has no use for: migrations, the daemon's scheduler and metrics, the fake DX,
-# the other database's dialect, SQLAlchemy's ORM (the store is Core). The daemon's cron
-# maths is a leaf the settings check `sync.schedule` with (its package __init__ is empty).
-CRON = ("hrsync.daemon", "hrsync.daemon.cron")
+# What a plan of a file export has no use for: migrations, the daemon and its scheduler
+# (the default `sync.schedule` is checked without it), metrics, the fake DX, the other
+# database's dialect, SQLAlchemy's ORM (the store is Core), the HTTP source's fetching,
+# paging and OAuth2 with its crypto, and the JSON parser (the export is CSV).
+HTTP_SOURCE = tuple(
+    f"hrsync.sources.{name}"
+    for name in ("http_fetch", "pages", "pagination", "oauth2", "google_jwt")
+)
 unneeded = sorted(
     name
     for name in sys.modules
-    if name.split(".")[0] in ("alembic", "prometheus_client", "psycopg")
-    or name.startswith(("apscheduler.schedulers", "hrsync.simulator", "hrsync.daemon"))
-    and name not in CRON
+    if name.split(".")[0]
+    in ("alembic", "prometheus_client", "psycopg", "apscheduler", "cryptography", "ijson")
+    or name.startswith(("hrsync.simulator", "hrsync.daemon", *HTTP_SOURCE))
     or name.startswith(("sqlalchemy.dialects.postgresql", "sqlalchemy.orm"))
 )
 sys.stderr.write(json.dumps({"probe": seen, "unneeded": unneeded, "frozen": frozen}) + "\\n")

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hrsync.core.people import read_people
 from hrsync.core.rows import Several
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
-from hrsync.sources.base import Export, SourceError
-from hrsync.sources.json_reader import flatten
+from hrsync.sources.base import Export, Payload, SourceError
+from hrsync.sources.json_reader import _streamed, flatten, open_json
 from hrsync.sources.open import open_export
 
 
@@ -304,3 +306,110 @@ def test_a_value_of_the_wrong_type_is_named_as_such(tmp_path: Path, email: Any, 
 def test_a_number_is_text_enough_for_an_id(tmp_path: Path) -> None:
     # HR APIs give employee ids as numbers: read as their digits, nobody held.
     assert held_details(tmp_path, "bob@x.io") == []
+
+
+# A record of an HR export: text, numbers, null, nested objects and lists of them.
+_SCALARS = st.one_of(
+    st.text(max_size=6),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.booleans(),
+    st.none(),
+)
+_KEYS = st.sampled_from(["id", "name", "Manager", "ID", "Worker_Group", "é", "a.b"])
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+_RECORDS = st.lists(st.dictionaries(_KEYS, _VALUES, max_size=5), min_size=1, max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=_RECORDS, wrapped=st.booleans())
+def test_a_file_read_record_by_record_reads_as_the_whole_document(
+    tmp_path_factory: pytest.TempPathFactory, records: list[dict[str, Any]], wrapped: bool
+) -> None:
+    path = write_json(
+        tmp_path_factory.mktemp("s"), {"Report_Entry": records} if wrapped else records
+    )
+    records_path = "Report_Entry" if wrapped else ""
+    picks = ("Worker_Group[0].ID", "Manager[name=x].ID")
+    streamed = _streamed(Payload.from_path(path), "utf-8-sig", records_path, picks, None)
+    whole = open_json(
+        Payload.from_path(path), encoding="utf-8-sig", records_path=records_path, picks=picks
+    )
+    if streamed is None:
+        # Left to the whole-document reader: text at a path where another record has
+        # something else (that reader marks each such value on its row).
+        return
+    assert streamed.columns == whole.columns
+    assert [(r.location, dict(r.values), r.several) for r in streamed.rows()] == [
+        (r.location, dict(r.values), r.several) for r in whole.rows()
+    ]
+
+
+# Numbers and text, never at one path: read record by record.
+STREAMED = {
+    "Report_Entry": [
+        {"Employee_ID": 1001, "Worker": "Ada", "Manager": {"ID": 7}, "FTE": 1.0},
+        {"Employee_ID": 1002, "Worker": "Bob", "Groups": [{"ID": "x"}, {"ID": "y"}]},
+    ]
+}
+
+
+def test_an_export_of_text_with_numbers_of_their_own_is_read_record_by_record(
+    tmp_path: Path,
+) -> None:
+    path = write_json(tmp_path, STREAMED)
+    streamed = _streamed(Payload.from_path(path), "utf-8-sig", "Report_Entry", (), None)
+    whole = export_of(path, records_path="Report_Entry")
+    assert streamed is not None
+    assert table(streamed) == table(whole)
+
+
+def test_text_and_an_object_at_one_path_is_left_to_the_whole_document_reader(
+    tmp_path: Path,
+) -> None:
+    records = [{"email": "a@x.com"}, {"email": {"work": "b@x.com"}}]
+    path = write_json(tmp_path, records)
+    assert _streamed(Payload.from_path(path), "utf-8-sig", "", (), None) is None
+    assert len(list(export_of(path).rows())) == 2
+
+
+def test_a_file_larger_than_its_buffer_is_read_record_by_record(tmp_path: Path) -> None:
+    # Pieces of decoded text longer than ijson's buffer (64 KiB): not one byte may be lost.
+    records = [{"id": str(i), "name": "Zoë " + "x" * 50_000} for i in range(8)]
+    path = write_json(tmp_path, {"Report_Entry": records})
+    streamed = _streamed(Payload.from_path(path), "utf-8-sig", "Report_Entry", (), None)
+    assert streamed is not None
+    assert [row.values["id"] for row in streamed.rows()] == [str(i) for i in range(8)]
+
+
+def test_a_run_keeps_only_the_columns_it_reads_but_lists_every_column(tmp_path: Path) -> None:
+    path = write_json(tmp_path, STREAMED)
+    export = export_of(path, records_path="Report_Entry")
+    lean = open_export(SourceSettings(path=path, records_path="Report_Entry"), keep=["Worker"])
+    assert lean.columns == export.columns
+    assert {column for row in lean.table().rows() for column in row.values} == {"Worker"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"Report_Entry": [{"id": "1"}, {"id": "2"',  # cut off
+        '{"Report_Entry": [{"id": "1"}, "two"]}',  # a record that is no object
+        '{"Report_Entry": [{"id": "1\u0001"}]}',  # a control character
+        '{"Report_Entry": []}',
+        '{"Other": [{"id": "1"}]}',
+        '[{"id": "1"}] trailing',
+    ],
+)
+def test_what_the_streaming_pass_cannot_read_is_left_to_the_whole_document_reader(
+    tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(text, encoding="utf-8")
+    assert _streamed(Payload.from_path(path), "utf-8-sig", "Report_Entry", (), None) is None
+    with pytest.raises(SourceError):
+        export_of(path, records_path="Report_Entry")
