@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.simulating import seed_args
+
 pytestmark = pytest.mark.slow
 
 
 def run_demo(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
     return subprocess.run(
-        [sys.executable, "-m", "hrsync", "demo", *args],
+        [sys.executable, "-m", "hrsync", "demo", *seed_args(), *args],
         cwd=cwd,
         env=env,
         capture_output=True,

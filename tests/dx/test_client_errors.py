@@ -24,13 +24,14 @@ from hrsync.dx.errors import (
 from hrsync.dx.payload import MAX_PAYLOAD_BYTES, PayloadTooLargeLocal
 from hrsync.secret import Secret
 from hrsync.simulator.scenario import ScenarioSnapshot, default_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
 from tests.dx.conftest import (
     READONLY_TOKEN,
     ClientFactory,
     default_hierarchy,
     hierarchy_team,
 )
+from tests.simulating import start_simulator
 
 PROCESS = "orgfiles.teamHierarchy.process"
 

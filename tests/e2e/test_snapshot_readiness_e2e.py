@@ -20,13 +20,14 @@ from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, RESUME_JOB, SCHEDULE_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.monitor.reporting import Monitor
 from hrsync.simulator.scenario import load_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
 from hrsync.store.repo import Store
 from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
 from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, TOKEN, Workspace
 from tests.monitor.exposition import sample
 from tests.monitor.test_monitoring import receiver
+from tests.simulating import start_simulator
 
 pytestmark = pytest.mark.slow
 

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from hrsync.simulator.server import RunningSimulator
+from hrsync.simulator.variation import MAX_LAG_S
 
 from .conftest import PERSONAL_TOKEN, START, Api, FakeClock, current_hierarchy, hteam
 
@@ -21,7 +22,7 @@ GRACE = "grace@acme.example"
 def apply(api: Api, clock: FakeClock, teams: list[dict[str, Any]], **extra: Any) -> None:
     reply = api.process(teams, **extra)
     assert reply.json()["ok"] is True, reply.text
-    clock.advance(2.0)
+    clock.advance(2.0 + MAX_LAG_S)  # the import, then its counts and events (the seed's lag)
 
 
 # ---- validation ---------------------------------------------------------------------
@@ -234,7 +235,7 @@ def test_the_delay_comes_from_the_scenario(clock: FakeClock) -> None:
     from dataclasses import replace
 
     from hrsync.simulator.scenario import default_scenario
-    from hrsync.simulator.server import start_simulator
+    from tests.simulating import start_simulator
 
     with start_simulator(replace(default_scenario(), import_delay_s=0), clock=clock) as sim:
         api = Api(sim.base_url)
