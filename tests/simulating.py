@@ -18,7 +18,7 @@ from hrsync.simulator.server import RunningSimulator
 from hrsync.simulator.server import start_simulator as _start_simulator
 
 SEED_ENV: Final = "HRSYNC_TEST_SEED"
-DEFAULT_SEED: Final = 3
+DEFAULT_SEED: Final = 34
 
 
 def simulator_seed() -> int:
