@@ -4,6 +4,7 @@ without a word, names their row when they lead a team, and has no attributes for
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import replace
@@ -62,7 +63,10 @@ def test_a_contributor_who_has_not_joined_is_dropped_then_counted_once_joined(
     assert api.team_by_ref()["eng-003"]["contributors"] == before + 1
 
 
-def test_a_lead_who_has_not_joined_is_named_in_invalid_rows(api: Api, clock: FakeClock) -> None:
+def test_a_lead_who_has_not_joined_is_named_in_invalid_rows(
+    api: Api, clock: FakeClock, sim: RunningSimulator
+) -> None:
+    sim.dx.variation = dataclasses.replace(sim.dx.variation, invalid_rows="fields")
     teams = [*current_hierarchy(), hteam("Newcomers", "eng-030", NINA)]
     reply = api.process(teams).json()
     assert reply["error"] == "invalid_rows"
