@@ -33,6 +33,8 @@ TEAMS_ORDERS: Final[tuple[TeamsOrder, ...]] = ("created", "newest_first", "shuff
 MAX_LAG_S: Final = 1.0
 _LAGS: Final = (0.0, 0.3, 0.6, MAX_LAG_S)
 _MAX_SEED: Final = 1_000_000
+# A seed that adds no lag and keeps creation order: benchmarks measure hrsync, not DX.
+STEADY_SEED: Final = 2
 
 
 @dataclass(frozen=True, slots=True)

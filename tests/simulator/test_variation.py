@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from hrsync.simulator.server import RunningSimulator
 from hrsync.simulator.variation import (
     INVALID_ROWS_SHAPES,
     MAX_LAG_S,
+    STEADY_SEED,
     TEAMS_ORDERS,
     Variation,
     variation_for,
@@ -171,3 +173,23 @@ def test_describe_names_every_choice() -> None:
         "seed 9: invalid_rows reasons, teams.list shuffled, audit events +0.3 s, "
         "contributor counts +0 s"
     )
+
+
+def test_the_steady_seed_adds_no_lag_and_keeps_order() -> None:
+    steady = variation_for(STEADY_SEED)
+    assert (steady.teams_order, steady.audit_lag_s, steady.count_lag_s) == ("created", 0, 0)
+
+
+def test_every_test_starts_the_simulator_with_the_runs_seed() -> None:
+    """A test that starts a simulator without the seed would pass for one shape only."""
+    tests = Path(__file__).resolve().parents[1]
+    allowed = {tests / "simulating.py", Path(__file__).resolve()}
+    direct = re.compile(
+        r"from hrsync\.simulator\.server import [^\n]*start_simulator|SimulatedDx\("
+    )
+    offenders = [
+        str(path.relative_to(tests))
+        for path in tests.rglob("*.py")
+        if path not in allowed and direct.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == [], "start it with tests/simulating.py's start_simulator or simulated_dx"
