@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.simulating import seed_args
+from tests.simulating import seed_args, simulator_seed
 
 pytestmark = pytest.mark.slow
 
@@ -30,6 +30,8 @@ def test_demo_shows_create_reorg_audit_match_and_refusal(tmp_path: Path) -> None
     result = run_demo(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
+    seed = simulator_seed()
+    assert f"Simulator seed {seed}: " in out and f"(replay: hrsync demo --seed {seed})" in out
     assert "Plan: 13 to create" in out
     assert "Sync: applied (exit 0)." in out
     assert '~ rename "Developer Experience" -> "Developer Productivity"' in out
