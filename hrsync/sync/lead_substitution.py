@@ -37,6 +37,8 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
     is anything else (or cannot be read): then it stands."""
     if run.settings.mapping.lead_not_in_dx != "next_manager" or planned.replans >= MAX_REPLANS:
         return None
+    if refusal.error != "invalid_rows":
+        return None  # a cycle, a size, an address: nothing a stand-in lead mends
     sent = planned.assignment.teams
     refusal_read = read_refusal(refusal.error_details, refusal.message, sent)
     suspects = suspected_leads(refusal_read, sent, shown_users(run))
