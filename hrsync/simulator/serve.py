@@ -99,7 +99,7 @@ def serve_scenario(
             print(f"export {name}={value}", file=out)
         print(
             f"# DX simulator for {scenario.account_name!r} "
-            f"(scenario {scenario.source}, seed {simulator.dx.seed}); stop with Ctrl-C",
+            f"(scenario {scenario.source}); stop with Ctrl-C",
             file=out,
         )
         for line in notes(simulator.base_url) if callable(notes) else notes:

@@ -162,7 +162,7 @@ def test_serve_prints_the_seed_with_the_url() -> None:
         stop.set()
         worker.join(5)
     text = out.getvalue()
-    assert "seed 42" in text.splitlines()[2]
+    assert text.splitlines()[0].startswith("export HRSYNC_DX__BASE_URL=http://")
     assert f"# {variation_for(42).describe()}; replay with --seed 42" in text
     assert result == [0]
 
