@@ -40,6 +40,7 @@ from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE
 from hrsync.simulator.core import SimulatedDx
 from hrsync.simulator.scenario import scenario_from_dict
 from hrsync.simulator.server import start_simulator
+from hrsync.simulator.variation import STEADY_SEED
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sync import (
@@ -124,7 +125,7 @@ def main(argv: list[str]) -> int:
             scenario_for(rows, ("snapshots:read", "snapshots:admin", "users:write")),
             source="<bench>",
         )
-        with start_simulator(scenario) as sim:
+        with start_simulator(scenario, seed=STEADY_SEED) as sim:
             handler = HandlerClock(sim.dx)
             config = workdir / "hrsync.toml"
             db = workdir / "state.db"

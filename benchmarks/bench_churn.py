@@ -132,6 +132,7 @@ from hrsync.core.settings import NotifySettings, SyncSettings
 from hrsync.monitor.webhook import Notifier
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import start_simulator
+from hrsync.simulator.variation import STEADY_SEED
 from hrsync.store import tables
 from hrsync.store.repo import Store
 
@@ -191,7 +192,9 @@ def serve_simulator(scenario_path: Path) -> int:
     """The child: the simulator, and a read-only view of its teams (with members) and
     users on a second port. Prints both URLs as one JSON line; stops at stdin's end."""
     logs.configure("console", "warning", sys.stderr)
-    sim = start_simulator(load_scenario(scenario_path), clock=day_clock(scenario_path.parent))
+    sim = start_simulator(
+        load_scenario(scenario_path), clock=day_clock(scenario_path.parent), seed=STEADY_SEED
+    )
 
     class View(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

@@ -189,13 +189,14 @@ def bench_help(repeat: int) -> None:
 
 def bench_plan(workdir: Path, people: int, repeat: int) -> None:
     from hrsync.simulator.server import start_simulator
+    from hrsync.simulator.variation import STEADY_SEED
 
     rows = generate_org(people, seed=7)
     export = workdir / f"org-{people}.csv"
     write_csv(rows, export)
     env = base_env() | {"HRSYNC_DX_TOKEN": TOKEN, "HRSYNC_LOG__FORMAT": "json"}
     scenario = scenario_from_dict(scenario_for(rows), source="<bench>")
-    with start_simulator(scenario) as sim:
+    with start_simulator(scenario, seed=STEADY_SEED) as sim:
         config = workdir / "hrsync.toml"
         db = workdir / "state.db"
         config.write_text(DEMO_CONFIG.format(base_url=sim.base_url, export=export, db=db))

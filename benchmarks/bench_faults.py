@@ -42,6 +42,7 @@ from hrsync.resources import shipped_dir
 from hrsync.simulator.faults import Fault
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.variation import STEADY_SEED
 from hrsync.store.repo import Store
 from hrsync.sync.context import Pacing
 from hrsync.sync.results import SyncRequest, SyncResult
@@ -235,7 +236,7 @@ def run(syncs: int, rate: float, seed: int, workdir: Path) -> Tally:
     export, db = workdir / "people.csv", workdir / "state.db"
     org.write(export)
     tally = Tally()
-    with start_simulator(scenario) as sim:
+    with start_simulator(scenario, seed=STEADY_SEED) as sim:
         config = workdir / "hrsync.toml"
         config.write_text(DEMO_CONFIG.format(base_url=sim.base_url, export=export, db=db))
         settings = load_settings(

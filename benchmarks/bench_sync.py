@@ -28,6 +28,7 @@ from hrsync import logs
 from hrsync.commands.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.scenario import scenario_from_dict
 from hrsync.simulator.server import start_simulator
+from hrsync.simulator.variation import STEADY_SEED
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generator import generate_org, write_csv
@@ -109,7 +110,7 @@ def bench(n: int, workdir: Path) -> dict[str, object]:
     with export.open(encoding="utf-8") as fh:
         people = sum(1 for r in csv.DictReader(fh) if r["Status"].strip() == "Active")
     scenario = scenario_from_dict(scenario_for(rows), source="<bench>")
-    with start_simulator(scenario) as sim:
+    with start_simulator(scenario, seed=STEADY_SEED) as sim:
         config = workdir / f"hrsync-{n}.toml"
         db = workdir / f"state-{n}.db"
         config.write_text(CONFIG.format(base_url=sim.base_url, export=export, db=db))

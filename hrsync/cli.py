@@ -187,6 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
     simulator.add_argument(
         "--port", type=_non_negative_int, default=8765, help="port (8765; 0: any free one)"
     )
+    simulator.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        metavar="N",
+        help="what the simulator varies where DX's contract is silent (printed at start; "
+        "default: chosen at start)",
+    )
 
     demo = sub.add_parser("demo", help="a full sync and a reorg against the simulator")
     demo.add_argument(
@@ -194,6 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="keep the demo's state store and config in DIR",
+    )
+    demo.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        metavar="N",
+        help="the simulator's seed (printed; default: chosen at start)",
     )
 
     init = sub.add_parser(

@@ -248,6 +248,10 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "sync.held": "{total} people held for a problem in their own row (see {see})",
     "sync.person_held": "{person} ({name}) held: {detail:full}",
     "sync.lead_substituted": "DX does not know {lead}, lead of {team}: {substitute} stands in",
+    "sync.refusal_unread": (
+        "DX refused the hierarchy ({error}) without naming a row it can be read from:"
+        " {suspects} new lead(s) stood in for, and the hierarchy sent again"
+    ),
     "sync.not_in_dx": "{count} people sent are not counted by DX yet: {people}",
     "verify.counted_forgotten": "DX counts fewer in {teams} than it was known to count: "
     "{count} people not known again",

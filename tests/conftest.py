@@ -4,6 +4,8 @@
 start DIR` starts a throwaway one and prints the URL). Each test gets a database of its
 own, dropped afterwards. Without the variable the PostgreSQL tests are skipped, except
 in CI (`CI` set), where a skipped PostgreSQL test would be a silent hole: they fail.
+
+The header names the simulator's seed (`HRSYNC_TEST_SEED`, tests/simulating.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import pytest
 from hypothesis import settings
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+
+from tests.simulating import SEED_ENV, simulator_seed
 
 POSTGRES_ENV = "HRSYNC_TEST_POSTGRES_URL"
 
@@ -36,6 +40,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    # What the simulator varies comes from this seed: printed so a failure can be replayed.
+    return f"simulator seed: {simulator_seed()} (replay: {SEED_ENV}={simulator_seed()} pytest ...)"
 
 
 @pytest.fixture(scope="session")

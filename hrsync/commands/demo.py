@@ -99,10 +99,10 @@ class Story:
 
 def demo(args: argparse.Namespace) -> int:
     # No settings to load: the demo writes its own config beside its state store.
-    return run_demo(keep=args.keep)
+    return run_demo(keep=args.keep, seed=args.seed)
 
 
-def run_demo(*, keep: Path | None = None, out: TextIO = sys.stdout) -> int:
+def run_demo(*, keep: Path | None = None, out: TextIO = sys.stdout, seed: int | None = None) -> int:
     started = time.monotonic()
     with _workdir(keep) as work:
         samples = shipped_dir("config")
@@ -114,7 +114,7 @@ def run_demo(*, keep: Path | None = None, out: TextIO = sys.stdout) -> int:
         scenario_file = samples / "demo-scenario.json"
         scenario = load_scenario(scenario_file)
         try:
-            with start_simulator(scenario) as sim:
+            with start_simulator(scenario, seed=seed) as sim:
                 code = _tell(story, sim, samples, export, work, keep is not None)
                 if keep is not None:
                     _keep(sim, scenario_file, work)
@@ -152,6 +152,10 @@ def _tell(
         story.say(
             f"DX simulator: {sim.base_url}, account {sim.dx.scenario.account_name!r}, "
             f"{len(sim.dx.scenario.users)} users, no teams yet."
+        )
+        # Where DX's contract is silent the simulator's seed decides; told so a run replays.
+        story.say(
+            f"Simulator {sim.dx.variation.describe()} (replay: hrsync demo --seed {sim.dx.seed})."
         )
 
         story.heading("1. First sync of the sample org (config/sample-org.csv)")
@@ -235,6 +239,7 @@ def _keep(sim: RunningSimulator, scenario_file: Path, work: Path) -> None:
         kept_teams.append(entry)
     scenario["users"] = users
     scenario["teams"] = kept_teams
+    scenario["seed"] = sim.dx.seed  # the kept DX answers as the demo's did
     (work / KEPT_SCENARIO).write_text(json.dumps(scenario, indent=2) + "\n", encoding="utf-8")
     (work / KEPT_TOKEN).write_text(DEMO_TOKEN + "\n", encoding="utf-8")
     (work / KEPT_TOKEN).chmod(0o600)  # a token file as it should be: no start warns of it

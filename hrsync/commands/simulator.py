@@ -39,7 +39,7 @@ def simulator(args: argparse.Namespace) -> int:
             show("hrsync: --in-dx needs --rehearse CONFIG or --users-from EXPORT", file=sys.stderr)
             return EXIT_USAGE
         configure_logging(args)
-        return serve(args.scenario, host=args.host, port=args.port)
+        return serve(args.scenario, host=args.host, port=args.port, seed=args.seed)
     return _rehearse(args)
 
 
@@ -137,6 +137,7 @@ def _rehearse(args: argparse.Namespace) -> int:
         token=planned.token,
         exports=extra,
         notes=lambda base_url: _notes(planned, base_url, command),
+        seed=args.seed,
     )
 
 

@@ -60,6 +60,7 @@ from hrsync.simulator.records import (
     opaque_id,
 )
 from hrsync.simulator.scenario import Scenario, ScenarioUser, TimeRef, default_scenario
+from hrsync.simulator.variation import Variation, choose_seed, order_rng, variation_for
 from hrsync.simulator.wire import (
     HTML_TYPE,
     RecordedRequest,
@@ -106,8 +107,19 @@ class _Method:
 class SimulatedDx:
     """One simulated DX account. Thread-safe; every public method takes the lock."""
 
-    def __init__(self, scenario: Scenario | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario | None = None,
+        clock: Clock | None = None,
+        *,
+        seed: int | None = None,
+    ) -> None:
         self.scenario = scenario if scenario is not None else default_scenario()
+        if seed is None:
+            seed = self.scenario.seed if self.scenario.seed is not None else choose_seed()
+        # Public so that a test may pin one choice: `dataclasses.replace(dx.variation, …)`.
+        self.variation: Variation = variation_for(seed)
+        self._order = order_rng(seed)
         self._external_clock = clock
         self._offset = timedelta(0)
         self._lock = threading.RLock()
@@ -134,6 +146,10 @@ class SimulatedDx:
         self._import_ids = IdMint(7100)
         self._snapshot_ids = IdMint(9000)
         self._seed(self.now())
+
+    @property
+    def seed(self) -> int:
+        return self.variation.seed
 
     # ---- time -------------------------------------------------------------------------
 
@@ -302,10 +318,11 @@ class SimulatedDx:
         """Current (non-archived) teams exactly as ``teams.list`` shows them, plus the
         member e-mails under ``member_emails``."""
         with self._lock:
-            self._apply_due_import(self.now())
+            now = self.now()
+            self._apply_due_import(now)
             parents = self._parent_ids()
             return [
-                {**self._team_json(team, parents), "member_emails": list(team.member_emails)}
+                {**self._team_json(team, parents, now), "member_emails": list(team.member_emails)}
                 for team in self._active_teams()
             ]
 
@@ -326,8 +343,9 @@ class SimulatedDx:
     def audit_events(self) -> list[dict[str, Any]]:
         """Every audit event, newest first, as ``teams.auditTrail`` shows them."""
         with self._lock:
-            self._apply_due_import(self.now())
-            return [_event_json(event) for event in reversed(self._events)]
+            now = self.now()
+            self._apply_due_import(now)
+            return [_event_json(event) for event in reversed(self._events) if event.shown(now)]
 
     @property
     def pending_import(self) -> ImportRecord | None:
@@ -561,7 +579,7 @@ class SimulatedDx:
             if len(team.member_emails) < 3:
                 continue
             seed = zlib.crc32(f"{snapshot.id}/{team.id}".encode())
-            team_json = self._team_json(team, parents)
+            team_json = self._team_json(team, parents, call.now)
             scores.append(
                 {
                     "snapshot_team": {
@@ -591,7 +609,13 @@ class SimulatedDx:
 
     def _teams_list(self, call: _Call) -> Response:
         parents = self._parent_ids()
-        return ok(teams=[self._team_json(team, parents) for team in self._active_teams()])
+        teams = self._active_teams()
+        # The contract gives no order: each seed picks one (hrsync.simulator.variation).
+        if self.variation.teams_order == "newest_first":
+            teams.reverse()
+        elif self.variation.teams_order == "shuffled":
+            self._order.shuffle(teams)
+        return ok(teams=[self._team_json(team, parents, call.now) for team in teams])
 
     def _active_teams(self) -> list[TeamRecord]:
         return [team for team in self._teams.values() if team.active]
@@ -605,7 +629,7 @@ class SimulatedDx:
             if team.active and team.parent_id is not None
         }
 
-    def _team_json(self, team: TeamRecord, parents: set[str]) -> dict[str, Any]:
+    def _team_json(self, team: TeamRecord, parents: set[str], now: datetime) -> dict[str, Any]:
         ancestors = [team.id]
         seen = {team.id}
         parent_id = team.parent_id
@@ -622,13 +646,13 @@ class SimulatedDx:
             "parent": team.id in parents,
             "ancestors": list(reversed(ancestors)),
             "last_changed_at": iso(team.last_changed_at),
-            "contributors": len(team.member_emails),
+            "contributors": team.contributor_count(now),
             "reference_id": team.reference_id,
         }
 
     def _audit_trail(self, call: _Call) -> Response:
         cursor = call.query.get("cursor") or None
-        events = list(reversed(self._events))
+        events = [event for event in reversed(self._events) if event.shown(call.now)]
         if cursor is not None:
             before = _decode_cursor(cursor)
             if before is None:
@@ -683,7 +707,11 @@ class SimulatedDx:
             return failure(200, "snapshot_in_progress", f"snapshot {blocking.id} is {state}")
         if self._pending is not None:
             return failure(200, "import_in_progress", "a team hierarchy import is running")
-        rows = validate_teams(teams, lambda e: e.casefold() in self._users_by_email)
+        rows = validate_teams(
+            teams,
+            lambda e: e.casefold() in self._users_by_email,
+            self.variation.invalid_rows,
+        )
         if isinstance(rows, Rejection):
             return failure(200, rows.error, rows.message, rows.details)
         token = call.token
@@ -721,9 +749,17 @@ class SimulatedDx:
         if pending is None or pending.due_at is None or now < pending.due_at:
             return
         at = pending.due_at
+        shown_before = {team.id: team.contributor_count(at) for team in self._teams.values()}
         drafts = apply_import(
             self._teams, pending.rows, self._users_by_email, self._users, at, self._team_ids.mint
         )
+        # DX may show an import's counts and audit events a little after the import itself.
+        counts_at = at + timedelta(seconds=self.variation.count_lag_s)
+        for team in self._teams.values():
+            before = shown_before.get(team.id, 0)
+            if counts_at > at and before != len(team.member_emails):
+                team.count_before, team.count_shown_at = before, counts_at
+        events_at = at + timedelta(seconds=self.variation.audit_lag_s)
         for draft in drafts:
             seq = len(self._events) + 1
             self._events.append(
@@ -735,6 +771,7 @@ class SimulatedDx:
                     action=draft.action,
                     metadata=draft.metadata,
                     created=at,
+                    shown_at=events_at,
                 )
             )
         pending.applied_at = at

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from hrsync.simulator.records import HierarchyRow
+from hrsync.simulator.variation import InvalidRowsShape
 
 # "5 MB" read as 5,000,000 bytes of compact JSON: the stricter reading, so a client that
 # fits under it also fits under a server that means 5 MiB.
@@ -37,10 +38,13 @@ def teams_payload_size(teams: object) -> int:
 
 
 def validate_teams(
-    teams: Sequence[Any], is_known_user: Callable[[str], bool]
+    teams: Sequence[Any],
+    is_known_user: Callable[[str], bool],
+    shape: InvalidRowsShape = "fields",
 ) -> tuple[HierarchyRow, ...] | Rejection:
     """Rows of a valid payload, or the rejection DX would give (``invalid_rows`` first,
-    then ``circular_reference``)."""
+    then ``circular_reference``); ``shape``: how ``invalid_rows`` tells its rows
+    (hrsync.simulator.variation)."""
     problems: list[dict[str, Any]] = []
     rows: list[HierarchyRow] = []
     for index, raw in enumerate(teams):
@@ -51,12 +55,7 @@ def validate_teams(
     problems.extend(_cross_row_problems(teams))
     if problems:
         problems.sort(key=lambda problem: int(problem["index"]))
-        return Rejection(
-            error="invalid_rows",
-            message=f"{len(problems)} problem(s) in teams: "
-            + "; ".join(f"row {p['index']} {p['field']}: {p['message']}" for p in problems[:5]),
-            details={"rows": problems},
-        )
+        return invalid_rows(problems, teams, shape)
     cycle = find_cycle(rows)
     if cycle:
         return Rejection(
@@ -65,6 +64,38 @@ def validate_teams(
             details={"cycle": cycle},
         )
     return tuple(rows)
+
+
+def invalid_rows(
+    problems: Sequence[dict[str, Any]], teams: Sequence[Any], shape: InvalidRowsShape
+) -> Rejection:
+    """The ``invalid_rows`` answer for `problems`, in one of the shapes DX might use."""
+    if shape == "message":
+        rows = len({p["index"] for p in problems})
+        return Rejection(
+            "invalid_rows", f"{rows} team entr{'y is' if rows == 1 else 'ies are'} invalid"
+        )
+    if shape == "reasons":
+        reasons = [
+            {"index": p["index"], "reference_id": p["reference_id"], "reason": _reason(p, teams)}
+            for p in problems
+        ]
+        return Rejection("invalid_rows", "some team entries are invalid", {"errors": reasons})
+    return Rejection(
+        error="invalid_rows",
+        message=f"{len(problems)} problem(s) in teams: "
+        + "; ".join(f"row {p['index']} {p['field']}: {p['message']}" for p in problems[:5]),
+        details={"rows": list(problems)},
+    )
+
+
+def _reason(problem: dict[str, Any], teams: Sequence[Any]) -> str:
+    """A problem as one sentence quoting the value, as a server's validator might word it."""
+    raw = teams[problem["index"]]
+    value = raw.get(problem["field"]) if isinstance(raw, dict) else None
+    if problem["field"] == "team_lead_email" and problem["message"] == "user not found":
+        return f"team_lead_email {value!r} does not belong to a known user"
+    return f"{problem['field']} {value!r}: {problem['message']}"
 
 
 def _problem(index: int, reference_id: object, field: str, message: str) -> dict[str, Any]:

@@ -75,6 +75,15 @@ class TeamRecord:
     member_emails: list[str]  # canonical e-mails of users DX knows, in request order
     last_changed_at: datetime
     archived_at: datetime | None = None
+    # Until `count_shown_at`, teams.list still shows `count_before` contributors: DX's
+    # counts may trail an import (hrsync.simulator.variation).
+    count_before: int = 0
+    count_shown_at: datetime | None = None
+
+    def contributor_count(self, now: datetime) -> int:
+        if self.count_shown_at is not None and now < self.count_shown_at:
+            return self.count_before
+        return len(self.member_emails)
 
     @property
     def active(self) -> bool:
@@ -100,6 +109,10 @@ class AuditRecord:
     action: str
     metadata: dict[str, Any]
     created: datetime
+    shown_at: datetime | None = None  # when teams.auditTrail lists it (None: at `created`)
+
+    def shown(self, now: datetime) -> bool:
+        return now >= (self.shown_at or self.created)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ A scenario file (unknown keys are refused, so typos do not pass silently)::
                      "completed_at": "2026-01-19T10:00:00Z", "deleted_at": null}],
       "import_delay_s": 2.0, "audit_page_size": 50, "retro_window_days": 21,
       "faults": [{"method": "teams.list", "kind": "429", "count": 2, "retry_after_s": 1}],
-      "import_actor_email": "web-api@dx.example", "rate_limit_per_minute": 1000
+      "import_actor_email": "web-api@dx.example", "rate_limit_per_minute": 1000,
+      "seed": 7
     }
 
 Only ``account_name``, ``app_url`` and the lists' required fields must be given; a
@@ -30,6 +31,11 @@ seeded teams need users who are there from the start. ``scheduled_for``
 is a ``YYYY-MM-DD`` date or relative the same way. A team's parent is given by
 ``parent_reference_id`` or, for teams created in the web app without one, by
 ``parent_name``; ``reference_id`` null makes such a web-app team.
+
+``seed`` picks what the simulator varies where DX's contract is silent (the shape of
+``invalid_rows``, the order of ``teams.list``, how late audit events and contributor
+counts trail an import: ``hrsync/simulator/variation.py``); without it a seed is chosen
+at start, and ``hrsync simulator --seed N`` overrides it.
 
 Faults (``hrsync/simulator/faults.py``): ``kind`` is ``429`` (with ``retry_after_s``),
 ``500``, ``503``, ``drop`` (connection closed before DX acts), ``drop_after_send`` (DX
@@ -141,6 +147,9 @@ class Scenario:
     import_actor_email: str = "web-api@dx.example"  # audit actor of org-token imports
     rate_limit_per_minute: int | None = 1000
     source: str = "<scenario>"
+    # What the simulator varies where the contract is silent (hrsync.simulator.variation);
+    # None: chosen when it starts, unless `start_simulator(seed=…)` gives one.
+    seed: int | None = None
 
 
 def load_scenario(path: Path | str) -> Scenario:
@@ -179,6 +188,7 @@ _TOP_FIELDS: Final = {
     "faults",
     "import_actor_email",
     "rate_limit_per_minute",
+    "seed",
 }
 
 
@@ -313,6 +323,9 @@ class _Reader:
             raise self.fail(
                 "rate_limit_per_minute", f"expected a whole number >= 1 or null, got {rate!r}"
             )
+        seed = top.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise self.fail("seed", f"expected a whole number >= 0 or null, got {seed!r}")
         actor = top.get("import_actor_email", "web-api@dx.example")
         if not looks_like_email(actor):
             raise self.fail("import_actor_email", f"expected an e-mail address, got {actor!r}")
@@ -332,6 +345,7 @@ class _Reader:
             import_actor_email=actor,
             rate_limit_per_minute=rate,
             source=self.source,
+            seed=seed,
         )
 
     def user(self, item: object, where: str) -> ScenarioUser:

@@ -44,9 +44,11 @@ def serve(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
     stop: threading.Event | None = None,
+    seed: int | None = None,
 ) -> int:
     """Serve until SIGINT/SIGTERM (or ``stop`` is set). Returns an exit code: 0 after a
-    clean stop, 2 when the scenario is unusable or the port cannot be bound."""
+    clean stop, 2 when the scenario is unusable or the port cannot be bound. ``seed``:
+    what the simulator varies (printed; None: the scenario's, else chosen now)."""
     try:
         scenario = load_scenario(scenario_path) if scenario_path else default_scenario()
         require_tokens(scenario)
@@ -61,7 +63,9 @@ def serve(
             f"# {scenario.account_name!r} is a made-up company with users and teams of its own;"
             " to rehearse your own org: hrsync simulator --rehearse CONFIG",
         )
-    return serve_scenario(scenario, host=host, port=port, out=out, err=err, stop=stop, notes=notes)
+    return serve_scenario(
+        scenario, host=host, port=port, out=out, err=err, stop=stop, notes=notes, seed=seed
+    )
 
 
 def serve_scenario(
@@ -75,12 +79,13 @@ def serve_scenario(
     token: str | None = None,
     exports: Sequence[tuple[str, str]] = (),
     notes: Callable[[str], Sequence[str]] | Sequence[str] = (),
+    seed: int | None = None,
 ) -> int:
     """Serve ``scenario`` as `serve` does. ``token``: the one to print (default: the
     scenario's usable one); ``exports``: more ``export NAME=VALUE`` lines; ``notes``:
     comment lines after the heading, or a function of the base URL giving them."""
     try:
-        simulator = start_simulator(scenario, host=host, port=port)
+        simulator = start_simulator(scenario, host=host, port=port, seed=seed)
     except OSError as exc:
         print(f"error: cannot listen on {host}:{port}: {exc.strerror}", file=err)
         if exc.errno == errno.EADDRINUSE:
@@ -108,6 +113,11 @@ def serve_scenario(
         for line in notes(simulator.base_url) if callable(notes) else notes:
             # Names from a rehearsed export: text only (hrsync.terminal).
             print(escape_controls(line), file=out)
+        # Where the contract is silent the seed decides; the same seed replays the answers.
+        print(
+            f"# {simulator.dx.variation.describe()}; replay with --seed {simulator.dx.seed}",
+            file=out,
+        )
         print(
             '# try: curl -H "Authorization: Bearer $HRSYNC_DX_TOKEN" '
             "$HRSYNC_DX__BASE_URL/teams.list",
@@ -151,8 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", type=Path, default=None, help="scenario JSON file")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    parser.add_argument("--seed", type=int, default=None, help="what the simulator varies")
     args = parser.parse_args(argv)
-    return serve(args.scenario, host=args.host, port=args.port)
+    return serve(args.scenario, host=args.host, port=args.port, seed=args.seed)
 
 
 if __name__ == "__main__":

@@ -168,6 +168,9 @@ def start_simulator(
     host: str = "127.0.0.1",
     port: int = 0,
     clock: Clock | None = None,
+    seed: int | None = None,
 ) -> RunningSimulator:
-    """Start serving ``scenario`` (the default one when None); port 0 picks a free port."""
-    return RunningSimulator(SimulatedDx(scenario, clock), host, port)
+    """Start serving ``scenario`` (the default one when None); port 0 picks a free port.
+    ``seed``: what the simulator varies (hrsync.simulator.variation); None: the
+    scenario's, else one chosen now (``.dx.seed`` tells which)."""
+    return RunningSimulator(SimulatedDx(scenario, clock, seed=seed), host, port)

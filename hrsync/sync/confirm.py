@@ -40,6 +40,9 @@ RESEND_WINDOW_SHARE = 0.1
 RESEND_WINDOW_MAX_S = 60.0
 # Audit events carry whole seconds and server clocks drift: look a little further back.
 AUDIT_SKEW = timedelta(seconds=120)
+# DX may list an import's audit events a little after teams.list shows the import: read
+# again for this long before calling a change's event missing.
+AUDIT_WAIT_S = 10.0
 _NOBODY: Known = {}
 
 
@@ -395,18 +398,23 @@ def plan_of(record: SubmissionRecord) -> Plan:
 def check_audit(run: Run, plan: Plan, submitted_at: datetime, submission_id: int) -> None:
     """Match DX's audit events since the submission to its changes, and log the match."""
     since = submitted_at - AUDIT_SKEW
-    try:
-        events = list(run.client.audit_trail(since=since))
-    except DxError as exc:
-        log.warning("verify.audit_unavailable", detail=str(exc))
-        return
     # hrsync's own submissions just before this one leave events in the same window.
     earlier = [
         plan_of(sub)
         for sub in run.store.submissions_after(None, since=since - AUDIT_SKEW)
         if sub.id != submission_id
     ]
-    match = match_audit(plan, events, since, earlier)
+    give_up_at, delay = time.monotonic() + AUDIT_WAIT_S, run.pacing.poll_s
+    while True:
+        try:
+            events = list(run.client.audit_trail(since=since))
+        except DxError as exc:
+            log.warning("verify.audit_unavailable", detail=str(exc))
+            return
+        match = match_audit(plan, events, since, earlier)
+        if not match.missing or time.monotonic() + delay > give_up_at or _pause(run, delay):
+            break
+        delay = min(delay * 2, run.pacing.poll_max_s)
     with capped(log, "verify.audit_matched", see="DX's audit trail") as matched:
         for change, event in match.matched:
             matched.emit(

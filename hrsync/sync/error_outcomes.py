@@ -3,18 +3,20 @@
 DxAuthError, DxRejected on a read   -> rejected (a token or scope to fix)
 DxError on a read                   -> failed (DX unreachable after retries, a bug)
 DxDeferred on a write               -> deferred (snapshot live, import running)
-DxRejected on a write               -> rejected, with the rows DX named
+DxRejected on a write               -> rejected, with the rows DX named (read whatever
+                                       the shape of its details: core/refusal_details.py)
 DxError on a write                  -> failed
 DxOutcomeUnknown on process         -> not an outcome: the run verifies (confirm.py)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
 from hrsync import logs
 from hrsync.core.guards import check_snapshots, deferral_for_api_error
+from hrsync.core.refusal_details import NamedRow, read_refusal
 from hrsync.core.render import rejection_reason
 from hrsync.dx.errors import DxAuthError, DxDeferred, DxError, DxRejected, ImportInProgress
 from hrsync.logcap import capped
@@ -71,12 +73,13 @@ def end_rejected(run: Run, exc: DxRejected, planned: Planned) -> NoReturn:
     )
     headline = rejection_reason(exc, run.settings.sync.notify_email)
     lines = [headline]
+    refusal = read_refusal(exc.error_details, exc.message, planned.assignment.teams)
     with capped(log, "sync.rejected.row", see="the run's report (hrsync sync prints it)") as rows:
-        for row in named_rows(exc.error_details, planned.payload()):
-            rows.emit(lambda row: row, row, "error")
+        for row in refusal.rows:
+            rows.emit(NamedRow.log_fields, row, "error")
             lines.append(
-                f"  - row {row.get('index')}: team {row.get('team')!r} "
-                f"(lead {row.get('lead')}): {row.get('field') or ''} {row.get('problem') or ''}"
+                f"  - row {row.index}: team {row.team!r} (lead {row.lead}): "
+                f"{row.field or ''} {row.problem or ''}".rstrip()
             )
     end(
         run,
@@ -85,42 +88,6 @@ def end_rejected(run: Run, exc: DxRejected, planned: Planned) -> NoReturn:
         report=planned.report + "\n" + "\n".join(lines),
         reason=headline,
     )
-
-
-def named_rows(details: object, payload: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
-    """Rows DX named in `error_details` (untyped JSON), joined with what we sent in them.
-
-    The shape is not public; we recognise a list of objects carrying an index
-    and/or a reference_id (under `rows`, `errors` or at the top) and skip the rest.
-    """
-    items = details
-    if isinstance(details, Mapping):
-        items = details.get("rows") or details.get("errors") or []
-    if not isinstance(items, list):
-        return []
-    by_ref = {str(t.get("reference_id")): (i, t) for i, t in enumerate(payload)}
-    named: list[dict[str, object]] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        index: object = item.get("index", item.get("row"))
-        team: Mapping[str, object] = {}
-        if isinstance(index, int) and 0 <= index < len(payload):
-            team = payload[index]
-        ref = item.get("reference_id")
-        if not team and ref is not None and str(ref) in by_ref:
-            index, team = by_ref[str(ref)]
-        named.append(
-            {
-                "index": index,
-                "reference_id": ref if ref is not None else team.get("reference_id"),
-                "team": team.get("name"),
-                "lead": team.get("team_lead_email"),
-                "field": item.get("field"),
-                "problem": item.get("message") or item.get("error"),
-            }
-        )
-    return named
 
 
 def import_attempts(store: Store) -> int:

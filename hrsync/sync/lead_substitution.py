@@ -1,11 +1,16 @@
 """A lead DX does not know yet: plan again in the same run with the nearest lead above
 standing in (`mapping.lead_not_in_dx = "next_manager"`; the rule is core/substitutes.py).
 
-DX refuses a whole import when a row's `team_lead_email` is not a DX user, and names the
-row. When every row it names is such a lead, and the rows can be read, the run plans
-again with stand-ins and sends that instead, at most `MAX_REPLANS` times; anything else
-DX refused stays a rejection, as loud as before. A later run plans with the real lead
-again, so the lead takes over in the first run after they join DX.
+DX refuses a whole import when a row's `team_lead_email` is not a DX user. How it says
+which row is not public, so its answer is read whatever its shape
+(core/refusal_details.py). When it names leads, they are stood in for; when it names a
+row for another field, the refusal stands; when it names nothing that can be read (a
+message only), the new leads, those DX has never shown as users (never accepted as a
+lead, not known to be counted: the store's dx_people), are stood in for. The run plans
+again and sends that instead, at most `MAX_REPLANS` times and only while there is a lead
+not yet stood in for; when DX refuses that too, its refusal stands, as loud as before.
+A later run plans with the real lead again, so the lead takes over in the first run
+after they join DX.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 
 from hrsync import logs
+from hrsync.core.refusal_details import read_refusal, suspected_leads
 from hrsync.core.render import render_plan, render_substitutes
 from hrsync.core.substitutes import LeadSubstitute, substitute_leads
 from hrsync.dx.errors import DxRejected
 from hrsync.logcap import capped
 from hrsync.sync.context import Planned, Run
-from hrsync.sync.error_outcomes import named_rows
 from hrsync.sync.planning import plan_rows
 
 log = logs.get_logger(__name__)
@@ -32,13 +37,24 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
     is anything else (or cannot be read): then it stands."""
     if run.settings.mapping.lead_not_in_dx != "next_manager" or planned.replans >= MAX_REPLANS:
         return None
-    named = named_rows(refusal.error_details, planned.payload())
-    if not named or any(row["field"] != "team_lead_email" for row in named):
-        return None
-    leads = [row["lead"] for row in named]
-    if not all(isinstance(lead, str) for lead in leads):
-        return None  # a named row we cannot match to what we sent
-    unknown = {str(lead) for lead in leads} | {s.lead_email for s in planned.substitutes}
+    if refusal.error != "invalid_rows":
+        return None  # a cycle, a size, an address: nothing a stand-in lead mends
+    sent = planned.assignment.teams
+    refusal_read = read_refusal(refusal.error_details, refusal.message, sent)
+    suspects = suspected_leads(refusal_read, sent, shown_users(run))
+    if suspects is None:
+        return None  # DX named a row for something a stand-in does not mend
+    before = {s.lead_email.casefold() for s in planned.substitutes}
+    if not {lead.casefold() for lead in suspects} - before:
+        return None  # nobody left to stand in for: what DX refuses is something else
+    if refusal_read.names_nothing:
+        log.warning(
+            "sync.refusal_unread",
+            error=refusal.error,
+            suspects=len(suspects),
+            see="the sync.lead_substituted events",
+        )
+    unknown = set(suspects) | {s.lead_email for s in planned.substitutes}
     hr_rows = planned.hr_rows or planned.assignment.teams
     substituted = substitute_leads(hr_rows, unknown)
     if substituted is None:
@@ -57,3 +73,13 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
         replans=planned.replans + 1,
         hr_rows=hr_rows,
     )
+
+
+def shown_users(run: Run) -> frozenset[str]:
+    """E-mails (casefolded) DX has shown to be its users: leads it took in the last
+    hierarchy it verifiably took, and people it is known to count."""
+    shown = {email.casefold() for email, person in run.store.dx_people().items() if person.counted}
+    last = run.store.last_verified_submission()
+    if last is not None:
+        shown.update(row.lead_email.casefold() for row in last.plan.rows)
+    return frozenset(shown)

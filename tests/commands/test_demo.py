@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.simulating import seed_args, simulator_seed
+
 pytestmark = pytest.mark.slow
 
 
 def run_demo(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
     return subprocess.run(
-        [sys.executable, "-m", "hrsync", "demo", *args],
+        [sys.executable, "-m", "hrsync", "demo", *seed_args(), *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -28,6 +30,8 @@ def test_demo_shows_create_reorg_audit_match_and_refusal(tmp_path: Path) -> None
     result = run_demo(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
+    seed = simulator_seed()
+    assert f"Simulator seed {seed}: " in out and f"(replay: hrsync demo --seed {seed})" in out
     assert "Plan: 13 to create" in out
     assert "Sync: applied (exit 0)." in out
     assert '~ rename "Developer Experience" -> "Developer Productivity"' in out

@@ -11,7 +11,8 @@ import pytest
 from hrsync.dx.client import DxClient
 from hrsync.dx.retry import RetryPolicy
 from hrsync.secret import Secret
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
+from tests.simulating import start_simulator
 
 ORG_TOKEN = "sim-org-token"
 READONLY_TOKEN = "sim-readonly-token"

@@ -13,7 +13,7 @@ from hrsync.dx.client import DxClient
 from hrsync.dx.models import AuditEvent
 from hrsync.secret import Secret
 from hrsync.simulator.scenario import default_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
 from tests.dx.conftest import (
     ORG_TOKEN,
     PERSONAL_TOKEN,
@@ -21,6 +21,7 @@ from tests.dx.conftest import (
     default_hierarchy,
     hierarchy_team,
 )
+from tests.simulating import start_simulator
 
 
 def test_whoami_with_an_organization_token(

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from hrsync.dx.simulator_probe import at_simulator_address, not_the_simulator
-from hrsync.simulator.server import start_simulator
+from tests.simulating import start_simulator
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,8 @@ import pytest
 
 from hrsync.commands.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.scenario import load_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
+from tests.simulating import start_simulator
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"

@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from tests.e2e.conftest import Run, parse_events
+from tests.simulating import seed_args
 
 HRSYNC = [sys.executable, "-m", "hrsync"]
 
@@ -56,7 +57,7 @@ def clean_env() -> dict[str, str]:
 @contextmanager
 def rehearsing(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Rehearsal]:
     process = subprocess.Popen(
-        [*HRSYNC, "simulator", *args, "--port", "0"],
+        [*HRSYNC, "simulator", *args, "--port", "0", *seed_args()],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -17,8 +17,8 @@ import pytest
 
 from hrsync.simulator.faults import Fault
 from hrsync.simulator.scenario import ScenarioToken, load_scenario
-from hrsync.simulator.server import start_simulator
 from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, TOKEN, Workspace, parse_events, read_rows
+from tests.simulating import start_simulator
 
 pytestmark = pytest.mark.slow
 

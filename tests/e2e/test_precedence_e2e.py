@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from hrsync.simulator.rehearsal import rehearsal
-from hrsync.simulator.server import start_simulator
 from tests.e2e.conftest import TOKEN, Workspace
 from tests.e2e.test_plan_output_e2e import document
+from tests.simulating import start_simulator
 
 pytestmark = pytest.mark.slow
 

@@ -17,6 +17,7 @@ from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, ROOT
 from tests.e2e.rehearsing import HRSYNC, clean_env, hrsync, rehearsing, sh_blocks
 from tests.fakes import serve
 from tests.fakes.hr_apis import OktaApi
+from tests.simulating import seed_args
 
 pytestmark = pytest.mark.slow
 
@@ -170,7 +171,7 @@ def test_an_export_that_cannot_be_read_is_told_and_nothing_is_served(tmp_path: P
     export = tmp_path / "staff.csv"
     export.write_text("Work Email,Full Name\nana@corp.example,Ana\n", encoding="utf-8")
     proc = subprocess.run(
-        [*HRSYNC, "simulator", "--users-from", str(export), "--port", "0"],
+        [*HRSYNC, "simulator", "--users-from", str(export), "--port", "0", *seed_args()],
         env=clean_env(),
         capture_output=True,
         text=True,

@@ -21,7 +21,7 @@ from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, RESUME_JOB, SCHEDULE_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.monitor.reporting import Monitor
 from hrsync.simulator.scenario import load_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
 from hrsync.store.repo import Store
 from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
@@ -29,6 +29,7 @@ from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, TOKEN, Workspace
 from tests.e2e.test_plan_output_e2e import SCHEMA, validate
 from tests.monitor.exposition import sample
 from tests.monitor.test_monitoring import receiver
+from tests.simulating import start_simulator
 
 pytestmark = pytest.mark.slow
 

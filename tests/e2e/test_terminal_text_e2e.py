@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from hrsync.simulator.scenario import ScenarioTeam, load_scenario
-from hrsync.simulator.server import start_simulator
 from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, Run, Workspace, read_rows
 from tests.fakes import Request, Response, serve
+from tests.simulating import start_simulator
 
 pytestmark = pytest.mark.slow
 

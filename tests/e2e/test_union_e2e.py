@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from hrsync.simulator.rehearsal import rehearsal
-from hrsync.simulator.server import start_simulator
 from tests.e2e.conftest import ROOT, TOKEN, Run, Workspace
 from tests.e2e.test_plan_output_e2e import document
 from tests.fakes import Request, Response, serve
 from tests.fakes.hr_apis import OAuth2Server
+from tests.simulating import start_simulator
 
 pytestmark = pytest.mark.slow
 

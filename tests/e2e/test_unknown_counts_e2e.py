@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from hrsync.simulator.scenario import load_scenario
-from hrsync.simulator.server import start_simulator
 from tests.e2e.conftest import CONFIG, CONFIG_TEMPLATE, Workspace, read_rows
+from tests.simulating import start_simulator
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from hrsync.simulator.scenario import Scenario, default_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
+from tests.simulating import start_simulator
 
 ORG_TOKEN = "sim-org-token"
 READONLY_TOKEN = "sim-readonly-token"

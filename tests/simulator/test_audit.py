@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from hrsync.simulator.scenario import default_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
+from hrsync.simulator.variation import MAX_LAG_S
+from tests.simulating import start_simulator
 
 from .conftest import START, Api, FakeClock, current_hierarchy
 
@@ -31,7 +33,7 @@ def renamed(**names: str) -> list[dict[str, Any]]:
 
 def apply(api: Api, clock: FakeClock, teams: list[dict[str, Any]]) -> None:
     assert api.process(teams).json()["ok"] is True
-    clock.advance(2)
+    clock.advance(2 + MAX_LAG_S)  # the import, then its events (the seed's lag)
 
 
 def test_no_events_before_any_import(api: Api) -> None:

@@ -74,7 +74,7 @@ def test_a_token_without_read_scope_may_not_read_teams(clock: FakeClock) -> None
     from dataclasses import replace
 
     from hrsync.simulator.scenario import ScenarioToken, default_scenario
-    from hrsync.simulator.server import start_simulator
+    from tests.simulating import start_simulator
 
     scenario = default_scenario()
     keys_only = ScenarioToken("keys-only", "account_web_api_token", ("apiKeys:read",))

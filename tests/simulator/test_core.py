@@ -11,6 +11,7 @@ import pytest
 from hrsync.simulator.core import SimulatedDx
 from hrsync.simulator.faults import Fault
 from hrsync.simulator.server import RunningSimulator
+from tests.simulating import simulated_dx
 
 from .conftest import START, FakeClock, current_hierarchy
 
@@ -20,7 +21,7 @@ JSON_AUTH = {**AUTH, "Content-Type": "application/json"}
 
 @pytest.fixture
 def dx(clock: FakeClock) -> SimulatedDx:
-    return SimulatedDx(clock=clock)
+    return simulated_dx(clock=clock)
 
 
 def test_handle_answers_without_sockets(dx: SimulatedDx) -> None:
@@ -55,17 +56,17 @@ def test_drop_after_send_does_the_work(dx: SimulatedDx, clock: FakeClock) -> Non
 
 
 def test_own_clock_advances_only_without_an_injected_one(clock: FakeClock) -> None:
-    own = SimulatedDx()
+    own = simulated_dx()
     before = own.now()
     own.advance(3600)
     assert own.now() - before >= timedelta(hours=1)
     with pytest.raises(RuntimeError):
-        SimulatedDx(clock=clock).advance(1)
+        simulated_dx(clock=clock).advance(1)
 
 
 def test_a_naive_clock_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
-        SimulatedDx(clock=lambda: START.replace(tzinfo=None))
+        simulated_dx(clock=lambda: START.replace(tzinfo=None))
 
 
 def test_chunked_request_bodies_are_read(sim: RunningSimulator) -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from hrsync.simulator.faults import Fault, FaultBook
 from hrsync.simulator.scenario import default_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
+from tests.simulating import start_simulator
 
 from .conftest import Api, FakeClock, current_hierarchy
 

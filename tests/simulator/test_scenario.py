@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hrsync.simulator.scenario import ScenarioError, default_scenario, load_scenario
-from hrsync.simulator.server import start_simulator
+from tests.simulating import start_simulator
 
 from .conftest import START, Api, FakeClock
 

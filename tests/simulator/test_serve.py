@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from hrsync.simulator.serve import serve
+from tests.simulating import simulator_seed
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,7 +74,9 @@ def test_serve_in_a_thread_with_a_scenario_file(tmp_path: Path) -> None:
     out = io.StringIO()
     stop = threading.Event()
     result: list[int] = []
-    worker = threading.Thread(target=lambda: result.append(serve(path, port=0, out=out, stop=stop)))
+    worker = threading.Thread(
+        target=lambda: result.append(serve(path, port=0, out=out, stop=stop, seed=simulator_seed()))
+    )
     worker.start()
     try:
         for _ in range(100):

@@ -90,7 +90,7 @@ def test_the_window_length_comes_from_the_scenario(clock: FakeClock) -> None:
     from dataclasses import replace
 
     from hrsync.simulator.scenario import default_scenario
-    from hrsync.simulator.server import start_simulator
+    from tests.simulating import start_simulator
 
     with start_simulator(replace(default_scenario(), retro_window_days=3), clock=clock) as sim:
         sim.dx.add_snapshot(completed_at=START - timedelta(days=4))

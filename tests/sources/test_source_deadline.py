@@ -22,7 +22,6 @@ from hrsync.daemon.service import Daemon
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
-from hrsync.simulator.server import start_simulator
 from hrsync.sources.base import SourceUnavailable
 from hrsync.sources.http_fetch import HttpSession
 from hrsync.sources.open import _format, open_export
@@ -33,6 +32,7 @@ from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
 from tests.fakes import Request, Response, serve
 from tests.fakes.hr_apis import GraphApi
+from tests.simulating import start_simulator
 
 SLACK_S = 2.0  # a loaded test machine's delays
 HEADER = b"Employee ID,Full Name,Work Email,Manager ID,Department,Status\n"

@@ -16,10 +16,11 @@ from hrsync.core.attributes import AttributeOutcome
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import ScenarioSnapshot, load_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
 from hrsync.store.repo import Store
 from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
+from tests.simulating import start_simulator
 
 SAMPLES = shipped_dir("config")
 UPDATE = "users.attributes.update"

@@ -20,10 +20,11 @@ from hrsync.config.loading import Settings, load_settings
 from hrsync.core.rows import MAX_FIELD_CHARS
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
 from hrsync.store.repo import Store
 from hrsync.sync.results import SyncRequest, SyncResult
 from hrsync.sync.story import run_sync
+from tests.simulating import start_simulator
 
 SAMPLES = shipped_dir("config")
 

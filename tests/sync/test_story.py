@@ -18,11 +18,12 @@ from hrsync.config.loading import Settings, load_settings
 from hrsync.outcome import Outcome
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
-from hrsync.simulator.server import RunningSimulator, start_simulator
+from hrsync.simulator.server import RunningSimulator
 from hrsync.store.repo import Store
 from hrsync.store.submission_record import SubmissionStatus
 from hrsync.sync.results import SyncRequest
 from hrsync.sync.story import run_sync
+from tests.simulating import start_simulator
 
 SAMPLES = shipped_dir("config")
 
@@ -95,43 +96,6 @@ def test_a_stop_during_verification_leaves_it_to_the_next_start(
     assert after.outcome is Outcome.IN_SYNC
     assert store.unfinished_submission() is None
     assert process_calls(sim) == 1
-
-
-PAYLOAD = [
-    {"name": "Root", "reference_id": "r-0", "team_lead_email": "a@x.test"},
-    {"name": "Child", "reference_id": "r-1", "team_lead_email": "b@x.test"},
-]
-
-
-@pytest.mark.parametrize(
-    ("details", "expected"),
-    [
-        (
-            {"rows": [{"index": 1, "field": "team_lead_email", "message": "user not found"}]},
-            [(1, "r-1", "Child", "b@x.test", "team_lead_email", "user not found")],
-        ),
-        (
-            {"errors": [{"reference_id": "r-0", "error": "bad"}]},
-            [(0, "r-0", "Root", "a@x.test", None, "bad")],
-        ),
-        ([{"row": 0, "message": "m"}], [(0, "r-0", "Root", "a@x.test", None, "m")]),
-        ({"rows": [{"index": 9, "message": "m"}]}, [(9, None, None, None, None, "m")]),
-        ({"message": "no rows here"}, []),
-        ("a string", []),
-        (None, []),
-        ({"rows": ["not an object", {"index": 0}]}, [(0, "r-0", "Root", "a@x.test", None, None)]),
-    ],
-)
-def test_rows_named_by_dx_are_joined_with_what_was_sent(
-    details: object, expected: list[tuple[object, ...]]
-) -> None:
-    from hrsync.sync.error_outcomes import named_rows
-
-    found = [
-        (r["index"], r["reference_id"], r["team"], r["lead"], r["field"], r["problem"])
-        for r in named_rows(details, PAYLOAD)
-    ]
-    assert found == expected
 
 
 def _write_rows(path: Path, rows: list[dict[str, str]]) -> None:
