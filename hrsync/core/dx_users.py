@@ -9,7 +9,12 @@ the evidence it already gets (docs/explanation/applied.md, "People not in DX yet
 2. After an import DX took, a team whose contributor count equals the number sent: all
    its members are counted.
 3. A team whose count equals the number of its members already known to be counted: the
-   rest are not counted (DX ignored them).
+   rest are not counted (DX ignored them). Only from a settled read (`settled`): DX may
+   show a team's new count some time after the import itself (a new team still counting
+   0), and a count read too early would say "not counted" of people DX counts; such a
+   verdict takes them out of what verification waits for, which is silent. So right
+   after an import only rules 1 and 2 are drawn (a wrong "counted" is loud: the count
+   falls short of the range); rule 3 waits for the next run's read of the same teams.
 4. `users.attributes.update`: an answer for the person, a DX user; `user_not_found`, not.
 
 `known` maps an e-mail to what was learned before: True counted, False not counted, None
@@ -167,11 +172,13 @@ def infer_counted(
     *,
     when: str,
     leads_accepted: bool = True,
+    settled: bool = True,
 ) -> dict[str, Verdict]:
     """What DX's teams (`current`, showing the import of `rows` made on `when`, a date)
-    say of each person sent: rules 1 to 3 of the module. A person no rule decides is left
-    out (still not known). Counted wins over not counted: a person in two teams whom one
-    team counts is a DX user."""
+    say of each person sent: rules 1 to 3 of the module (3 only when `settled`: `current`
+    was read in a later run, not right after the import). A person no rule decides is
+    left out (still not known). Counted wins over not counted: a person in two teams whom
+    one team counts is a DX user."""
     dx = index_dx(current).by_ref
     verdicts: dict[str, Verdict] = {}
     counted = {email for email, c in known.items() if c is True}
@@ -188,6 +195,8 @@ def infer_counted(
                     email, Verdict(True, f"counted in {row.name!r} after the import of {when}")
                 )
             counted |= sent
+    if not settled:
+        return verdicts
     for row, team in shown:
         sent = set(row.contributors)
         known_counted = sent & counted

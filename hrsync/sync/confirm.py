@@ -112,6 +112,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             confirmation.teams,
             submitted.submitted_at,
             known,
+            settled=False,  # read right after the import: counts may not show it yet
         )
         end(run, Outcome.APPLIED, planned, not_in_dx=missing, undecided=undecided)
     store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())

@@ -40,14 +40,18 @@ def learn_people(
     teams: Sequence[DxTeam],
     when: datetime,
     known: Mapping[str, bool | None],
+    *,
+    settled: bool,
 ) -> tuple[tuple[str, ...], tuple[Undecided, ...]]:
     """After DX verifiably took `rows` (imported on `when`) and shows `teams`: keep the
     people sent and what DX's counts say of them; log who joined DX, who is not in DX,
     and per team how many of whom DX does not count when it cannot be told yet.
     `known`: what the store held of each person before (`counted_by_email`), read once
-    by the caller. Returns the people sent whom DX does not count, and those teams."""
+    by the caller. `settled`: `teams` were read in a run after the import, not right
+    after it (`dx_users.infer_counted`). Returns the people sent whom DX does not count,
+    and those teams."""
     day = when.date().isoformat()
-    verdicts = infer_counted(rows, teams, known, when=day)
+    verdicts = infer_counted(rows, teams, known, when=day, settled=settled)
     remember_people(run, rows, planned.directory, planned.holds)
     run.store.set_counted(
         {e: (v.counted, v.evidence) for e, v in changed(known, verdicts).items()}, run.clock()
@@ -86,6 +90,29 @@ def learn_people(
             "placed once they join DX",
         )
     return tuple(missing), unclear
+
+
+def learn_settled(run: Run, teams: Sequence[DxTeam]) -> None:
+    """At the start of a run: what DX's counts, read now, say of the people of the last
+    hierarchy DX verifiably took, when nothing was sent since that may have reached DX.
+    Only teams DX shows unchanged since then are read (a hand edit changes the count)."""
+    last = run.store.last_verified_submission()
+    if last is None or run.store.submissions_after(last.id):
+        return
+    unchanged = {
+        t.reference_id
+        for t in teams
+        if t.reference_id is not None
+        and (seen := last.dx_seen.get(t.reference_id)) is not None
+        and seen.last_changed_at == t.last_changed_at
+    }
+    rows = [r for r in last.plan.rows if r.reference_id in unchanged]
+    known = counted_by_email(run.store)
+    day = last.created_at.date().isoformat()
+    verdicts = infer_counted(rows, teams, known, when=day, leads_accepted=False)
+    learned = changed(known, verdicts)
+    if learned:
+        run.store.set_counted({e: (v.counted, v.evidence) for e, v in learned.items()}, run.clock())
 
 
 def forget_contradicted(

@@ -111,6 +111,6 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     # DX holds what it last verifiably took: its counts say whom it counts.
     when = last.created_at if last is not None else run.clock()
     missing, undecided = learn_people(
-        run, planned, planned.assignment.teams, planned.dx_teams, when, known
+        run, planned, planned.assignment.teams, planned.dx_teams, when, known, settled=True
     )
     end(run, Outcome.IN_SYNC, planned, not_in_dx=missing, undecided=undecided)

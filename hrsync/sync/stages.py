@@ -30,6 +30,7 @@ from hrsync.outcome import Outcome
 from hrsync.sync import approval_step
 from hrsync.sync.context import Mapped, Planned, Run, end
 from hrsync.sync.error_outcomes import dx_read
+from hrsync.sync.not_in_dx import learn_settled
 from hrsync.sync.planning import end_when_in_sync, plan_rows
 from hrsync.sync.reading import Export, InputRefused, map_teams, read_and_map, read_export
 from hrsync.sync.submit import preview, submit
@@ -52,6 +53,8 @@ __all__ = [
 def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     """assign → plan: reference_ids for the desired teams, and the diff against DX."""
     dx_teams = dx_read(run, run.client.teams)
+    if run.request.operational:  # a dry run or preview keeps and learns nothing
+        learn_settled(run, dx_teams)
     snapshots = dx_read(run, run.client.snapshots)
     # Kept for `status`, the metrics and the daemon's sync before the next snapshot.
     now = run.clock()

@@ -126,8 +126,11 @@ def test_a_refusal_of_the_export_locates_its_problems_without_the_hr_values(
     rows[5]["Full Name"] = "<https://evil.example/approve|Click to approve plan>"
     rows[5]["Work Email"] = "<https://evil.example/approve|Click>"
     _write(settings, rows)
+    strict = dataclasses.replace(
+        settings, sync=dataclasses.replace(settings.sync, on_person_problem="refuse")
+    )
     with pytest.raises(InputRefused) as refused:
-        read_export(settings)
+        read_export(strict)
     located = refused.value.located
     assert located, refused.value.problems
     assert any("Work Email" in line and "people.csv line" in line for line in located), located
