@@ -208,6 +208,26 @@ def infer_counted(
     return verdicts
 
 
+# How long after DX shows an import hrsync reads its counts again before taking a count
+# short of what was sent as "these people are not counted" (rule 3). DX may show a team's
+# new count a moment after the import itself; a count read too early would take people DX
+# counts out of what verification waits for. A lag longer than this is still caught:
+# verification judges such people by range, and a later count showing them counted
+# undoes the verdict (`joined`).
+COUNTS_SETTLE_S = 2.0
+
+
+def counts_short(rows: Sequence[TeamRow], current: Sequence[DxTeam]) -> bool:
+    """Some team DX shows counts fewer contributors than `rows` sent it: rule 3 may name
+    people, so its counts are read again once settled."""
+    dx = index_dx(current).by_ref
+    return any(
+        (team := dx.get(row.reference_id)) is not None
+        and team.contributors < len(set(row.contributors))
+        for row in rows
+    )
+
+
 def from_attribute_answers(
     found: Iterable[str], not_found: Iterable[str], *, when: str
 ) -> dict[str, Verdict]:

@@ -326,6 +326,17 @@ class SimulatedDx:
                 for team in self._active_teams()
             ]
 
+    def counts_pending(self) -> bool:
+        """Some team's contributor count is not shown yet (the seed's count lag): what a
+        test reads as DX's settled state waits for this to be False."""
+        with self._lock:
+            now = self.now()
+            self._apply_due_import(now)
+            return any(
+                team.count_shown_at is not None and now < team.count_shown_at
+                for team in self._teams.values()
+            )
+
     def archived_teams(self) -> list[dict[str, Any]]:
         with self._lock:
             self._apply_due_import(self.now())

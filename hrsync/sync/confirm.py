@@ -16,7 +16,15 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from hrsync import logs
-from hrsync.core.dx_users import Known, count_ranges, import_visible, unexplained
+from hrsync.core.dx_users import (
+    COUNTS_SETTLE_S,
+    Known,
+    count_ranges,
+    counts_short,
+    import_visible,
+    unexplained,
+)
+from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped as capped_list
 from hrsync.core.plan import Plan, SeenTeam, payload_size
 from hrsync.core.render import describe
@@ -105,14 +113,15 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
         )
         took()
+        counted, settled = _settled_counts(run, planned.assignment.teams, confirmation.teams)
         missing, undecided = learn_people(
             run,
             planned,
             planned.assignment.teams,
-            confirmation.teams,
+            counted,
             submitted.submitted_at,
             known,
-            settled=False,  # read right after the import: counts may not show it yet
+            settled=settled,
         )
         end(run, Outcome.APPLIED, planned, not_in_dx=missing, undecided=undecided)
     store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())
@@ -285,6 +294,24 @@ def _converged(
                 "warning",
             )
     return current
+
+
+def _settled_counts(
+    run: Run, rows: Sequence[TeamRow], shown: Sequence[DxTeam]
+) -> tuple[Sequence[DxTeam], bool]:
+    """The teams whose counts say whom DX counts, and whether they are settled. When DX
+    shows a team counting fewer than were sent, its counts are read again
+    `COUNTS_SETTLE_S` later (DX may show a count a moment after the import); if that read
+    fails, or a stop is asked for, the first read is kept as not settled."""
+    if not counts_short(rows, shown):
+        return shown, True
+    if _pause(run, COUNTS_SETTLE_S):
+        return shown, False
+    try:
+        return run.client.teams(), True
+    except DxError as exc:
+        log.warning("verify.read_failed", attempt=0, detail=str(exc))
+        return shown, False
 
 
 def _pause(run: Run, seconds: float) -> bool:

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from hrsync.commands.demo import CONFIG as DEMO_CONFIG
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator
+from hrsync.simulator.variation import MAX_LAG_S
 from tests.simulating import start_simulator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,6 +91,11 @@ class Workspace:
         ]
 
     def dx_teams(self) -> dict[str, dict[str, Any]]:
+        """DX's teams as they settle: a seed may show an import's counts a moment after
+        the import (at most MAX_LAG_S); a test asserting what DX holds reads them then."""
+        deadline = time.monotonic() + MAX_LAG_S + 0.5
+        while self.sim.dx.counts_pending() and time.monotonic() < deadline:
+            time.sleep(0.05)
         return {t["name"]: t for t in self.sim.dx.teams_view()}
 
 

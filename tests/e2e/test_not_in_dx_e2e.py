@@ -38,24 +38,15 @@ def test_a_new_person_dx_does_not_know_ends_applied_naming_them(workspace: Works
     finished = run.finished
     assert finished["outcome"] == "applied"
     assert finished["counts"]["membership_change"] == 1
+    assert finished["counts"]["not_in_dx"] == 1
+    assert finished["not_in_dx"] == NINA
     # In the same window: not the whole of sync.verify_timeout_s (20 s in these tests).
     assert finished["duration_s"] < 15
-    # Right after the import DX's count may not show it yet: the shortfall is told per
-    # team, not yet pinned on her.
-    (told,) = finished["not_in_dx_undecided"]
-    assert told["team"] == "Engineering" and told["not_counted"] == 1
-    assert NINA in told["candidates"]
+    (named,) = run.named("sync.not_in_dx")
+    assert named["count"] == 1 and named["people"] == NINA
     assert run.named("verify.contributors_unknown") == []
     # DX really ignored her: the team's count did not move.
     assert workspace.dx_teams()["Engineering"]["contributors"] == engineering
-
-    # The next run reads the settled count and names her.
-    after = workspace.hrsync("sync")
-    assert after.finished["outcome"] == "in_sync", after.stdout[-3000:]
-    assert after.finished["counts"]["not_in_dx"] == 1
-    assert after.finished["not_in_dx"] == NINA
-    (named,) = after.named("sync.not_in_dx")
-    assert named["count"] == 1 and named["people"] == NINA
 
 
 def join_dx(workspace: Workspace, name: str, email: str) -> None:
@@ -73,8 +64,6 @@ def test_listed_until_they_join_then_placed_by_the_recheck(workspace: Workspace)
     add_nina(workspace)
     assert workspace.hrsync("sync").finished["outcome"] == "applied"
     engineering = workspace.dx_teams()["Engineering"]["contributors"]
-    # A run after the import reads DX's settled count: she is not counted.
-    assert workspace.hrsync("sync").finished["outcome"] == "in_sync"
 
     status = workspace.hrsync("status", "--format", "json")
     (listed,) = json.loads(status.stdout)["not_in_dx"]
@@ -127,7 +116,7 @@ def test_a_counted_person_moving_beside_a_new_one_is_still_waited_for(
     add_nina(workspace)
     run = workspace.hrsync("sync")
     assert run.code == 0 and run.finished["outcome"] == "applied", run.stdout[-3000:]
-    assert any(NINA in u["candidates"] for u in run.finished["not_in_dx_undecided"])
+    assert run.finished["not_in_dx"] == NINA
     assert run.named("verify.watching") == [], "the move shows the import: no extra wait"
     assert workspace.dx_teams()["Developer Experience"]["contributors"] == 4
 
