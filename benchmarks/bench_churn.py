@@ -3,6 +3,7 @@
     PYTHONPATH=. .venv/bin/python benchmarks/bench_churn.py                 # 30 days, 300 people
     PYTHONPATH=. .venv/bin/python benchmarks/bench_churn.py --days 10 --people 120 --seed 3
     PYTHONPATH=. .venv/bin/python benchmarks/bench_churn.py --json /tmp/churn.json
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_churn.py --dx-seed 4   # another DX shape
 
 Setup: a generated export (benchmarks/generator.py, `--people` rows, `--seed`); a simulated
 DX account whose users are the export's non-terminated people (bench_sync's `scenario_for`,
@@ -132,7 +133,7 @@ from hrsync.core.settings import NotifySettings, SyncSettings
 from hrsync.monitor.webhook import Notifier
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import start_simulator
-from hrsync.simulator.variation import STEADY_SEED
+from hrsync.simulator.variation import STEADY_SEED, variation_for
 from hrsync.store import tables
 from hrsync.store.repo import Store
 
@@ -192,9 +193,8 @@ def serve_simulator(scenario_path: Path) -> int:
     """The child: the simulator, and a read-only view of its teams (with members) and
     users on a second port. Prints both URLs as one JSON line; stops at stdin's end."""
     logs.configure("console", "warning", sys.stderr)
-    sim = start_simulator(
-        load_scenario(scenario_path), clock=day_clock(scenario_path.parent), seed=STEADY_SEED
-    )
+    # The scenario's seed (`--dx-seed`) chooses what DX's contract leaves open.
+    sim = start_simulator(load_scenario(scenario_path), clock=day_clock(scenario_path.parent))
 
     class View(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -783,10 +783,13 @@ def bench(
     *,
     all_in_dx: bool = False,
     lag_share: float = 0.5,
+    dx_seed: int = STEADY_SEED,
 ) -> dict[str, Any]:
     rows = generate_org(people, seed=seed)
     scenario = scenario_for(rows)
     scenario["import_delay_s"] = IMPORT_DELAY_S
+    scenario["seed"] = dx_seed
+    print(f"DX: {variation_for(dx_seed).describe()}", flush=True)
     scenario_path = workdir / "scenario.json"
     scenario_path.write_text(json.dumps(scenario))
     export, db = workdir / "org.csv", workdir / "state.db"
@@ -970,6 +973,14 @@ def main(argv: list[str]) -> int:
         help="the share of departing managers whose reports HR re-points 1-3 days later "
         "instead of the same day (default 0.5)",
     )
+    parser.add_argument(
+        "--dx-seed",
+        type=int,
+        default=STEADY_SEED,
+        help="the simulator's seed: how DX words an invalid_rows refusal, orders teams.list "
+        f"and lags counts and audit events (default {STEADY_SEED}: a refusal as a message "
+        "alone, no lag)",
+    )
     parser.add_argument("--serve-simulator", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_simulator:
@@ -984,6 +995,7 @@ def main(argv: list[str]) -> int:
             args.verify_timeout,
             all_in_dx=args.all_in_dx,
             lag_share=args.lag_share,
+            dx_seed=args.dx_seed,
         )
     report(result)
     if args.json:
