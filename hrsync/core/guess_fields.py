@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hrsync.core.emails import valid_emails
+from hrsync.core.listing import capped
 from hrsync.core.page_signs import one_page_sign, page_signs
 from hrsync.core.people.managers import name_key
 from hrsync.core.rows import RowTable
@@ -237,6 +238,16 @@ def propose(columns: Sequence[Column]) -> Proposal:
     guesses: dict[str, Guess] = {}
     todos: list[Todo] = []
     notes: list[str] = []
+    # A setting holding a brace is a template, and a placeholder cannot hold one: a column
+    # whose name has a brace cannot be named in a config at all, so none is proposed.
+    unnamable = [s.name for s in stats if is_template(s.name)]
+    if unnamable:
+        stats = [s for s in stats if not is_template(s.name)]
+        notes.append(
+            f"{capped(repr(n) for n in unnamable)}: a column whose name holds a brace "
+            "cannot be named in the config (it would read as a template); rename it in the "
+            "export to use it"
+        )
 
     email = _email_column(stats)
     if email is not None:

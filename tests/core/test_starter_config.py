@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from hrsync.core.guess_fields import Column, propose
 from hrsync.core.starter_config import StarterSource, render, toml_string
+from hrsync.core.templates import Template
 
 _MANAGER_WORDS = ("manag", "supervis", "report", "vorgesetzt")
 
@@ -32,8 +33,34 @@ def test_the_config_is_valid_toml_whatever_the_columns_are_called(names: list[st
     proposal = propose(columns)
     written = tomllib.loads(render(proposal, StarterSource("people.csv", "people.csv", "csv")))
     fields = written["source"]["fields"]
-    assert fields["email"] == names[2]
-    assert fields["manager_id"] == names[3]
+    # A setting with a brace reads as a template: such a column is never proposed (nor a
+    # manager column whose ids are in one: the ids' column cannot be named).
+    braced = [("{" in name or "}" in name) for name in names]
+    for key, name, unnamable in (
+        ("email", names[2], braced[2]),
+        ("manager_id", names[3], braced[3] or braced[0]),
+    ):
+        if unnamable:
+            assert fields[key].startswith("TODO") or fields[key] not in names
+        else:
+            assert fields[key] == name
+    for value in fields.values():
+        if "{" in value or "}" in value:
+            Template(value)  # a template init writes parses
+
+
+def test_a_column_named_with_a_brace_is_not_proposed_and_a_note_says_why() -> None:
+    columns = [
+        Column("Id", ("E1", "E2", "E3")),
+        Column("{Name}", ("Ada Okafor", "Ben Lee", "Chen Rossi")),
+        Column("Email", ("ada@example.com", "ben@example.com", "chen@example.com")),
+        Column("Manager Id", ("", "E1", "E1")),
+    ]
+    proposal = propose(columns)
+    text = render(proposal, StarterSource("people.csv", "people.csv", "csv"))
+    fields = tomllib.loads(text)["source"]["fields"]
+    assert fields["name"] == "TODO: name (see above)"
+    assert "'{Name}': a column whose name holds a brace cannot be named" in text
 
 
 def test_every_guess_is_written_under_its_evidence_and_a_todo_as_a_value() -> None:

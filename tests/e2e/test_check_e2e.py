@@ -36,7 +36,14 @@ def test_invalid_export_is_reported(workspace: Workspace) -> None:
     rows = read_rows("sample-org.csv")
     rows[2]["Employee ID"] = rows[1]["Employee ID"]
     workspace.write_export(rows)
-    run = workspace.hrsync("check")
+    # A duplicate id is a problem of those rows: by default they are held, named on the
+    # held-people line, and the export itself reads.
+    held = workspace.hrsync("check")
+    assert "[  ok] export:" in held.stdout
+    assert "[WARN] held people:" in held.stdout
+    assert "people.csv line 3: Employee ID must be unique" in held.stdout
+    # Refusing on a person's problem makes it the export's failure.
+    run = workspace.hrsync("check", env={"HRSYNC_SYNC__ON_PERSON_PROBLEM": "refuse"})
     assert run.code == 1
     assert "[FAIL] export:" in run.stdout and "Employee ID" in run.stdout
 
