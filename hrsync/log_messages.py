@@ -302,6 +302,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "plan.ready": _plan_ready,
     # verifying
     "verify.converged": "DX shows the submission (look {attempt}): {detail}",
+    "verify.counts_settled": "DX's contributor counts read again once settled: {detail}",
     "verify.waiting": "waiting for DX to show the submission (look {attempt}): {detail}",
     "verify.watching": "watching {teams} a little longer (look {attempt}): {detail}",
     "verify.read_failed": "could not read DX's teams (look {attempt}): {detail}",

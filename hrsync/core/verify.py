@@ -175,7 +175,7 @@ class Convergence:
             people = sum(u.sent - u.counted for u in self.contributors_uncounted)
             text += (
                 f"; {people} contributors in {len(self.contributors_uncounted)} teams "
-                "not counted by DX (e-mails DX does not know)"
+                "not counted by DX so far (e-mails it does not know, or counts not shown yet)"
             )
         return text
 

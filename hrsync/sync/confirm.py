@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from hrsync import logs
+from hrsync.core.compare import index_dx
 from hrsync.core.dx_users import (
     COUNTS_SETTLE_S,
     Known,
@@ -308,10 +309,23 @@ def _settled_counts(
     if _pause(run, COUNTS_SETTLE_S):
         return shown, False
     try:
-        return run.client.teams(), True
+        settled = run.client.teams()
     except DxError as exc:
         log.warning("verify.read_failed", attempt=0, detail=str(exc))
         return shown, False
+    dx = index_dx(settled).by_ref
+    short = [
+        len(set(row.contributors)) - team.contributors
+        for row in rows
+        if (team := dx.get(row.reference_id)) is not None
+        and team.contributors < len(set(row.contributors))
+    ]
+    log.info(
+        "verify.counts_settled",
+        detail=f"{sum(short)} contributors in {len(short)} teams not counted by DX "
+        "(e-mails DX does not know)",
+    )
+    return settled, True
 
 
 def _pause(run: Run, seconds: float) -> bool:

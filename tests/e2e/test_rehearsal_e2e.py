@@ -74,8 +74,8 @@ def test_people_not_in_dx_yet_are_named_and_the_run_still_applies(org: Path) -> 
         finished = run.finished
         assert finished["outcome"] == "applied"
         assert finished["counts"]["create"] == 13, "every lead is a DX user"
-        (converged,) = run.named("verify.converged")
-        assert "3 contributors in 3 teams not counted by DX" in converged["detail"]
+        (settled,) = run.named("verify.counts_settled")
+        assert "3 contributors in 3 teams not counted by DX" in settled["detail"]
         assert finished["counts"]["attributes_updated"] == 34
 
         status = json.loads(
