@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -152,6 +153,22 @@ class FrozenClock:
         return self.now
 
 
+class SimulatorClock:
+    """The simulator's time: the frozen clock's, plus the real time since it was last set.
+    A seed may have DX show an import's counts up to a second after the import; on the
+    frozen clock alone they would never show."""
+
+    def __init__(self, frozen: FrozenClock) -> None:
+        self.frozen = frozen
+        self.last: datetime | None = None
+        self.since = time.monotonic()
+
+    def __call__(self) -> datetime:
+        if self.frozen.now != self.last:
+            self.last, self.since = self.frozen.now, time.monotonic()
+        return self.frozen.now + timedelta(seconds=time.monotonic() - self.since)
+
+
 @dataclass
 class Fleet:
     """The simulator, the store, the daemon and its monitor, on one clock."""
@@ -188,7 +205,10 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fleet]:
     # A zero import delay: DX applies an import at once, as the frozen clock never moves.
     scenario = dataclasses.replace(load_scenario(CONFIG / "demo-scenario.json"), import_delay_s=0.0)
     guard = {"max_archive": 10}
-    with receiver() as (url, hooks), start_simulator(scenario, clock=clock) as sim:
+    with (
+        receiver() as (url, hooks),
+        start_simulator(scenario, clock=SimulatorClock(clock)) as sim,
+    ):
         monkeypatch.setenv("HOOK", url)
         export = tmp_path / "people.csv"
         shutil.copy(CONFIG / "sample-org.csv", export)
