@@ -102,7 +102,7 @@ class Convergence:
     undercounted: tuple[Undercounted, ...] = ()
 
     @property
-    def converged(self) -> bool:
+    def _shows_everything_but_counts(self) -> bool:
         return not (
             self.missing
             or self.wrong_names
@@ -110,21 +110,17 @@ class Convergence:
             or self.still_present
             or self.not_yet_changed
             or self.overcounted
-            or self.undercounted
         )
+
+    @property
+    def converged(self) -> bool:
+        return self._shows_everything_but_counts and not self.undercounted
 
     @property
     def only_undercounted(self) -> bool:
         """DX shows everything but counts fewer in some teams than the members it is known
         to count: what was learned of them is contradicted (`dx_users.contradicted`)."""
-        return bool(self.undercounted) and not (
-            self.missing
-            or self.wrong_names
-            or self.wrong_parents
-            or self.still_present
-            or self.not_yet_changed
-            or self.overcounted
-        )
+        return bool(self.undercounted) and self._shows_everything_but_counts
 
     def summary(self) -> str:
         if self.converged:

@@ -157,14 +157,7 @@ def _streamed(
             if kept is not None:
                 values = {k: v for k, v in values.items() if k in kept}
                 several = {k: v for k, v in several.items() if k in kept}
-            keys = tuple(values)
-            index = shapes.get(keys)
-            if index is None and len(shapes) < MAX_SHAPES:
-                index = shapes[keys] = {key: i for i, key in enumerate(keys)}
-            read: Mapping[str, str] = values
-            if index is not None:
-                read = RowValues(index, tuple(values.values()))
-            held.append((read, several or None))
+            held.append((_interned(values, shapes), several or None))
     except (ijson.JSONError, ValueError, RecursionError, OverflowError, _TooDeep):
         return None
     if not held or not texts.isdisjoint(others):
@@ -321,13 +314,7 @@ def records_export(
                 if found is not None:
                     several[path.text] = found
             location = locate(position)
-            keys = tuple(values)
-            index = shapes.get(keys)
-            if index is None and len(shapes) < MAX_SHAPES:
-                index = shapes[keys] = {key: i for i, key in enumerate(keys)}
-            read: Mapping[str, str] = values
-            if index is not None:
-                read = RowValues(index, tuple(values.values()))
+            read = _interned(values, shapes)
             yield SourceRow(location, read, several) if several else SourceRow(location, read)
 
     return Export(name=name, columns=tuple(columns), format="json", _rows=rows, pages=pages)
@@ -505,3 +492,15 @@ def _kind(value: Any) -> str:
     if value is None:
         return "null"
     return f"a {type(value).__name__}"
+
+
+def _interned(
+    values: dict[str, str], shapes: dict[tuple[str, ...], dict[str, int]]
+) -> Mapping[str, str]:
+    """A record's values as a row sharing its key index with every record of the same
+    keys (up to MAX_SHAPES shapes), so many records cost one dict of keys, not many."""
+    keys = tuple(values)
+    index = shapes.get(keys)
+    if index is None and len(shapes) < MAX_SHAPES:
+        index = shapes[keys] = {key: i for i, key in enumerate(keys)}
+    return values if index is None else RowValues(index, tuple(values.values()))
