@@ -304,7 +304,7 @@ def explain(
     gone = next((g for g in team_map.leads_left if person.email in g.reports), None)
     if gone is not None:
         lines.append(
-            f"  manager chain: {gone.name} ({gone.employee_id}) left (excluded by {gone.why} "
+            f"  manager chain: {gone.name} ({gone.employee_id}) left ({gone.how} "
             f"at {gone.location}); HR has not named a new manager yet"
         )
     elif chain:
@@ -335,7 +335,7 @@ def explain(
         if stood_for is not None:
             why = (
                 f"lead left: {person.name} stands in for {stood_for.name} "
-                f"({stood_for.employee_id}), excluded by {stood_for.why}, until HR re-points "
+                f"({stood_for.employee_id}), {stood_for.how}, until HR re-points "
                 f"its {len(stood_for.reports)} people (the nearest kept manager up the chain)"
             )
         elif strategy == "department":
