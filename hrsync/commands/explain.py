@@ -33,15 +33,21 @@ from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
 from hrsync.sync.holding import known_places
-from hrsync.sync.reading import open_merged
+from hrsync.sync.reading import open_merged, teams_known
 from hrsync.sync.stages import Export, InputRefused, map_teams, read_export
 
 
 def explain_command(args: argparse.Namespace) -> int:
     settings = load_for(args)
     query: str = args.person
+    store = open_store(settings)
     try:
-        export = read_export(settings)
+        # The teams DX last took: a manager missing from the export may be one who left.
+        known_teams = teams_known(store, settings)
+    finally:
+        store.close()
+    try:
+        export = read_export(settings, known_teams=known_teams)
     except SourceError as exc:
         show(f"hrsync: the export cannot be read: {exc}")
         return EXIT_FAILED

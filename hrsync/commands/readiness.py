@@ -32,6 +32,7 @@ from hrsync.dx.simulator_probe import at_simulator_address, not_the_simulator
 from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError
 from hrsync.store.repo import Store
+from hrsync.sync.reading import teams_known
 from hrsync.sync.results import SyncResult
 from hrsync.sync.stages import InputRefused, map_teams, read_export
 
@@ -58,7 +59,7 @@ def run_checks(
     checks = [Check("config", True, f"loaded {settings.config_path or '(environment only)'}")]
     checks.extend(file_mode_checks(settings, os.environ))
     checks.append(_state(store))
-    checks.extend(_export(settings))
+    checks.extend(_export(settings, store))
     checks.extend(_dx(settings, client, now()))
     return checks
 
@@ -130,10 +131,10 @@ def _pages(settings: Settings, pages: int) -> str:
     return f"{plural(pages, 'page')} read, "
 
 
-def _export(settings: Settings) -> list[Check]:
+def _export(settings: Settings, store: Store) -> list[Check]:
     # The run's own read and map stages: what `check` accepts, a sync accepts.
     try:
-        export = read_export(settings)
+        export = read_export(settings, known_teams=teams_known(store, settings))
     except SourceError as exc:  # unavailable: worth a retry, but not ready now
         return [Check("export", False, str(exc), _FIX_SOURCE)]
     except InputRefused as exc:

@@ -21,7 +21,7 @@ from hrsync.core.held import Hold
 from hrsync.core.identity import TeamRow
 from hrsync.core.listing import capped
 from hrsync.core.mapping import DesiredTeam, TeamMap, Unplaced, written_manager
-from hrsync.core.people import HeldPerson, Person
+from hrsync.core.people import NOT_IN_EXPORT, HeldPerson, Person
 from hrsync.core.rows import SourceRow
 from hrsync.core.settings import FieldSettings
 from hrsync.core.templates import Template, is_template
@@ -303,9 +303,11 @@ def explain(
     chain = manager_chain(person, people)
     gone = next((g for g in team_map.leads_left if person.email in g.reports), None)
     if gone is not None:
+        # A manager with no row has no location to show.
+        where = "" if gone.why == NOT_IN_EXPORT else f" at {gone.location}"
         lines.append(
-            f"  manager chain: {gone.name} ({gone.employee_id}) left (excluded by {gone.why} "
-            f"at {gone.location}); HR has not named a new manager yet"
+            f"  manager chain: {gone.name} ({gone.employee_id}) left ({gone.how}{where}); "
+            "HR has not named a new manager yet"
         )
     elif chain:
         lines.append(f"  manager chain: {capped((_who(p) for p in chain), sep=' -> ')} (top)")
@@ -335,7 +337,7 @@ def explain(
         if stood_for is not None:
             why = (
                 f"lead left: {person.name} stands in for {stood_for.name} "
-                f"({stood_for.employee_id}), excluded by {stood_for.why}, until HR re-points "
+                f"({stood_for.employee_id}), {stood_for.how}, until HR re-points "
                 f"its {len(stood_for.reports)} people (the nearest kept manager up the chain)"
             )
         elif strategy == "department":

@@ -10,12 +10,14 @@ Strategy ``manager`` (the default)
     export makes that person top-of-org; each such case is reported in `TeamMap.notes`.
 
 A manager who left (strategy ``manager``)
-    A manager filtered out of the export (terminated, excluded by a filter) whom kept
+    A manager filtered out of the export (terminated, excluded by a filter), or whose row
+    is missing from it while DX last took their team (the reader knows it), whom kept
     people still name (`LeftManagers`, from the reader) keeps their team until HR
     re-points those people: same key (so same reference_id) and name (rendered from the
-    departed manager's row), the people who name them as its contributors, led by a
-    stand-in: the nearest kept manager up the chain, walking through filtered-out rows
-    (the departed manager's row gives their own manager). The team's parent is the
+    departed manager's row; with no row, the name DX has), the people who name them as its
+    contributors, led by a stand-in: the nearest kept manager up the chain, walking through
+    filtered-out rows (the departed manager's row gives their own manager; with no row,
+    the team DX had above theirs). The team's parent is the
     nearest team up that chain; a kept manager there leads a team even when nobody else
     reports to them, so the team keeps its parent. Each such team is in
     `TeamMap.leads_left`. When nobody up the chain is kept, nobody can stand in: the team
@@ -91,6 +93,7 @@ from typing import NamedTuple, cast
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import (
     NO_MANAGER_LEFT,
+    NOT_IN_EXPORT,
     LeftManagers,
     Person,
     Problem,
@@ -177,17 +180,22 @@ class LeadLeft:
     stand_in_name: str = ""
     stand_in_email: str = ""
 
+    @property
+    def how(self) -> str:
+        """How they left, as messages tell it."""
+        return NOT_IN_EXPORT if self.why == NOT_IN_EXPORT else f"excluded by {self.why}"
+
     def __str__(self) -> str:
         who = f"{self.name} ({self.employee_id})"
         count = f"{len(self.reports)} {'person' if len(self.reports) == 1 else 'people'}"
         if self.stand_in_id is None:
             return (
-                f"lead left: {who} is excluded by {self.why} and nobody up their chain is "
+                f"lead left: {who} is {self.how} and nobody up their chain is "
                 f"kept to stand in; {count} who still name them are in no team"
             )
         return (
             f"lead left: {self.stand_in_name} ({self.stand_in_id}) stands in for {who} "
-            f"(excluded by {self.why}) as lead of {self.team!r} until HR re-points its "
+            f"({self.how}) as lead of {self.team!r} until HR re-points its "
             f"{count}"
         )
 
@@ -278,6 +286,7 @@ class _Drafts:
         "department_path",
         "lead",
         "left",
+        "named",
         "parent",
         "stand_in",
     )
@@ -293,6 +302,9 @@ class _Drafts:
         # stand-in leads the team sent.
         self.stand_in: dict[str, Person] = {}
         self.left: list[LeadLeft] = []  # every manager who left whom people still name
+        # By key: a name to keep as is (a manager missing from the export has no row to
+        # render one from; DX's name for the team stays).
+        self.named: dict[str, str] = {}
 
     def add(
         self,
@@ -520,8 +532,8 @@ def _unplaced(
             _why(p, by_id, managers, strategy, fields, absent_managers)
             if gone is None
             else (
-                f"their manager {gone.name} ({gone.employee_id}) left (excluded by "
-                f"{gone.why}) and nobody up the chain is kept to stand in: set their "
+                f"their manager {gone.name} ({gone.employee_id}) left ({gone.how}) "
+                "and nobody up the chain is kept to stand in: set their "
                 "manager in HR"
             )
         )
@@ -665,6 +677,8 @@ def _manager_drafts(
             person.department or "",
         )
         drafts.stand_in[key] = stand_ins[manager]
+        if manager in left.names:
+            drafts.named[key] = left.names[manager]
     if kept_gone:
         _cut_cycles_through_gone(drafts)
     drafts.department_path = dict(drafts.department)
@@ -810,6 +824,8 @@ def _name_teams(
     """Each team's name, made unique, in the order of `keys` (every team, by depth and
     then key); `leads`: their leads, in that order."""
     names = list(_render_names(template, drafts, keys, leads))
+    if drafts.named:
+        names = [drafts.named.get(key, name) for key, name in zip(keys, names, strict=True)]
     blank = [i for i, name in enumerate(names) if not name]
     for i in blank:
         names[i] = f"{leads[i].name}'s team"

@@ -7,7 +7,7 @@ words. The run's wrapper, `read_and_map`, logs and ends the run through `context
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -22,9 +22,23 @@ from hrsync.core.held import (
     place_held,
 )
 from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
-from hrsync.core.mapping import LeadLeft, TeamMap, build_teams, no_team_problem, team_name_problems
+from hrsync.core.mapping import (
+    MANAGER_PREFIX,
+    LeadLeft,
+    TeamMap,
+    build_teams,
+    no_team_problem,
+    team_name_problems,
+)
 from hrsync.core.page_signs import first_run_page
-from hrsync.core.people import SUSPECT_REFERENCES, Directory, HeldPerson, Problem, read_people
+from hrsync.core.people import (
+    SUSPECT_REFERENCES,
+    Directory,
+    HeldPerson,
+    KnownTeam,
+    Problem,
+    read_people,
+)
 from hrsync.core.precedence import Preceded, PrecedenceReport, apply_precedence
 from hrsync.core.problems import group_problems, grouped_lines, located_lines
 from hrsync.core.read_columns import ColumnsRead, columns_read
@@ -48,7 +62,7 @@ from hrsync.sources.base import SourceError, SourceUnavailable
 from hrsync.sources.joined import open_tables
 from hrsync.sources.open import open_export
 from hrsync.sources.unioned import open_unions
-from hrsync.store.repo import LeadLeftRecord
+from hrsync.store.repo import LeadLeftRecord, Store
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
 
@@ -101,14 +115,21 @@ class Export:
     sources: tuple[SourceCount, ...] = ()
 
 
-def read_export(settings: Settings, *, allow_held: int | None = None, lean: bool = False) -> Export:
+def read_export(
+    settings: Settings,
+    *,
+    allow_held: int | None = None,
+    lean: bool = False,
+    known_teams: Mapping[str, KnownTeam] = {},
+) -> Export:
     """read: the export as people, or InputRefused / SourceUnavailable (retry later).
 
     People with problems of their own row are held (`Directory.held`) unless
     `sync.on_person_problem = "refuse"`, or there are more than the held guard lets
     through (`allow_held`: `sync --allow-held N`): then the export is refused as a whole.
     `lean`: the rows hold only the columns the config reads (a run's; `explain` and
-    `check` show more of a row).
+    `check` show more of a row). `known_teams`: the teams DX last took (`teams_known`), so
+    that a manager whose row is missing from the export is one who left, not a problem.
     """
     src = settings.source
     read = columns_read(settings)
@@ -125,6 +146,7 @@ def read_export(settings: Settings, *, allow_held: int | None = None, lean: bool
             unknown_manager=src.unknown_manager,
             hold_people=settings.sync.on_person_problem == "hold",
             row_problems=joined.findings,
+            known_teams=known_teams,
         )
     except SourceUnavailable:
         raise
@@ -352,10 +374,36 @@ def map_teams(settings: Settings, export: Export, known: KnownPlaces = NOTHING_K
     return placed
 
 
+def teams_known(store: Store, settings: Settings) -> dict[str, KnownTeam]:
+    """The teams of managers DX last verifiably took, by manager id, with the manager of the
+    team above: what keeps a team whose manager's row is dropped from the export (many HR
+    exports drop leavers) until HR re-points their reports."""
+    if settings.mapping.strategy != "manager":
+        return {}
+    last = store.last_verified_submission()
+    if last is None:
+        return {}
+    rows = last.plan.rows
+    key_of = {row.reference_id: row.key for row in rows}
+    known: dict[str, KnownTeam] = {}
+    for row in rows:
+        if not row.key.startswith(MANAGER_PREFIX):
+            continue
+        parent = key_of.get(row.parent_reference_id or "", "")
+        above = parent.removeprefix(MANAGER_PREFIX) if parent.startswith(MANAGER_PREFIX) else None
+        known[row.key.removeprefix(MANAGER_PREFIX)] = KnownTeam(row.name, above or None)
+    return known
+
+
 def read_and_map(run: Run) -> Mapped:
     """read → map, logged; a refused or unavailable export ends the run."""
     try:
-        export = read_export(run.settings, allow_held=run.request.allow_held, lean=True)
+        export = read_export(
+            run.settings,
+            allow_held=run.request.allow_held,
+            lean=True,
+            known_teams=teams_known(run.store, run.settings),
+        )
     except SourceUnavailable as exc:
         # Not the export's fault: a failed run, retried on the next schedule.
         log.error("export.unavailable", detail=str(exc))

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 from hrsync.core.explanation import explain, find_person
 from hrsync.core.mapping import DesiredTeam, TeamMap, build_teams
 from hrsync.core.notify import LeftTeam, lead_left_message, lead_left_notices
-from hrsync.core.people import Directory, LeftManagers, Person, read_people
+from hrsync.core.people import (
+    NOT_IN_EXPORT,
+    Directory,
+    KnownTeam,
+    LeftManagers,
+    Person,
+    read_people,
+)
 from hrsync.core.rows import SourceRow
 from hrsync.core.settings import FieldSettings, FilterSettings, MappingSettings
 from tests.strategies import make_person, org_forests
@@ -211,7 +218,8 @@ def test_any_filter_counts_as_leaving_and_is_named() -> None:
 @st.composite
 def orgs_with_leavers(draw: st.DrawFn) -> tuple[list[Person], LeftManagers, set[str]]:
     """A generated org, and some of its managers gone: the people kept (each whose manager
-    left with no manager of their own, as the reader gives them) and who left."""
+    left with no manager of their own, as the reader gives them) and who left. Some who
+    left have no row at all: known from the teams DX last took, by id and team name."""
     org = draw(org_forests(max_size=30))
     managers = sorted({p.manager_id for p in org if p.manager_id})
     gone = set(draw(st.lists(st.sampled_from(managers), unique=True))) if managers else set()
@@ -235,10 +243,14 @@ def orgs_with_leavers(draw: st.DrawFn) -> tuple[list[Person], LeftManagers, set[
         for p in org
         if p.employee_id in gone
     }
+    missing = set(draw(st.lists(st.sampled_from(sorted(gone)), unique=True))) if gone else set()
+    for eid in missing:
+        departed[eid] = departed[eid]._replace(email="", name=eid)
     left = LeftManagers(
         departed,
-        {eid: "filter.active_status" for eid in gone},
+        {eid: NOT_IN_EXPORT if eid in missing else "filter.active_status" for eid in gone},
         {k: v for k, v in of_person.items() if v is not None},
+        {eid: f"DX team of {eid}" for eid in missing},
     )
     return kept, left, gone
 
@@ -289,6 +301,9 @@ def test_nobody_active_falls_out_of_dx_silently(
     for entry in team_map.leads_left:
         assert entry.employee_id in gone
         assert (entry.key in keys) is (entry.stand_in_id is not None)
+        if entry.stand_in_id is not None and entry.employee_id in left.names:
+            # No row to render a name from: DX's name for the team stays.
+            assert entry.team.startswith(left.names[entry.employee_id]), entry
 
 
 # ---------------------------------------------------------------- explain
@@ -384,3 +399,87 @@ def test_a_report_who_was_their_departed_managers_manager_closes_no_cycle() -> N
     assert teams["manager:E2"].lead_email == "e3@example.com"
     assert teams["manager:E2"].parent_key is None
     assert teams["manager:E3"].parent_key == "manager:E2"
+
+
+# ---------------------------------------------------------------- a row missing altogether
+
+
+def read_knowing(
+    rows: Sequence[Sequence[str]], known: dict[str, KnownTeam], *, top: bool = False
+) -> Directory:
+    source = [
+        SourceRow(f"people.csv line {i + 2}", dict(zip(COLUMNS, values, strict=True)))
+        for i, values in enumerate(rows)
+    ]
+    return read_people(
+        "people.csv",
+        COLUMNS,
+        source,
+        FIELDS,
+        FilterSettings(),
+        unknown_manager="top" if top else "refuse",
+        hold_people=True,
+        known_teams=known,
+    )
+
+
+@pytest.mark.parametrize(
+    ("rows", "known", "key", "stand_in", "parent"),
+    [
+        # E2's row is gone; DX last had their team "Payments" under E1's.
+        (
+            [row("E1"), row("E3", "E2"), row("E4", "E2")],
+            {"E2": KnownTeam("Payments", "E1")},
+            "manager:E2",
+            "E1",
+            "manager:E1",
+        ),
+        # E2 and their manager E5 are both gone: the stored chain leads on to E1.
+        (
+            [row("E1"), row("E3", "E2"), row("E4", "E2")],
+            {"E2": KnownTeam("Payments", "E5"), "E5": KnownTeam("Finance", "E1")},
+            "manager:E2",
+            "E1",
+            "manager:E1",
+        ),
+        # E2 is gone; above them E5 is in the export, Terminated; above that E1 is kept.
+        (
+            [row("E1"), row("E5", "E1", "Terminated"), row("E3", "E2"), row("E4", "E2")],
+            {"E2": KnownTeam("Payments", "E5")},
+            "manager:E2",
+            "E1",
+            "manager:E1",
+        ),
+    ],
+)
+def test_a_manager_missing_from_the_export_whom_hrsync_knows_keeps_their_team(
+    rows: list[tuple[str, ...]],
+    known: dict[str, KnownTeam],
+    key: str,
+    stand_in: str,
+    parent: str,
+) -> None:
+    for top in (False, True):
+        directory = read_knowing(rows, known, top=top)
+        assert directory.ok and not directory.held, [str(p) for p in directory.problems]
+        assert not directory.unknown_managers
+        team_map = build_teams(directory.people, MANAGER, FIELDS, left=directory.left)
+        assert not team_map.problems and not team_map.needing_person
+        teams = teams_by_key(team_map)
+        team = teams[key]
+        assert team.name == "Payments"  # the name DX knows, whatever the template says
+        assert team.lead_employee_id == stand_in and team.parent_key == parent
+        assert team.contributors == ("e3@example.com", "e4@example.com")
+        [gone] = team_map.leads_left
+        assert (gone.key, gone.team, gone.why) == (key, "Payments", NOT_IN_EXPORT)
+        assert gone.stand_in_id == stand_in
+        assert "no longer in the export" in str(gone)
+
+
+def test_a_manager_nobody_ever_knew_is_held_as_before() -> None:
+    rows = [row("E1"), row("E3", "E2"), row("E4", "E2")]
+    directory = read_knowing(rows, {"E9": KnownTeam("Other", "E1")})
+    assert [h.employee_id for h in directory.held] == ["E3", "E4"]
+    assert directory.left.people == {}
+    top = read_knowing(rows, {}, top=True)
+    assert [u.value for u in top.unknown_managers] == ["E2"]

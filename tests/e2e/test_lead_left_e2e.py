@@ -1,6 +1,6 @@
 """A manager who leaves while HR re-points their reports days later: the team stays in DX
-(same reference_id) with a stand-in lead, and is back to normal once HR re-points them.
-Against the simulator over HTTP."""
+(same reference_id) with a stand-in lead, and is back to normal once HR re-points them;
+also when the manager's row is dropped from the export. Against the simulator over HTTP."""
 
 from __future__ import annotations
 
@@ -62,3 +62,41 @@ def test_the_team_of_a_manager_who_left_stays_until_hr_re_points_its_people(
     assert dayn.finished["outcome"] == "applied", dayn.stdout[-3000:]
     assert not dayn.named("mapping.lead_left")
     assert "Lead left" not in workspace.hrsync("status").stdout
+
+
+def test_the_team_of_a_manager_whose_row_is_removed_stays_until_hr_re_points_its_people(
+    workspace: Workspace,
+) -> None:
+    day1 = workspace.hrsync("sync")
+    assert day1.finished["outcome"] == "applied", day1.stdout[-3000:]
+    before = workspace.dx_teams()["Payments"]
+
+    # Day 2: Katherine's row is dropped from the export altogether (many HR exports drop
+    # leavers); her reports still name her. hrsync knows her team from what DX took.
+    rows = [r for r in read_rows("sample-org.csv") if r["Employee ID"] != "E022"]
+    workspace.write_export(rows)
+    plan = workspace.hrsync("plan", "--format", "json")
+    assert plan.code == 0, plan.stderr[-3000:]
+    document = json.loads(plan.stdout)
+    validate(document, SCHEMA)
+    (gone,) = document["leads_left"]
+    assert (gone["employee_id"], gone["team"]) == ("E022", "Payments")
+    assert gone["reference_id"] == before["reference_id"]
+    assert gone["stand_in"]["employee_id"] == "E011"
+    assert not document["held"], document["held"]
+    explained = workspace.hrsync("explain", "samuel.osei@example.com")
+    assert "E022) left (no longer in the export); HR" in explained.stdout, explained.stdout
+
+    day2 = workspace.hrsync("sync")
+    assert day2.finished["outcome"] == "applied", day2.stdout[-3000:]
+    assert day2.finished["counts"]["no_team"] == 0
+    assert not day2.named("sync.held")
+    (event,) = day2.named("mapping.lead_left")
+    assert event["stand_in"] == "tomas.herrera@example.com"
+    assert event["why"] == "no longer in the export"
+    payments = workspace.dx_teams()["Payments"]
+    assert payments["reference_id"] == before["reference_id"]
+    assert lead_of(workspace, payments) == "tomas.herrera@example.com"
+    assert set(PAYMENTS) <= set(payments["member_emails"])
+    status = workspace.hrsync("status")
+    assert "stands in for" in status.stdout and "E022" in status.stdout, status.stdout

@@ -78,7 +78,9 @@ Messages cap every list they hold (`hrsync.core.listing.capped`).
 from hrsync.core.people.columns import normalise_name
 from hrsync.core.people.managers import (
     NO_MANAGER_LEFT,
+    NOT_IN_EXPORT,
     SUSPECT_REFERENCES,
+    KnownTeam,
     LeftManagers,
     UnknownManager,
     name_key,
@@ -95,11 +97,13 @@ from hrsync.core.people.pipeline import ROOT_REASON, Directory, HeldPerson, read
 from hrsync.core.people.validation import Problem
 
 __all__ = [
+    "NOT_IN_EXPORT",
     "NO_MANAGER_LEFT",
     "ROOT_REASON",
     "SUSPECT_REFERENCES",
     "Directory",
     "HeldPerson",
+    "KnownTeam",
     "LeftManagers",
     "Person",
     "PersonValues",

@@ -131,6 +131,9 @@ class Managers(NamedTuple):
     findings: list[Finding]
     # By kept row: the filtered-out row their manager reference names (a manager who left).
     left: Mapping[int, int] = {}
+    # By kept row: the id their manager reference names, of nobody in the export but of a
+    # team DX last took (`KnownTeam`): a manager who left, their row dropped too.
+    gone: Mapping[int, str] = {}
 
 
 def resolve_managers(
@@ -143,13 +146,16 @@ def resolve_managers(
     *,
     top: bool,
     links: bool,
+    known: Mapping[str, KnownTeam] = {},
 ) -> Managers:
     """Each kept row's manager: the common case in bulk (`_by_id_in_bulk`), the others row
     by row (`_by_rules`). `reason`: why each row is filtered out (None: kept). With `top`,
     references matching nobody are returned, grouped by value, instead of reported;
-    `links` keeps every row's manager row, for filter.root."""
+    `links` keeps every row's manager row, for filter.root. `known`: the teams DX last
+    took, by their manager's id: an id matching nobody but one of them is a manager who
+    left, not a problem."""
     bulk = _by_id_in_bulk(fields, kept, refs.kept_by_id, links=links)
-    exact = _by_rules(fields, reason, bulk.left, refs, labels, top=top)
+    exact = _by_rules(fields, reason, bulk.left, refs, labels, top=top, known=known)
     manager = bulk.manager
     scatter(manager, exact.manager.keys(), exact.manager.values())
     unknown = tuple(
@@ -179,6 +185,7 @@ def resolve_managers(
         unknown=unknown,
         findings=[*exact.findings, *nobody, *_unknown_warnings(export_name, unknown, doubt)],
         left=exact.left,
+        gone=exact.gone,
     )
 
 
@@ -316,6 +323,7 @@ class _Exact(NamedTuple):
     nobody: dict[str, list[tuple[int, str, str]]]
     findings: list[Finding]
     left: dict[int, int]  # by row: the filtered-out row its manager reference names
+    gone: dict[int, str]  # by row: the id it names, of a known team's manager not in the export
 
 
 def _by_rules(
@@ -326,6 +334,7 @@ def _by_rules(
     labels: Mapping[str, str],
     *,
     top: bool,
+    known: Mapping[str, KnownTeam] = {},
 ) -> _Exact:
     """The manager of each of `rows` by every rule: the id wins when several references
     are given, then the e-mail, then the name."""
@@ -338,7 +347,7 @@ def _by_rules(
         fields.manager_email_ref,
         fields.manager_name_ref,
     )
-    out = _Exact({}, {}, set(), {}, {}, [], {})
+    out = _Exact({}, {}, set(), {}, {}, [], {}, {})
     for row in rows:
         written: str
         if id_refs[row]:
@@ -358,6 +367,21 @@ def _by_rules(
         chosen = kept_by.first.get(ref)
         if chosen is None:
             chosen = dropped_by.get(ref)
+        if chosen is None and what == "employee id" and ref in known and ref != own:
+            out.gone[row] = ref
+            out.findings.append(
+                warning(
+                    row,
+                    location[row],
+                    column,
+                    written,
+                    f"names {ref!r}, who is no longer in the export but led "
+                    f"{known[ref].name!r} when DX last took the teams; "
+                    f"{fields.describe(row)} stays in that team, led by the nearest manager "
+                    "above who is kept, until HR names a new manager",
+                )
+            )
+            continue
         if chosen is None:
             if top:
                 out.absent.setdefault((column, written), []).append(row)
@@ -570,9 +594,24 @@ class LeftManagers(NamedTuple):
     people: Mapping[str, Person]
     reason: Mapping[str, str]  # by employee id: the filter that left them out
     of_person: Mapping[str, str]  # a kept person's id -> the manager who left, as named
+    # By employee id: a manager missing from the export, their team's name as DX has it
+    # (there is no row to render one from).
+    names: Mapping[str, str] = {}
 
 
 NO_MANAGER_LEFT = LeftManagers({}, {}, {})
+
+# Why a manager known only from the teams DX last took left (`LeftManagers.reason`).
+NOT_IN_EXPORT = "no longer in the export"
+
+
+class KnownTeam(NamedTuple):
+    """A team DX last verifiably took, led by a manager (`manager:<id>`), as the reader
+    needs it when that manager's row is missing from the export: its name, and the id of
+    the manager of the team above (None: a root, or a team above not led by a manager)."""
+
+    name: str
+    manager_above: str | None
 
 
 def left_managers(
@@ -582,31 +621,73 @@ def left_managers(
     refs: Refs,
     left: Mapping[int, int],
     org: Org,
+    gone: Mapping[int, str] = {},
+    known: Mapping[str, KnownTeam] = {},
 ) -> LeftManagers:
     """The managers who left whom kept people (of the org) still name, and the filtered-out
-    managers above them, up to the first kept one: the chain a stand-in is found on."""
-    if not left:
+    managers above them, up to the first kept one: the chain a stand-in is found on. `gone`
+    and `known`: managers missing from the export whom people name (`Managers.gone`), and
+    the teams DX last took, which give the chain above them."""
+    if not left and not gone:
         return NO_MANAGER_LEFT
     ids = fields.employee_id
     in_org = org.rows
     of_person: dict[str, str] = {}
     people: dict[str, Person] = {}
     why: dict[str, str] = {}
-    for row, manager in left.items():
-        if not ids[row] or not ids[manager] or row == org.root:
+    names: dict[str, str] = {}
+    named: list[tuple[int, int | str]] = [
+        *((row, manager) for row, manager in left.items() if ids[manager]),
+        *gone.items(),
+    ]
+    for row, manager in named:
+        if not ids[row] or row == org.root:
             continue  # the root's manager is cut; a blank id names no team
         if in_org is not None and row not in in_org:
             continue
-        of_person[ids[row]] = ids[manager]
-        at: int | None = manager
-        while at is not None and reason[at] is not None and ids[at] not in people:
+        of_person[ids[row]] = manager if isinstance(manager, str) else ids[manager]
+        at: int | str | None = manager
+        while at is not None:
+            if isinstance(at, str):  # a manager with no row, known from DX's teams
+                if at in people or at not in known:
+                    break
+                team = known[at]
+                people[at] = _missing_person(at, team)
+                why[at] = NOT_IN_EXPORT
+                names[at] = team.name
+                above = team.manager_above
+                boss = None if above is None else refs.by_id(above)
+                at = above if boss is None else boss
+                continue
+            if reason[at] is None or ids[at] in people:
+                break
             boss = _line_of(fields, at, refs)
+            written = fields.manager_id_ref[at]
+            missing = boss is None and written in known and written != ids[at]
             people[ids[at]] = _person_of(
-                fields, row_values, at, None if boss is None else ids[boss] or None
+                fields,
+                row_values,
+                at,
+                written if missing else None if boss is None else ids[boss] or None,
             )
             why[ids[at]] = str(reason[at])
-            at = boss if boss is not None and ids[boss] else None
-    return LeftManagers(people, why, of_person)
+            at = written if missing else boss if boss is not None and ids[boss] else None
+    return LeftManagers(people, why, of_person, names)
+
+
+def _missing_person(employee_id: str, team: KnownTeam) -> Person:
+    """A manager missing from the export read as a person, from what DX knows: only their
+    id (their team keeps its own name, `LeftManagers.names`)."""
+    return Person(
+        employee_id=employee_id,
+        email="",
+        name=employee_id,
+        manager_id=team.manager_above,
+        department=None,
+        status=None,
+        at="the teams DX last took",
+        row={},
+    )
 
 
 def _person_of(

@@ -13,6 +13,7 @@ from hrsync.core.filters import LOGICAL_FIELDS, RowFilter, build_row_filter
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept, read_fields
 from hrsync.core.people.managers import (
     NO_MANAGER_LEFT,
+    KnownTeam,
     LeftManagers,
     Org,
     Refs,
@@ -125,6 +126,7 @@ def read_people(
     unknown_manager: str = "refuse",
     hold_people: bool = False,
     row_problems: Sequence[Finding] = (),
+    known_teams: Mapping[str, KnownTeam] = {},
 ) -> Directory:
     """Normalise, filter and validate the rows of one export; every problem is reported.
 
@@ -138,7 +140,9 @@ def read_people(
     those people are held (`Directory.held`) and the rest are read as people; any other
     problem still refuses the export, with every problem listed. `row_problems`: problems
     of people's own rows found before (a join that matched no row for them), told and
-    held as the rows' own, for the rows the filters keep.
+    held as the rows' own, for the rows the filters keep. `known_teams`: the teams DX last
+    took, by their manager's id; a manager id naming nobody in the export but one of them
+    is a manager who left (`Directory.left`), not a problem.
     """
     configured = {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
     # How messages name a field: its column, or the setting and its template.
@@ -182,6 +186,7 @@ def read_people(
         top=unknown_manager == "top",
         # Reporting lines by row are for filter.root only: without it they are not kept.
         links=bool(filters.root and filters.root.strip()),
+        known=known_teams,
     )
     cycles = find_cycles(person_columns, kept, refs.kept_by_id, managers, labels)  # 8
     org = apply_root(  # 9
@@ -237,7 +242,16 @@ def read_people(
         rows_read=export.count,
         unknown_managers=managers.unknown,
         held=held,
-        left=left_managers(person_columns, export.values, reason, refs, managers.left, org),
+        left=left_managers(
+            person_columns,
+            export.values,
+            reason,
+            refs,
+            managers.left,
+            org,
+            managers.gone,
+            known_teams,
+        ),
     )
 
 
