@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -456,3 +457,12 @@ def test_the_run_is_typed_without_any() -> None:
             if named or attr:
                 found.append(f"{path.relative_to(ROOT)} line {node.lineno}")
     assert not found, "Any in sync/: " + ", ".join(found)
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    """docs/explanation/architecture.md promises one line per module: a new module
+    without its line would leave a newcomer guessing where a thing is decided."""
+    page = (ROOT / "docs" / "explanation" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"^\s+(\w+\.py)\s", page, re.MULTILINE))
+    modules = {p.name for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"}
+    assert sorted(modules - named) == []
