@@ -757,6 +757,7 @@ def notify(notifier: Notifier, store: Store, run_id: str, now: datetime) -> None
         notifier.after_success(run_id, record.substitutes, now)
     notifier.after_held(run_id, now)
     notifier.after_people(run_id, now, alert_days=SyncSettings().not_in_dx_alert_days)
+    notifier.after_leads_left(run_id, now, alert_days=SyncSettings().lead_left_alert_days)
 
 
 def mentions(messages: list[dict[str, Any]]) -> dict[str, Counter[str]]:
