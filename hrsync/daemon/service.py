@@ -303,15 +303,19 @@ class Daemon:
 
     def beat(self, state: str | None = None) -> None:
         """Write the heartbeat: what the daemon is doing and when it runs next."""
+        # One read of the run: "running" exactly when the beat names the run (a beat
+        # between the run's end and the daemon marking itself idle said "running" with
+        # no run in it).
+        run = self._run
         if state is None:
-            state = "running" if not self._idle.is_set() else self._resting_state()
+            state = "running" if run is not None else self._resting_state()
         resume = self.jobs.get(RESUME_JOB)
         self._heartbeat.write(
             state,
             quarantine=self._quarantine.current,
             next_run_time=self.next_run_time(),
             resume_at=resume.next_run_time if resume else None,
-            run=self._run,
+            run=run,
         )
 
     def _periodic_beat(self) -> None:
