@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -232,6 +232,15 @@ class HeldEntry(NamedTuple):
     detail: str
 
 
+def _bullets(items: Iterable[str]) -> list[str]:
+    """A message's list: the first LIMIT items as "- item", then how many more."""
+    shown = list(items)
+    lines = [f"- {item}" for item in shown[:LIMIT]]
+    if len(shown) > LIMIT:
+        lines.append(f"- and {len(shown) - LIMIT} more")
+    return lines
+
+
 def held_message(
     started: Sequence[HeldEntry],
     cleared: Sequence[HeldEntry],
@@ -250,13 +259,11 @@ def held_message(
             f"{len(started)} person(s) held for a problem of their own HR row; DX keeps what "
             "it last verifiably had for them, everyone else is synced. Fix the rows in HR:"
         )
-        lines.extend(f"- {p.person}, {p.location}: {p.detail}" for p in started[:LIMIT])
-        if len(started) > LIMIT:
-            lines.append(f"- and {len(started) - LIMIT} more")
+        lines.extend(_bullets(f"{p.person}, {p.location}: {p.detail}" for p in started))
         lines.append(f"Where DX keeps each: {explain} {started[0].person}")
     if cleared:
         lines.append(f"{len(cleared)} held person(s) synced again (their row was fixed, or left):")
-        lines.extend(f"- {p.person}" for p in cleared[:LIMIT])
+        lines.extend(_bullets(p.person for p in cleared))
     return _body(
         HELD,
         lines,
@@ -471,11 +478,11 @@ def _left_line(team: LeftTeam) -> str:
     since = team.since.date().isoformat()
     if not team.stand_in:
         return (
-            f"- {who} left on or before {since}; nobody up the chain is kept: "
+            f"{who} left on or before {since}; nobody up the chain is kept: "
             f"{plural(team.people, 'person')} in no team"
         )
     return (
-        f"- {team.team}: {who} left on or before {since}; {team.stand_in} stands in for "
+        f"{team.team}: {who} left on or before {since}; {team.stand_in} stands in for "
         f"{plural(team.people, 'person')}"
     )
 
@@ -499,13 +506,11 @@ def lead_left_message(
             "still name them in HR; their teams stay with a stand-in lead. Give those people "
             "their new manager in HR:"
         )
-        lines.extend(_left_line(t) for t in late[:LIMIT])
-        if len(late) > LIMIT:
-            lines.append(f"- and {len(late) - LIMIT} more")
+        lines.extend(_bullets(_left_line(t) for t in late))
         lines.append(f"Who is in each: hrsync explain {late[0].lead}")
     if cleared:
         lines.append(f"HR re-pointed the people of {plural(len(cleared), 'manager')} who left:")
-        lines.extend(f"- {t.lead_name} ({t.lead})" for t in cleared[:LIMIT])
+        lines.extend(_bullets(f"{t.lead_name} ({t.lead})" for t in cleared))
     return _body(
         LEAD_LEFT,
         lines,
