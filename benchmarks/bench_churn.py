@@ -128,7 +128,7 @@ from sqlalchemy import select
 
 from hrsync import logs
 from hrsync.commands.demo import CONFIG as DEMO_CONFIG
-from hrsync.core.notify import SUCCESS, observe
+from hrsync.core.report.notify import SUCCESS, observe
 from hrsync.core.settings import NotifySettings, SyncSettings
 from hrsync.monitor.webhook import Notifier
 from hrsync.simulator.scenario import load_scenario

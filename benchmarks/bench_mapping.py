@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 
 from hrsync.config.loading import FieldSettings, FilterSettings, MappingSettings
-from hrsync.core.identity import assign
-from hrsync.core.mapping import build_teams
+from hrsync.core.export.rows import SourceRow
 from hrsync.core.people import read_people
-from hrsync.core.rows import SourceRow
+from hrsync.core.teams.identity import assign
+from hrsync.core.teams.mapping import build_teams
 from hrsync.dx.models import DxTeam
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -129,9 +129,9 @@ def measure_pipeline(path: Path, store: Path | None, templates: bool = False) ->
     import time
 
     from hrsync.config.loading import FilterSettings, MappingSettings, SourceSettings
-    from hrsync.core.identity import KnownIdentity, assign
-    from hrsync.core.mapping import build_teams
     from hrsync.core.people import read_people
+    from hrsync.core.teams.identity import KnownIdentity, assign
+    from hrsync.core.teams.mapping import build_teams
     from hrsync.dx.models import DxTeam
     from hrsync.gcpause import collector_paused
     from hrsync.sources.open import open_export
@@ -218,9 +218,9 @@ def measure_joined(path: Path, lookup: Path, identity: Path | None) -> dict[str,
         Settings,
         SourceSettings,
     )
-    from hrsync.core.identity import assign
-    from hrsync.core.mapping import build_teams
-    from hrsync.core.precedence import first_of_column
+    from hrsync.core.people.precedence import first_of_column
+    from hrsync.core.teams.identity import assign
+    from hrsync.core.teams.mapping import build_teams
     from hrsync.gcpause import collector_paused
     from hrsync.sync.reading import read_export
 
@@ -326,8 +326,8 @@ def measure_union(primary: Path, acquired: Path, root: str) -> dict[str, Any]:
         SourceSettings,
         UnionSettings,
     )
-    from hrsync.core.identity import assign
-    from hrsync.core.mapping import build_teams
+    from hrsync.core.teams.identity import assign
+    from hrsync.core.teams.mapping import build_teams
     from hrsync.gcpause import collector_paused
     from hrsync.sync.reading import read_export
 
@@ -378,9 +378,9 @@ def measure_union(primary: Path, acquired: Path, root: str) -> dict[str, Any]:
 def prepare_store(path: Path, out: Path) -> dict[str, Any]:
     """Run a first pass and save what a steady-state run would find: store and DX."""
     from hrsync.config.loading import FilterSettings, MappingSettings, SourceSettings
-    from hrsync.core.identity import assign
-    from hrsync.core.mapping import build_teams
     from hrsync.core.people import read_people
+    from hrsync.core.teams.identity import assign
+    from hrsync.core.teams.mapping import build_teams
     from hrsync.sources.open import open_export
 
     _quiet_logs()

@@ -237,7 +237,7 @@ def test_the_core_and_what_it_imports_do_no_io() -> None:
     assert not findings, "the core must stay pure:\n" + "\n".join(map(str, findings))
     # The walk really went through the core and past it.
     assert set(core_modules()) <= checked
-    assert {"hrsync.core.rows", "hrsync.dx.models", "hrsync.dx.errors"} <= checked
+    assert {"hrsync.core.export.rows", "hrsync.dx.models", "hrsync.dx.errors"} <= checked
 
 
 def test_the_static_check_finds_what_it_is_for() -> None:
@@ -300,7 +300,24 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     # DX's vocabulary: plain data the core reads
     ("hrsync.dx.models", "hrsync.dx.errors", "hrsync.dx.methods", "hrsync.dx.payload"),
-    ("hrsync.core",),
+    # the core, by the step each part serves; its root holds what every step shares
+    (
+        "hrsync.core",
+        "hrsync.core.settings",
+        "hrsync.core.defaults",
+        "hrsync.core.text",
+        "hrsync.core.tree",
+        "hrsync.core.listing",
+        "hrsync.core.command_lines",
+        "hrsync.core.listen",
+        "hrsync.core.run_bounds",
+    ),
+    ("hrsync.core.export",),
+    ("hrsync.core.people",),
+    ("hrsync.core.teams",),
+    ("hrsync.core.gate",),
+    ("hrsync.core.confirmation", "hrsync.core.attributes"),
+    ("hrsync.core.report", "hrsync.core.starter"),
     # the shell's services
     ("hrsync.config", "hrsync.store", "hrsync.sources", "hrsync.dx", "hrsync.simulator"),
     ("hrsync.sync",),
@@ -403,10 +420,10 @@ def test_every_import_runs_down_the_layers() -> None:
 
 
 def test_the_layer_check_finds_an_upward_import() -> None:
-    assert layer_of("hrsync.core.plan") < layer_of("hrsync.sync.story")
+    assert layer_of("hrsync.core.gate.plan") < layer_of("hrsync.sync.story")
     assert layer_of("hrsync.daemon.cron") < layer_of("hrsync.config.crosschecks")
     assert layer_of("hrsync.daemon.cron") < layer_of("hrsync.daemon.service")
-    assert layer_of("hrsync.dx.models") < layer_of("hrsync.core.plan") < layer_of("hrsync.dx")
+    assert layer_of("hrsync.dx.models") < layer_of("hrsync.core.gate.plan") < layer_of("hrsync.dx")
 
 
 def test_no_import_circle_even_type_only() -> None:
@@ -466,3 +483,18 @@ def test_the_architecture_page_names_every_module() -> None:
     named = set(re.findall(r"^\s+(\w+\.py)\s", page, re.MULTILINE))
     modules = {p.name for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"}
     assert sorted(modules - named) == []
+
+
+def test_the_core_is_grouped_by_step() -> None:
+    """The core's root keeps only what every step shares; each step is a sub-package that
+    says in one line what it serves, and is a line of LAYERS."""
+    core = PACKAGE / "core"
+    root_modules = sorted(path.stem for path in core.glob("*.py") if path.stem != "__init__")
+    assert len(root_modules) <= 12, f"core/ root holds {len(root_modules)}: {root_modules}"
+    declared = {entry for line in LAYERS for entry in line}
+    for package in sorted(path.parent for path in core.glob("*/__init__.py")):
+        name = f"hrsync.core.{package.name}"
+        assert name in declared, f"{name} is not a line of LAYERS"
+        docstring = ast.get_docstring(ast.parse((package / "__init__.py").read_text("utf-8")))
+        summary = (docstring or "").split("\n\n")[0]
+        assert summary and "\n" not in summary, f"{name}: a docstring opening with one line"

@@ -18,9 +18,9 @@ from hrsync import logs
 from hrsync.clock import utcnow
 from hrsync.commands.output import show, unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
-from hrsync.core.guards import NEVER_OVERRIDDEN
-from hrsync.core.plan_ids import Approval, expires_at, normalise_plan_id, when
-from hrsync.core.render import hrsync_command
+from hrsync.core.command_lines import hrsync_command
+from hrsync.core.gate.guards import NEVER_OVERRIDDEN
+from hrsync.core.gate.plan_ids import Approval, expires_at, normalise_plan_id, when
 from hrsync.core.text import plural
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.store.repo import Store

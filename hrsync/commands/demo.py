@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from hrsync import logs
 from hrsync.config.loading import Settings, load_settings
-from hrsync.core.render import render_plan
+from hrsync.core.report.render import render_plan
 from hrsync.dx.methods import PROCESS, USER_ATTRIBUTES_UPDATE
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario

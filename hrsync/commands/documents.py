@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hrsync.core.listing import LIMIT
-from hrsync.core.plan import (
+from hrsync.core.command_lines import approve_command
+from hrsync.core.gate.plan import (
     COUNT_KEYS,
     Archive,
     Change,
@@ -27,19 +27,19 @@ from hrsync.core.plan import (
     Move,
     Rename,
 )
-from hrsync.core.render import approve_command
-from hrsync.core.reporting_floor import UnderFloor, floor_document
+from hrsync.core.gate.reporting_floor import UnderFloor, floor_document
+from hrsync.core.listing import LIMIT
 from hrsync.core.text import plural, quoted
 from hrsync.outcome import Outcome
 from hrsync.terminal import one_line
 
 if TYPE_CHECKING:
-    from hrsync.core.held import Hold
-    from hrsync.core.identity import TeamRow
-    from hrsync.core.joins import JoinReport
-    from hrsync.core.mapping import LeadLeft
-    from hrsync.core.plan_ids import Approval
-    from hrsync.core.union import SourceCount
+    from hrsync.core.gate.plan_ids import Approval
+    from hrsync.core.people.joins import JoinReport
+    from hrsync.core.people.union import SourceCount
+    from hrsync.core.teams.held import Hold
+    from hrsync.core.teams.identity import TeamRow
+    from hrsync.core.teams.mapping import LeadLeft
     from hrsync.store.repo import RunRecord
     from hrsync.sync.results import SyncResult
 

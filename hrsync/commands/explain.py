@@ -10,8 +10,12 @@ from collections.abc import Mapping
 from hrsync.commands.output import show
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config.loading import Settings
-from hrsync.core import precedence
-from hrsync.core.explanation import (
+from hrsync.core.export.filters import build_row_filter
+from hrsync.core.listing import capped
+from hrsync.core.people import HeldPerson, precedence
+from hrsync.core.people.joins import provenance
+from hrsync.core.people.union import origin, part_of
+from hrsync.core.report.explanation import (
     DxUser,
     Sent,
     explain,
@@ -23,12 +27,7 @@ from hrsync.core.explanation import (
     people_named,
     suggestions,
 )
-from hrsync.core.filters import build_row_filter
-from hrsync.core.identity import assign
-from hrsync.core.joins import provenance
-from hrsync.core.listing import capped
-from hrsync.core.people import HeldPerson
-from hrsync.core.union import origin, part_of
+from hrsync.core.teams.identity import assign
 from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError

@@ -8,7 +8,7 @@ from datetime import UTC
 
 from hrsync.commands.output import show, unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
-from hrsync.core.plan_ids import Approval
+from hrsync.core.gate.plan_ids import Approval
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.store.repo import RunRecord
 

@@ -1,8 +1,9 @@
 """`hrsync init --from EXPORT`: read an export, guess a config, write it commented.
 
-The guessing is `hrsync.core.guess_fields` (pure) and the file `hrsync.core.starter_config`;
-here only the reading (the export through `open_export`, as a run reads it), the writing,
-and what is printed. No network: EXPORT is a file, an API's answer saved to one included.
+The guessing is `hrsync.core.starter.guess_fields` (pure) and the file
+`hrsync.core.starter.starter_config`; here only the reading (the export through
+`open_export`, as a run reads it), the writing, and what is printed. No network: EXPORT
+is a file, an API's answer saved to one included.
 
 Like `npm init` or `terraform init`, it writes the file (`hrsync.toml` by default) and
 prints what it decided; `--out -` prints the config on stdout instead (the decisions then
@@ -22,7 +23,8 @@ from typing import TextIO
 from hrsync import logs
 from hrsync.commands.output import show, unwritable_output
 from hrsync.config.loading import DEFAULT_CONFIG, ConfigError, load_settings
-from hrsync.core.guess_fields import (
+from hrsync.core.settings import SourceSettings
+from hrsync.core.starter.guess_fields import (
     FIELD_ORDER,
     Column,
     Proposal,
@@ -32,8 +34,7 @@ from hrsync.core.guess_fields import (
     next_page,
     propose,
 )
-from hrsync.core.settings import SourceSettings
-from hrsync.core.starter_config import StarterSource, render, todo_value
+from hrsync.core.starter.starter_config import StarterSource, render, todo_value
 from hrsync.core.text import plural
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.sources.base import Payload, SourceError, first_bytes

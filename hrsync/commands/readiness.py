@@ -17,15 +17,15 @@ from hrsync.clock import Clock, utcnow
 from hrsync.config.file_modes import not_private
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import column_problems, compile_sources
-from hrsync.core.guards import check_snapshots
-from hrsync.core.joins import JoinReport
+from hrsync.core.gate.guards import check_snapshots
+from hrsync.core.gate.reporting_floor import FOLD_HINT, UnderFloor, floor_lines
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.mapping import LeadLeft, LeadWithoutReports, Unplaced
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
-from hrsync.core.problems import group_problems
-from hrsync.core.reporting_floor import FOLD_HINT, UnderFloor, floor_lines
+from hrsync.core.people.joins import JoinReport
+from hrsync.core.people.union import Part, SourceCount
+from hrsync.core.report.problems import group_problems
+from hrsync.core.teams.mapping import LeadLeft, LeadWithoutReports, Unplaced
 from hrsync.core.text import plural
-from hrsync.core.union import Part, SourceCount
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.dx.simulator_probe import at_simulator_address, not_the_simulator

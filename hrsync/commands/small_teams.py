@@ -4,7 +4,7 @@ run planned (`status`); and as the text those commands print."""
 
 from __future__ import annotations
 
-from hrsync.core.reporting_floor import UnderFloor, floor_lines
+from hrsync.core.gate.reporting_floor import UnderFloor, floor_lines
 from hrsync.store.repo import Store
 from hrsync.sync.results import SyncResult
 

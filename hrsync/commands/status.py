@@ -16,12 +16,12 @@ from hrsync.clock import utcnow
 from hrsync.commands.output import show
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
-from hrsync.core.dx_users import NotCounted, overdue, undecided_from_evidence
+from hrsync.core.command_lines import approve_command, hrsync_command
+from hrsync.core.confirmation.dx_users import NotCounted, overdue, undecided_from_evidence
+from hrsync.core.gate.reporting_floor import floor_document, floor_lines
+from hrsync.core.gate.snapshot_ahead import describe, readiness, waiting_text
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.notify import SUCCESS
-from hrsync.core.render import approve_command, hrsync_command
-from hrsync.core.reporting_floor import floor_document, floor_lines
-from hrsync.core.snapshot_ahead import describe, readiness, waiting_text
+from hrsync.core.report.notify import SUCCESS
 from hrsync.core.text import plural
 from hrsync.daemon.cron import next_cron_fire
 from hrsync.outcome import EXIT_OK

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hrsync.core.attributes import AttributeOutcome
-from hrsync.core.plan import COUNT_KEYS
+from hrsync.core.gate.plan import COUNT_KEYS
 from hrsync.outcome import Outcome
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from hrsync.commands.small_teams import floor_of, floor_text
 from hrsync.commands.startup import load_for, open_store
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import AttributeOutcome
-from hrsync.core.reporting_floor import UnderFloor
+from hrsync.core.gate.reporting_floor import UnderFloor
 from hrsync.gcpause import collector_paused
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE, Outcome
 from hrsync.sync.results import SyncRequest, SyncResult
@@ -61,7 +61,7 @@ def sync(args: argparse.Namespace) -> int:
 
 def _preview_plan(args: argparse.Namespace, typed: str) -> int:
     """`sync --preview PLAN_ID`: DX's preview of exactly a stored refused plan."""
-    from hrsync.core.plan_ids import normalise_plan_id
+    from hrsync.core.gate.plan_ids import normalise_plan_id
     from hrsync.sync.plan_preview import preview_plan
 
     plan_id = normalise_plan_id(typed)

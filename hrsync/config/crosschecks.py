@@ -16,11 +16,12 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from hrsync.config.plain_http import IN_CLEAR, plain_http_host, refusal
-from hrsync.core.emails import EMAIL_RULE, is_valid_email
-from hrsync.core.json_paths import PathError, has_pick, parse_path
+from hrsync.core.export.json_paths import PathError, has_pick, parse_path
+from hrsync.core.export.read_columns import columns_read
+from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listen import EXPECTED as LISTEN_FORM
 from hrsync.core.listen import parse_listen
-from hrsync.core.read_columns import columns_read
+from hrsync.core.people.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.settings import (
     NOTIFY_EVENTS,
     PaginationSettings,
@@ -28,7 +29,6 @@ from hrsync.core.settings import (
     SourceSettings,
     SyncSettings,
 )
-from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.secret import NAME_FORM, is_variable_name
 from hrsync.store.url import check_database_url
 

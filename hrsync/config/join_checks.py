@@ -14,6 +14,7 @@ from hrsync.config.crosschecks import (
     plain_http_source_checks,
     table_checks,
 )
+from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.settings import (
     JOIN_FIELDS,
     JoinSettings,
@@ -21,7 +22,6 @@ from hrsync.core.settings import (
     SourceSettings,
     keyed_under,
 )
-from hrsync.core.templates import is_template, template_names
 
 # A join's name: one word, as it prefixes its columns (``departments.DEPARTMENT_NAME``).
 JOIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")

@@ -32,8 +32,9 @@ from hrsync.config.small_files import (
 from hrsync.config.todos import todo_problems
 from hrsync.config.union_checks import union_checks, union_label
 from hrsync.config.userinfo import hide_userinfo
+from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listing import capped
-from hrsync.core.precedence import first_of_column
+from hrsync.core.people.precedence import first_of_column
 from hrsync.core.settings import (
     AttributeSettings,
     DxSettings,
@@ -51,7 +52,6 @@ from hrsync.core.settings import (
     SyncSettings,
     UnionSettings,
 )
-from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.core.text import shown_value
 from hrsync.secret import Secret
 from hrsync.store.url import anchor_sqlite
@@ -324,7 +324,7 @@ def _precedence_lists(
     raw: dict[str, Any], prefix: str, problems: list[str]
 ) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
     """`[source.fields]` with each list of columns (the first non-empty wins) replaced by
-    the column it makes (hrsync.core.precedence), and the lists by field."""
+    the column it makes (hrsync.core.people.precedence), and the lists by field."""
     plain: dict[str, Any] = {}
     lists: dict[str, tuple[str, ...]] = {}
     for key, value in raw.items():

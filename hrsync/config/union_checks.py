@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from hrsync.config.crosschecks import _field_template_checks
 from hrsync.config.join_checks import JOIN_NAME, table_rules
+from hrsync.core.people.union import PRIMARY
 from hrsync.core.settings import Settings, UnionSettings, keyed_under
-from hrsync.core.union import PRIMARY
 
 
 def union_label(name: str, position: int) -> str:

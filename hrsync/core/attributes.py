@@ -1,7 +1,7 @@
 """HR attributes to DX user attributes: desired values, changes, guard, retries (pure).
 
 `[attributes]` maps a DX attribute name to an HR column (its value as is) or to a
-template over columns (hrsync.core.templates, the engine of `mapping.team_name`). Every
+template over columns (hrsync.core.export.templates, the engine of `mapping.team_name`). Every
 value is text with its whitespace runs collapsed.
 
 - Desired values: one per person and attribute. An empty value is left out (DX keeps
@@ -39,9 +39,9 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from hrsync.core.export.templates import Template, check_template
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person
-from hrsync.core.templates import Template, check_template
 from hrsync.core.text import shown_value as text_shown_value
 
 RETRY_AFTER = timedelta(days=1)

@@ -38,7 +38,7 @@ class DxSettings:
 @dataclass(frozen=True)
 class FieldSettings:
     """HR column names (CSV header or JSON dotted path) for each Person field, or a
-    template over columns (a value holding ``{...}``, see hrsync.core.templates).
+    template over columns (a value holding ``{...}``, see hrsync.core.export.templates).
 
     An empty string means the export has no such column.
     """
@@ -143,19 +143,19 @@ class SourceSettings:
     # url and oauth2.token_url may send credentials over plain http:// to another machine.
     allow_insecure_http: bool = False
     # The API answers everyone in one answer: a first run may read one of exactly a common
-    # page size of records (hrsync.core.page_signs.PAGE_SIZES) without paging.
+    # page size of records (hrsync.core.export.page_signs.PAGE_SIZES) without paging.
     single_page: bool = False
-    # `[[source.join]]`: tables joined to the people, in order (hrsync.core.joins).
+    # `[[source.join]]`: tables joined to the people, in order (hrsync.core.people.joins).
     join: tuple[JoinSettings, ...] = ()
     # The export's own name, so that a precedence list may name its columns as
     # ``name.COLUMN`` beside a join's (``workday.Work_Email``); "" when it has none.
     name: str = ""
     # `[source.fields]` entries written as a list of columns, the first non-empty wins
-    # (hrsync.core.precedence): field -> the columns, in order. The field itself then
+    # (hrsync.core.people.precedence): field -> the columns, in order. The field itself then
     # names the column that list makes (`precedence.first_of_column`). Set by the
     # loader from the lists, never written as a key.
     first_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # `[[source.union]]`: more people exports merged into the same org (hrsync.core.union).
+    # `[[source.union]]`: more people exports merged into the same org (hrsync.core.people.union).
     union: tuple[UnionSettings, ...] = ()
 
 
@@ -283,7 +283,7 @@ class SyncSettings:
     max_held: int = 25  # more held people than this refuses the run
     max_held_fraction: float = 0.02  # … or more than this share of the export's people
     # A join matching a smaller share of the export's rows than this fraction of the share
-    # it matched in the last accepted run refuses the plan (hrsync.core.guards).
+    # it matched in the last accepted run refuses the plan (hrsync.core.gate.guards).
     min_join_fraction: float = 0.9
     retro_window_days: int = 21
     verify_timeout_s: float = 600.0

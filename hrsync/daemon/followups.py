@@ -15,7 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock
 from hrsync.config.loading import Settings
-from hrsync.core.render import hrsync_command
+from hrsync.core.command_lines import hrsync_command
 from hrsync.daemon.scheduler import RESUME_JOB, Jobs, iso
 from hrsync.logs import get_logger
 from hrsync.outcome import Outcome

@@ -21,9 +21,9 @@ from datetime import datetime, timedelta
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock
-from hrsync.core.guards import TURNED_AWAY
+from hrsync.core.gate.guards import TURNED_AWAY
+from hrsync.core.gate.snapshot_ahead import pre_snapshot_sync_at
 from hrsync.core.settings import SyncSettings
-from hrsync.core.snapshot_ahead import pre_snapshot_sync_at
 from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, Jobs, iso
 from hrsync.logs import get_logger
 from hrsync.store.repo import Store

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from hrsync.core.notify import SUCCESS
-from hrsync.core.plan import COUNT_KEYS
-from hrsync.core.snapshot_ahead import NextSnapshot, Readiness, readiness
+from hrsync.core.gate.plan import COUNT_KEYS
+from hrsync.core.gate.snapshot_ahead import NextSnapshot, Readiness, readiness
+from hrsync.core.report.notify import SUCCESS
 from hrsync.store.repo import RunRecord, Store
 
 

@@ -22,8 +22,8 @@ from prometheus_client import (
 )
 
 from hrsync import __version__
-from hrsync.core.notify import ATTENTION
-from hrsync.core.plan import COUNT_KEYS
+from hrsync.core.gate.plan import COUNT_KEYS
+from hrsync.core.report.notify import ATTENTION
 from hrsync.monitor.gauges import StoreState
 from hrsync.outcome import OUTCOMES
 from hrsync.sync.results import SyncResult

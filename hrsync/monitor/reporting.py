@@ -16,9 +16,9 @@ from typing import Protocol
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock
-from hrsync.core.notify import SUCCESS, Sent, observe, recovered_since
-from hrsync.core.plan import Archive
-from hrsync.core.render import approve_command
+from hrsync.core.command_lines import approve_command
+from hrsync.core.gate.plan import Archive
+from hrsync.core.report.notify import SUCCESS, Sent, observe, recovered_since
 from hrsync.core.run_bounds import RUN_SLACK_S, overdue_after_s
 from hrsync.core.settings import Settings
 from hrsync.logs import get_logger, scrub

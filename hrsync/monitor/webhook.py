@@ -1,4 +1,4 @@
-"""The daemon's webhook: one POST per change of state (decided by hrsync.core.notify).
+"""The daemon's webhook: one POST per change of state (decided by hrsync.core.report.notify).
 
 The URL comes from the environment variable `notify.webhook_url_env` names; it is a
 secret (Slack and Teams URLs carry their credential), registered with hrsync.logs so it
@@ -19,8 +19,16 @@ import httpx
 from hrsync import logs
 from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, iter_capped
 from hrsync.config.plain_http import IN_CLEAR, plain_http_host
-from hrsync.core.dx_users import NotCounted, overdue
-from hrsync.core.notify import (
+from hrsync.core.confirmation.dx_users import NotCounted, overdue
+from hrsync.core.gate.snapshot_ahead import (
+    SNAPSHOT_NOTICE,
+    NextSnapshot,
+    NoticeKind,
+    Readiness,
+    Told,
+    readiness_notice,
+)
+from hrsync.core.report.notify import (
     HELD,
     LEAD_LEFT,
     NOT_IN_DX,
@@ -46,15 +54,7 @@ from hrsync.core.notify import (
     stand_in_message,
 )
 from hrsync.core.settings import NotifySettings
-from hrsync.core.snapshot_ahead import (
-    SNAPSHOT_NOTICE,
-    NextSnapshot,
-    NoticeKind,
-    Readiness,
-    Told,
-    readiness_notice,
-)
-from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.secret import is_variable_name
 from hrsync.store.leads_left import LATE
 from hrsync.store.repo import NotifyRecord, Store

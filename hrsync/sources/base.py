@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from hrsync.config.small_files import kind_of
-from hrsync.core.rows import RowTable, SourceRow
+from hrsync.core.export.rows import RowTable, SourceRow
 
 CHUNK_BYTES = 64 * 1024
 

@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterator
 from operator import itemgetter
 
+from hrsync.core.export.rows import MAX_FIELD_CHARS, LineLocations, RowTable, RowValues, SourceRow
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.rows import MAX_FIELD_CHARS, LineLocations, RowTable, RowValues, SourceRow
 from hrsync.sources.base import Export, Lines, LineTooLong, Payload, SourceError, decode
 
 CANDIDATE_DELIMITERS = (",", ";", "\t", "|")

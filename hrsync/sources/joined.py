@@ -1,7 +1,7 @@
 """Opening the tables of `[[source.join]]`: each as a source beside the export
 (hrsync.sources.secondary), its failure named by the join.
 
-The join itself is pure (hrsync.core.joins); this module only reads.
+The join itself is pure (hrsync.core.people.joins); this module only reads.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import httpx
 
-from hrsync.core.joins import JoinTable, columns_of
+from hrsync.core.people.joins import JoinTable, columns_of
 from hrsync.core.settings import JoinSettings
 from hrsync.sources.secondary import open_whole
 
@@ -23,7 +23,7 @@ def open_tables(
     http: httpx.Client | None = None,
 ) -> list[tuple[JoinSettings, JoinTable]]:
     """Every joined table, read whole, in the order of the config. `read`: every name
-    the config reads from a person's row (hrsync.core.joins.names_read), so that a JSON
+    the config reads from a person's row (hrsync.core.people.joins.names_read), so that a JSON
     path among a join's columns that picks from a list is read as a column."""
     tables: list[tuple[JoinSettings, JoinTable]] = []
     for join in joins:

@@ -11,7 +11,7 @@ Nested values are reached by dotted paths (``Manager.ID``). Values become string
   sub-path also holds the different non-empty values of all items joined with ``"; "``
   (``Worker_Group.ID = "x; y"``), so filters can match any of them; the row records such a
   column as `Several` (a field reading it holds that person). An empty list is ``""``.
-- a path that picks from a list (``relations[type=manager].value``, hrsync.core.json_paths)
+- a path that picks from a list (``relations[type=manager].value``, hrsync.core.export.json_paths)
   is read as its own column, named as written, when the export lists its plain path.
 - a value that is no text where other records give text at the same path (an object or a
   list of objects where an e-mail is written, a number or ``true`` among e-mails) is
@@ -36,11 +36,11 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from hrsync.core.json_paths import JsonPath, has_pick, parse_path, read_path, scalar_text
+from hrsync.core.export.json_paths import JsonPath, has_pick, parse_path, read_path, scalar_text
+from hrsync.core.export.rows import RowTable, RowValues, Several, SourceRow
+from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.listing import capped
-from hrsync.core.rows import RowTable, RowValues, Several, SourceRow
 from hrsync.core.settings import SourceSettings
-from hrsync.core.templates import is_template, template_names
 from hrsync.sources.base import Export, Payload, SourceError, decode
 
 LIST_SEPARATOR = "; "

@@ -7,7 +7,7 @@ page has been read; a page that cannot be read fails the whole read, so nothing 
 planned on some of the pages.
 
 With `source.pagination.style = "none"` an answer that shows it is one page of more (by
-its shape, `hrsync.core.page_signs`: a next link or cursor, a flag that more follow, a URL
+its shape, `hrsync.core.export.page_signs`: a next link or cursor, a flag that more follow, a URL
 back to the same API, a total above the records read) is refused, naming what was seen,
 where, and the setting that reads every page; an answer of exactly a common page size
 (10, 25, 100, 1000…) is read with a note, and marked (`Export.page_sized`) so that a first
@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import structlog
 
-from hrsync.core.page_signs import looks_like_a_page
+from hrsync.core.export.page_signs import looks_like_a_page
 from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError, export_over, first_bytes
 from hrsync.sources.csv_reader import open_csv

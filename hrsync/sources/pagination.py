@@ -4,7 +4,7 @@ no I/O).
 `source.pagination.style` says how an API points to its next page:
 
 - ``none``: one answer is the whole export. An answer that shows it is one page of a
-  longer list (`hrsync.core.page_signs`, by its shape: a next link or cursor, a flag that
+  longer list (`hrsync.core.export.page_signs`, by its shape: a next link or cursor, a flag that
   more follow, a URL back to the same API, a total larger than the records read) is
   refused: read as the whole org, it would drop everyone else.
 - ``odata``: the body's ``@odata.nextLink`` (OData v4: Microsoft Graph) or ``d.__next``
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
-from hrsync.core.page_signs import HEADER_SIGNS, Sign, one_page_sign, seen, whole_count
-from hrsync.core.page_signs import page_signs as signs_in
+from hrsync.core.export.page_signs import HEADER_SIGNS, Sign, one_page_sign, seen, whole_count
+from hrsync.core.export.page_signs import page_signs as signs_in
 from hrsync.core.settings import PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
 
@@ -239,7 +239,7 @@ def page_signs(
     records_path: str = "",
     url: str = "",
 ) -> list[Sign]:
-    """Everything in an answer that says it may be one page (`hrsync.core.page_signs`,
+    """Everything in an answer that says it may be one page (`hrsync.core.export.page_signs`,
     judged by its shape), the configured next_url_path and next_cursor_path first."""
     signs: list[Sign] = []
     for path in (paging.next_url_path, paging.next_cursor_path):

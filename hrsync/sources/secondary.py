@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 
 import httpx
 
-from hrsync.core.rows import RowTable
+from hrsync.core.export.rows import RowTable
 from hrsync.core.settings import SourceSettings, keyed_under
 from hrsync.sources.base import Export, SourceError, SourceUnavailable
 from hrsync.sources.open import open_export

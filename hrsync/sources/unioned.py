@@ -1,7 +1,7 @@
 """Opening the exports of `[[source.union]]`: each as a source beside the export
 (hrsync.sources.secondary), its failure named by the union.
 
-The merge itself is pure (hrsync.core.union); this module only reads.
+The merge itself is pure (hrsync.core.people.union); this module only reads.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Collection, Mapping, Sequence
 
 import httpx
 
+from hrsync.core.export.templates import is_template, template_names
+from hrsync.core.people.union import SourceTable
 from hrsync.core.settings import UnionSettings
-from hrsync.core.templates import is_template, template_names
-from hrsync.core.union import SourceTable
 from hrsync.sources.secondary import open_whole
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Row, insert, select, update
 
-from hrsync.core.plan_ids import Approval, PlanSummary
+from hrsync.core.gate.plan_ids import Approval, PlanSummary
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
 from hrsync.store.upsert import upsert

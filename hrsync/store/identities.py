@@ -1,5 +1,5 @@
 """The team identities table: which reference_id each HR team has, kept across runs
-(hrsync.core.identity decides; this keeps its answer)."""
+(hrsync.core.teams.identity decides; this keeps its answer)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Update, bindparam, func, insert, select, update
 
-from hrsync.core.identity import KnownIdentity
+from hrsync.core.teams.identity import KnownIdentity
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
 

@@ -26,7 +26,7 @@ from datetime import datetime
 
 from sqlalchemy import ColumnElement, Connection, and_, delete, false, func, or_, select
 
-from hrsync.core.guards import TURNED_AWAY
+from hrsync.core.gate.guards import TURNED_AWAY
 from hrsync.dx.methods import PROCESS
 from hrsync.store import tables
 from hrsync.store.runs import ACCEPTED_OUTCOMES, failure_streak

@@ -11,11 +11,11 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Row, and_, func, insert, or_, select, update
 
-from hrsync.core.guards import TURNED_AWAY
-from hrsync.core.joins import JoinCount
-from hrsync.core.notify import ATTENTION, SUCCESS
-from hrsync.core.substitutes import LeadSubstitute
-from hrsync.core.union import SourceCount
+from hrsync.core.gate.guards import TURNED_AWAY
+from hrsync.core.people.joins import JoinCount
+from hrsync.core.people.union import SourceCount
+from hrsync.core.report.notify import ATTENTION, SUCCESS
+from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions

@@ -10,8 +10,8 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from hrsync.core.reporting_floor import Team, UnderFloor, under_floor
-from hrsync.core.snapshot_ahead import LastRun, NextSnapshot
+from hrsync.core.gate.reporting_floor import Team, UnderFloor, under_floor
+from hrsync.core.gate.snapshot_ahead import LastRun, NextSnapshot
 from hrsync.outcome import OUTCOMES, Outcome
 from hrsync.store import tables
 from hrsync.store.deferrals import DeferralQueries

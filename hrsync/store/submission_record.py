@@ -15,8 +15,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from hrsync.core.identity import KnownIdentity, TeamRow
-from hrsync.core.plan import LeadChange, Rename, SeenTeam
+from hrsync.core.gate.plan import LeadChange, Rename, SeenTeam
+from hrsync.core.teams.identity import KnownIdentity, TeamRow
 
 
 class SubmissionStatus(StrEnum):

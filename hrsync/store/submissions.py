@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Row, insert, select, update
 
-from hrsync.core.plan import SeenTeam
+from hrsync.core.gate.plan import SeenTeam
 from hrsync.dx.methods import PROCESS
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions

@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from hrsync import logs
-from hrsync.core.guards import Deferral, Go, Refuse
-from hrsync.core.plan import canonical_payload
-from hrsync.core.plan_ids import (
+from hrsync.core.command_lines import approve_command
+from hrsync.core.gate.guards import Deferral, Go, Refuse
+from hrsync.core.gate.plan import canonical_payload
+from hrsync.core.gate.plan_ids import (
     Approval,
     PlanSummary,
     difference_line,
@@ -28,7 +29,6 @@ from hrsync.core.plan_ids import (
     from_the_future,
     summarize,
 )
-from hrsync.core.render import approve_command
 from hrsync.store.approvals import RefusedPlan
 from hrsync.sync.context import Planned, Run
 from hrsync.sync.plan_preview import preview_for_notice

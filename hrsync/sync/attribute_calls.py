@@ -27,7 +27,7 @@ from hrsync.core.attributes import (
     read_result,
     refused_every,
 )
-from hrsync.core.dx_users import changed, from_attribute_answers
+from hrsync.core.confirmation.dx_users import changed, from_attribute_answers
 from hrsync.core.text import plural
 from hrsync.dx.errors import DxAuthError, DxError, DxRejected
 from hrsync.dx.methods import USER_ATTRIBUTES_UPDATE

@@ -38,9 +38,9 @@ from hrsync.core.attributes import (
     plan_attributes,
     shown_value,
 )
+from hrsync.core.command_lines import hrsync_command
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, export_columns
-from hrsync.core.render import hrsync_command
 from hrsync.core.text import plural
 from hrsync.outcome import Outcome
 from hrsync.store.attribute_values import AttributeStore

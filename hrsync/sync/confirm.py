@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from hrsync import logs
-from hrsync.core.compare import index_dx
-from hrsync.core.dx_users import (
+from hrsync.core.confirmation.dx_users import (
     COUNTS_SETTLE_S,
     Known,
     count_ranges,
@@ -25,11 +24,12 @@ from hrsync.core.dx_users import (
     import_visible,
     unexplained,
 )
-from hrsync.core.identity import TeamRow
+from hrsync.core.confirmation.verify import Convergence, check_convergence, match_audit
+from hrsync.core.gate.compare import index_dx
+from hrsync.core.gate.plan import Plan, SeenTeam, payload_size
 from hrsync.core.listing import capped as capped_list
-from hrsync.core.plan import Plan, SeenTeam, payload_size
-from hrsync.core.render import describe
-from hrsync.core.verify import Convergence, check_convergence, match_audit
+from hrsync.core.report.render import describe
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped

@@ -18,18 +18,18 @@ from typing import NoReturn
 from hrsync import logs
 from hrsync.clock import Clock
 from hrsync.config.loading import Settings
-from hrsync.core.dx_users import Undecided
-from hrsync.core.guards import DeferralKind
-from hrsync.core.held import Hold
-from hrsync.core.identity import Assignment, TeamRow
-from hrsync.core.joins import JoinReport
-from hrsync.core.mapping import LeadLeft, TeamMap, Unplaced
+from hrsync.core.confirmation.dx_users import Undecided
+from hrsync.core.gate.guards import DeferralKind
+from hrsync.core.gate.plan import Plan
+from hrsync.core.gate.plan_ids import Approval
 from hrsync.core.people import Directory
-from hrsync.core.plan import Plan
-from hrsync.core.plan_ids import Approval
-from hrsync.core.precedence import PrecedenceReport
-from hrsync.core.substitutes import LeadSubstitute
-from hrsync.core.union import SourceCount
+from hrsync.core.people.joins import JoinReport
+from hrsync.core.people.precedence import PrecedenceReport
+from hrsync.core.people.union import SourceCount
+from hrsync.core.teams.held import Hold
+from hrsync.core.teams.identity import Assignment, TeamRow
+from hrsync.core.teams.mapping import LeadLeft, TeamMap, Unplaced
+from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.dx.client import DxClient
 from hrsync.dx.models import DxTeam, Snapshot
 from hrsync.outcome import Outcome

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
 from hrsync import logs
-from hrsync.core.guards import check_snapshots, deferral_for_api_error
-from hrsync.core.refusal_details import NamedRow, read_refusal
-from hrsync.core.render import rejection_reason
+from hrsync.core.confirmation.refusal_details import NamedRow, read_refusal
+from hrsync.core.gate.guards import check_snapshots, deferral_for_api_error
+from hrsync.core.report.render import rejection_reason
 from hrsync.dx.errors import DxAuthError, DxDeferred, DxError, DxRejected, ImportInProgress
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from hrsync import logs
-from hrsync.core.held import NOTHING_KNOWN, Hold, KnownPlaces
 from hrsync.core.people import Directory
+from hrsync.core.teams.held import NOTHING_KNOWN, Hold, KnownPlaces
 from hrsync.logcap import capped
 from hrsync.store.repo import HeldRecord, Store
 

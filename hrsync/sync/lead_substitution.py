@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 
 from hrsync import logs
-from hrsync.core.refusal_details import read_refusal, suspected_leads
-from hrsync.core.render import render_plan, render_substitutes
-from hrsync.core.substitutes import LeadSubstitute, substitute_leads
+from hrsync.core.confirmation.refusal_details import read_refusal, suspected_leads
+from hrsync.core.report.render import render_plan, render_substitutes
+from hrsync.core.teams.substitutes import LeadSubstitute, substitute_leads
 from hrsync.dx.errors import DxRejected
 from hrsync.logcap import capped
 from hrsync.sync.context import Planned, Run

@@ -1,6 +1,6 @@
 """People DX does not count yet: what a run learns of them, and when it sends again.
 
-The rules are `hrsync.core.dx_users` (pure); this module gathers DX's evidence, keeps
+The rules are `hrsync.core.confirmation.dx_users` (pure); this module gathers DX's evidence, keeps
 the verdicts in the store (`dx_people`) and logs who is not in DX and who joined.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from hrsync import logs
-from hrsync.core.dx_users import (
+from hrsync.core.confirmation.dx_users import (
     Undecided,
     changed,
     contradicted,
@@ -21,9 +21,9 @@ from hrsync.core.dx_users import (
     undecided,
     undecided_evidence,
 )
-from hrsync.core.identity import TeamRow
+from hrsync.core.confirmation.verify import Convergence
 from hrsync.core.listing import capped as capped_list
-from hrsync.core.verify import Convergence
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped
 from hrsync.store.repo import Store

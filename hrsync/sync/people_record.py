@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hrsync.core.dx_users import emails_of
-from hrsync.core.held import Hold
-from hrsync.core.identity import TeamRow
+from hrsync.core.confirmation.dx_users import emails_of
 from hrsync.core.people import Directory
+from hrsync.core.teams.held import Hold
+from hrsync.core.teams.identity import TeamRow
 from hrsync.sync.context import Run
 
 

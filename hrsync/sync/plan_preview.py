@@ -17,8 +17,8 @@ from typing import cast
 from hrsync import logs
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
-from hrsync.core.guards import check_snapshots
-from hrsync.core.render import render_deferral
+from hrsync.core.gate.guards import check_snapshots
+from hrsync.core.report.render import render_deferral
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxDeferred, DxError, DxRejected
 from hrsync.outcome import EXIT_USAGE, Outcome

@@ -7,10 +7,10 @@ import dataclasses
 from collections.abc import Sequence
 
 from hrsync import logs
-from hrsync.core.guards import join_trips, source_trips
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import MembershipChange, Plan, make_plan
-from hrsync.core.render import describe, event_fields
+from hrsync.core.gate.guards import join_trips, source_trips
+from hrsync.core.gate.plan import MembershipChange, Plan, make_plan
+from hrsync.core.report.render import describe, event_fields
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped, debug_enabled
 from hrsync.outcome import Outcome

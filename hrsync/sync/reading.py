@@ -13,24 +13,9 @@ from typing import Literal
 
 from hrsync import logs
 from hrsync.config.loading import Settings
-from hrsync.core.held import (
-    NOTHING_KNOWN,
-    HeldTeams,
-    KnownPlaces,
-    graph_people,
-    held_refusal,
-    place_held,
-)
-from hrsync.core.joins import Joined, JoinReport, join_behind, join_people, names_read
-from hrsync.core.mapping import (
-    MANAGER_PREFIX,
-    LeadLeft,
-    TeamMap,
-    build_teams,
-    no_team_problem,
-    team_name_problems,
-)
-from hrsync.core.page_signs import first_run_page
+from hrsync.core.export.page_signs import first_run_page
+from hrsync.core.export.read_columns import ColumnsRead, columns_read
+from hrsync.core.export.rows import RowTable
 from hrsync.core.people import (
     SUSPECT_REFERENCES,
     Directory,
@@ -39,12 +24,9 @@ from hrsync.core.people import (
     Problem,
     read_people,
 )
-from hrsync.core.precedence import Preceded, PrecedenceReport, apply_precedence
-from hrsync.core.problems import group_problems, grouped_lines, located_lines
-from hrsync.core.read_columns import ColumnsRead, columns_read
-from hrsync.core.rows import RowTable
-from hrsync.core.settings import FieldSettings, SourceSettings, UnionSettings
-from hrsync.core.union import (
+from hrsync.core.people.joins import Joined, JoinReport, join_behind, join_people, names_read
+from hrsync.core.people.precedence import Preceded, PrecedenceReport, apply_precedence
+from hrsync.core.people.union import (
     Merged,
     Part,
     SourceCount,
@@ -54,6 +36,24 @@ from hrsync.core.union import (
     merge,
     only,
     source_counts,
+)
+from hrsync.core.report.problems import group_problems, grouped_lines, located_lines
+from hrsync.core.settings import FieldSettings, SourceSettings, UnionSettings
+from hrsync.core.teams.held import (
+    NOTHING_KNOWN,
+    HeldTeams,
+    KnownPlaces,
+    graph_people,
+    held_refusal,
+    place_held,
+)
+from hrsync.core.teams.mapping import (
+    MANAGER_PREFIX,
+    LeadLeft,
+    TeamMap,
+    build_teams,
+    no_team_problem,
+    team_name_problems,
 )
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
@@ -108,7 +108,7 @@ class Export:
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
     # The fields that read `directory`'s rows: `[source.fields]`, or with
-    # `[[source.union]]` the merged columns (hrsync.core.union).
+    # `[[source.union]]` the merged columns (hrsync.core.people.union).
     fields: FieldSettings = field(default_factory=FieldSettings)
     # With `[[source.union]]`: each source's rows in the merged table, and its counts.
     parts: tuple[Part, ...] = ()

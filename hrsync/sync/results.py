@@ -14,17 +14,17 @@ from datetime import datetime
 from typing import Literal
 
 from hrsync.core.attributes import AttributeOutcome, AttributePlan, more_serious
-from hrsync.core.dx_users import Undecided
-from hrsync.core.guards import DeferralKind
-from hrsync.core.held import Hold
-from hrsync.core.identity import TeamRow
-from hrsync.core.joins import JoinReport
-from hrsync.core.mapping import LeadLeft, Unplaced
-from hrsync.core.plan import Plan
-from hrsync.core.plan_ids import Approval
-from hrsync.core.precedence import PrecedenceReport
-from hrsync.core.substitutes import LeadSubstitute
-from hrsync.core.union import SourceCount
+from hrsync.core.confirmation.dx_users import Undecided
+from hrsync.core.gate.guards import DeferralKind
+from hrsync.core.gate.plan import Plan
+from hrsync.core.gate.plan_ids import Approval
+from hrsync.core.people.joins import JoinReport
+from hrsync.core.people.precedence import PrecedenceReport
+from hrsync.core.people.union import SourceCount
+from hrsync.core.teams.held import Hold
+from hrsync.core.teams.identity import TeamRow
+from hrsync.core.teams.mapping import LeadLeft, Unplaced
+from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
 
 # The attribute step's counts, beside the hierarchy's (`core.plan.COUNT_KEYS`).

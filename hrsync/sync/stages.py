@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 from hrsync import logs
-from hrsync.core.guards import Defer, Go, Refuse, gate
-from hrsync.core.identity import assign
-from hrsync.core.render import (
+from hrsync.core.gate.guards import Defer, Go, Refuse, gate
+from hrsync.core.gate.snapshot_ahead import next_snapshot
+from hrsync.core.report.render import (
     approval_command,
     render_deferral,
     render_held,
@@ -24,7 +24,7 @@ from hrsync.core.render import (
     render_unknown_managers,
     render_unplaced,
 )
-from hrsync.core.snapshot_ahead import next_snapshot
+from hrsync.core.teams.identity import assign
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sync import approval_step

@@ -23,9 +23,9 @@ from datetime import timedelta
 from hrsync import logs
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
-from hrsync.core.guards import TURNED_AWAY
+from hrsync.core.gate.guards import TURNED_AWAY
+from hrsync.core.gate.plan import COUNT_KEYS
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.plan import COUNT_KEYS
 from hrsync.dx.client import DxClient, DxObserver
 from hrsync.gcpause import collector_paused
 from hrsync.outcome import Outcome

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import NoReturn
 
 from hrsync import logs
-from hrsync.core.dx_users import unawaited, watched
-from hrsync.core.plan import LeadChange, Rename, awaited_refs
-from hrsync.core.verify import awaiting_since
+from hrsync.core.confirmation.dx_users import unawaited, watched
+from hrsync.core.confirmation.verify import awaiting_since
+from hrsync.core.gate.plan import LeadChange, Rename, awaited_refs
 from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
 from hrsync.outcome import Outcome
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hrsync.cli import main
-from hrsync.core.plan_ids import PlanSummary
+from hrsync.core.gate.plan_ids import PlanSummary
 from hrsync.store.repo import Store
 from hrsync.sync.approval_step import os_user
 

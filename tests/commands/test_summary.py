@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from hrsync.commands.summary import human_summary
-from hrsync.core.dx_users import Undecided
-from hrsync.core.plan import Create, Plan
+from hrsync.core.confirmation.dx_users import Undecided
+from hrsync.core.gate.plan import Create, Plan
 from hrsync.outcome import Outcome
 from hrsync.sync.results import SyncResult
 
@@ -86,8 +86,8 @@ def test_an_attribute_step_that_needs_a_person_is_not_nothing_to_do(hierarchy: O
 
 
 def test_held_people_are_named_in_the_paragraph_with_where_to_see_them() -> None:
-    from hrsync.core.held import Hold
     from hrsync.core.people import HeldPerson
+    from hrsync.core.teams.held import Hold
 
     carl = HeldPerson(
         41, "people.csv line 42", "E901", "", "Carl", None, "E002", True, True, (), {}

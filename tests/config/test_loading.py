@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hrsync.config.loading import ConfigError, load_settings
-from hrsync.core.emails import is_valid_email, normalise_email
+from hrsync.core.people.emails import is_valid_email, normalise_email
 
 MINIMAL = """
 [dx]

@@ -17,13 +17,13 @@ import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import fields as dataclass_fields
 
-from hrsync.core.emails import EMAIL_RULE, is_valid_email
+from hrsync.core.export.rows import MAX_FIELD_CHARS, SourceRow
+from hrsync.core.export.templates import Template, is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people import Directory, LeftManagers, Person, Problem, UnknownManager
+from hrsync.core.people.emails import EMAIL_RULE, is_valid_email
 from hrsync.core.people.managers import nobody_expected, suspect_hint
-from hrsync.core.rows import MAX_FIELD_CHARS, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
-from hrsync.core.templates import Template, is_template, template_names
 
 STATUS_COLUMNS = {"status", "employment status", "worker status", "employee status"}
 CONTROL_NAMES = {"\x00": "NUL", "\n": "a line break, LF", "\r": "a line break, CR"}

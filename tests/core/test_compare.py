@@ -1,4 +1,4 @@
-"""hrsync/core/compare.py: a desired row against DX's team, as plan and verify both judge it."""
+"""hrsync/core/gate/compare.py: a desired row against DX's team, as plan and verify judge it."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.compare import ROOT, DxParent, compare, index_dx
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import Move, Rename, make_plan
-from hrsync.core.verify import check_convergence
+from hrsync.core.confirmation.verify import check_convergence
+from hrsync.core.gate.compare import ROOT, DxParent, compare, index_dx
+from hrsync.core.gate.plan import Move, Rename, make_plan
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 
 SENTINEL = "LTE"

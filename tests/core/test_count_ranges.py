@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.dx_users import (
+from hrsync.core.confirmation.dx_users import (
     Undecided,
     Verdict,
     contradicted,
@@ -24,9 +24,9 @@ from hrsync.core.dx_users import (
     undecided_evidence,
     undecided_from_evidence,
 )
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import make_plan
-from hrsync.core.verify import CountRange, Undercounted, check_convergence
+from hrsync.core.confirmation.verify import CountRange, Undercounted, check_convergence
+from hrsync.core.gate.plan import make_plan
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 
 NOW = datetime(2026, 11, 27, 6, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Who DX counts, learned from what it shows (hrsync.core.dx_users): table tests, and a
+"""Who DX counts, learned from what it shows (hrsync.core.confirmation.dx_users): table tests, and a
 property: against a DX that counts exactly its users, a verdict is never wrong."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.dx_users import (
+from hrsync.core.confirmation.dx_users import (
     NotCounted,
     Verdict,
     changed,
@@ -24,9 +24,9 @@ from hrsync.core.dx_users import (
     unexplained,
     watched,
 )
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import make_plan
-from hrsync.core.verify import Uncounted, check_convergence
+from hrsync.core.confirmation.verify import Uncounted, check_convergence
+from hrsync.core.gate.plan import make_plan
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 
 NOW = datetime(2026, 11, 27, 6, 0, tzinfo=UTC)

@@ -1,10 +1,10 @@
-"""Tests for hrsync/core/explanation.py: finding the person, deriving fields, the chain."""
+"""Tests for hrsync/core/report/explanation.py: finding the person, deriving fields, the chain."""
 
 from __future__ import annotations
 
 import pytest
 
-from hrsync.core.explanation import (
+from hrsync.core.report.explanation import (
     DxUser,
     derive_fields,
     dx_user_line,
@@ -14,9 +14,9 @@ from hrsync.core.explanation import (
     people_named,
     suggestions,
 )
-from hrsync.core.identity import TeamRow
-from hrsync.core.mapping import DesiredTeam, TeamMap
 from hrsync.core.settings import FieldSettings
+from hrsync.core.teams.identity import TeamRow
+from hrsync.core.teams.mapping import DesiredTeam, TeamMap
 from hrsync.dx.models import DxTeam
 from tests.strategies import make_person
 

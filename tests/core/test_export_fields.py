@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.config.loading import ConfigError, load_settings
-from hrsync.core.filters import closest_name
+from hrsync.core.export.filters import closest_name
+from hrsync.core.export.rows import RowValues, SourceRow
+from hrsync.core.export.templates import COLUMN_FILTERS, FILTERS, Template
 from hrsync.core.people import Directory, name_key, read_people
-from hrsync.core.rows import RowValues, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings, Settings
-from hrsync.core.templates import COLUMN_FILTERS, FILTERS, Template
 
 COLUMNS = ("ID", "First_Name", "Last_Name", "EMAIL", "Manager", "Boss ID", "State")
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.filters import (
+from hrsync.core.export.filters import (
     STATUS_REASON,
     build_row_filter,
     canonical,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.guards import (
+from hrsync.core.gate.guards import (
     MAX_PAYLOAD_BYTES,
     Defer,
     Deferral,
@@ -22,9 +22,9 @@ from hrsync.core.guards import (
     gate,
     import_backoff,
 )
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import Plan, make_plan
+from hrsync.core.gate.plan import Plan, make_plan
 from hrsync.core.settings import SyncSettings
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam, Snapshot
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.guess_fields import Column, find_records, next_page, propose
+from hrsync.core.starter.guess_fields import Column, find_records, next_page, propose
 
 PEOPLE = [
     # id, name, e-mail, manager id, department, status

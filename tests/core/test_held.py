@@ -9,7 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.held import (
+from hrsync.core.export.rows import Several, SourceRow
+from hrsync.core.people import Directory, read_people
+from hrsync.core.settings import FilterSettings, MappingSettings
+from hrsync.core.teams.held import (
     NOTHING_KNOWN,
     PLACEHOLDER_DOMAIN,
     KnownPlaces,
@@ -17,10 +20,7 @@ from hrsync.core.held import (
     held_refusal,
     place_held,
 )
-from hrsync.core.mapping import TeamMap, build_teams
-from hrsync.core.people import Directory, read_people
-from hrsync.core.rows import Several, SourceRow
-from hrsync.core.settings import FilterSettings, MappingSettings
+from hrsync.core.teams.mapping import TeamMap, build_teams
 from tests.core.test_people import COLUMNS, FIELDS, ORG, row, source
 
 MAPPING = MappingSettings(team_name="{lead_name}")

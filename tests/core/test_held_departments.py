@@ -4,10 +4,10 @@ in, as a held person whose manager reference is the problem stays under their le
 
 from __future__ import annotations
 
-from hrsync.core.held import NOTHING_KNOWN, KnownPlaces, graph_people, place_held
-from hrsync.core.mapping import build_teams
 from hrsync.core.people import read_people
 from hrsync.core.settings import FilterSettings, MappingSettings
+from hrsync.core.teams.held import NOTHING_KNOWN, KnownPlaces, graph_people, place_held
+from hrsync.core.teams.mapping import build_teams
 from tests.core.test_people import COLUMNS, FIELDS, source
 
 MAPPING = MappingSettings(strategy="department", team_name="{department}")

@@ -1,4 +1,4 @@
-"""Tests for hrsync/core/identity.py: known ids, continuity, adoption, new ids, payload rows."""
+"""Tests for hrsync/core/teams/identity.py: known ids, continuity, adoption, new ids, rows."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.identity import (
+from hrsync.core.people import Person
+from hrsync.core.settings import FieldSettings, MappingSettings
+from hrsync.core.teams.identity import (
     CONTINUITY_MIN_JACCARD,
     CONTINUITY_MIN_SHARED,
     Assignment,
@@ -20,9 +22,7 @@ from hrsync.core.identity import (
     derived_reference_id,
     reference_id_for,
 )
-from hrsync.core.mapping import DesiredTeam, SortedEmails, build_teams
-from hrsync.core.people import Person
-from hrsync.core.settings import FieldSettings, MappingSettings
+from hrsync.core.teams.mapping import DesiredTeam, SortedEmails, build_teams
 from hrsync.dx.models import DxTeam
 from tests.core.test_mapping import sample_people
 from tests.strategies import org_forests

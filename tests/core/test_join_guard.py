@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hrsync.core.guards import Go, Refuse, gate
-from hrsync.core.joins import JoinCount
+from hrsync.core.gate.guards import Go, Refuse, gate
+from hrsync.core.people.joins import JoinCount
 from hrsync.core.settings import SyncSettings
 from tests.core.test_guards import plan_archiving, safety
 

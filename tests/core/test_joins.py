@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.explanation import find_excluded
-from hrsync.core.filters import build_row_filter
-from hrsync.core.joins import (
+from hrsync.core.export.filters import build_row_filter
+from hrsync.core.export.rows import RowTable, Several, SourceRow
+from hrsync.core.people import read_people
+from hrsync.core.people.joins import (
     Joined,
     JoinTable,
     join_behind,
@@ -19,8 +20,7 @@ from hrsync.core.joins import (
     names_read,
     provenance,
 )
-from hrsync.core.people import read_people
-from hrsync.core.rows import RowTable, Several, SourceRow
+from hrsync.core.report.explanation import find_excluded
 from hrsync.core.settings import (
     AttributeSettings,
     FieldSettings,

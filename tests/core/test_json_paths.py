@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.json_paths import Pick, Step, has_pick, parse_path, read_path
-from hrsync.core.rows import Several
+from hrsync.core.export.json_paths import Pick, Step, has_pick, parse_path, read_path
+from hrsync.core.export.rows import Several
 
 
 @pytest.mark.parametrize(

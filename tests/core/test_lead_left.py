@@ -1,5 +1,5 @@
 """A manager who left (terminated, filtered out) keeps their team until HR re-points
-their reports: hrsync/core/people (the reader) and hrsync/core/mapping (the teams)."""
+their reports: hrsync/core/people (the reader) and hrsync/core/teams/mapping (the teams)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.explanation import explain, find_person
-from hrsync.core.mapping import DesiredTeam, TeamMap, build_teams
-from hrsync.core.notify import LeftTeam, lead_left_message, lead_left_notices
+from hrsync.core.export.rows import SourceRow
 from hrsync.core.people import (
     NOT_IN_EXPORT,
     Directory,
@@ -22,8 +20,10 @@ from hrsync.core.people import (
     Person,
     read_people,
 )
-from hrsync.core.rows import SourceRow
+from hrsync.core.report.explanation import explain, find_person
+from hrsync.core.report.notify import LeftTeam, lead_left_message, lead_left_notices
 from hrsync.core.settings import FieldSettings, FilterSettings, MappingSettings
+from hrsync.core.teams.mapping import DesiredTeam, TeamMap, build_teams
 from tests.strategies import make_person, org_forests
 
 P = make_person

@@ -1,4 +1,4 @@
-"""Tests for hrsync/core/mapping.py: strategies, names, folding; properties on generated orgs."""
+"""Tests for hrsync/core/teams/mapping.py: strategies, names, folding; generated orgs."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.mapping import (
+from hrsync.core.people import Person
+from hrsync.core.settings import FieldSettings, MappingSettings
+from hrsync.core.teams.mapping import (
     DesiredTeam,
     LeadWithoutReports,
     TeamMap,
@@ -22,8 +24,6 @@ from hrsync.core.mapping import (
     team_name_problems,
     validate_template,
 )
-from hrsync.core.people import Person
-from hrsync.core.settings import FieldSettings, MappingSettings
 from tests.strategies import make_person, org_forests
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"

@@ -1,4 +1,4 @@
-"""The notifier's decisions (hrsync.core.notify): one message per change of state."""
+"""The notifier's decisions (hrsync.core.report.notify): one message per change of state."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hrsync.core.notify import (
+from hrsync.core.report.notify import (
     NOTIFY_ON_ALL,
     Notice,
     Observation,

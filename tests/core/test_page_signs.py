@@ -1,4 +1,4 @@
-"""What shows an API's answer is one page of more (hrsync.core.page_signs): real vendors'
+"""What shows an API's answer is one page of more (hrsync.core.export.page_signs): real vendors'
 shapes, and a property over generated envelopes: a continuation outside the records is
 always recognised, whatever it is called, and an envelope without one never is."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.page_signs import looks_like_a_page, one_page_sign, page_signs, words
+from hrsync.core.export.page_signs import looks_like_a_page, one_page_sign, page_signs, words
 
 URL = "https://hr.example.com/api/v1/people?limit=100"
 BASE = "https://hr.example.com/api/v1/people"

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.emails import is_valid_email, normalise_email, valid_emails
+from hrsync.core.export.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
+from hrsync.core.export.templates import template_names
 from hrsync.core.people import (
     Directory,
     Person,
@@ -25,9 +26,8 @@ from hrsync.core.people import (
     read_value,
 )
 from hrsync.core.people.columns import normalise_column
-from hrsync.core.rows import MAX_FIELD_CHARS, RowTable, RowValues, SourceRow
+from hrsync.core.people.emails import is_valid_email, normalise_email, valid_emails
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
-from hrsync.core.templates import template_names
 from hrsync.core.text import collapse_whitespace
 from hrsync.sources.base import SourceError
 from hrsync.sources.open import open_export
@@ -948,7 +948,7 @@ def test_every_reporting_cycle_is_reported_once(managers: list[int]) -> None:
 def test_a_long_value_is_shown_cut_short_in_its_problem_and_its_group() -> None:
     # A value may be up to 64 Ki characters; a message quoting twenty of them in full was
     # almost a megabyte. The message shows the start and says how long the value is.
-    from hrsync.core.problems import group_problems
+    from hrsync.core.report.problems import group_problems
 
     long_email = "x" * 5_000
     rows = [row(f"E{i}", email=f"{long_email}{i}") for i in range(1, 4)]

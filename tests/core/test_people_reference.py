@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrsync.core.export.rows import MAX_FIELD_CHARS, LineLocations, RowTable, SourceRow
 from hrsync.core.people import Directory, read_people
-from hrsync.core.rows import MAX_FIELD_CHARS, LineLocations, RowTable, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 from tests.core.people_reference import read_people_by_row
 

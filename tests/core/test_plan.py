@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import (
+from hrsync.core.gate.plan import (
     COUNT_KEYS,
     Archive,
     Change,
@@ -27,7 +26,8 @@ from hrsync.core.plan import (
     payload_digest,
     payload_size,
 )
-from hrsync.core.render import describe
+from hrsync.core.report.render import describe
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 
 SENTINEL = "LTE"  # DX's root sentinel id: parent of root teams, first of every ancestors list

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hrsync.core.plan_ids import (
+from hrsync.core.gate.plan_ids import (
     Approval,
     PlanSummary,
     approval_for,

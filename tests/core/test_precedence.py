@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hrsync.core.export.rows import RowTable, SourceRow
 from hrsync.core.people import read_people
-from hrsync.core.precedence import (
+from hrsync.core.people.precedence import (
     add_columns,
     apply_precedence,
     first_of_column,
     provenance,
     winner,
 )
-from hrsync.core.rows import RowTable, SourceRow
 from hrsync.core.settings import FieldSettings, FilterSettings
 
 NULLS = ("", "NULL", "n/a")

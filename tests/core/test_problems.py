@@ -1,4 +1,4 @@
-"""Tests for hrsync/core/problems.py: problems of one kind told once (issue 11)."""
+"""Tests for hrsync/core/report/problems.py: problems of one kind told once (issue 11)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.core.people import Problem
-from hrsync.core.problems import group_problems, grouped_lines
+from hrsync.core.report.problems import group_problems, grouped_lines
 
 NOBODY = "must be the employee id of a person in the export, but it matches nobody"
 

@@ -3,7 +3,7 @@ config's checks and `explain`."""
 
 from __future__ import annotations
 
-from hrsync.core.read_columns import ColumnRead, columns_read
+from hrsync.core.export.read_columns import ColumnRead, columns_read
 from hrsync.core.settings import AttributeSettings, FilterSettings, MappingSettings, Settings
 
 ENTRIES = {"Location": "{Office}", "Level": "Job Level", "Cost center": "{Cost Center|strip}"}

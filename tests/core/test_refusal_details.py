@@ -1,5 +1,5 @@
 """Reading DX's `invalid_rows` refusal whatever the shape of its details
-(hrsync/core/refusal_details.py)."""
+(hrsync/core/confirmation/refusal_details.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.identity import TeamRow
-from hrsync.core.refusal_details import read_refusal, suspected_leads
+from hrsync.core.confirmation.refusal_details import read_refusal, suspected_leads
+from hrsync.core.teams.identity import TeamRow
 
 
 def row(ref: str, lead: str, parent: str | None = None) -> TeamRow:

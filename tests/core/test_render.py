@@ -6,9 +6,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hrsync.config.loading import SyncSettings
-from hrsync.core.guards import check_safety, check_snapshots
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import (
+from hrsync.core.gate.guards import check_safety, check_snapshots
+from hrsync.core.gate.plan import (
     Archive,
     Change,
     Create,
@@ -19,7 +18,7 @@ from hrsync.core.plan import (
     Unchanged,
     make_plan,
 )
-from hrsync.core.render import (
+from hrsync.core.report.render import (
     approval_command,
     describe,
     event_fields,
@@ -28,6 +27,7 @@ from hrsync.core.render import (
     render_plan,
     render_refusal,
 )
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.errors import DxRejected, error_for_code
 from hrsync.dx.models import DxTeam, Snapshot
 

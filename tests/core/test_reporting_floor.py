@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.listing import LIMIT
-from hrsync.core.reporting_floor import (
+from hrsync.core.gate.reporting_floor import (
     PEOPLE_SHOWN,
     REPORTING_FLOOR,
     SmallTeam,
@@ -20,7 +19,8 @@ from hrsync.core.reporting_floor import (
     floor_lines,
     under_floor,
 )
-from hrsync.core.snapshot_ahead import NextSnapshot
+from hrsync.core.gate.snapshot_ahead import NextSnapshot
+from hrsync.core.listing import LIMIT
 
 SNAP = NextSnapshot("snap-dec", date(2026, 12, 7))
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.guards import check_snapshots
-from hrsync.core.snapshot_ahead import (
+from hrsync.core.gate.guards import check_snapshots
+from hrsync.core.gate.snapshot_ahead import (
     CHECK_EVERY,
     LAST_CHECK_BEFORE,
     SNAPSHOT_NOT_READY,

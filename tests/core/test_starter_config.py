@@ -8,9 +8,9 @@ import tomllib
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from hrsync.core.guess_fields import Column, propose
-from hrsync.core.starter_config import StarterSource, render, toml_string
-from hrsync.core.templates import Template
+from hrsync.core.export.templates import Template
+from hrsync.core.starter.guess_fields import Column, propose
+from hrsync.core.starter.starter_config import StarterSource, render, toml_string
 
 _MANAGER_WORDS = ("manag", "supervis", "report", "vorgesetzt")
 

@@ -1,12 +1,12 @@
-"""Stand-in leads for teams whose lead DX does not know yet (hrsync/core/substitutes.py)."""
+"""Stand-in leads for teams whose lead DX does not know yet (hrsync/core/teams/substitutes.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.identity import TeamRow
-from hrsync.core.substitutes import LeadSubstitute, substitute_leads
+from hrsync.core.teams.identity import TeamRow
+from hrsync.core.teams.substitutes import LeadSubstitute, substitute_leads
 
 
 def row(ref: str, lead: str, parent: str | None = None) -> TeamRow:

@@ -1,4 +1,4 @@
-"""Tests for hrsync/core/templates.py: placeholders, filters, and what is refused."""
+"""Tests for hrsync/core/export/templates.py: placeholders, filters, and what is refused."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.mapping import build_teams
+from hrsync.core.export.templates import FILTERS, Template, check_template, template_names
 from hrsync.core.settings import FieldSettings, MappingSettings
-from hrsync.core.templates import FILTERS, Template, check_template, template_names
+from hrsync.core.teams.mapping import build_teams
 from tests.strategies import make_person
 
 ROW = {"Office": "  São  Paulo ", "Cost Center": " CC-42 ", "Full Name": "Ana María López"}

@@ -9,11 +9,10 @@ from collections.abc import Mapping, Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hrsync.core.guards import source_trips
+from hrsync.core.export.rows import LineLocations, RowTable, SourceRow
+from hrsync.core.gate.guards import source_trips
 from hrsync.core.people import Directory, read_people
-from hrsync.core.rows import LineLocations, RowTable, SourceRow
-from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings, UnionSettings
-from hrsync.core.union import (
+from hrsync.core.people.union import (
     SourceCount,
     SourceTable,
     attach_refusals,
@@ -23,6 +22,7 @@ from hrsync.core.union import (
     part_of,
     source_counts,
 )
+from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings, UnionSettings
 
 NULLS = ("NULL", "-")
 PRIMARY_FIELDS = FieldSettings(

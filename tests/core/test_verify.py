@@ -5,9 +5,7 @@ from typing import Any
 
 import pytest
 
-from hrsync.core.identity import TeamRow
-from hrsync.core.plan import Create, LeadChange, Plan, Rename, make_plan
-from hrsync.core.verify import (
+from hrsync.core.confirmation.verify import (
     NameMismatch,
     Overcounted,
     ParentMismatch,
@@ -16,6 +14,8 @@ from hrsync.core.verify import (
     check_convergence,
     match_audit,
 )
+from hrsync.core.gate.plan import Create, LeadChange, Plan, Rename, make_plan
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import AuditEvent, DxTeam
 from hrsync.dx.parse import parse_audit_events
 

@@ -13,7 +13,7 @@ from freezegun.api import FrozenDateTimeFactory
 from structlog.testing import capture_logs
 
 from hrsync.clock import utcnow
-from hrsync.core.snapshot_ahead import CHECK_EVERY, LAST_CHECK_BEFORE, NextSnapshot
+from hrsync.core.gate.snapshot_ahead import CHECK_EVERY, LAST_CHECK_BEFORE, NextSnapshot
 from hrsync.daemon.presnapshot import CATCH_UP_GAP
 from hrsync.daemon.scheduler import (
     CATCH_UP_JOB,

@@ -17,7 +17,7 @@ import pytest
 
 from hrsync.commands.status import gather
 from hrsync.config.loading import Settings, load_settings
-from hrsync.core.snapshot_ahead import CHECK_EVERY
+from hrsync.core.gate.snapshot_ahead import CHECK_EVERY
 from hrsync.daemon.scheduler import PRE_SNAPSHOT_JOB, RESUME_JOB, SCHEDULE_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.monitor.reporting import Monitor

@@ -20,9 +20,9 @@ import pytest
 from structlog.testing import capture_logs
 
 from hrsync.core.attributes import AttributeOutcome
-from hrsync.core.notify import observe
+from hrsync.core.report.notify import observe
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
-from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.monitor.endpoints import Endpoints
 from hrsync.monitor.gauges import read_state
 from hrsync.monitor.metrics import Metrics

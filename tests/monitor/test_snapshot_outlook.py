@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from hrsync.commands.status import gather, render
-from hrsync.core.identity import KnownIdentity
+from hrsync.core.gate.snapshot_ahead import NextSnapshot
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
-from hrsync.core.snapshot_ahead import NextSnapshot
+from hrsync.core.teams.identity import KnownIdentity
 from hrsync.monitor.reporting import Monitor
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store

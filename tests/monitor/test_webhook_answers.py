@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from hrsync.core.notify import observe
+from hrsync.core.report.notify import observe
 from hrsync.core.settings import NotifySettings
 from hrsync.monitor.webhook import MAX_ANSWER_BYTES, Notifier
 from hrsync.store.repo import Store

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from hrsync.core.notify import observe
+from hrsync.core.report.notify import observe
 from hrsync.core.settings import NotifySettings
 from hrsync.monitor.webhook import Notifier
 from hrsync.store.repo import Store
@@ -47,7 +47,7 @@ def test_an_attention_state_returning_after_an_unannounced_recovery_is_sent_agai
 
 
 def test_recovered_quietly_is_a_success_after_an_attention_state() -> None:
-    from hrsync.core.notify import Sent, recovered_quietly
+    from hrsync.core.report.notify import Sent, recovered_quietly
 
     ok = observe("r", "applied", quarantined=False, plan_digest="p")
     assert recovered_quietly(Sent("rejected", "d", NOW), ok)

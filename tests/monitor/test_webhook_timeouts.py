@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hrsync import logs
-from hrsync.core.notify import observe
+from hrsync.core.report.notify import observe
 from hrsync.core.settings import NotifySettings
 from hrsync.monitor.webhook import Notifier
 from hrsync.store.repo import Store

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hrsync.core.export.rows import MAX_FIELD_CHARS, LineLocations
 from hrsync.core.people import read_people
-from hrsync.core.rows import MAX_FIELD_CHARS, LineLocations
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.sources.base import CHUNK_BYTES, Export, Lines, LineTooLong, SourceError, lines
 from hrsync.sources.csv_reader import line_limit, sniff_delimiter

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrsync.core.export.rows import Several
 from hrsync.core.people import read_people
-from hrsync.core.rows import Several
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError
 from hrsync.sources.json_reader import _streamed, flatten, open_json

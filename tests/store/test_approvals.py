@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from hrsync.core.plan_ids import PlanSummary
+from hrsync.core.gate.plan_ids import PlanSummary
 from hrsync.store.repo import Store
 
 NOW = datetime(2026, 11, 27, 14, 2, tzinfo=UTC)

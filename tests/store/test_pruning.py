@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
-from hrsync.core.guards import TURNED_AWAY
-from hrsync.core.identity import KnownIdentity, TeamRow
-from hrsync.core.notify import ATTENTION, SUCCESS
-from hrsync.core.plan_ids import PlanSummary
-from hrsync.core.snapshot_ahead import NextSnapshot
+from hrsync.core.gate.guards import TURNED_AWAY
+from hrsync.core.gate.plan_ids import PlanSummary
+from hrsync.core.gate.snapshot_ahead import NextSnapshot
+from hrsync.core.report.notify import ATTENTION, SUCCESS
+from hrsync.core.teams.identity import KnownIdentity, TeamRow
 from hrsync.dx.methods import PROCESS
 from hrsync.outcome import Outcome
 from hrsync.store import tables

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from hrsync.core.identity import KnownIdentity, TeamRow
-from hrsync.core.plan import SeenTeam
+from hrsync.core.gate.plan import SeenTeam
+from hrsync.core.teams.identity import KnownIdentity, TeamRow
 from hrsync.dx.methods import PROCESS
 from hrsync.store.repo import Store
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from hrsync.core.joins import JoinCount
-from hrsync.core.union import SourceCount
+from hrsync.core.people.joins import JoinCount
+from hrsync.core.people.union import SourceCount
 from hrsync.store.repo import Store
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrsync.core.identity import KnownIdentity, TeamRow
-from hrsync.core.plan import LeadChange, Rename, SeenTeam
+from hrsync.core.gate.plan import LeadChange, Rename, SeenTeam
+from hrsync.core.teams.identity import KnownIdentity, TeamRow
 from hrsync.store.submission_record import (
     NEVER_REACHED_DX,
     UNFINISHED,

@@ -17,7 +17,7 @@ from structlog.testing import capture_logs
 
 from hrsync.commands.demo import CONFIG
 from hrsync.config.loading import Settings, load_settings
-from hrsync.core.rows import MAX_FIELD_CHARS
+from hrsync.core.export.rows import MAX_FIELD_CHARS
 from hrsync.resources import shipped_dir
 from hrsync.simulator.scenario import load_scenario
 from hrsync.simulator.server import RunningSimulator

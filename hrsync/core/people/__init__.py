@@ -1,7 +1,7 @@
 """People: an export's rows read, normalised and validated as `Person`s (pure).
 
 CONTRACT (shared with mapping, identity and the engine; change only with care):
-- `SourceRow` (from `hrsync.core.rows`) is what a reader yields;
+- `SourceRow` (from `hrsync.core.export.rows`) is what a reader yields;
   `RowTable` is every row at once (`Export.table()`, what a run passes).
 - `Person` is one validated, normalised person (a tuple, built in C); `Person.attributes`
   is their whole row, each value read trimmed and with null words blank (`PersonValues`),
@@ -22,7 +22,7 @@ returning what it finds:
    missing, the closest columns and the columns found, and no row is read. A status
    column the config leaves unused is a warning (its rows are all kept).
 2. Fields (`read_fields`): a `[source.fields]` value with braces is a template over the
-   row's columns (hrsync.core.templates), rendered for every row at once; empty when all
+   row's columns (hrsync.core.export.templates), rendered for every row at once; empty when all
    its placeholders are. A cell equal to one of `source.null_values` is empty, in every
    column. Every value is trimmed; names have inner whitespace collapsed; e-mails (the
    person's and a manager's) are lower-cased. The work runs column by column over every
@@ -34,7 +34,7 @@ returning what it finds:
    in it (Unicode category Cc: NUL, ESC, DEL, CR, LF, ...; a tab is allowed) is fatal, as
    is a value over `MAX_FIELD_CHARS` characters. Such a value would reach DX as a team
    name, or silently filter a person out as an unknown status.
-4. Filters (`filter_rows`, hrsync.core.filters): status, include, exclude. A filtered
+4. Filters (`filter_rows`, hrsync.core.export.filters): status, include, exclude. A filtered
    row is not validated: a terminated row with a blank e-mail is no problem. Then
    several values (`check_several`): a kept row whose field (a `[source.fields]` column,
    a template's, or `also_used`) holds several different values of a JSON list
@@ -48,8 +48,9 @@ returning what it finds:
    matching nobody, or naming the person themselves, is fatal. A manager who is in the
    export but filtered out is a warning: the report is kept with no manager of their
    own, and `Directory.left` names that manager (their row read as a person, and the
-   filtered-out managers above them), so that their team stays (hrsync.core.mapping). When both
-   manager columns are set, the id wins and a disagreeing e-mail is a warning.
+   filtered-out managers above them), so that their team stays
+   (hrsync.core.teams.mapping). When both manager columns are set, the id wins and a
+   disagreeing e-mail is a warning.
    `manager_name` (used when neither id nor e-mail is given) matches by `name_key`; a
    name two kept people share is fatal for the row naming it. With `unknown_manager =
    "top"` a reference matching nobody makes the person top of the org: one warning per

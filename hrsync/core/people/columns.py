@@ -13,16 +13,16 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import NamedTuple, TypeVar
 
+from hrsync.core.export.rows import MAX_FIELD_CHARS, RowTable
+from hrsync.core.export.templates import Template, is_template
 from hrsync.core.people.person import RowShape, read_row, read_value
-from hrsync.core.rows import MAX_FIELD_CHARS, RowTable
-from hrsync.core.templates import Template, is_template
 from hrsync.core.text import collapse_whitespace, collapse_whitespace_each, joined, padded
 
 _T = TypeVar("_T")
 
 # Every value is trimmed as it is read (`normalise_column`, `PersonValues`); names and
 # departments also go through `normalise_name`, e-mails through `normalise_email`
-# (hrsync.core.emails, which the config's sync.notify_email follows too).
+# (hrsync.core.people.emails, which the config's sync.notify_email follows too).
 
 
 def normalise_name(value: str) -> str:

@@ -10,9 +10,9 @@ from itertools import compress, repeat
 from operator import eq
 from typing import NamedTuple
 
-from hrsync.core.emails import normalise_email
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import PersonColumns, pick, scatter, take
+from hrsync.core.people.emails import normalise_email
 from hrsync.core.people.person import Person
 from hrsync.core.people.validation import WHOLE_EXPORT, Finding, fatal, of_person, warning
 from hrsync.core.text import collapse_whitespace, natural_key, shown_value

@@ -7,7 +7,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import ClassVar, NamedTuple, cast
 
-from hrsync.core.rows import RowValues
+from hrsync.core.export.rows import RowValues
 
 
 class RowShape(NamedTuple):

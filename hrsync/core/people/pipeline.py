@@ -9,7 +9,9 @@ from itertools import compress, repeat
 from operator import is_, not_
 from typing import NamedTuple
 
-from hrsync.core.filters import LOGICAL_FIELDS, RowFilter, build_row_filter
+from hrsync.core.export.filters import LOGICAL_FIELDS, RowFilter, build_row_filter
+from hrsync.core.export.rows import ChainedLocations, LineLocations, RowTable, SourceRow
+from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept, read_fields
 from hrsync.core.people.managers import (
     NO_MANAGER_LEFT,
@@ -40,9 +42,7 @@ from hrsync.core.people.validation import (
     sort_findings,
     validate_rows,
 )
-from hrsync.core.rows import ChainedLocations, LineLocations, RowTable, SourceRow
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
-from hrsync.core.templates import is_template, template_names
 from hrsync.core.text import collapse_whitespace, natural_key
 
 ROOT_REASON = "filter.root"
@@ -52,7 +52,7 @@ ROOT_REASON = "filter.root"
 class HeldPerson:
     """A person held for a problem of their own row (an e-mail, an id, their manager): not
     built as a `Person`, and not sent as the row says; DX keeps what it last verifiably
-    had for them (`hrsync.core.held`)."""
+    had for them (`hrsync.core.teams.held`)."""
 
     row: int  # the row's position in the export
     location: str

@@ -13,13 +13,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hrsync.core.emails import EMAIL_RULE, valid_emails
-from hrsync.core.filters import STATUS_REASON, UnknownField, closest_name
+from hrsync.core.export.filters import STATUS_REASON, UnknownField, closest_name
+from hrsync.core.export.rows import MAX_FIELD_CHARS, Several
+from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept
-from hrsync.core.rows import MAX_FIELD_CHARS, Several
+from hrsync.core.people.emails import EMAIL_RULE, valid_emails
 from hrsync.core.settings import FilterSettings
-from hrsync.core.templates import check_template, is_template, template_names
 from hrsync.core.text import natural_key, shown_value
 
 

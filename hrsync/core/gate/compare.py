@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from hrsync.core.identity import TeamRow
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 
 

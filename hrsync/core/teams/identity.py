@@ -74,7 +74,7 @@ from operator import attrgetter
 from typing import Any, Literal, NamedTuple, cast
 
 from hrsync.core.listing import capped
-from hrsync.core.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam, SortedEmails
+from hrsync.core.teams.mapping import DEPARTMENT_PREFIX, MANAGER_PREFIX, DesiredTeam, SortedEmails
 from hrsync.core.tree import forest
 from hrsync.dx.models import DxTeam
 

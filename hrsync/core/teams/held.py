@@ -6,7 +6,7 @@ joins the team graph under a placeholder e-mail (`graph_people`), so their repor
 their team and its place. Once the teams are made, `place_held` takes every placeholder
 out and puts back what DX had: the e-mail DX took for them as a member of the team DX had
 them in, and as the lead of a team they lead. A team whose held lead DX never took is led
-by the nearest lead above, as for a lead DX does not know (hrsync.core.substitutes).
+by the nearest lead above, as for a lead DX does not know (hrsync.core.teams.substitutes).
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hrsync.core.mapping import (
+from hrsync.core.export.rows import MAX_FIELD_CHARS
+from hrsync.core.people import HeldPerson, Person, Problem
+from hrsync.core.teams.mapping import (
     DEPARTMENT_PREFIX,
     MANAGER_PREFIX,
     DesiredTeam,
     SortedEmails,
     TeamMap,
 )
-from hrsync.core.people import HeldPerson, Person, Problem
-from hrsync.core.rows import MAX_FIELD_CHARS
 
 # `.invalid` is reserved: no mail system delivers there, and no DX user has one.
 PLACEHOLDER_DOMAIN = "held.hrsync.invalid"

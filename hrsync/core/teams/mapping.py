@@ -57,7 +57,7 @@ Team names
     ``{lead_last_name}``, ``{lead_email}``, ``{lead_employee_id}``, ``{department}`` and
     ``{department_path}``, plus any HR column of the lead by its name (``{Title}``); a
     built-in wins over a column of the same name. A placeholder may pass its value through
-    filters, ``{lead_name|first}`` (hrsync.core.templates). With the manager strategy
+    filters, ``{lead_name|first}`` (hrsync.core.export.templates). With the manager strategy
     ``{department}`` and ``{department_path}`` are the lead's department value; with the
     department strategy ``{department}`` is the unit's own name (the last path segment)
     and ``{department_path}`` the whole path (use ``team_name = "{department}"`` there).
@@ -90,6 +90,7 @@ from itertools import islice
 from operator import attrgetter
 from typing import NamedTuple, cast
 
+from hrsync.core.export.templates import FILTERS, Template, TemplateError, check_template
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import (
     NO_MANAGER_LEFT,
@@ -101,7 +102,6 @@ from hrsync.core.people import (
     normalise_name,
 )
 from hrsync.core.settings import FieldSettings, MappingSettings
-from hrsync.core.templates import FILTERS, Template, TemplateError, check_template
 from hrsync.core.text import natural_key
 from hrsync.core.tree import ancestors, forest
 

@@ -33,11 +33,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from hrsync.core.compare import index_dx
-from hrsync.core.identity import TeamRow
+from hrsync.core.confirmation.verify import Convergence, CountRange, Uncounted
+from hrsync.core.gate.compare import index_dx
+from hrsync.core.gate.plan import LeadChange, MembershipChange, Plan, awaited_refs
 from hrsync.core.listing import capped
-from hrsync.core.plan import LeadChange, MembershipChange, Plan, awaited_refs
-from hrsync.core.verify import Convergence, CountRange, Uncounted
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 
 Known = Mapping[str, bool | None]

@@ -20,9 +20,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Final, Literal
 
-from hrsync.core.guards import scheduled_day
-from hrsync.core.plan import COUNT_KEYS
-from hrsync.core.render import approve_command, hrsync_command
+from hrsync.core.command_lines import approve_command, hrsync_command
+from hrsync.core.gate.guards import scheduled_day
+from hrsync.core.gate.plan import COUNT_KEYS
 from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
 

@@ -22,7 +22,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from hrsync.core.identity import TeamRow
+from hrsync.core.teams.identity import TeamRow
 
 About = Literal["lead", "other", "unexplained"]
 

@@ -11,17 +11,13 @@ first `LIMIT` e-mails of a membership change.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from hrsync.core.guards import Deferral, Refusal
-from hrsync.core.held import Hold
-from hrsync.core.listing import LIMIT, capped
-from hrsync.core.mapping import LeadLeft, Unplaced
-from hrsync.core.people import UnknownManager
-from hrsync.core.plan import (
+from hrsync.core.command_lines import approve_command, hrsync_command
+from hrsync.core.gate.guards import Deferral, Refusal
+from hrsync.core.gate.plan import (
     Archive,
     Change,
     Create,
@@ -32,7 +28,11 @@ from hrsync.core.plan import (
     Rename,
     Unchanged,
 )
-from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.listing import LIMIT, capped
+from hrsync.core.people import UnknownManager
+from hrsync.core.teams.held import Hold
+from hrsync.core.teams.mapping import LeadLeft, Unplaced
+from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.core.text import parent_label, plural, quoted
 from hrsync.dx.errors import DxRejected
 from hrsync.terminal import one_line
@@ -232,12 +232,6 @@ def render_plan(plan: Plan) -> str:
     return _joined(lines)
 
 
-def hrsync_command(config_path: Path | str | None, *args: str) -> str:
-    """A command line a person can paste: the same `--config` as this run, quoted."""
-    head = ["hrsync"] if config_path is None else ["hrsync", "--config", str(config_path)]
-    return shlex.join([*head, *args])
-
-
 def approval_command(refusal: Refusal, config_path: Path | str | None) -> str | None:
     """The manual run that applies the refused plan once; None when it cannot be."""
     flags = refusal.override_flags
@@ -293,11 +287,6 @@ def render_refusal(refusal: Refusal, config_path: Path | str | None = None) -> s
         )
         lines.append(f"If this is intended, apply it once with: {command}")
     return _joined(lines)
-
-
-def approve_command(plan_id: str, config_path: Path | str | None) -> str:
-    """`hrsync approve PLAN_ID` with the same `--config` as this run."""
-    return hrsync_command(config_path, "approve", plan_id)
 
 
 def rejection_reason(exc: DxRejected, notify_email: str | None) -> str:

@@ -24,12 +24,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hrsync.core.emails import valid_emails
+from hrsync.core.export.page_signs import one_page_sign, page_signs
+from hrsync.core.export.rows import RowTable
+from hrsync.core.export.templates import Template, is_template
 from hrsync.core.listing import capped
-from hrsync.core.page_signs import one_page_sign, page_signs
+from hrsync.core.people.emails import valid_emails
 from hrsync.core.people.managers import name_key
-from hrsync.core.rows import RowTable
-from hrsync.core.templates import Template, is_template
 from hrsync.core.text import plural
 
 # What a JSON reader joins several values of one list with (hrsync.sources.json_reader).
@@ -840,7 +840,7 @@ def find_records(document: Any, *, depth: int = 4) -> RecordsGuess | None:
 
 def next_page(document: Any) -> str | None:
     """A note when a saved API answer says it is one page of more (by its shape, as a run
-    tells: `hrsync.core.page_signs`): `init` reads the file, but a config reading the API
+    tells: `hrsync.core.export.page_signs`): `init` reads the file, but a config reading the API
     must page."""
     records = find_records(document)
     if records is None or not isinstance(document, dict):

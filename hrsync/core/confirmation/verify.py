@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from hrsync.core.compare import compare, index_dx
-from hrsync.core.identity import TeamRow
+from hrsync.core.gate.compare import compare, index_dx
+from hrsync.core.gate.plan import Change, Create, LeadChange, Plan, Rename
 from hrsync.core.listing import capped
-from hrsync.core.plan import Change, Create, LeadChange, Plan, Rename
+from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import AuditEvent, DxTeam
 
 # ---------------------------------------------------------------- convergence

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from hrsync.core.guess_fields import FIELD_ORDER, Proposal, RecordsGuess, Todo
 from hrsync.core.settings import SourceSettings
+from hrsync.core.starter.guess_fields import FIELD_ORDER, Proposal, RecordsGuess, Todo
 from hrsync.core.text import plural
 
 # Where `hrsync simulator` listens by default: the config rehearses first.

@@ -13,7 +13,7 @@ other column, and `read_people` checks them as it checks the export's own.
 - A hash join: the table's rows by key once, then one look-up per person.
 - A person whose key matches two rows or more, or no row when the join is declared
   ``match = "one"``, has a problem of their own row (`Problem.holds`): held, as for any
-  other (hrsync.core.held), and their joined columns read empty.
+  other (hrsync.core.teams.held), and their joined columns read empty.
 - What refuses the run, naming the join: a table without rows, a key column missing on
   either side, a column the config reads missing from the table.
 """
@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 
-from hrsync.core.filters import closest_name
+from hrsync.core.export.filters import closest_name
+from hrsync.core.export.read_columns import columns_read
+from hrsync.core.export.rows import RowTable, Several, extended, tails_like
+from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, read_fields
+from hrsync.core.people.precedence import PrecedenceReport
 from hrsync.core.people.validation import Finding, of_person
-from hrsync.core.precedence import PrecedenceReport
-from hrsync.core.read_columns import columns_read
-from hrsync.core.rows import RowTable, Several, extended, tails_like
 from hrsync.core.settings import JOIN_FIELDS, FieldSettings, JoinSettings, Settings
-from hrsync.core.templates import is_template, template_names
 
 # Unmatched rows a report keeps as examples (`hrsync check`, the JSON plan).
 EXAMPLES = 5
@@ -156,7 +156,7 @@ class Joined:
     reports: tuple[JoinReport, ...]
     findings: tuple[Finding, ...]  # problems of people's own rows (they hold them)
     refusals: tuple[str, ...] = ()  # problems of a join itself: the run is refused
-    # Each `[source.fields]` precedence list as it went (hrsync.core.precedence), made
+    # Each `[source.fields]` precedence list as it went (hrsync.core.people.precedence), made
     # over the joined rows.
     precedence: tuple[PrecedenceReport, ...] = ()
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from hrsync.core.dx_users import NotCounted
+from hrsync.core.confirmation.dx_users import NotCounted
+from hrsync.core.gate.reporting_floor import UnderFloor, floor_document, floor_lines
+from hrsync.core.gate.snapshot_ahead import NextSnapshot, NoticeKind, Readiness, readiness_lines
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.reporting_floor import UnderFloor, floor_document, floor_lines
-from hrsync.core.snapshot_ahead import NextSnapshot, NoticeKind, Readiness, readiness_lines
-from hrsync.core.substitutes import LeadSubstitute
+from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.core.text import plural
 from hrsync.terminal import one_line
 

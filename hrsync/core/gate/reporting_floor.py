@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hrsync.core.gate.snapshot_ahead import NextSnapshot
 from hrsync.core.listing import LIMIT, capped
-from hrsync.core.snapshot_ahead import NextSnapshot
 from hrsync.core.text import plural, quoted
 
 # DX's rule, not a decision for the user: not a configuration key.

@@ -34,13 +34,13 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from typing import NamedTuple
 
-from hrsync.core.filters import LOGICAL_FIELDS
+from hrsync.core.export.filters import LOGICAL_FIELDS
+from hrsync.core.export.rows import ChainedLocations, RowTable, Several, extended, tails_like
+from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, read_fields
 from hrsync.core.people.validation import check_columns
-from hrsync.core.rows import ChainedLocations, RowTable, Several, extended, tails_like
 from hrsync.core.settings import FieldSettings, FilterSettings, UnionSettings, keyed_under
-from hrsync.core.templates import is_template, template_names
 
 # How counts and messages name the primary export.
 PRIMARY = "source"

@@ -6,7 +6,7 @@ and membership are judged against what hrsync last submitted and saw verified
 (`last_submitted`). A team hrsync never verified has an unknown lead: the plan says so
 instead of claiming to know what changes.
 
-Names and parents are compared as `hrsync.core.compare` says, the same way verifying
+Names and parents are compared as `hrsync.core.gate.compare` says, the same way verifying
 does after a submission.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
-from hrsync.core.compare import DxTeams, compare, index_dx
-from hrsync.core.identity import TeamRow
+from hrsync.core.gate.compare import DxTeams, compare, index_dx
+from hrsync.core.teams.identity import TeamRow
 from hrsync.core.text import parent_label, quoted
 from hrsync.dx.models import DxTeam
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
-from hrsync.core.identity import TeamRow
+from hrsync.core.teams.identity import TeamRow
 
 
 class LeadSubstitute(NamedTuple):

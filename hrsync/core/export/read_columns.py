@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.settings import Settings
-from hrsync.core.templates import is_template, template_names
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from hrsync.core.gate.plan import Plan
 from hrsync.core.listing import capped
-from hrsync.core.plan import Plan
 from hrsync.core.text import plural, quoted
 
 # Hex digits of a plan id: short enough to type, and never trusted alone: an approval is

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from hrsync.core.rows import Several
+from hrsync.core.export.rows import Several
 
 EXAMPLES = "positions[0].manager_id, relations[type=manager].value or emails[primary].address"
 

@@ -15,16 +15,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
-from hrsync.core.compare import index_dx
-from hrsync.core.filters import STATUS_REASON, RowFilter
-from hrsync.core.held import Hold
-from hrsync.core.identity import TeamRow
+from hrsync.core.export.filters import STATUS_REASON, RowFilter
+from hrsync.core.export.rows import SourceRow
+from hrsync.core.export.templates import Template, is_template
+from hrsync.core.gate.compare import index_dx
 from hrsync.core.listing import capped
-from hrsync.core.mapping import DesiredTeam, TeamMap, Unplaced, written_manager
 from hrsync.core.people import NOT_IN_EXPORT, HeldPerson, Person
-from hrsync.core.rows import SourceRow
 from hrsync.core.settings import FieldSettings
-from hrsync.core.templates import Template, is_template
+from hrsync.core.teams.held import Hold
+from hrsync.core.teams.identity import TeamRow
+from hrsync.core.teams.mapping import DesiredTeam, TeamMap, Unplaced, written_manager
 from hrsync.core.text import quoted
 from hrsync.dx.models import DxTeam
 
@@ -294,7 +294,7 @@ def explain(
 ) -> str:
     """The report: the row, the fields, the chain, the team(s) and their DX side, and
     whether DX counts the person (`dx_user`). `joined`: where their joined values came
-    from (hrsync.core.joins.provenance), after the fields."""
+    from (hrsync.core.people.joins.provenance), after the fields."""
     lines = [f"{_who(person)} <{person.email}>", f"  row: {person.location}", "  fields:"]
     for d in derive_fields(person, settings):
         how = f"template {d.source!r}" if d.template else f"column {d.source!r}"

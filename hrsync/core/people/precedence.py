@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from hrsync.core.filters import closest_name
+from hrsync.core.export.filters import closest_name
+from hrsync.core.export.rows import RowTable, extended, tails_like
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns
-from hrsync.core.rows import RowTable, extended, tails_like
 
 
 def first_of_column(names: Sequence[str]) -> str:

@@ -28,12 +28,12 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final, Literal
 
-from hrsync.core.joins import JoinCount
-from hrsync.core.plan import Archive, Plan
-from hrsync.core.plan_ids import plan_id
+from hrsync.core.gate.plan import Archive, Plan
+from hrsync.core.gate.plan_ids import plan_id
+from hrsync.core.people.joins import JoinCount
+from hrsync.core.people.union import PRIMARY, SourceCount
 from hrsync.core.settings import SyncSettings
 from hrsync.core.text import plural
-from hrsync.core.union import PRIMARY, SourceCount
 from hrsync.dx.models import Snapshot
 from hrsync.dx.payload import MAX_PAYLOAD_BYTES
 

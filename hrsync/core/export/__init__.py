@@ -1,0 +1,1 @@
+"""Reading an export (pure): rows and their limits, paths, templates, filters, page signs."""

@@ -1,0 +1,1 @@
+"""What a person reads (pure): the rendered plan and refusals, explanations, notifications."""
