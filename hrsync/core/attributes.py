@@ -24,6 +24,8 @@ value is text with its whitespace runs collapsed.
 - DX refusing every person sent says a setting is wrong (an attribute DX takes from
   nobody, e-mails of another domain), not that each person is: from `EVERY_REFUSED_FROM`
   people sent, that fails the step (`refused_every`). Fewer are a few people's problems.
+  Answers naming no user count only while DX has confirmed no one of the export: once it
+  has, they are new hires, and five of them in a week fail nothing.
 - DX's answer confirms a value when it lists the attribute with the value sent; anything
   else (a failure, a different value, an attribute missing from the answer) is a
   failure of that person, with DX's words.
@@ -217,10 +219,18 @@ def names_unknown_user(error: str | None) -> bool:
     return "user" in code and ("not_found" in code or "unknown" in code)
 
 
-def refused_every(sent: int, updated: int, refused: int) -> bool:
-    """DX refused every one of `sent` people (no update, every answer a refusal), and
-    enough were sent for that to be a setting's fault, not theirs."""
-    return sent >= EVERY_REFUSED_FROM and updated == 0 and refused == sent
+def refused_every(sent: int, updated: int, refused: int, *, unknown: int, known: int) -> bool:
+    """DX refused every one of `sent` people (no update, every answer a refusal or an
+    unknown user), and enough were sent for that to be a setting's fault, not theirs.
+
+    `known` people of this export hold a value DX confirmed: DX knows the export's
+    e-mails, so people it names no user of are new hires who have not joined yet, however
+    many, and only its other refusals can say a setting is wrong."""
+    if sent < EVERY_REFUSED_FROM or updated:
+        return False
+    if known and refused < sent:
+        return False
+    return refused + unknown == sent
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,7 +148,8 @@ def send(run: Run, store: AttributeStore, plan: AttributePlan, progress_to: Text
                     f"{plural(total, 'call')}; the next run sends the rest",
                 )
     log.info("attributes.sent", people=total, updated=updated, failed=len(failures))
-    if refused_every(total, updated, len(failures) + len(not_found)):
+    known = max((count.confirmed for count in plan.counts), default=0)
+    if refused_every(total, updated, len(failures), unknown=len(not_found), known=known):
         # Not one person's problem: an attribute name or value DX takes from nobody, or an
         # export whose e-mails DX knows none of, is a setting to fix, and an "applied" step
         # would hide it behind per-person warnings.

@@ -375,18 +375,22 @@ def test_which_errors_name_an_unknown_user(error: str | None, unknown: bool) -> 
 
 
 @pytest.mark.parametrize(
-    ("sent", "updated", "refused", "fails"),
+    ("sent", "updated", "refused", "unknown", "known", "fails"),
     [
-        (1, 0, 1, False),  # a lone new hire
-        (4, 0, 4, False),
-        (5, 0, 5, True),  # a setting: DX takes the values of nobody
-        (37, 0, 37, True),
-        (37, 1, 36, False),
-        (5, 0, 4, False),  # one answered with a value DX did not confirm
-        (0, 0, 0, False),
+        (1, 0, 1, 0, 0, False),  # a lone refusal
+        (4, 0, 4, 0, 0, False),
+        (5, 0, 5, 0, 0, True),  # a setting: DX takes the values of nobody
+        (37, 0, 37, 0, 30, True),  # ... even from people it confirmed before
+        (37, 1, 36, 0, 0, False),
+        (5, 0, 4, 0, 0, False),  # one answered with a value DX did not confirm
+        (0, 0, 0, 0, 0, False),
+        (37, 0, 0, 37, 0, True),  # DX knows none of the export's e-mails: another domain?
+        (5, 0, 0, 5, 32, False),  # five new hires; DX confirmed 32 others of the export
+        (5, 0, 3, 2, 32, False),  # new hires beside people it refused: theirs, not a setting
+        (5, 0, 3, 2, 0, True),
     ],
 )
 def test_every_person_refused_is_a_setting_only_from_five_sent(
-    sent: int, updated: int, refused: int, fails: bool
+    sent: int, updated: int, refused: int, unknown: int, known: int, fails: bool
 ) -> None:
-    assert refused_every(sent, updated, refused) is fails
+    assert refused_every(sent, updated, refused, unknown=unknown, known=known) is fails

@@ -7,7 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.core.people import Problem
-from hrsync.core.report.problems import group_problems, grouped_lines
+from hrsync.core.people.validation import check_columns
+from hrsync.core.report.problems import group_problems, grouped_lines, located_lines
+from hrsync.core.settings import FilterSettings
 
 NOBODY = "must be the employee id of a person in the export, but it matches nobody"
 
@@ -88,3 +90,13 @@ def test_groups_count_every_problem_once(items: list[tuple[str, str, str, bool]]
         assert group.first == mine[0]
         assert group.distinct == len({p.value for p in mine})
         assert len(group.values) <= 20
+
+
+def test_a_missing_column_stored_reason_keeps_the_columns_found() -> None:
+    """The stored reason leaves HR values out; the export's header is no one's data, and
+    without it the reason ended on a dangling "columns found"."""
+    columns = ("Employee #", "Work Email", "Full Name")
+    configured = {"employee_id": "employee_id", "email": "Work Email"}
+    findings = check_columns("people.csv", columns, configured, (), FilterSettings())
+    (line,) = located_lines(problem for _, problem in findings)
+    assert line.endswith("columns found: 'Employee #, Work Email, Full Name'"), line

@@ -197,3 +197,28 @@ def test_an_answer_naming_an_unknown_user_teaches_that_they_wait(
     again = sync_once(settings)
     assert again.attributes is not None and again.attributes.waiting == (newcomer,)
     assert again.attributes.outcome is AttributeOutcome.IN_SYNC and calls(sim) == before + 1
+
+
+def test_five_new_hires_dx_does_not_know_yet_wait_and_fail_nothing(
+    tmp_path: Path, sim: RunningSimulator
+) -> None:
+    # An ordinary week: five new hires, none a DX user yet, and nothing else changed, so
+    # they are all the step sends. DX knows the rest of the export (the first run's
+    # answers confirmed them): not a setting of ours, just people who have not joined.
+    settings = settings_for(tmp_path, sim)
+    first = sync_once(settings)
+    assert first.attributes is not None and first.attributes.updated > 0
+    export = settings.source.path
+    assert export is not None
+    hires = [f"hire{n}@example.com" for n in range(5)]
+    with export.open("a", encoding="utf-8", newline="") as fh:
+        for n, email in enumerate(hires):
+            row = [f"E98{n}", f"Hire {n}", email, "E108", "Payments", "Active", "Eng", "Lisbon"]
+            csv.writer(fh).writerow(row)
+    before = calls(sim)
+    result = sync_once(settings)
+    attributes = result.attributes
+    assert attributes is not None and calls(sim) == before + 5
+    assert attributes.outcome is AttributeOutcome.APPLIED, attributes.reason
+    assert sorted(attributes.waiting) == hires and attributes.failures == {}
+    assert result.exit_code == 3  # the hierarchy's deferral, nothing of the attributes

@@ -34,6 +34,9 @@ class Problem:
     # problems of their own row (`sync.on_person_problem`); empty: a problem of the export,
     # which refuses the run. Not part of what the problem says, so not compared.
     holds: tuple[int, ...] = dataclasses.field(default=(), compare=False)
+    # The value is the export's header (the columns found), not a person's data: where a
+    # problem is told without values (a run's stored reason, its webhook), it is kept.
+    header: bool = dataclasses.field(default=False, compare=False)
 
     def __str__(self) -> str:
         kind = "" if self.fatal else "warning: "
@@ -115,16 +118,13 @@ def check_columns(
             hint = f", did you mean {close!r}?" if close else ""
             setting = f"source.fields.{key} {template!r}" if template else f"source.fields.{key}"
             details.append(f"{column!r} ({setting}{hint})")
-        found.append(
-            fatal(
-                WHOLE_EXPORT,
-                export_name,
-                capped(column for _, column, _ in missing),
-                listed,
-                f"must be {'a column' if len(missing) == 1 else 'columns'} of the export: "
-                f"missing {capped(details, sep='; ')}; columns found",
-            )
+        expected = (
+            f"must be {'a column' if len(missing) == 1 else 'columns'} of the export: "
+            f"missing {capped(details, sep='; ')}; columns found"
         )
+        field = capped(column for _, column, _ in missing)
+        problem = Problem(export_name, field, listed, expected, header=True)
+        found.append((WHOLE_EXPORT, problem))
     for bad in unknown:
         hint = f"; did you mean {bad.suggestion!r}?" if bad.suggestion else ""
         if (

@@ -49,7 +49,8 @@ class ProblemGroup:
         event does. A value may be anyone's e-mail, or text made to look like a link."""
         kind = "" if self.fatal else "warning: "
         rows = "" if self.count == 1 else f"{self.count} rows, first at "
-        return f"{kind}{rows}{self.first.location}: {self.field} {self.expected}"
+        header = f": {shown_value(self.first.value)}" if self.first.header else ""
+        return f"{kind}{rows}{self.first.location}: {self.field} {self.expected}{header}"
 
 
 def group_problems(problems: Iterable[Problem]) -> tuple[ProblemGroup, ...]:
