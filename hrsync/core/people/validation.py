@@ -123,8 +123,8 @@ def check_columns(
             f"missing {capped(details, sep='; ')}; columns found"
         )
         field = capped(column for _, column, _ in missing)
-        problem = Problem(export_name, field, listed, expected, header=True)
-        found.append((WHOLE_EXPORT, problem))
+        columns_problem = Problem(export_name, field, listed, expected, header=True)
+        found.append((WHOLE_EXPORT, columns_problem))
     for bad in unknown:
         hint = f"; did you mean {bad.suggestion!r}?" if bad.suggestion else ""
         if (
