@@ -218,7 +218,7 @@ def test_process_started_reads_this_process() -> None:
 
 
 def _lock_sessions(url: str) -> list[tuple[int, str]]:
-    """(pid, state) of every session holding the lease's advisory lock."""
+    """(pid, state) of every session holding the lease's advisory lock in this database."""
     key = advisory_key("sync") & 0xFFFF_FFFF_FFFF_FFFF
     engine = create_engine(url)
     try:
@@ -226,7 +226,11 @@ def _lock_sessions(url: str) -> list[tuple[int, str]]:
             rows = c.execute(
                 text(
                     "SELECT l.pid, a.state FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+                    # Advisory locks belong to a database; other tests' databases on
+                    # the same server hold theirs at the same time.
                     "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+                    "AND l.database = (SELECT oid FROM pg_database "
+                    "WHERE datname = current_database()) "
                     "AND l.classid::bigint = :hi AND l.objid::bigint = :lo"
                 ),
                 {"hi": key >> 32, "lo": key & 0xFFFF_FFFF},
