@@ -740,10 +740,10 @@ class Episodes:
 
 def notify(notifier: Notifier, store: Store, run_id: str, now: datetime) -> None:
     """What `Monitor.run_finished` does after a run, from the run the store recorded."""
-    record = store.run_record(run_id)
+    record = store.runs.get(run_id)
     if record is None or record.outcome is None:
         return
-    failing = len(store.consecutive_failures())
+    failing = len(store.runs.consecutive_failures())
     seen = observe(
         run_id,
         record.outcome,
@@ -830,8 +830,8 @@ def bench(
                 counted, wrong = placed.counted, placed.wrong
                 in_teams = {e.casefold() for t in teams for e in t["member_emails"]}
                 left_in = sorted(churn.leavers & dx_users & in_teams)
-                held = {r.person for r in store.held_notices().held}
-                record = store.run_record(run_id) if run_id else None
+                held = {r.person for r in store.people.held_notices().held}
+                record = store.runs.get(run_id) if run_id else None
                 subs = record.substitutes if record else ()
                 held_eps.seen(held)
                 stand_in_eps.seen({f"{s.reference_id}|{s.lead_email}" for s in subs})

@@ -138,7 +138,7 @@ def verdict(ok: bool) -> str:
 def bench_healthcheck(workdir: Path, repeat: int) -> None:
     db = workdir / "health.db"
     store = Store.open(f"sqlite:///{db}")
-    store.beat(datetime.now(UTC), state="idle")
+    store.heartbeat.beat(datetime.now(UTC), state="idle")
     store.close()
     env = base_env() | {"HRSYNC_CONFIG": "", "HRSYNC_STATE__DATABASE_URL": f"sqlite:///{db}"}
     _, floor_cpu, _ = measure([sys.executable, "-c", "pass"], env, repeat)

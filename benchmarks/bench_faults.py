@@ -216,7 +216,7 @@ class Bench:
         self.active_refs = now_active
         if result.outcome not in (Outcome.APPLIED, Outcome.IN_SYNC):
             return False
-        verified = self.store.last_verified_submission()
+        verified = self.store.submissions.last_verified()
         payload = [r.to_payload() for r in verified.plan.rows] if verified else []
         problems = dx_holds(self.sim, payload)
         if problems:

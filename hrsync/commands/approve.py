@@ -53,7 +53,7 @@ def approve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = open_store(settings, existing=True)
     try:
-        refused = store.refused_plan(plan_id)
+        refused = store.approvals.refused_plan(plan_id)
         if refused is None:
             show(
                 f"hrsync: no refused plan {plan_id} in the state store "
@@ -71,7 +71,7 @@ def approve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        applied = store.applied_approval(plan_id)
+        applied = store.approvals.applied(plan_id)
         # A plan refused again since it was applied (DX changed back by hand) is news.
         done_at = applied.applied_at if applied is not None else None
         if applied is not None and done_at is not None and refused.last_refused_at <= done_at:
@@ -83,7 +83,7 @@ def approve(args: argparse.Namespace) -> int:
         now = utcnow()
         window_ends = _window_ends(store, now)
         # The approval's lifetime runs from when the daemon may apply it: the window's end.
-        approval = store.add_approval(
+        approval = store.approvals.add(
             plan_id,
             approved_by=by,
             note=note,
@@ -125,7 +125,7 @@ def approve(args: argparse.Namespace) -> int:
 
 def _window_ends(store: Store, now: datetime) -> datetime | None:
     """When the snapshot window that defers the daemon's runs ends, if one does now."""
-    ends = store.window_deferral_end()
+    ends = store.snapshot_outlook.window_deferral_end()
     return ends if ends is not None and ends > now else None
 
 
@@ -135,7 +135,7 @@ def approvals(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     store = open_store(load_local(args), existing=True)
     try:
-        found = store.approvals(args.limit)
+        found = store.approvals.recent(args.limit)
     finally:
         store.close()
     now = utcnow()

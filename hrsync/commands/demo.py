@@ -192,7 +192,7 @@ def _tell(
         if not _attributes(story, sim, samples, export, config):
             return 1
         story.heading("What happened (hrsync history)")
-        for run in store.recent_runs(10)[::-1]:
+        for run in store.runs.recent(10)[::-1]:
             counts = ", ".join(f"{k} {v}" for k, v in run.counts.items() if v) or "no changes"
             story.say(f"  {run.outcome:<9} {counts}")
     finally:

@@ -109,16 +109,16 @@ def explain_command(args: argparse.Namespace) -> int:
         with DxClient.from_settings(settings) as client:
             dx_teams = client.teams()
         # The assign stage's own function: the reference_ids a sync would send.
-        assignment = assign(team_map.teams, store.load_identities(), dx_teams)
+        assignment = assign(team_map.teams, store.identities.load(), dx_teams)
         sent: dict[str, Sent] = {}
-        for submission in store.submissions_after(None):  # oldest first: the last wins
+        for submission in store.submissions.after(None):  # oldest first: the last wins
             for row in submission.plan.rows:
                 sent[row.reference_id] = Sent(
                     submission.run_id,
                     submission.sent_at or submission.created_at,
                     submission.status.value,
                 )
-        known = store.dx_people().get(person.email)
+        known = store.people.dx_people().get(person.email)
     finally:
         store.close()
     show(
@@ -147,7 +147,7 @@ def _explain_held(settings: Settings, export: Export, person: HeldPerson) -> int
     store = open_store(settings)
     try:
         placed = map_teams(settings, export, known_places(store, export.directory))
-        record = store.held_people().get(person.key)
+        record = store.people.held_people().get(person.key)
     except InputRefused as exc:
         show(f"hrsync: the teams cannot be made from {export.source}:")
         show("\n".join(f"  - {p}" for p in exc.problems[:20]))

@@ -96,7 +96,7 @@ def check(settings: Settings, *, clock: Clock | None = None) -> Health:
     except (SQLAlchemyError, OSError) as exc:  # OSError: an empty file, refused
         return Health(False, f"cannot open the state store: {_first_line(exc)}")
     try:
-        heartbeat = store.heartbeat()
+        heartbeat = store.heartbeat.read()
     except SQLAlchemyError as exc:
         return Health(False, f"cannot read the heartbeat: {_first_line(exc)}")
     finally:

@@ -20,12 +20,12 @@ def history(args: argparse.Namespace) -> int:
     store = open_store(load_local(args), existing=True)
     try:
         # Dry runs and previews (every `plan`) say nothing of what DX holds: asked for.
-        runs = store.recent_runs(args.limit, operational_only=not args.all)
-        applied = store.approvals_applied_by([r.id for r in runs])
+        runs = store.runs.recent(args.limit, operational_only=not args.all)
+        applied = store.approvals.applied_by([r.id for r in runs])
         hidden = 0
         if not args.all:
             full = len(runs) == args.limit
-            hidden = store.dry_runs_since(runs[-1].started_at if runs and full else None)
+            hidden = store.runs.dry_runs_since(runs[-1].started_at if runs and full else None)
     finally:
         store.close()
     if args.format == "json":

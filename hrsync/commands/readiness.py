@@ -113,8 +113,8 @@ def file_mode_checks(settings: Settings, environ: Mapping[str, str]) -> list[Che
 
 
 def _state(store: Store) -> Check:
-    runs = store.recent_runs(1)
-    deferral = store.pending_deferral()
+    runs = store.runs.recent(1)
+    deferral = store.deferrals.pending()
     detail = "state store ready"
     if runs:
         last = runs[0]

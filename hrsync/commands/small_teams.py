@@ -14,7 +14,9 @@ def floor_of(result: SyncResult, store: Store) -> UnderFloor | None:
     run planned no teams (it ended before) or no snapshot is ahead."""
     if not result.rows:
         return None
-    return store.teams_under_floor([(r.name, r.reference_id, r.contributors) for r in result.rows])
+    return store.snapshot_outlook.teams_under_floor(
+        [(r.name, r.reference_id, r.contributors) for r in result.rows]
+    )
 
 
 def floor_text(floor: UnderFloor | None) -> str:

@@ -45,12 +45,12 @@ def status(args: argparse.Namespace) -> int:
 
 
 def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     # However far back: a window of recent runs lost a refusal or the last success behind
     # a long series of deferrals (a lease held for days).
-    last = next((r for r in store.recent_runs(50, operational_only=True) if r.outcome), None)
-    success = store.newest_run(SUCCESS)
-    pending = store.pending_deferral()
+    last = next((r for r in store.runs.recent(50, operational_only=True) if r.outcome), None)
+    success = store.runs.newest(SUCCESS)
+    pending = store.deferrals.pending()
     config = settings.config_path
     attention: list[dict[str, str | None]] = []
     if beat is not None and beat.quarantined_since is not None:
@@ -62,7 +62,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "command": hrsync_command(config, "history"),
             }
         )
-    decisive = store.decisive_run()
+    decisive = store.runs.decisive()
     waiting = decisive.waiting_on if decisive is not None else None
     if decisive is not None and waiting is not None:
         attention.append(
@@ -99,7 +99,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "command": hrsync_command(config, "plan"),
             }
         )
-    leads_left = store.leads_left()
+    leads_left = store.leads_left.current()
     alert = timedelta(days=settings.sync.lead_left_alert_days)
     overdue_left = [r for r in leads_left if r.stand_in and r.since and now - r.since >= alert]
     if overdue_left:
@@ -153,7 +153,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "detail": h.detail,
                 "since": _iso(h.since) if h.since else None,
             }
-            for h in sorted(store.held_people().values(), key=lambda h: (h.since, h.person))
+            for h in sorted(store.people.held_people().values(), key=lambda h: (h.since, h.person))
         ],
         # Managers who left while people still name them: each team kept with a stand-in
         # lead (null: nobody up the chain is kept) until HR re-points the people.
@@ -171,7 +171,9 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         # People DX ignored (not DX users yet), longest first: placed once they join DX.
         "not_in_dx": [{"email": p.email, "since": _iso(p.since)} for p in ignored],
         # Teams DX counts fewer in than sent where it cannot be told yet whom it ignores.
-        "not_in_dx_undecided": [u.fields() for u in undecided_from_evidence(store.undecided())],
+        "not_in_dx_undecided": [
+            u.fields() for u in undecided_from_evidence(store.people.undecided())
+        ],
         # Approved plans the daemon will apply while the plan it computes is the same.
         "approvals": [
             {
@@ -181,7 +183,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "expires_at": _iso(a.expires_at),
                 "note": a.note,
             }
-            for a in store.pending_approvals(now)
+            for a in store.approvals.pending(now)
         ],
     }
 
@@ -189,14 +191,14 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
 def _snapshot_outlook(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
     """The next snapshot and what it means for DX (core.snapshot_ahead), and what a
     deferred run's plan holds back."""
-    last = store.last_run_outlook()
+    last = store.snapshot_outlook.last_run_outlook()
     waiting = waiting_text(last) if last is not None else None
-    seen = store.next_snapshot()
+    seen = store.snapshot_outlook.next_snapshot()
     if seen is None or seen.snapshot is None:
         return {"waiting": waiting, "next_snapshot": None}
     ready = readiness(last, settings.config_path)
     # The teams as the last run planned them: those DX leaves out of the snapshot's results.
-    floor = store.teams_under_floor()
+    floor = store.snapshot_outlook.teams_under_floor()
     return {
         "waiting": waiting,
         "next_snapshot": {
@@ -216,7 +218,7 @@ def _snapshot_outlook(settings: Settings, store: Store, now: datetime) -> dict[s
 
 def not_counted(store: Store) -> list[NotCounted]:
     """The people DX does not count, from the store, longest first."""
-    found = [NotCounted(p.email, p.since) for p in store.not_counted()]
+    found = [NotCounted(p.email, p.since) for p in store.people.not_counted()]
     return sorted(found, key=lambda p: (p.since, p.email))
 
 

@@ -130,7 +130,7 @@ def _daemon_seen(settings: Settings) -> bool:
     step after this run only when one does."""
     store = open_store(settings)
     try:
-        return store.heartbeat() is not None
+        return store.heartbeat.read() is not None
     finally:
         store.close()
 

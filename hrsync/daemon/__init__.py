@@ -16,7 +16,7 @@ Jobs:
 Runs never overlap: a job that fires while another run is in progress is skipped
 (that run already does the work), and logged as `daemon.run_skipped` (warning), whether
 our lock or APScheduler's `max_instances` skipped it. `run_sync` is expected to record
-its run in the store (start_run/finish_run) before returning: quarantine is computed
+its run in the store (store.runs.start/finish) before returning: quarantine is computed
 from there.
 
 The modules, one concern each:

@@ -38,7 +38,7 @@ class ApprovalWatch:
     def check(self) -> SyncResult | None:
         """Run a sync when an approval is pending that no run of this daemon has seen."""
         try:
-            pending = self._store.pending_approvals(self._clock())
+            pending = self._store.approvals.pending(self._clock())
         except SQLAlchemyError as exc:
             log.warning("daemon.store_unavailable", error=str(exc))
             return None

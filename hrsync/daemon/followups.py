@@ -96,7 +96,7 @@ class Followups:
     def _retry_unverified(self, result: SyncResult) -> None:
         try:
             streak = 0
-            for run in self.store.recent_runs(20, operational_only=True):
+            for run in self.store.runs.recent(20, operational_only=True):
                 if run.outcome == Outcome.UNVERIFIED.value:
                     streak += 1
                 elif run.outcome is not None:

@@ -47,7 +47,7 @@ class Heartbeat:
         if run is not None:
             detail |= {"run_started_at": iso(run[0]), "run_trigger": run[1]}
         try:
-            self.store.beat(
+            self.store.heartbeat.beat(
                 self.clock(),
                 state=state,
                 quarantined_since=quarantine.since if quarantine else None,

@@ -29,7 +29,7 @@ class Housekeeping:
         the store could not (a warning: the next day tries again)."""
         before = self._clock() - timedelta(days=self.keep_days)
         try:
-            deleted = self._store.prune(before)
+            deleted = self._store.pruning.prune(before)
         except SQLAlchemyError as exc:
             log.warning("db.prune_failed", keep_days=self.keep_days, error=str(exc))
             return None

@@ -87,14 +87,14 @@ class PreSnapshot:
         return at
 
     def _next_time(self) -> tuple[datetime | None, str | None, str | None]:
-        seen = self.store.next_snapshot()
+        seen = self.store.snapshot_outlook.next_snapshot()
         snapshot = seen.snapshot if seen is not None else None
         if snapshot is None:
             return None, None, None
         newest = next(
             (
                 r
-                for r in self.store.recent_runs(_RUNS_READ, operational_only=True)
+                for r in self.store.runs.recent(_RUNS_READ, operational_only=True)
                 # A run the lease turned away decides nothing: the run holding it does.
                 if r.outcome is not None and r.defer_kind != TURNED_AWAY
             ),

@@ -35,7 +35,7 @@ class QuarantineWatch:
     def refresh(self) -> None:
         streak = [
             FailedRun(at=run.finished_at or run.started_at, reason=run.reason)
-            for run in self.store.consecutive_failures()
+            for run in self.store.runs.consecutive_failures()
         ]
         self.current = quarantine_from_streak(streak, self.sync.quarantine_after)
 

@@ -135,10 +135,10 @@ class Daemon:
                 PRUNE_EVERY_S,
                 started_at + timedelta(seconds=PRUNE_FIRST_AFTER_S),
             )
-        pending = self.store.pending_deferral()
+        pending = self.store.deferrals.pending()
         if pending is not None:
             self.register_resume(pending.resume_at, reason=pending.reason, run_id=pending.run_id)
-        last_runs = self.store.recent_runs(1, operational_only=True)
+        last_runs = self.store.runs.recent(1, operational_only=True)
         missed = missed_fire(
             self.sync.schedule,
             self.sync.timezone,
@@ -268,8 +268,8 @@ class Daemon:
         result = SyncResult(run_id=new_run_id(), outcome=Outcome.FAILED, reason=reason)
         now = self.clock()
         try:
-            self.store.start_run(result.run_id, trigger, now, dry_run=False)
-            self.store.finish_run(
+            self.store.runs.start(result.run_id, trigger, now, dry_run=False)
+            self.store.runs.finish(
                 result.run_id,
                 now,
                 outcome=result.outcome.value,

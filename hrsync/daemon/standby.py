@@ -138,7 +138,7 @@ class Standby:
         # A holder is named host:pid:run_id (hrsync.sync); a name of another shape finds
         # no run, and an unknown run is taken over: one needless run beats a missed one.
         run_id = lease.holder.rpartition(":")[2]
-        return next((r for r in self.store.recent_runs(50) if r.id == run_id), None)
+        return next((r for r in self.store.runs.recent(50) if r.id == run_id), None)
 
     def _end(self) -> None:
         self.awaited = None

@@ -47,23 +47,23 @@ class StoreState:
 
 def read_state(store: Store, config_path: Path | str | None = None) -> StoreState:
     """Every state gauge's value from the store (raises what the store raises)."""
-    ends = store.last_ends()
+    ends = store.runs.last_ends()
     success = [ends[o] for o in SUCCESS if o in ends]
     # The newest run that planned anything: a run another's lease turned away read
     # nothing (the other run decides), and dry runs say nothing of the daemon's work.
-    last = store.last_run_outlook()
-    pending = store.pending_deferral()
-    seen = store.next_snapshot()
+    last = store.snapshot_outlook.last_run_outlook()
+    pending = store.deferrals.pending()
+    seen = store.snapshot_outlook.next_snapshot()
     return StoreState(
         last_ends=ends,
         last_success=max(success) if success else None,
-        decisive=store.decisive_run(),
-        synced=store.last_accepted_people_count(),
-        held=store.held_count(),
-        not_in_dx=store.not_counted_count(),
-        lead_left=store.lead_left_people(),
+        decisive=store.runs.decisive(),
+        synced=store.runs.last_accepted_people_count(),
+        held=store.people.held_count(),
+        not_in_dx=store.people.not_counted_count(),
+        lead_left=store.leads_left.people_count(),
         no_team=last.counts.get("no_team", 0) if last else 0,
-        teams=store.active_team_count(),
+        teams=store.identities.active_team_count(),
         plan_changes={k: last.counts.get(k, 0) for k in COUNT_KEYS} if last else {},
         deferred_until=pending.resume_at if pending else None,
         next_snapshot=seen.snapshot if seen else None,

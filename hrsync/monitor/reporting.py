@@ -116,7 +116,7 @@ class Monitor:
                 f"ago failed: {error}"
             )
         try:
-            self.store.heartbeat()
+            self.store.heartbeat.read()
         except SQLAlchemyError as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             return False, f"not ready: the state store is unreachable: {first}"
@@ -181,8 +181,8 @@ class Monitor:
         # after the next run (as after any run), not at every beat.
         if decisive is None or decisive.id == self._recovery_tried:
             return
-        last = self.store.notify_state()
-        told = self.store.run_record(last.run_id) if last and last.run_id else None
+        last = self.store.notifications.state()
+        told = self.store.runs.get(last.run_id) if last and last.run_id else None
         news = recovered_since(
             Sent(last.state, last.digest, last.notified_at) if last else None,
             told_run_started=told.started_at if told else None,

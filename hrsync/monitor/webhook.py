@@ -123,30 +123,30 @@ class Notifier:
 
     def after_run(self, seen: Observation, now: datetime) -> Notice | None:
         """Send what `seen` calls for; the notice delivered, or None."""
-        return self.tell(self.store.notify_state(), seen, now)
+        return self.tell(self.store.notifications.state(), seen, now)
 
     def tell(self, last: NotifyRecord | None, seen: Observation, now: datetime) -> Notice | None:
         """Send what `seen` calls for after `last` (the state as read); the notice
         delivered, or None. A success may be seen by two at once (the replica that ran
         it and another's heartbeat): the end of an attention state is claimed from
-        exactly `last` (store.claim_notify_state), so one of them tells it."""
+        exactly `last` (store.notifications.claim_state), so one of them tells it."""
         sent = Sent(last.state, last.digest, last.notified_at) if last else None
         notice = decide(sent, seen, now, on=self.settings.on, repeat_s=self.settings.repeat_s)
         ok = NotifyRecord(OK, seen.digest, now, seen.run_id)
         if notice is None:
             if last is not None and recovered_quietly(sent, seen):
-                self.store.claim_notify_state(last, ok)
+                self.store.notifications.claim_state(last, ok)
             return None
         claimed = last if notice.event == RECOVERED else None
-        if claimed is not None and not self.store.claim_notify_state(claimed, ok):
+        if claimed is not None and not self.store.notifications.claim_state(claimed, ok):
             return None  # told by the other
         body = message(notice, self.settings.format, now=now, host=socket.gethostname())
         if not self._post(body, notice.event):
             if claimed is not None:  # not delivered: the next success tells it again
-                self.store.claim_notify_state(ok, claimed)
+                self.store.notifications.claim_state(ok, claimed)
             return None
         if claimed is None:
-            self.store.save_notify_state(
+            self.store.notifications.save_state(
                 NotifyRecord(notice.remember, seen.digest, now, seen.run_id)
             )
         log.info("notify.sent", notify_event=notice.event, run_id=seen.run_id)
@@ -160,8 +160,8 @@ class Notifier:
         store, so a restart does not repeat it)."""
         if STAND_IN not in self.settings.on:
             return None
-        last = self.store.notify_state(STAND_IN)
-        told = self.store.run_record(last.run_id) if last and last.run_id else None
+        last = self.store.notifications.state(STAND_IN)
+        told = self.store.runs.get(last.run_id) if last and last.run_id else None
         change = stand_in_change(told.substitutes if told else (), substitutes)
         if change is None:
             return None
@@ -170,7 +170,7 @@ class Notifier:
         )
         if not self._post(body, STAND_IN):
             return None
-        self.store.save_notify_state(NotifyRecord(STAND_IN, STAND_IN, now, run_id), STAND_IN)
+        self.store.notifications.save_state(NotifyRecord(STAND_IN, STAND_IN, now, run_id), STAND_IN)
         log.info("notify.sent", notify_event=STAND_IN, run_id=run_id)
         return change
 
@@ -179,7 +179,7 @@ class Notifier:
         kept in the store, so a failed POST is told again after the next run)."""
         if HELD not in self.settings.on:
             return False
-        pending = self.store.held_notices()
+        pending = self.store.people.held_notices()
         if not pending.started and not pending.cleared:
             return False
         body = held_message(
@@ -192,7 +192,7 @@ class Notifier:
         )
         if not self._post(body, HELD):
             return False
-        self.store.held_told(pending)
+        self.store.people.held_told(pending)
         log.info("notify.sent", notify_event=HELD, run_id=run_id)
         return True
 
@@ -202,7 +202,7 @@ class Notifier:
         restart does not repeat it and a failed POST is told after the next run)."""
         if LEAD_LEFT not in self.settings.on:
             return False
-        rows = self.store.lead_left_notices()
+        rows = self.store.leads_left.notices()
         teams = [
             LeftTeam(
                 r.team_key,
@@ -231,7 +231,7 @@ class Notifier:
         )
         if not self._post(body, LEAD_LEFT):
             return False
-        self.store.lead_left_told([t.key for t in late], [t.key for t in cleared])
+        self.store.leads_left.told([t.key for t in late], [t.key for t in cleared])
         log.info("notify.sent", notify_event=LEAD_LEFT, run_id=run_id)
         return True
 
@@ -241,9 +241,9 @@ class Notifier:
         True when a message went out."""
         if NOT_IN_DX not in self.settings.on:
             return False
-        waiting = [NotCounted(p.email, p.since) for p in self.store.not_counted()]
+        waiting = [NotCounted(p.email, p.since) for p in self.store.people.not_counted()]
         late = overdue(waiting, now, alert_days=alert_days)
-        last = self.store.notify_state(NOT_IN_DX)
+        last = self.store.notifications.state(NOT_IN_DX)
         if not newly_overdue(late, last.notified_at if last else None, alert_days=alert_days):
             return False
         body = not_in_dx_message(
@@ -256,7 +256,9 @@ class Notifier:
         )
         if not self._post(body, NOT_IN_DX):
             return False
-        self.store.save_notify_state(NotifyRecord(NOT_IN_DX, NOT_IN_DX, now, run_id), NOT_IN_DX)
+        self.store.notifications.save_state(
+            NotifyRecord(NOT_IN_DX, NOT_IN_DX, now, run_id), NOT_IN_DX
+        )
         log.info("notify.sent", notify_event=NOT_IN_DX, run_id=run_id, people=len(late))
         return True
 
@@ -271,11 +273,11 @@ class Notifier:
     ) -> NoticeKind | None:
         """Tell once that DX will not be ready for the next snapshot, and once more when
         it becomes ready (what was told, about which snapshot, is kept in the store)."""
-        last = self.store.notify_state(SNAPSHOT_NOTICE)
+        last = self.store.notifications.state(SNAPSHOT_NOTICE)
         told = Told(last.digest, last.state) if last else None
         # Read only within `hours` of the snapshot: it loads every team the store keeps.
         near = snapshot is not None and snapshot.starts_at - now <= timedelta(hours=hours)
-        floor = self.store.teams_under_floor() if near else None
+        floor = self.store.snapshot_outlook.teams_under_floor() if near else None
         small = floor is not None and bool(floor.teams)
         kind = readiness_notice(told, snapshot, ready, now, hours=hours, small_teams=small)
         if kind is None or snapshot is None:
@@ -283,7 +285,7 @@ class Notifier:
         remember = NotifyRecord(kind, snapshot.snapshot_id, now, run_id)
         if kind not in self.settings.on:
             # Left out of `notify.on`: remembered all the same, so the next change is news.
-            self.store.save_notify_state(remember, SNAPSHOT_NOTICE)
+            self.store.notifications.save_state(remember, SNAPSHOT_NOTICE)
             return None
         body = snapshot_message(
             kind,
@@ -297,7 +299,7 @@ class Notifier:
         )
         if not self._post(body, kind):
             return None
-        self.store.save_notify_state(remember, SNAPSHOT_NOTICE)
+        self.store.notifications.save_state(remember, SNAPSHOT_NOTICE)
         log.info("notify.sent", notify_event=kind, run_id=run_id, snapshot_id=snapshot.snapshot_id)
         return kind
 

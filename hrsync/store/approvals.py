@@ -2,7 +2,7 @@
 person's approvals of them (issue 23).
 
 An approval is written by `hrsync approve` from any machine that reaches the store, and
-read by the daemon at least every minute: `pending_approvals` is one indexed read.
+read by the daemon at least every minute: `pending` is one indexed read.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class ApprovalQueries(StoreSessions):
 
     # ------------------------------------------------------------- approvals
 
-    def add_approval(
+    def add(
         self,
         plan_id: str,
         *,
@@ -139,7 +139,7 @@ class ApprovalQueries(StoreSessions):
             via=via,
         )
 
-    def pending_approvals(self, now: datetime) -> list[Approval]:
+    def pending(self, now: datetime) -> list[Approval]:
         """Approvals not applied and not expired, newest first: what a run may apply."""
         approvals = tables.approvals
         query = (
@@ -150,7 +150,7 @@ class ApprovalQueries(StoreSessions):
         with self._read() as s:
             return [_approval(row) for row in s.execute(query)]
 
-    def approvals(self, limit: int = 50) -> list[Approval]:
+    def recent(self, limit: int = 50) -> list[Approval]:
         """The newest approvals, whatever their state (`hrsync approvals`)."""
         approvals = tables.approvals
         query = (
@@ -161,7 +161,7 @@ class ApprovalQueries(StoreSessions):
         with self._read() as s:
             return [_approval(row) for row in s.execute(query)]
 
-    def applied_approval(self, plan_id: str) -> Approval | None:
+    def applied(self, plan_id: str) -> Approval | None:
         """The newest approval of `plan_id` a run applied, if any."""
         approvals = tables.approvals
         query = (
@@ -174,7 +174,7 @@ class ApprovalQueries(StoreSessions):
             row = s.execute(query).first()
         return None if row is None else _approval(row)
 
-    def approvals_applied_by(self, run_ids: Collection[str]) -> dict[str, Approval]:
+    def applied_by(self, run_ids: Collection[str]) -> dict[str, Approval]:
         """The approval each of these runs applied, by run id (`history`)."""
         if not run_ids:
             return {}
@@ -183,7 +183,7 @@ class ApprovalQueries(StoreSessions):
         with self._read() as s:
             return {row.applied_run_id: _approval(row) for row in s.execute(query)}
 
-    def mark_approval_applied(self, approval_id: int, run_id: str, now: datetime) -> bool:
+    def mark_applied(self, approval_id: int, run_id: str, now: datetime) -> bool:
         """The approval is used by `run_id`; False when another run used it first."""
         approvals = tables.approvals
         with self._write() as s:
@@ -194,7 +194,7 @@ class ApprovalQueries(StoreSessions):
             )
         return bool(done.rowcount)
 
-    def expire_approval(self, approval_id: int, now: datetime) -> None:
+    def expire(self, approval_id: int, now: datetime) -> None:
         """The approval, not applied, expires now (one dated after the runner's clock: it
         is not honoured now, nor later when the clock catches up with its date)."""
         approvals = tables.approvals
@@ -205,7 +205,7 @@ class ApprovalQueries(StoreSessions):
                 .values(expires_at=now)
             )
 
-    def extend_approvals(self, until: datetime, now: datetime) -> list[Approval]:
+    def extend(self, until: datetime, now: datetime) -> list[Approval]:
         """Pending approvals that would expire before `until` now expire then (a snapshot
         window defers their plan); the ones extended."""
         approvals = tables.approvals
@@ -225,7 +225,7 @@ class ApprovalQueries(StoreSessions):
                 )
         return [_approval(row) for row in rows]
 
-    def mark_plan_approval_applied(self, run_id: str, now: datetime) -> bool:
+    def mark_plan_applied(self, run_id: str, now: datetime) -> bool:
         """DX shows the plan `run_id` submitted, though that run never heard DX take it:
         the approval it honoured (the newest pending one of its plan id) is applied by
         it. False when that run honoured none, or its approval is applied already."""

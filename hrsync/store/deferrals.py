@@ -21,9 +21,7 @@ class DeferralRecord:
 
 
 class DeferralQueries(StoreSessions):
-    def add_deferral(
-        self, run_id: str | None, reason: str, resume_at: datetime, now: datetime
-    ) -> None:
+    def add(self, run_id: str | None, reason: str, resume_at: datetime, now: datetime) -> None:
         deferrals = tables.deferrals
         with self._write() as s:
             # Only the newest deferral matters: a new one supersedes the older ones.
@@ -36,7 +34,7 @@ class DeferralQueries(StoreSessions):
                 )
             )
 
-    def pending_deferral(self) -> DeferralRecord | None:
+    def pending(self) -> DeferralRecord | None:
         deferrals = tables.deferrals
         with self._read() as s:
             row = s.execute(
@@ -49,7 +47,7 @@ class DeferralQueries(StoreSessions):
                 return None
             return DeferralRecord(row.id, row.run_id, row.reason, row.resume_at, row.created_at)
 
-    def resolve_deferrals(self, now: datetime) -> None:
+    def resolve(self, now: datetime) -> None:
         deferrals = tables.deferrals
         with self._write() as s:
             s.execute(

@@ -45,7 +45,7 @@ class HeartbeatQueries(StoreSessions):
             # An upsert: two replicas starting together both find no row to update.
             s.execute(upsert(self.engine, tables.heartbeats, {"name": name}, values))
 
-    def heartbeat(self, name: str = "daemon") -> HeartbeatRecord | None:
+    def read(self, name: str = "daemon") -> HeartbeatRecord | None:
         heartbeats = tables.heartbeats
         with self._read() as s:
             columns = [heartbeats.c[column] for column in COLUMNS]

@@ -21,7 +21,7 @@ def member_digest(members: Sequence[str]) -> str:
 
 
 class IdentityQueries(StoreSessions):
-    def load_identities(self) -> list[KnownIdentity]:
+    def load(self) -> list[KnownIdentity]:
         ti = tables.team_identities
         with self._read() as s:
             rows = s.execute(
@@ -48,7 +48,7 @@ class IdentityQueries(StoreSessions):
                 for r in rows
             ]
 
-    def save_identities(self, identities: Sequence[KnownIdentity], now: datetime) -> None:
+    def save(self, identities: Sequence[KnownIdentity], now: datetime) -> None:
         """Upsert by reference_id in one transaction; rows are never deleted.
 
         Only rows whose content changed are written (a steady-state run of a large org

@@ -30,7 +30,7 @@ class LeadLeftRecord:
 
 
 class LeadLeftQueries(StoreSessions):
-    def leads_left(self) -> list[LeadLeftRecord]:
+    def current(self) -> list[LeadLeftRecord]:
         """The teams of managers who left, as the last run found them, by key."""
         left = tables.leads_left
         with self._read() as s:
@@ -39,7 +39,7 @@ class LeadLeftQueries(StoreSessions):
             )
             return [_record(r) for r in rows]
 
-    def lead_left_people(self) -> int:
+    def people_count(self) -> int:
         """How many people are in teams kept for managers who left (a gauge's count)."""
         left = tables.leads_left
         with self._read() as s:
@@ -48,10 +48,10 @@ class LeadLeftQueries(StoreSessions):
             )
             return int(s.execute(query).scalar_one())
 
-    def replace_leads_left(self, current: Iterable[LeadLeftRecord], now: datetime) -> None:
+    def replace(self, current: Iterable[LeadLeftRecord], now: datetime) -> None:
         """The teams of managers who left now replace those before, each keeping the
         `since` of an unbroken stay. One told late whose people HR has re-pointed is kept
-        as cleared until that is told too (`lead_left_notices`)."""
+        as cleared until that is told too (`notices`)."""
         left = tables.leads_left
         with self._write() as s:
             rows = {r.team_key: r for r in s.execute(select(left))}
@@ -89,13 +89,13 @@ class LeadLeftQueries(StoreSessions):
             if untold:
                 s.execute(delete(left).where(left.c.team_key.in_(untold)))
 
-    def lead_left_notices(self) -> list[LeadLeftRecord]:
+    def notices(self) -> list[LeadLeftRecord]:
         """Every row: those still kept and those cleared but not yet told."""
         left = tables.leads_left
         with self._read() as s:
             return [_record(r) for r in s.execute(select(left).order_by(left.c.team_key))]
 
-    def lead_left_told(self, late: Collection[str], cleared: Collection[str]) -> None:
+    def told(self, late: Collection[str], cleared: Collection[str]) -> None:
         """The webhook told these teams late, and these cleared (then forgotten)."""
         left = tables.leads_left
         with self._write() as s:

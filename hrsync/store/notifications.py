@@ -22,7 +22,7 @@ class NotifyRecord:
 
 
 class NotificationQueries(StoreSessions):
-    def notify_state(self, name: str = "webhook") -> NotifyRecord | None:
+    def state(self, name: str = "webhook") -> NotifyRecord | None:
         notify_state = tables.notify_state
         with self._read() as s:
             row = s.execute(select(notify_state).where(notify_state.c.name == name)).first()
@@ -30,7 +30,7 @@ class NotificationQueries(StoreSessions):
                 return None
             return NotifyRecord(row.state, row.digest, row.notified_at, row.run_id)
 
-    def save_notify_state(self, record: NotifyRecord, name: str = "webhook") -> None:
+    def save_state(self, record: NotifyRecord, name: str = "webhook") -> None:
         values = {
             "state": record.state,
             "digest": record.digest,
@@ -40,7 +40,7 @@ class NotificationQueries(StoreSessions):
         with self._write() as s:
             s.execute(upsert(self.engine, tables.notify_state, {"name": name}, values))
 
-    def claim_notify_state(
+    def claim_state(
         self, expected: NotifyRecord, record: NotifyRecord, name: str = "webhook"
     ) -> bool:
         """Replace the state with `record` only if it is still `expected`: True when this

@@ -80,7 +80,7 @@ def _prune_submissions(s: Connection, before: datetime) -> int:
         .order_by(tables.runs.c.started_at.desc())
         .limit(1)
     ).scalar()
-    # What `submissions_after(last verified)` reads: DX may still apply these.
+    # What `store.submissions.after(last verified)` reads: DX may still apply these.
     may_reach = and_(sub.c.method == PROCESS, sub.c.status.not_in(status_values(NEVER_REACHED_DX)))
     needed: list[ColumnElement[bool]] = [sub.c.status.in_(status_values(UNFINISHED))]
     if of_newest_run is not None:

@@ -1,9 +1,11 @@
-"""The Store: the one object the rest of hrsync asks for state, a facade over the parts.
+"""The Store: the one object the rest of hrsync asks for state, holding the parts.
 
-Each table's queries live in a module of their own (runs, submissions, identities,
-deferrals, heartbeat, notifications; the lease in lease*.py); the Store puts them
-together, picks the lease for the database, and opens and closes the engine. Every
-public method is its own short transaction (store/sessions.py).
+Each concern's queries live in a part of their own (runs, submissions, identities,
+deferrals, heartbeat, notifications, people, leads left, approvals, the snapshot
+outlook, pruning; the lease in lease*.py). The Store holds each part as an attribute
+(`store.runs`, `store.approvals`, ...) rather than inheriting them, so a caller's line
+says which part it asks; it picks the lease for the database, and opens and closes the
+engine. Every public method of a part is its own short transaction (store/sessions.py).
 """
 
 from __future__ import annotations
@@ -49,21 +51,29 @@ __all__ = [
 ]
 
 
-class Store(
-    SnapshotOutlookQueries,  # before RunQueries and DeferralQueries, which it builds on
-    RunQueries,
-    SubmissionQueries,
-    IdentityQueries,
-    DeferralQueries,
-    HeartbeatQueries,
-    NotificationQueries,
-    PeopleQueries,
-    LeadLeftQueries,
-    ApprovalQueries,
-    PruningQueries,
-):
+class Store:
+    """The state store: one attribute per part (`store.runs.start(...)`,
+    `store.approvals.pending(...)`), all sharing one engine; the lease is the Store's own."""
+
     def __init__(self, engine: Engine) -> None:
-        super().__init__(engine)
+        self.engine = engine
+        self.runs = RunQueries(engine)
+        self.submissions = SubmissionQueries(engine)
+        self.identities = IdentityQueries(engine)
+        self.deferrals = DeferralQueries(engine)
+        self.heartbeat = HeartbeatQueries(engine)
+        self.notifications = NotificationQueries(engine)
+        self.people = PeopleQueries(engine)
+        self.leads_left = LeadLeftQueries(engine)
+        self.approvals = ApprovalQueries(engine)
+        self.snapshot_outlook = SnapshotOutlookQueries(
+            engine,
+            runs=self.runs,
+            deferrals=self.deferrals,
+            identities=self.identities,
+            people=self.people,
+        )
+        self.pruning = PruningQueries(engine)
         lease = AdvisoryLease if engine.dialect.name == "postgresql" else RowLease
         self._leases: Leases = lease(engine)
 

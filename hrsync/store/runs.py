@@ -57,7 +57,7 @@ _ATTENTION_BY_EXIT = {o.exit_code: o.value for o in Outcome if o.value in ATTENT
 
 
 class RunQueries(StoreSessions):
-    def start_run(self, run_id: str, trigger: str, now: datetime, *, dry_run: bool) -> None:
+    def start(self, run_id: str, trigger: str, now: datetime, *, dry_run: bool) -> None:
         with self._write() as s:
             s.execute(
                 insert(tables.runs).values(
@@ -65,7 +65,7 @@ class RunQueries(StoreSessions):
                 )
             )
 
-    def finish_run(
+    def finish(
         self,
         run_id: str,
         now: datetime,
@@ -115,7 +115,7 @@ class RunQueries(StoreSessions):
             if finished.rowcount == 0:
                 raise KeyError(f"run {run_id} was never started")
 
-    def recent_runs(self, limit: int = 20, *, operational_only: bool = False) -> list[RunRecord]:
+    def recent(self, limit: int = 20, *, operational_only: bool = False) -> list[RunRecord]:
         """Newest first. `operational_only` leaves out dry runs and previews, which say
         nothing about whether syncing works."""
         runs = tables.runs
@@ -191,13 +191,13 @@ class RunQueries(StoreSessions):
             query = select(runs).where(failure_streak(s)).order_by(runs.c.started_at.desc())
             return [_run_record(r) for r in s.execute(query)]
 
-    def run_record(self, run_id: str) -> RunRecord | None:
+    def get(self, run_id: str) -> RunRecord | None:
         runs = tables.runs
         with self._read() as s:
             row = s.execute(select(runs).where(runs.c.id == run_id)).first()
         return None if row is None else _run_record(row)
 
-    def newest_run(
+    def newest(
         self, outcomes: Collection[str], *, skip_turned_away: bool = False
     ) -> RunRecord | None:
         """The newest finished operational run whose outcome is one of `outcomes`, however
@@ -212,12 +212,12 @@ class RunQueries(StoreSessions):
             row = s.execute(query.order_by(runs.c.started_at.desc()).limit(1)).first()
         return None if row is None else _run_record(row)
 
-    def decisive_run(self) -> RunRecord | None:
+    def decisive(self) -> RunRecord | None:
         """The newest run that decided whether a person is needed: one that ended in a
         state needing a person, or a success (its `waiting_on` says which). Deferrals and
         failures decide nothing of the kind. `hrsync status` and the daemon's attention
         gauge and `recovered` notice all read it here."""
-        return self.newest_run((*ATTENTION, *SUCCESS))
+        return self.newest((*ATTENTION, *SUCCESS))
 
     def last_ends(self) -> dict[str, datetime]:
         """When the newest operational run of each outcome ended, by outcome."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import Engine, select
 
 from hrsync.core.gate.reporting_floor import Team, UnderFloor, under_floor
 from hrsync.core.gate.snapshot_ahead import LastRun, NextSnapshot
@@ -18,6 +18,7 @@ from hrsync.store.deferrals import DeferralQueries
 from hrsync.store.identities import IdentityQueries
 from hrsync.store.people import PeopleQueries
 from hrsync.store.runs import RunQueries
+from hrsync.store.sessions import StoreSessions
 from hrsync.store.upsert import upsert
 
 _ROW = "next"  # the table's one row
@@ -32,7 +33,25 @@ class SnapshotOutlook:
     run_id: str | None
 
 
-class SnapshotOutlookQueries(RunQueries, IdentityQueries, DeferralQueries, PeopleQueries):
+class SnapshotOutlookQueries(StoreSessions):
+    """The snapshot ahead, and what readiness reads of the runs, deferrals, identities
+    and people the Store's other parts keep (handed in, not queried twice)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        runs: RunQueries,
+        deferrals: DeferralQueries,
+        identities: IdentityQueries,
+        people: PeopleQueries,
+    ) -> None:
+        super().__init__(engine)
+        self._runs = runs
+        self._deferrals = deferrals
+        self._identities = identities
+        self._people = people
+
     def save_next_snapshot(
         self, snapshot: NextSnapshot | None, read_at: datetime, run_id: str | None
     ) -> None:
@@ -62,10 +81,10 @@ class SnapshotOutlookQueries(RunQueries, IdentityQueries, DeferralQueries, Peopl
     def window_deferral_end(self) -> datetime | None:
         """When the snapshot window that defers the daemon's runs ends (the pending
         deferral's resume_at, when a snapshot deferred that run), past or not."""
-        pending = self.pending_deferral()
+        pending = self._deferrals.pending()
         if pending is None or pending.run_id is None:
             return None
-        run = self.run_record(pending.run_id)
+        run = self._runs.get(pending.run_id)
         if run is None or not (run.defer_kind or "").startswith("snapshot"):
             return None
         return pending.resume_at
@@ -74,12 +93,12 @@ class SnapshotOutlookQueries(RunQueries, IdentityQueries, DeferralQueries, Peopl
         """The newest finished operational run, as readiness reads it: a deferred run with
         the end of the deferral it left (what its changes wait for). A run another run's
         lease turned away is not it: it read nothing, and that run decides."""
-        run = self.newest_run(OUTCOMES, skip_turned_away=True)
+        run = self._runs.newest(OUTCOMES, skip_turned_away=True)
         if run is None or run.outcome is None:
             return None
         resume_at = None
         if run.outcome == Outcome.DEFERRED.value:
-            pending = self.pending_deferral()
+            pending = self._deferrals.pending()
             if pending is not None and pending.run_id == run.id:
                 resume_at = pending.resume_at
         return LastRun(
@@ -101,9 +120,11 @@ class SnapshotOutlookQueries(RunQueries, IdentityQueries, DeferralQueries, Peopl
         seen = self.next_snapshot()
         if seen is None or seen.snapshot is None:
             return None
-        known = {email: person.counted for email, person in self.dx_people().items()}
+        known = {email: person.counted for email, person in self._people.dx_people().items()}
         if teams is None:
             teams = [
-                (i.name, i.reference_id, i.members) for i in self.load_identities() if not i.retired
+                (i.name, i.reference_id, i.members)
+                for i in self._identities.load()
+                if not i.retired
             ]
         return under_floor(seen.snapshot, teams, known)

@@ -47,7 +47,7 @@ class SubmissionRecord:
 
 
 class SubmissionQueries(StoreSessions):
-    def record_submission(
+    def record(
         self,
         run_id: str,
         plan: SubmittedPlan,
@@ -76,7 +76,7 @@ class SubmissionQueries(StoreSessions):
                 raise RuntimeError(f"the database gave no id for the submission: {submission_id!r}")
             return submission_id
 
-    def mark_submission(
+    def mark(
         self,
         submission_id: int,
         status: SubmissionStatus,
@@ -105,13 +105,13 @@ class SubmissionQueries(StoreSessions):
             if marked.rowcount == 0:
                 raise KeyError(f"submission {submission_id} does not exist")
 
-    def unfinished_submission(self) -> SubmissionRecord | None:
+    def unfinished(self) -> SubmissionRecord | None:
         return self._latest_submission(tables.submissions.c.status.in_(status_values(UNFINISHED)))
 
-    def last_verified_submission(self) -> SubmissionRecord | None:
+    def last_verified(self) -> SubmissionRecord | None:
         return self._latest_submission(tables.submissions.c.status == SubmissionStatus.VERIFIED)
 
-    def submissions_after(
+    def after(
         self, after_id: int | None, *, since: datetime | None = None
     ) -> list[SubmissionRecord]:
         """`process` submissions with an id above `after_id` (all when None) that may

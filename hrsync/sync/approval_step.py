@@ -57,8 +57,8 @@ def ids_for(approved: Approved, payload_digest: str) -> set[str]:
 
 def approvals_now(run: Run) -> Approved:
     now = run.clock()
-    pending = tuple(a for a in run.store.pending_approvals(now) if _within_ttl(run, a, now))
-    return Approved(pending, run.store.refused_plans({a.plan_id for a in pending}))
+    pending = tuple(a for a in run.store.approvals.pending(now) if _within_ttl(run, a, now))
+    return Approved(pending, run.store.approvals.refused_plans({a.plan_id for a in pending}))
 
 
 def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
@@ -77,9 +77,9 @@ def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
         )
         # Expired now: else it would be honoured once the clock reaches its date, and
         # then for a whole time to live counted from that date.
-        run.store.expire_approval(approval.id, now)
+        run.store.approvals.expire(approval.id, now)
         return False
-    window_end = run.store.window_deferral_end()
+    window_end = run.store.snapshot_outlook.window_deferral_end()
     start = max(approval.approved_at, window_end or approval.approved_at)
     if now < expires_at(start, ttl):
         return True
@@ -152,10 +152,10 @@ def refused(
         plan,
         decision.tripped,
         people=planned.people_count,
-        last_accepted_people=run.store.last_accepted_people_count(),
+        last_accepted_people=run.store.runs.last_accepted_people_count(),
         current_teams=len(planned.dx_teams),
     )
-    run.store.save_refused_plan(
+    run.store.approvals.save_refused_plan(
         plan_id,
         run_id=run.run_id,
         now=now,
@@ -204,7 +204,7 @@ def outlive_window(run: Run, deferral: Deferral) -> None:
     if not run.request.operational or not deferral.kind.startswith("snapshot"):
         return
     until = expires_at(deferral.resume_at, run.settings.sync.approval_ttl_hours)
-    for approval in run.store.extend_approvals(until, run.clock()):
+    for approval in run.store.approvals.extend(until, run.clock()):
         log.info(
             "sync.approval_extended",
             plan_id=approval.plan_id,
@@ -222,7 +222,7 @@ def applied(run: Run, planned: Planned) -> None:
         return
     now = run.clock()
     if approval.via == "sync":
-        run.store.add_approval(
+        run.store.approvals.add(
             approval.plan_id,
             approved_by=approval.approved_by,
             note=approval.note,
@@ -232,7 +232,7 @@ def applied(run: Run, planned: Planned) -> None:
             applied_run_id=run.run_id,
         )
         return
-    if not run.store.mark_approval_applied(approval.id, run.run_id, now):
+    if not run.store.approvals.mark_applied(approval.id, run.run_id, now):
         log.warning(
             "sync.approval_already_applied",
             plan_id=approval.plan_id,

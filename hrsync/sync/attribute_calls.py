@@ -171,9 +171,9 @@ def learn_from_answers(run: Run, found: Sequence[str], not_found: Sequence[str])
     """What the answers say of who DX counts, kept for the people the hierarchy sent."""
     if not found and not not_found:
         return
-    known = {email: person.counted for email, person in run.store.dx_people().items()}
+    known = {email: person.counted for email, person in run.store.people.dx_people().items()}
     verdicts = from_attribute_answers(found, not_found, when=run.clock().date().isoformat())
-    run.store.set_counted(
+    run.store.people.set_counted(
         {e: (v.counted, v.evidence) for e, v in changed(known, verdicts).items()}, run.clock()
     )
 

@@ -138,7 +138,7 @@ def sync_attributes(
     store = AttributeStore(run.store)
     desired = desired_values(people, sources, clear_empty=settings.clear_empty)
     # Who DX counts, as the hierarchy and earlier answers taught: those it does not, wait.
-    dx_people = run.store.dx_people()
+    dx_people = run.store.people.dx_people()
     plan = plan_attributes(
         desired,
         store.confirmed(),

@@ -80,17 +80,17 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
 
     def resend(attempt: int, reason: str) -> None:
         # The same submission record: a restart still finds it and verifies it.
-        store.mark_submission(
+        store.submissions.mark(
             sid, SubmissionStatus.SENT, run.clock(), detail=f"resend {attempt}: {reason}"
         )
         try:
             accepted = run.client.process(planned.payload(), email=settings.notify_email)
         except DxOutcomeUnknown as exc:
-            store.mark_submission(
+            store.submissions.mark(
                 sid, SubmissionStatus.OUTCOME_UNKNOWN, run.clock(), detail=str(exc)
             )
             raise
-        store.mark_submission(
+        store.submissions.mark(
             sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id
         )
         took()
@@ -110,7 +110,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
         )
     check_audit(run, planned.plan, submitted.submitted_at, sid)
     if confirmation.teams is not None:
-        store.mark_submission(
+        store.submissions.mark(
             sid, SubmissionStatus.VERIFIED, run.clock(), dx_seen=teams_seen(confirmation.teams)
         )
         took()
@@ -125,7 +125,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             settled=settled,
         )
         end(run, Outcome.APPLIED, planned, not_in_dx=missing, undecided=undecided)
-    store.mark_submission(sid, SubmissionStatus.UNVERIFIED, run.clock())
+    store.submissions.mark(sid, SubmissionStatus.UNVERIFIED, run.clock())
     if confirmation.last is not None:
         forget_contradicted(run, planned.assignment.teams, confirmation.last, known)
     end(
@@ -149,7 +149,7 @@ def recover_unfinished(run: Run) -> None:
     if not run.request.operational:
         return
     store = run.store
-    pending = store.unfinished_submission()
+    pending = store.submissions.unfinished()
     if pending is None:
         return
     log.warning(
@@ -182,17 +182,17 @@ def recover_unfinished(run: Run) -> None:
     check_audit(run, plan_of(pending), pending.created_at, pending.id)
     now = run.clock()
     if converged is not None:
-        store.mark_submission(
+        store.submissions.mark(
             pending.id, SubmissionStatus.VERIFIED, now, dx_seen=teams_seen(converged)
         )
         # The earlier run may have died before keeping the ids DX now has.
-        store.save_identities(pending.plan.identities, now)
+        store.identities.save(pending.plan.identities, now)
         # An approval that run let past the guards is applied now that DX shows its plan
         # (the run's answer from DX was lost, so it left the approval pending).
-        store.mark_plan_approval_applied(pending.run_id, now)
+        store.approvals.mark_plan_applied(pending.run_id, now)
         log.info("sync.recovered", submission=pending.id, verified=True)
     else:
-        store.mark_submission(
+        store.submissions.mark(
             pending.id, SubmissionStatus.SUPERSEDED, now, detail="not shown by DX"
         )
         log.warning("sync.recovered", submission=pending.id, verified=False)
@@ -443,7 +443,7 @@ def check_audit(run: Run, plan: Plan, submitted_at: datetime, submission_id: int
     # hrsync's own submissions just before this one leave events in the same window.
     earlier = [
         plan_of(sub)
-        for sub in run.store.submissions_after(None, since=since - AUDIT_SKEW)
+        for sub in run.store.submissions.after(None, since=since - AUDIT_SKEW)
         if sub.id != submission_id
     ]
     give_up_at, delay = time.monotonic() + AUDIT_WAIT_S, run.pacing.poll_s

@@ -93,7 +93,7 @@ def end_rejected(run: Run, exc: DxRejected, planned: Planned) -> NoReturn:
 def import_attempts(store: Store) -> int:
     """Consecutive recent runs deferred by a running import (for the backoff)."""
     count = 0
-    for run in store.recent_runs(20, operational_only=True):
+    for run in store.runs.recent(20, operational_only=True):
         if run.outcome is None:  # this very run, still going
             continue
         if run.defer_kind == "import_in_progress":

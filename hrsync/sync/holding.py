@@ -20,11 +20,11 @@ def known_places(store: Store, directory: Directory) -> KnownPlaces:
     """Where DX last verifiably had each person: nothing to read when nobody is held."""
     if not directory.held:
         return NOTHING_KNOWN
-    last = store.last_verified_submission()
+    last = store.submissions.last_verified()
     rows = last.plan.rows if last is not None else ()
     email_by_id = {
         person.employee_id: email
-        for email, person in store.dx_people().items()
+        for email, person in store.people.dx_people().items()
         if person.employee_id
     }
     member_of = {email: row.key for row in rows for email in row.contributors}
@@ -53,7 +53,7 @@ def log_held(holds: Sequence[Hold]) -> None:
 
 def remember_held(store: Store, holds: Sequence[Hold], now: datetime) -> None:
     """The people held now, each with the day their hold began (kept while unbroken)."""
-    store.replace_held(held_records(holds), now)
+    store.people.replace_held(held_records(holds), now)
 
 
 def held_records(holds: Sequence[Hold]) -> list[HeldRecord]:

@@ -78,8 +78,10 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
 def shown_users(run: Run) -> frozenset[str]:
     """E-mails (casefolded) DX has shown to be its users: leads it took in the last
     hierarchy it verifiably took, and people it is known to count."""
-    shown = {email.casefold() for email, person in run.store.dx_people().items() if person.counted}
-    last = run.store.last_verified_submission()
+    shown = {
+        email.casefold() for email, person in run.store.people.dx_people().items() if person.counted
+    }
+    last = run.store.submissions.last_verified()
     if last is not None:
         shown.update(row.lead_email.casefold() for row in last.plan.rows)
     return frozenset(shown)

@@ -53,11 +53,11 @@ def learn_people(
     day = when.date().isoformat()
     verdicts = infer_counted(rows, teams, known, when=day, settled=settled)
     remember_people(run, rows, planned.directory, planned.holds)
-    run.store.set_counted(
+    run.store.people.set_counted(
         {e: (v.counted, v.evidence) for e, v in changed(known, verdicts).items()}, run.clock()
     )
     unclear = tuple(undecided(rows, teams, known, verdicts))
-    run.store.set_undecided(
+    run.store.people.set_undecided(
         {e: undecided_evidence(u, when=day) for u in unclear for e in u.candidates}
     )
     with capped(log, "sync.not_in_dx_undecided", see="hrsync status") as told:
@@ -96,8 +96,8 @@ def learn_settled(run: Run, teams: Sequence[DxTeam]) -> None:
     """At the start of a run: what DX's counts, read now, say of the people of the last
     hierarchy DX verifiably took, when nothing was sent since that may have reached DX.
     Only teams DX shows unchanged since then are read (a hand edit changes the count)."""
-    last = run.store.last_verified_submission()
-    if last is None or run.store.submissions_after(last.id):
+    last = run.store.submissions.last_verified()
+    if last is None or run.store.submissions.after(last.id):
         return
     unchanged = {
         t.reference_id
@@ -112,7 +112,9 @@ def learn_settled(run: Run, teams: Sequence[DxTeam]) -> None:
     verdicts = infer_counted(rows, teams, known, when=day, leads_accepted=False)
     learned = changed(known, verdicts)
     if learned:
-        run.store.set_counted({e: (v.counted, v.evidence) for e, v in learned.items()}, run.clock())
+        run.store.people.set_counted(
+            {e: (v.counted, v.evidence) for e, v in learned.items()}, run.clock()
+        )
 
 
 def forget_contradicted(
@@ -124,7 +126,7 @@ def forget_contradicted(
     forgotten = contradicted(rows, last, known, when=run.clock().date().isoformat())
     if not forgotten:
         return
-    run.store.forget_counted(forgotten)
+    run.store.people.forget_counted(forgotten)
     log.warning(
         "verify.counted_forgotten",
         count=len(forgotten),
@@ -137,7 +139,7 @@ def forget_contradicted(
 
 def counted_by_email(store: Store) -> dict[str, bool | None]:
     """What the store holds of whether DX counts each person it took (one read)."""
-    return {email: person.counted for email, person in store.dx_people().items()}
+    return {email: person.counted for email, person in store.people.dx_people().items()}
 
 
 def recheck(

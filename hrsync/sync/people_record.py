@@ -26,4 +26,4 @@ def remember_people(
     for hold in holds:
         if hold.dx_email is not None and hold.person.employee_id:
             ids.setdefault(hold.dx_email, hold.person.employee_id)
-    run.store.record_sent_people({e: ids.get(e) for e in emails_of(rows)}, run.clock())
+    run.store.people.record_sent_people({e: ids.get(e) for e in emails_of(rows)}, run.clock())

@@ -40,8 +40,8 @@ def preview_plan(
     settings: Settings, store: Store, plan_id: str, *, clock: Clock = utcnow
 ) -> PlanPreview:
     """`sync --preview PLAN_ID`: the preview URL of exactly that refused plan."""
-    stored = store.refused_plan(plan_id)
-    payload = store.refused_plan_payload(plan_id)
+    stored = store.approvals.refused_plan(plan_id)
+    payload = store.approvals.refused_plan_payload(plan_id)
     if stored is None or payload is None:
         return PlanPreview(
             EXIT_USAGE,
@@ -82,7 +82,7 @@ def preview_for_notice(
     """The preview a refusal's notification links to: the one kept with the plan, else a
     new one. Called only by a run that found no window open; a preview DX does not
     create is logged and left out, never the run's failure."""
-    stored = store.refused_plan(plan_id)
+    stored = store.approvals.refused_plan(plan_id)
     if stored is not None and stored.preview_url:
         return stored.preview_url
     try:
@@ -98,7 +98,7 @@ def _send(
     accepted = client.preview(payload)
     url = accepted.preview_url
     if url is not None:
-        store.save_preview_url(plan_id, url, clock())
+        store.approvals.save_preview_url(plan_id, url, clock())
     log.info("sync.preview", plan_id=plan_id, preview_url=url, import_id=accepted.import_id)
     return url
 

@@ -25,7 +25,7 @@ def plan_rows(
 ) -> Plan:
     """The changes from what DX holds to `rows`, leads and members judged against the last
     submission DX verifiably took; each change logged."""
-    last = run.store.last_verified_submission()
+    last = run.store.submissions.last_verified()
     plan = make_plan(
         rows,
         dx_teams,
@@ -69,7 +69,7 @@ def _untrusted_joins(run: Run, planned: Planned) -> Planned:
         return planned
     trips = join_trips(
         [join.count for join in planned.joins],
-        run.store.last_accepted_join_counts(),
+        run.store.runs.last_accepted_join_counts(),
         run.settings.sync.min_join_fraction,
     )
     for trip in trips:
@@ -84,7 +84,7 @@ def _untrusted_sources(run: Run, planned: Planned) -> Planned:
         return planned
     trips = source_trips(
         planned.sources,
-        run.store.last_accepted_source_counts(),
+        run.store.runs.last_accepted_source_counts(),
         run.settings.sync.min_people_fraction,
     )
     for trip in trips:
@@ -102,12 +102,12 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
         end(run, Outcome.IN_SYNC, planned)
     # Read once for the recheck and for what DX's counts teach.
     known = counted_by_email(run.store)
-    last = run.store.last_verified_submission()
+    last = run.store.submissions.last_verified()
     if recheck(run, planned, known, last.created_at if last is not None else None):
         return
     log.info("sync.in_sync", teams=planned.plan.desired_count)
     planned = _untrusted_sources(run, _untrusted_joins(run, planned))
-    run.store.save_identities(planned.assignment.identities, run.clock())
+    run.store.identities.save(planned.assignment.identities, run.clock())
     # DX holds what it last verifiably took: its counts say whom it counts.
     when = last.created_at if last is not None else run.clock()
     missing, undecided = learn_people(

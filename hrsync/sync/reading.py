@@ -380,7 +380,7 @@ def teams_known(store: Store, settings: Settings) -> dict[str, KnownTeam]:
     exports drop leavers) until HR re-points their reports."""
     if settings.mapping.strategy != "manager":
         return {}
-    last = store.last_verified_submission()
+    last = store.submissions.last_verified()
     if last is None:
         return {}
     rows = last.plan.rows
@@ -412,7 +412,7 @@ def read_and_map(run: Run) -> Mapped:
         if exc.directory is not None:
             _log_warnings(exc.directory)
         _refuse_input(run, exc)
-    if export.page_sized and run.store.last_accepted_people_count() is None:
+    if export.page_sized and run.store.runs.last_accepted_people_count() is None:
         # No accepted run to compare with: the shrink guard cannot tell a capped page.
         _refuse_input(
             run, InputRefused("source", [first_run_page(export.source, export.page_sized)])
@@ -460,7 +460,7 @@ def read_and_map(run: Run) -> Mapped:
     log_held(placed.holds)
     if run.request.operational:
         remember_held(run.store, placed.holds, run.clock())
-        run.store.replace_leads_left(map(_left_record, team_map.leads_left), run.clock())
+        run.store.leads_left.replace(map(_left_record, team_map.leads_left), run.clock())
     with capped(log, "mapping.note") as notes:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)

@@ -58,9 +58,9 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     snapshots = dx_read(run, run.client.snapshots)
     # Kept for `status`, the metrics and the daemon's sync before the next snapshot.
     now = run.clock()
-    run.store.save_next_snapshot(next_snapshot(snapshots, now), now, run.run_id)
+    run.store.snapshot_outlook.save_next_snapshot(next_snapshot(snapshots, now), now, run.run_id)
     # New ids are derived from the HR keys inside `assign`: the one place they are made.
-    assignment = assign(mapped.team_map.teams, run.store.load_identities(), dx_teams)
+    assignment = assign(mapped.team_map.teams, run.store.identities.load(), dx_teams)
     with capped(log, "identity.decision") as decisions:
         for decision in assignment.decisions:
             if decision.how != "known":
@@ -113,16 +113,16 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         now=run.clock(),
         settings=run.settings.sync,
         people_count=planned.people_count,
-        last_accepted_people=run.store.last_accepted_people_count(),
+        last_accepted_people=run.store.runs.last_accepted_people_count(),
         current_team_count=len(planned.dx_teams),
         payload_bytes=plan.payload_bytes,
         allow_archive=run.request.allow_archive,
         allow_shrink=run.request.allow_shrink,
         approved=approval_step.ids_for(approved, plan.payload_digest),
         joins=tuple(join.count for join in planned.joins),
-        last_joins=run.store.last_accepted_join_counts() if planned.joins else None,
+        last_joins=run.store.runs.last_accepted_join_counts() if planned.joins else None,
         sources=planned.sources,
-        last_sources=run.store.last_accepted_source_counts() if planned.sources else None,
+        last_sources=run.store.runs.last_accepted_source_counts() if planned.sources else None,
     )
     if isinstance(decision, Defer):
         text = render_deferral(decision.deferral)

@@ -64,7 +64,7 @@ def run_sync(
         now = clock()
         # A dry run writes nothing to DX: `hrsync plan` works while the daemon syncs.
         lease = None if request.dry_run else store.acquire_lease(holder, now, LEASE_TTL_S)
-        store.start_run(run_id, request.trigger, now, dry_run=not request.operational)
+        store.runs.start(run_id, request.trigger, now, dry_run=not request.operational)
         try:
             if lease is not None and not lease.acquired:
                 result = SyncResult(
@@ -144,7 +144,7 @@ def _hierarchy(run: Run) -> tuple[SyncResult, Mapped | None]:
 def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncResult) -> None:
     """The run's end in the store; the daemon's deferral is written here and only here."""
     now = clock()
-    store.finish_run(
+    store.runs.finish(
         result.run_id,
         now,
         outcome=result.outcome.value,
@@ -173,9 +173,9 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         # window's) is not this run's to replace with a few minutes, nor to resolve.
         return
     if result.outcome is Outcome.DEFERRED and result.resume_at:
-        store.add_deferral(result.run_id, result.reason or "deferred", result.resume_at, now)
+        store.deferrals.add(result.run_id, result.reason or "deferred", result.resume_at, now)
     else:
-        store.resolve_deferrals(now)
+        store.deferrals.resolve(now)
 
 
 def _log_finished(result: SyncResult, request: SyncRequest, started: float) -> None:

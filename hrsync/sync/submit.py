@@ -50,17 +50,17 @@ def submit(run: Run, planned: Planned) -> Submitted:
     # Before the call: evidence of what is about to be sent, with the identities to keep
     # once DX may have it (not before: a rejected or deferred request must not retire
     # teams DX still has).
-    sid = store.record_submission(run.run_id, record, people_count=planned.people_count, now=now)
+    sid = store.submissions.record(run.run_id, record, people_count=planned.people_count, now=now)
     email = run.settings.sync.notify_email
     payload = planned.payload()
     log.info("sync.submitting", teams=len(payload), notify_email=email)
     # "sent": from here on DX may have it, so a restart waits for it, not resends.
-    store.mark_submission(sid, SubmissionStatus.SENT, run.clock())
+    store.submissions.mark(sid, SubmissionStatus.SENT, run.clock())
     try:
         accepted = run.client.process(payload, email=email)
     except DxOutcomeUnknown as exc:
-        store.mark_submission(sid, SubmissionStatus.OUTCOME_UNKNOWN, run.clock(), detail=str(exc))
-        store.save_identities(planned.assignment.identities, run.clock())
+        store.submissions.mark(sid, SubmissionStatus.OUTCOME_UNKNOWN, run.clock(), detail=str(exc))
+        store.identities.save(planned.assignment.identities, run.clock())
         # DX may or may not have it: the approval is applied once DX shows the plan or
         # takes a resend (confirm.verify), or a later run finds it shown (recovery). Left
         # pending meanwhile, it cannot be applied twice: once DX has the plan, a run
@@ -68,16 +68,18 @@ def submit(run: Run, planned: Planned) -> Submitted:
         log.warning("sync.outcome_unknown", detail=str(exc))
         return Submitted(planned, sid, record, now, ambiguous=True)
     except DxDeferred as exc:
-        store.mark_submission(sid, SubmissionStatus.DEFERRED, run.clock(), detail=str(exc))
+        store.submissions.mark(sid, SubmissionStatus.DEFERRED, run.clock(), detail=str(exc))
         end_deferred_by_dx(run, exc, planned)
     except DxRejected as exc:
-        store.mark_submission(sid, SubmissionStatus.REJECTED, run.clock(), detail=str(exc))
+        store.submissions.mark(sid, SubmissionStatus.REJECTED, run.clock(), detail=str(exc))
         return submit(run, _planned_again(run, planned, exc))
     except DxError as exc:
-        store.mark_submission(sid, SubmissionStatus.FAILED, run.clock(), detail=str(exc))
+        store.submissions.mark(sid, SubmissionStatus.FAILED, run.clock(), detail=str(exc))
         end(run, Outcome.FAILED, planned, reason=str(exc))
-    store.mark_submission(sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id)
-    store.save_identities(planned.assignment.identities, run.clock())
+    store.submissions.mark(
+        sid, SubmissionStatus.ACCEPTED, run.clock(), import_id=accepted.import_id
+    )
+    store.identities.save(planned.assignment.identities, run.clock())
     applied(run, planned)
     log.info("sync.accepted", import_id=accepted.import_id)
     return Submitted(planned, sid, record, now, ambiguous=False)
@@ -96,15 +98,15 @@ def _planned_again(run: Run, planned: Planned, refusal: DxRejected) -> Planned:
 
 def _submitted_plan(run: Run, planned: Planned) -> SubmittedPlan:
     plan, rows = planned.plan, planned.assignment.teams
-    last = run.store.last_verified_submission()
+    last = run.store.submissions.last_verified()
     # Submissions since the last verified one may still be applied by DX any moment.
     earlier = [
         (sub.plan.payload_rows(), sub.plan.awaiting_change)
-        for sub in run.store.submissions_after(last.id if last else None)
+        for sub in run.store.submissions.after(last.id if last else None)
     ]
     # People DX is not known to count hold up nothing: a team whose only change adds or
     # removes such people is watched and its count checked by range, not waited for.
-    known = {email: person.counted for email, person in run.store.dx_people().items()}
+    known = {email: person.counted for email, person in run.store.people.dx_people().items()}
     skipped = unawaited(plan, known)
     refs = [ref for ref in awaited_refs(plan) if ref not in skipped]
     payload_rows = {r.reference_id: r.to_payload() for r in rows}

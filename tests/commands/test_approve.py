@@ -30,7 +30,7 @@ def config(tmp_path: Path) -> Path:
     try:
         now = datetime.now(UTC)
         for plan_id, guards in (("3f9c2a11", ("max_archive",)), ("0badc0de", ("empty_export",))):
-            store.save_refused_plan(
+            store.approvals.save_refused_plan(
                 plan_id, run_id="r1", now=now, payload_digest="d" * 64,
                 summary=summary(*guards), payload_json="[]",
             )  # fmt: skip
@@ -60,10 +60,10 @@ def test_approve_in_a_snapshot_window_says_when_it_applies_and_expires_after_it(
     now = datetime.now(UTC).replace(microsecond=0)
     window_ends = now + timedelta(days=20)
     try:
-        store.start_run("r2", "schedule", now, dry_run=False)
-        store.finish_run("r2", now, outcome="deferred", exit_code=3, counts={}, reason="window",
+        store.runs.start("r2", "schedule", now, dry_run=False)
+        store.runs.finish("r2", now, outcome="deferred", exit_code=3, counts={}, reason="window",
                          defer_kind="snapshot_window")  # fmt: skip
-        store.add_deferral("r2", "window", window_ends, now)
+        store.deferrals.add("r2", "window", window_ends, now)
     finally:
         store.close()
     assert main(["--config", str(config), "approve", "3f9c2a11", "--by", "ana"]) == 0
@@ -75,7 +75,7 @@ def test_approve_in_a_snapshot_window_says_when_it_applies_and_expires_after_it(
     ) in out, out
     store = Store.open(db)
     try:
-        (approval,) = store.approvals()
+        (approval,) = store.approvals.recent()
     finally:
         store.close()
     assert approval.expires_at.replace(tzinfo=UTC) == expires
@@ -104,8 +104,8 @@ def test_approving_a_plan_already_applied_says_so_and_records_nothing(
     assert main(["--config", str(config), "approve", "3f9c2a11", "--by", "ana"]) == 0
     store = Store.open(f"sqlite:///{config.parent / 'state.db'}")
     try:
-        (approval,) = store.approvals()
-        assert store.mark_approval_applied(approval.id, "run-9", datetime.now(UTC))
+        (approval,) = store.approvals.recent()
+        assert store.approvals.mark_applied(approval.id, "run-9", datetime.now(UTC))
     finally:
         store.close()
     capsys.readouterr()

@@ -109,7 +109,9 @@ def run_main(settings: Settings) -> tuple[int, str, str]:
 
 def test_fresh_heartbeat_exits_0_with_one_line(db: tuple[Path, Store]) -> None:
     path, store = db
-    store.beat(NOW - 15 * S, state="idle", detail={"next_run_time": "2030-06-02T04:00:00+00:00"})
+    store.heartbeat.beat(
+        NOW - 15 * S, state="idle", detail={"next_run_time": "2030-06-02T04:00:00+00:00"}
+    )
     code, out, err = run_main(settings_for(path))
     assert code == 0 and err == ""
     assert out.count("\n") == 1 and out.startswith("ok: heartbeat 15s ago")
@@ -117,7 +119,7 @@ def test_fresh_heartbeat_exits_0_with_one_line(db: tuple[Path, Store]) -> None:
 
 def test_stale_heartbeat_exits_1_naming_age_and_limit(db: tuple[Path, Store]) -> None:
     path, store = db
-    store.beat(NOW - 300 * S, state="idle")
+    store.heartbeat.beat(NOW - 300 * S, state="idle")
     code, out, err = run_main(settings_for(path, healthcheck_max_age_s=90))
     assert code == 1 and out == ""
     assert err.startswith("unhealthy: stale heartbeat: last beat 300s ago")
@@ -126,7 +128,7 @@ def test_stale_heartbeat_exits_1_naming_age_and_limit(db: tuple[Path, Store]) ->
 
 def test_long_quarantine_exits_1(db: tuple[Path, Store]) -> None:
     path, store = db
-    store.beat(
+    store.heartbeat.beat(
         NOW - 5 * S, state="quarantined", quarantined_since=NOW - 3 * H, consecutive_failures=6
     )
     code, _, err = run_main(settings_for(path, quarantine_alert_s=7200))
@@ -208,7 +210,7 @@ def test_the_sqlite_probe_says_what_the_store_says(
     age = stored["age"]
     since = stored.get("q")
     assert isinstance(age, timedelta)
-    store.beat(
+    store.heartbeat.beat(
         NOW - age,
         state=str(stored["state"]),
         quarantined_since=NOW - since if isinstance(since, timedelta) else None,
@@ -359,7 +361,7 @@ def _run_healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 def test_the_healthcheck_imports_nothing_heavy(db: tuple[Path, Store], tmp_path: Path) -> None:
     path, store = db
-    store.beat(datetime.now(UTC), state="idle")
+    store.heartbeat.beat(datetime.now(UTC), state="idle")
     env = {**os.environ, "HRSYNC_CONFIG": "", "HRSYNC_STATE__DATABASE_URL": f"sqlite:///{path}"}
     child = _run_healthcheck(env)
     assert child.returncode == 0, child.stderr

@@ -1,4 +1,5 @@
-"""Tests for hrsync/core/teams/mapping.py: strategies, names, folding; generated orgs."""
+"""Tests for the mapping (hrsync/core/teams/mapping.py and the modules it runs): strategies,
+names, folding; generated orgs."""
 
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ def store(database_url: str) -> Iterator[Store]:
 def history(store: Store) -> None:
     """Applied runs 400, 300 and 10 days ago (the newest applied stays in any case)."""
     for run_id, age in (("r400", 400 * DAY), ("r300", 300 * DAY), ("r10", 10 * DAY)):
-        store.start_run(run_id, "schedule", NOW - age, dry_run=False)
-        store.finish_run(run_id, NOW - age, outcome="applied", exit_code=0, counts={}, reason=None)
+        store.runs.start(run_id, "schedule", NOW - age, dry_run=False)
+        store.runs.finish(run_id, NOW - age, outcome="applied", exit_code=0, counts={}, reason=None)
 
 
 def start(store: Store, keep_days: int) -> Daemon:
@@ -62,7 +62,7 @@ def test_the_daemon_prunes_once_a_day_what_is_older_than_keep_days(store: Store)
                 job.func()
         finally:
             daemon.scheduler.shutdown(wait=False)
-    assert [r.id for r in store.recent_runs()] == ["r10"]
+    assert [r.id for r in store.runs.recent()] == ["r10"]
     (pruned,) = [e for e in logs if e["event"] == "db.pruned"]
     assert pruned["keep_days"] == 180
     assert pruned["before"] == (NOW - 180 * DAY).isoformat()
@@ -77,10 +77,10 @@ def test_a_later_day_prunes_what_has_aged_since(store: Store) -> None:
             job = daemon.scheduler.get_job(PRUNE_JOB)
             assert job is not None
             job.func()
-            assert [r.id for r in store.recent_runs()] == ["r10", "r300"]
+            assert [r.id for r in store.runs.recent()] == ["r10", "r300"]
             frozen.tick(70 * DAY)
             job.func()
-            assert [r.id for r in store.recent_runs()] == ["r10"]
+            assert [r.id for r in store.runs.recent()] == ["r10"]
         finally:
             daemon.scheduler.shutdown(wait=False)
 
@@ -93,7 +93,7 @@ def test_keep_days_0_keeps_everything(store: Store) -> None:
             assert daemon.scheduler.get_job(PRUNE_JOB) is None
         finally:
             daemon.scheduler.shutdown(wait=False)
-    assert len(store.recent_runs()) == 3
+    assert len(store.runs.recent()) == 3
 
 
 def test_a_store_that_fails_the_prune_is_a_warning_not_the_daemons_end(store: Store) -> None:
@@ -111,4 +111,4 @@ def test_a_store_that_fails_the_prune_is_a_warning_not_the_daemons_end(store: St
             daemon.scheduler.shutdown(wait=False)
     (failed,) = [e for e in logs if e["event"] == "db.prune_failed"]
     assert failed["log_level"] == "warning" and "refused_plans" in failed["error"]
-    assert len(store.recent_runs()) == 3  # one transaction: nothing half-pruned
+    assert len(store.runs.recent()) == 3  # one transaction: nothing half-pruned

@@ -53,7 +53,7 @@ REFUSED = (Outcome.REFUSED, "would archive 6 teams", None)
 def test_the_daemon_checks_from_pre_snapshot_hours_every_few_hours_and_last_shortly_before(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
     sync = RecordingSync(store, clock, REFUSED, OK)
     with capture_logs() as logs:
         d = harness.start(sync)  # type: ignore[arg-type]  # a RecordingSync behind a wrapper
@@ -76,7 +76,7 @@ def test_the_daemon_checks_from_pre_snapshot_hours_every_few_hours_and_last_shor
 def test_a_run_that_succeeded_does_not_end_the_checks(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
     d = harness.start(RecordingSync(store, clock, OK))
     clock.now = FIRST
     fire(d, PRE_SNAPSHOT_JOB)
@@ -87,7 +87,7 @@ def test_a_run_that_succeeded_does_not_end_the_checks(
 def test_a_scheduled_run_in_the_window_counts_as_a_check(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
     d = harness.start(RecordingSync(store, clock, REFUSED, OK))
     clock.now = FIRST
     fire(d, PRE_SNAPSHOT_JOB)
@@ -99,7 +99,7 @@ def test_a_scheduled_run_in_the_window_counts_as_a_check(
 def test_a_restart_after_the_first_time_with_no_run_since_syncs_at_once(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
     clock.now = FIRST + 3 * H  # the daemon was down at the first time
     d = harness.start(RecordingSync(store, clock))
     assert job_time(d, PRE_SNAPSHOT_JOB) == FIRST + 3 * H
@@ -108,9 +108,9 @@ def test_a_restart_after_the_first_time_with_no_run_since_syncs_at_once(
 def test_a_restart_in_the_window_checks_a_few_hours_after_the_last_run(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
-    store.start_run("run-1", "manual", FIRST + H, dry_run=False)
-    store.finish_run("run-1", FIRST + H, outcome="in_sync", exit_code=0, counts={}, reason=None)
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.runs.start("run-1", "manual", FIRST + H, dry_run=False)
+    store.runs.finish("run-1", FIRST + H, outcome="in_sync", exit_code=0, counts={}, reason=None)
     clock.now = FIRST + 2 * H
     d = harness.start(RecordingSync(store, clock))
     assert job_time(d, PRE_SNAPSHOT_JOB) == FIRST + H + CHECK_EVERY
@@ -119,12 +119,12 @@ def test_a_restart_in_the_window_checks_a_few_hours_after_the_last_run(
 def test_a_run_the_lease_turned_away_is_not_a_check(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
-    store.start_run("run-1", "pre_snapshot", FIRST, dry_run=False)
-    store.finish_run("run-1", FIRST, outcome="in_sync", exit_code=0, counts={}, reason=None)
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.runs.start("run-1", "pre_snapshot", FIRST, dry_run=False)
+    store.runs.finish("run-1", FIRST, outcome="in_sync", exit_code=0, counts={}, reason=None)
     # A shell's `hrsync sync` (or another replica) met the daemon's lease: it read nothing.
-    store.start_run("run-2", "manual", FIRST + H, dry_run=False)
-    store.finish_run("run-2", FIRST + H, outcome="deferred", exit_code=3, counts={},
+    store.runs.start("run-2", "manual", FIRST + H, dry_run=False)
+    store.runs.finish("run-2", FIRST + H, outcome="deferred", exit_code=3, counts={},
                      reason="another sync is running", defer_kind="lease_held")  # fmt: skip
     clock.now = FIRST + 2 * H
     d = harness.start(RecordingSync(store, clock))
@@ -132,9 +132,9 @@ def test_a_run_the_lease_turned_away_is_not_a_check(
 
 
 def test_no_check_after_the_last_one(harness: Harness, store: Store, clock: Clock) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
-    store.start_run("run-1", "schedule", LAST + H, dry_run=False)
-    store.finish_run("run-1", LAST + H, outcome="in_sync", exit_code=0, counts={}, reason=None)
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.runs.start("run-1", "schedule", LAST + H, dry_run=False)
+    store.runs.finish("run-1", LAST + H, outcome="in_sync", exit_code=0, counts={}, reason=None)
     clock.now = LAST + 2 * H
     d = harness.start(RecordingSync(store, clock))
     assert d.scheduler.get_job(PRE_SNAPSHOT_JOB) is None
@@ -148,7 +148,9 @@ def test_a_run_that_sees_a_new_snapshot_places_the_job_and_none_ahead_removes_it
 
     def sync(request: SyncRequest) -> SyncResult:
         # What every run that reads snapshots.list does (sync/stages.py).
-        store.save_next_snapshot(seen.pop(0), clock(), f"run-{len(recording.requests) + 1}")
+        store.snapshot_outlook.save_next_snapshot(
+            seen.pop(0), clock(), f"run-{len(recording.requests) + 1}"
+        )
         return recording(request)
 
     d = harness.start(sync)  # type: ignore[arg-type]  # a RecordingSync behind a wrapper
@@ -164,7 +166,7 @@ def test_the_sync_before_a_snapshot_runs_even_in_quarantine(
 ) -> None:
     # Quarantine backs off the cron's runs; the run before a snapshot is at most two and
     # the one that matters most, so it still goes.
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
     failed = (Outcome.FAILED, "DX unreachable", None)
     sync = RecordingSync(store, clock, failed, failed, failed, failed)
     d = harness.start(sync, settings=settings_with(quarantine_after=3))
@@ -180,7 +182,7 @@ def test_the_sync_before_a_snapshot_runs_even_in_quarantine(
 def test_pre_snapshot_hours_moves_the_first_sync(
     harness: Harness, store: Store, clock: Clock
 ) -> None:
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
     d = harness.start(RecordingSync(store, clock), settings=settings_with(pre_snapshot_hours=72))
     assert job_time(d, PRE_SNAPSHOT_JOB) == datetime(2030, 4, 1, 0, 0, tzinfo=UTC)
 
@@ -190,7 +192,7 @@ def test_a_run_that_leaves_no_record_is_not_caught_up_again_at_once(
 ) -> None:
     # A crash the store could not record leaves no run since the first time: caught up,
     # but not in a tight loop.
-    store.save_next_snapshot(SNAP, T0 - H, "run-0")
+    store.snapshot_outlook.save_next_snapshot(SNAP, T0 - H, "run-0")
 
     def unrecorded(request: SyncRequest) -> SyncResult:
         return SyncResult("lost", Outcome.FAILED, reason="the store was down")
@@ -218,7 +220,7 @@ class Org:
         now = utcnow()
         run_id = f"run-{len(self.runs) + 1}"
         self.runs.append((now, request.trigger))
-        self.store.start_run(run_id, request.trigger, now, dry_run=False)
+        self.store.runs.start(run_id, request.trigger, now, dry_run=False)
         pending = self.hr != self.dx
         self.dx = self.hr
         result = SyncResult(
@@ -265,7 +267,7 @@ def test_hr_changes_after_a_manual_run_past_the_mark_are_synced_before_the_snaps
     settings = settings_with(schedule="0 6 1 * *", pre_snapshot_hours=48)
     org = Org(store)
     with freeze_time(today - 20 * H) as frozen:  # the daemon runs since yesterday
-        store.save_next_snapshot(snap, utcnow(), "run-0")
+        store.snapshot_outlook.save_next_snapshot(snap, utcnow(), "run-0")
         monitor = Monitor(settings, store, utcnow)
         d = Daemon(
             settings,
@@ -313,7 +315,7 @@ def test_a_snapshot_a_run_by_hand_saw_is_checked_for_without_waiting_for_the_cro
     # wait for the daemon's next own run to be prepared for.
     d = harness.start(RecordingSync(store, clock), settings=settings_with(schedule="0 6 1 * *"))
     assert d.scheduler.get_job(PRE_SNAPSHOT_JOB) is None
-    store.save_next_snapshot(SNAP, clock(), "manual-1")  # what that run keeps
+    store.snapshot_outlook.save_next_snapshot(SNAP, clock(), "manual-1")  # what that run keeps
     clock.advance(MIN)
     fire(d, HEARTBEAT_JOB)
     assert job_time(d, PRE_SNAPSHOT_JOB) == FIRST

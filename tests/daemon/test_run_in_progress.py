@@ -63,7 +63,7 @@ def test_the_heartbeat_and_readyz_say_a_sync_is_in_progress_and_for_how_long(
     daemon, monitor, held = running
     clock.advance(timedelta(seconds=42))
     fire(daemon, HEARTBEAT_JOB)
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None and beat.state == "running"
     assert beat.detail["run_started_at"] == T0.isoformat()
     assert beat.detail["run_trigger"] == "schedule"
@@ -74,7 +74,7 @@ def test_the_heartbeat_and_readyz_say_a_sync_is_in_progress_and_for_how_long(
     while daemon.running_since() is not None and not deadline.wait(0.01):
         pass
     fire(daemon, HEARTBEAT_JOB)
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None and beat.state == "idle"
     assert "run_started_at" not in beat.detail
     assert monitor.ready() == (True, "ready")

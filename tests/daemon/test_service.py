@@ -77,7 +77,7 @@ class RecordingSync:
             self.script.pop(0) if self.script else (Outcome.IN_SYNC, None, None)
         )
         run_id = f"run-{len(self.requests)}"
-        self.store.start_run(run_id, request.trigger, self.clock(), dry_run=False)
+        self.store.runs.start(run_id, request.trigger, self.clock(), dry_run=False)
         result = SyncResult(run_id, outcome, reason=reason, resume_at=resume_at)
         # The run's own record step: the run, and its deferral (written there only).
         record_end(self.store, self.clock, request, result)
@@ -225,9 +225,9 @@ def test_without_now_nothing_runs_at_start(harness: Harness, store: Store, clock
 
 def deferred_run(store: Store, reason: str, resume_at: datetime) -> None:
     """What an earlier process left behind: a deferred run and its deferral."""
-    store.start_run("run-0", "schedule", T0 - H, dry_run=False)
-    store.finish_run("run-0", T0 - H, outcome="deferred", exit_code=3, counts={}, reason=reason)
-    store.add_deferral("run-0", reason, resume_at, T0 - H)
+    store.runs.start("run-0", "schedule", T0 - H, dry_run=False)
+    store.runs.finish("run-0", T0 - H, outcome="deferred", exit_code=3, counts={}, reason=reason)
+    store.deferrals.add("run-0", reason, resume_at, T0 - H)
 
 
 def test_a_stored_deferral_is_resumed_at_the_end_of_its_window(
@@ -269,7 +269,7 @@ def test_a_deferred_run_registers_a_resume_job_and_keeps_it_in_the_store(
     d = harness.start(sync)
     fire(d, SCHEDULE_JOB)
     assert job_time(d, RESUME_JOB) == until
-    pending = store.pending_deferral()
+    pending = store.deferrals.pending()
     assert pending is not None and pending.resume_at == until and pending.run_id == "run-1"
     # A newer deferral replaces the resume job: there is only ever one.
     clock.now = until
@@ -290,7 +290,7 @@ def test_a_run_that_goes_ahead_settles_the_stored_deferral(
     d = harness.start(sync)
     clock.now = T0 + H
     fire(d, RESUME_JOB)
-    assert store.pending_deferral() is None
+    assert store.deferrals.pending() is None
     d.scheduler.shutdown(wait=False)
     restarted = harness.start(RecordingSync(store, clock))
     assert restarted.scheduler.get_job(RESUME_JOB) is None
@@ -304,15 +304,15 @@ def test_a_deferral_already_recorded_by_the_engine_is_not_recorded_twice(
     class EngineThatRecords(RecordingSync):
         def __call__(self, request: SyncRequest) -> SyncResult:
             result = super().__call__(request)
-            store.add_deferral(result.run_id, "snapshot in window", until, clock())
-            self.recorded = store.pending_deferral()
+            store.deferrals.add(result.run_id, "snapshot in window", until, clock())
+            self.recorded = store.deferrals.pending()
             return result
 
     sync = EngineThatRecords(store, clock, (Outcome.DEFERRED, "window", until))
     d = harness.start(sync)
     fire(d, SCHEDULE_JOB)
     assert sync.recorded is not None
-    assert store.pending_deferral() == sync.recorded
+    assert store.deferrals.pending() == sync.recorded
     assert job_time(d, RESUME_JOB) == until
 
 
@@ -379,8 +379,8 @@ def test_a_successful_run_by_hand_ends_the_quarantine(
     assert d.quarantine is not None
     # An operator fixes the cause and runs `hrsync sync` in another process.
     clock.advance(10 * MIN)
-    store.start_run("manual-1", "manual", clock(), dry_run=False)
-    store.finish_run("manual-1", clock(), outcome="applied", exit_code=0, counts={}, reason=None)
+    store.runs.start("manual-1", "manual", clock(), dry_run=False)
+    store.runs.finish("manual-1", clock(), outcome="applied", exit_code=0, counts={}, reason=None)
     clock.advance(MIN)
     with capture_logs() as logs:
         fire(d, SCHEDULE_JOB)
@@ -404,8 +404,8 @@ def test_the_heartbeat_sees_a_run_by_hand_end_the_quarantine_and_tells_the_monit
         fire(d, HEARTBEAT_JOB)
         assert told == [True]
         clock.advance(10 * MIN)
-        store.start_run("manual-1", "manual", clock(), dry_run=False)
-        store.finish_run(
+        store.runs.start("manual-1", "manual", clock(), dry_run=False)
+        store.runs.finish(
             "manual-1", clock(), outcome="applied", exit_code=0, counts={}, reason=None
         )
         clock.advance(MIN)
@@ -414,7 +414,7 @@ def test_the_heartbeat_sees_a_run_by_hand_end_the_quarantine_and_tells_the_monit
         assert told == [True, False]
         assert d.quarantine is None
         assert events(logs, "sync.quarantine_cleared")[0]["failures"] == 3
-        beat = store.heartbeat()
+        beat = store.heartbeat.read()
         assert beat is not None and beat.state == "idle" and beat.quarantined_since is None
         assert len(sync.requests) == 3  # the beat runs nothing
     finally:
@@ -446,8 +446,8 @@ def test_a_threshold_above_fifty_still_quarantines_and_counts_the_whole_streak(
     # quarantined, and a longer streak was reported as 50 since its 50th-newest run.
     first = clock.now
     for i in range(60):
-        store.start_run(f"f{i}", "schedule", first + i * MIN, dry_run=False)
-        store.finish_run(
+        store.runs.start(f"f{i}", "schedule", first + i * MIN, dry_run=False)
+        store.runs.finish(
             f"f{i}", first + i * MIN, outcome="failed", exit_code=1, counts={}, reason="down"
         )
     clock.advance(H)
@@ -499,7 +499,7 @@ def pending_after_one_run(
 
     def run(request: SyncRequest) -> SyncResult:
         run_id = f"run-{request.trigger}"
-        store.start_run(run_id, request.trigger, clock(), dry_run=False)
+        store.runs.start(run_id, request.trigger, clock(), dry_run=False)
         result = ending(run_id)
         record_end(store, clock, request, result)
         return result
@@ -563,7 +563,7 @@ def test_heartbeat_records_state_and_next_run(harness: Harness, store: Store, cl
     d = harness.start(RecordingSync(store, clock))
     clock.advance(30 * timedelta(seconds=1))
     fire(d, HEARTBEAT_JOB)
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None
     assert beat.beat_at == clock.now
     assert beat.pid == os.getpid()
@@ -584,7 +584,7 @@ def test_heartbeat_reports_quarantine(harness: Harness, store: Store, clock: Clo
     since = clock.now
     clock.advance(MIN)
     d.beat()
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None
     assert beat.state == "quarantined"
     assert beat.quarantined_since == since and beat.consecutive_failures == 3
@@ -592,9 +592,9 @@ def test_heartbeat_reports_quarantine(harness: Harness, store: Store, clock: Clo
 
 
 def test_start_writes_a_first_heartbeat(harness: Harness, store: Store, clock: Clock) -> None:
-    assert store.heartbeat() is None
+    assert store.heartbeat.read() is None
     harness.start(RecordingSync(store, clock))
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None and beat.beat_at == T0
 
 
@@ -692,7 +692,7 @@ def test_crashing_runs_count_as_failed_runs_and_end_in_quarantine(
         (Outcome.FAILED, True),
     ]
     assert told[0][0].reason == "hrsync crashed: RuntimeError: bug in the engine"
-    runs = store.recent_runs(5)
+    runs = store.runs.recent(5)
     assert [(r.outcome, r.trigger) for r in runs] == [("failed", "schedule")] * 3
     assert runs[0].reason == "hrsync crashed: RuntimeError: bug in the engine"
     assert d.quarantined()
@@ -743,7 +743,7 @@ def test_stop_lets_the_current_run_finish_and_starts_no_new_one(store: Store, cl
     assert names.index("daemon.stopping") < names.index("daemon.stopped")
     assert events(logs, "daemon.run_skipped")[0]["reason"] == "stopping"
     assert events(logs, "daemon.stopping")[0]["run_in_progress"] is True
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None and beat.state == "stopped"
 
 
@@ -775,7 +775,7 @@ def test_run_returns_0_once_the_current_run_finishes(store: Store) -> None:
     assert not thread.is_alive() and codes == [0]
     assert time.monotonic() - began < 3
     assert [r.trigger for r in sync.requests] == ["startup"]
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None and beat.state == "stopped"
 
 
@@ -814,7 +814,7 @@ def test_run_exits_0_when_the_grace_expires(store: Store) -> None:
         assert 0.2 <= took < 1.5
         assert events(logs, "daemon.grace_expired")[0]["grace_s"] == 0.2
         assert events(logs, "daemon.stopped")[0]["run_finished"] is False
-        beat = store.heartbeat()
+        beat = store.heartbeat.read()
         assert beat is not None and beat.state == "stopped"
     finally:
         sync.release.set()
@@ -1016,7 +1016,7 @@ def test_a_crash_keeps_secrets_out_of_the_store_and_the_monitor(
     with capture_logs():
         d.execute("schedule")
     told = [result for result, _ in heard]
-    [run] = store.recent_runs(1)
+    [run] = store.runs.recent(1)
     assert run.reason is not None and "hrsync crashed: RuntimeError" in run.reason
     assert secret not in run.reason
     assert told and secret not in (told[0].reason or "")
@@ -1035,7 +1035,7 @@ def test_the_daemon_looks_for_approvals_every_minute_and_runs_once_per_approval(
     assert sync.triggers == []  # nothing approved: a store read, no run
 
     clock.advance(MIN)
-    store.add_approval(
+    store.approvals.add(
         "3f9c2a11", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
     )
     with capture_logs() as logs:
@@ -1051,7 +1051,7 @@ def test_the_daemon_looks_for_approvals_every_minute_and_runs_once_per_approval(
     assert sync.triggers == ["approval"]
 
     # A new approval is news again.
-    store.add_approval(
+    store.approvals.add(
         "0badc0de", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
     )
     fire(d, APPROVAL_JOB)
@@ -1061,7 +1061,7 @@ def test_the_daemon_looks_for_approvals_every_minute_and_runs_once_per_approval(
 def test_an_expired_approval_starts_no_run(harness: Harness, store: Store, clock: Clock) -> None:
     sync = RecordingSync(store, clock)
     d = harness.start(sync)
-    store.add_approval(
+    store.approvals.add(
         "3f9c2a11", approved_by="ana", note=None, now=clock() - 73 * H, expires_at=clock() - H
     )
     fire(d, APPROVAL_JOB)
@@ -1080,7 +1080,7 @@ def test_an_approval_whose_run_crashes_starts_no_more_runs(
     d = Daemon(settings_with(), store=store, run_sync=explode, clock=clock)
     d.start(paused=True)
     harness.daemons.append(d)
-    store.add_approval(
+    store.approvals.add(
         "3f9c2a11", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
     )
     for _ in range(5):
@@ -1100,7 +1100,7 @@ def test_the_approval_check_meeting_a_long_run_skips_it_without_a_warning(
         worker = threading.Thread(target=d.execute, args=("schedule",))
         worker.start()
         assert sync.started.wait(2)
-        store.add_approval(
+        store.approvals.add(
             "3f9c2a11", approved_by="ana", note=None, now=clock(), expires_at=clock() + 72 * H
         )
         with capture_logs() as logs:

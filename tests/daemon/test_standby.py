@@ -55,12 +55,12 @@ class Runs:
         for step in self.before:
             step()
         run_id = f"standby-run-{len(self.requests)}"
-        self.store.start_run(run_id, request.trigger, T0, dry_run=False)
+        self.store.runs.start(run_id, request.trigger, T0, dry_run=False)
         held = self.store.acquire_lease(f"replica-b:1:{run_id}", T0, 600)
         outcome = Outcome.IN_SYNC if held.acquired else Outcome.DEFERRED
         if held.acquired:
             self.store.release_lease(f"replica-b:1:{run_id}")
-        self.store.finish_run(
+        self.store.runs.finish(
             run_id, T0, outcome=str(outcome), exit_code=outcome.exit_code, counts={}, reason=None
         )
         return SyncResult(run_id, outcome, reason=None)
@@ -111,7 +111,7 @@ def test_a_fire_while_another_replica_syncs_stands_by_quietly(
         standby["trigger"] == "schedule" and standby["holder_pid"] == os.getpid()
     )  # the other Store is here
     assert [e for e in logs if e["log_level"] in ("warning", "error")] == []
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None and beat.state == "standby"
     assert d.scheduler.get_job(STANDBY_JOB) is not None
 
@@ -121,12 +121,12 @@ def test_when_the_active_run_finishes_the_standby_ends_without_a_run(
 ) -> None:
     d, runs = daemon
     active.acquire_lease(HOLDER, T0, 600)
-    active.start_run("run-a1", "schedule", T0, dry_run=False)
+    active.runs.start("run-a1", "schedule", T0, dry_run=False)
     fire(d, SCHEDULE_JOB)
     with capture_logs() as logs:
         fire(d, STANDBY_JOB)  # still held: nothing to say
         assert logs == []
-        active.finish_run("run-a1", T0, outcome="applied", exit_code=0, counts={}, reason=None)
+        active.runs.finish("run-a1", T0, outcome="applied", exit_code=0, counts={}, reason=None)
         active.release_lease(HOLDER)
         fire(d, STANDBY_JOB)
     (over,) = named(logs, "daemon.standby_over")
@@ -135,7 +135,7 @@ def test_when_the_active_run_finishes_the_standby_ends_without_a_run(
     assert named(logs, "daemon.takeover") == [] and runs.requests == []
     assert d.scheduler.get_job(STANDBY_JOB) is None
     assert d.scheduler.get_job(TAKEOVER_JOB) is None
-    beat = store.heartbeat()
+    beat = store.heartbeat.read()
     assert beat is not None and beat.state == "idle"
 
 
@@ -144,7 +144,7 @@ def test_when_the_active_replica_dies_mid_run_the_standby_takes_over_at_once(
 ) -> None:
     d, runs = daemon
     active.acquire_lease(HOLDER, T0, 600)
-    active.start_run("run-a1", "schedule", T0, dry_run=False)
+    active.runs.start("run-a1", "schedule", T0, dry_run=False)
     fire(d, SCHEDULE_JOB)
     die(active)
     with capture_logs() as logs:
@@ -179,9 +179,9 @@ def test_a_preview_holding_the_lease_does_not_swallow_the_fire(
     d, runs = daemon
     # `hrsync sync --preview` takes the lease but syncs nothing.
     active.acquire_lease(HOLDER, T0, 600)
-    active.start_run("run-a1", "manual", T0, dry_run=True)
+    active.runs.start("run-a1", "manual", T0, dry_run=True)
     fire(d, SCHEDULE_JOB)
-    active.finish_run("run-a1", T0, outcome="planned", exit_code=0, counts={}, reason=None)
+    active.runs.finish("run-a1", T0, outcome="planned", exit_code=0, counts={}, reason=None)
     active.release_lease(HOLDER)
     with capture_logs() as logs:
         fire(d, STANDBY_JOB)

@@ -173,7 +173,7 @@ def test_an_approval_given_in_a_window_outlives_it_and_the_first_run_after_appli
             first = run_sync(settings, SyncRequest(), store=store)
         assert first.outcome is Outcome.DEFERRED
         # The first run after the window (the resume the deferral set) applies nothing.
-        deferral = store.pending_deferral()
+        deferral = store.deferrals.pending()
         assert deferral is not None
         resume = deferral.resume_at
         workspace.sim.dx.advance((resume - now).total_seconds() + 60)
@@ -203,7 +203,7 @@ def test_an_approval_expires_after_approval_ttl_hours(workspace: Workspace) -> N
         assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
     store = Store.open(settings.state.database_url)
     try:
-        (approval,) = store.approvals()
+        (approval,) = store.approvals.recent()
         assert approval.expires_at == approved_at + timedelta(hours=72)
         assert approval.state(approved_at + timedelta(hours=71)) == "pending"
         # tick: the run's own waits and timeouts still see time pass.
@@ -228,7 +228,7 @@ def test_the_daemon_honours_an_approval_no_longer_than_its_own_ttl(
         assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
     store = Store.open(settings.state.database_url)
     try:
-        (approval,) = store.approvals()
+        (approval,) = store.approvals.recent()
         assert approval.expires_at == approved_at + timedelta(hours=1000)
         with freeze_time(approved_at + timedelta(hours=72, seconds=1), tick=True):
             late = run_sync(settings, SyncRequest(), store=store)
@@ -304,7 +304,7 @@ def test_the_daemon_applies_an_approval_within_a_minute(workspace: Workspace) ->
         store.close()
     after = Store.open(settings.state.database_url)
     try:
-        (approval,) = after.approvals()
+        (approval,) = after.approvals.recent()
     finally:
         after.close()
     assert approval.applied_run_id == result.run_id
@@ -324,7 +324,7 @@ def test_preview_by_plan_id_shows_exactly_the_refused_plan_once(workspace: Works
     (request,) = preview_requests(workspace)
     refused = Store.open(f"sqlite:///{workspace.db}")
     try:
-        stored = refused.refused_plan_payload(plan_id)
+        stored = refused.approvals.refused_plan_payload(plan_id)
     finally:
         refused.close()
     assert stored is not None

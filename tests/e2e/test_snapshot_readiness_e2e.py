@@ -253,7 +253,7 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
     fleet.sim.dx.add_snapshot(snapshot_id="apr", scheduled_for=SNAP_DAY)
     assert fleet.job_time(PRE_SNAPSHOT_JOB) is None  # nothing read yet
     fleet.fire(SCHEDULE_JOB)
-    assert fleet.store.recent_runs(1)[0].outcome == "applied"
+    assert fleet.store.runs.recent(1)[0].outcome == "applied"
     # The run read snapshots.list: the next snapshot is kept, shown, and synced before.
     assert fleet.job_time(PRE_SNAPSHOT_JOB) == STARTS - 48 * H
     assert fleet.metric("hrsync_next_snapshot_timestamp_seconds") == STARTS.timestamp()
@@ -275,7 +275,7 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
     # not be ready: told once, with what blocks it and the command.
     fleet.clock.now = STARTS - 48 * H
     fleet.fire(PRE_SNAPSHOT_JOB)
-    run = fleet.store.recent_runs(1)[0]
+    run = fleet.store.runs.recent(1)[0]
     assert (run.trigger, run.outcome) == ("pre_snapshot", "refused")
     assert [h["event"] for h in fleet.hooks] == ["refused", "snapshot_not_ready"]
     notice = fleet.hooks[-1]
@@ -297,7 +297,7 @@ def test_the_daemon_syncs_before_the_snapshot_tells_once_and_again_when_ready(
     fleet.guard["max_archive"] = 10
     fleet.clock.now = STARTS - 46 * H + CHECK_EVERY
     fleet.fire(PRE_SNAPSHOT_JOB)
-    run = fleet.store.recent_runs(1)[0]
+    run = fleet.store.runs.recent(1)[0]
     assert (run.trigger, run.outcome) == ("pre_snapshot", "applied")
     assert [h["event"] for h in fleet.hooks] == [
         "refused",
@@ -318,7 +318,7 @@ def test_runs_in_a_window_plan_and_the_first_run_after_it_applies_them(fleet: Fl
     shutil.copy(CONFIG / "sample-org-reorg.csv", fleet.export)
     sent = len(process_calls(fleet))
     fleet.fire(SCHEDULE_JOB)
-    assert fleet.store.recent_runs(1)[0].outcome == "deferred"
+    assert fleet.store.runs.recent(1)[0].outcome == "deferred"
     assert len(process_calls(fleet)) == sent  # nothing sent inside the window
     closes = completed + timedelta(days=21)
     waiting = fleet.status()["deferral"]["waiting"]
@@ -332,7 +332,7 @@ def test_runs_in_a_window_plan_and_the_first_run_after_it_applies_them(fleet: Fl
     assert fleet.job_time(RESUME_JOB) == closes
     fleet.clock.now = closes
     fleet.fire(RESUME_JOB)
-    assert fleet.store.recent_runs(1)[0].outcome == "applied"
+    assert fleet.store.runs.recent(1)[0].outcome == "applied"
     assert len(process_calls(fleet)) == sent + 1
     assert fleet.status()["deferral"] is None
 

@@ -126,7 +126,7 @@ def test_snapshot_window_defers_until_its_end(workspace: Workspace) -> None:
     assert workspace.process_requests() == []
     store = Store.open(f"sqlite:///{workspace.db}")
     try:
-        pending = store.pending_deferral()
+        pending = store.deferrals.pending()
         assert pending is not None and pending.resume_at == resume_at
     finally:
         store.close()

@@ -25,12 +25,12 @@ PAYMENTS = LeadLeftRecord("manager:E022", "Payments", "E022", "Kat", "tomas@x.te
 def test_the_gauges_count_people_kept_for_a_manager_who_left_and_people_in_no_team(
     store: Store,
 ) -> None:
-    store.start_run("r1", "schedule", NOW, dry_run=False)
-    store.finish_run(
+    store.runs.start("r1", "schedule", NOW, dry_run=False)
+    store.runs.finish(
         "r1", NOW, outcome="applied", exit_code=0, counts={"no_team": 2}, reason=None,
         people_count=40,
     )  # fmt: skip
-    store.replace_leads_left([PAYMENTS], NOW)
+    store.leads_left.replace([PAYMENTS], NOW)
     m = Metrics()
     m.show(read_state(store), quarantined=False)
     text = m.exposition().decode()
@@ -51,30 +51,30 @@ def test_told_once_past_the_alert_days_and_once_when_hr_re_points_them(store: St
         environ={"HOOK": "http://hook.invalid/x"},
         transport=httpx.MockTransport(receive),
     )
-    store.replace_leads_left([PAYMENTS], NOW)
+    store.leads_left.replace([PAYMENTS], NOW)
     # HR may still re-point them: nothing pages.
     assert not notifier.after_leads_left("r1", NOW + 2 * DAY, alert_days=3)
     assert notifier.after_leads_left("r2", NOW + 3 * DAY, alert_days=3)
     (late,) = posts
     assert late["event"] == "lead_left" and late["late_count"] == 1
     # Still not re-pointed, run after run: told once.
-    store.replace_leads_left([PAYMENTS], NOW + 4 * DAY)
+    store.leads_left.replace([PAYMENTS], NOW + 4 * DAY)
     assert not notifier.after_leads_left("r3", NOW + 4 * DAY, alert_days=3)
     # HR re-points them: told once more, then forgotten.
-    store.replace_leads_left([], NOW + 5 * DAY)
+    store.leads_left.replace([], NOW + 5 * DAY)
     assert notifier.after_leads_left("r4", NOW + 5 * DAY, alert_days=3)
     assert posts[1]["cleared"] == ["E022"] and posts[1]["late_count"] == 0
     assert not notifier.after_leads_left("r5", NOW + 6 * DAY, alert_days=3)
-    assert store.lead_left_notices() == []
+    assert store.leads_left.notices() == []
 
 
 def test_status_names_the_stand_in_and_needs_a_person_past_the_alert_days(store: Store) -> None:
-    store.start_run("r1", "schedule", NOW, dry_run=False)
-    store.finish_run(
+    store.runs.start("r1", "schedule", NOW, dry_run=False)
+    store.runs.finish(
         "r1", NOW, outcome="applied", exit_code=0, counts={"no_team": 1}, reason=None,
         people_count=40,
     )  # fmt: skip
-    store.replace_leads_left([PAYMENTS], NOW)
+    store.leads_left.replace([PAYMENTS], NOW)
     settings = Settings(sync=SyncSettings(lead_left_alert_days=3))
     early = gather(settings, store, NOW + DAY)
     assert [a["reason"] for a in early["attention"]] == ["no_team"]

@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def record(
     store: Store, run_id: str, outcome: str, at: datetime, exit_code: int = 0, **extra: Any
 ) -> None:
-    store.start_run(run_id, "schedule", at, dry_run=False)
-    store.finish_run(
+    store.runs.start(run_id, "schedule", at, dry_run=False)
+    store.runs.finish(
         run_id,
         at + timedelta(seconds=5),
         outcome=outcome,
@@ -106,12 +106,12 @@ def test_a_refusal_raises_attention_and_a_success_clears_it(store: Store) -> Non
     # a deferral in between says nothing about the refusal: it stays
     until = NOW + timedelta(hours=1)
     record(store, "r2", "deferred", NOW + timedelta(minutes=1))
-    store.add_deferral("r2", "snapshot", until, NOW + timedelta(minutes=1))
+    store.deferrals.add("r2", "snapshot", until, NOW + timedelta(minutes=1))
     text = shown(store)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 1
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == until.timestamp()
     record(store, "r3", "applied", NOW + timedelta(minutes=2), people_count=40)
-    store.resolve_deferrals(NOW + timedelta(minutes=2))
+    store.deferrals.resolve(NOW + timedelta(minutes=2))
     text = shown(store)
     assert sample(text, 'hrsync_attention_required{reason="refused"}') == 0
     assert sample(text, "hrsync_deferred_until_timestamp_seconds") == 0
@@ -141,7 +141,7 @@ def test_the_gauges_are_read_from_the_store(store: Store) -> None:
     record(store, "a1", "applied", NOW - timedelta(days=1), people_count=12)
     record(store, "r1", "refused", NOW)
     resume = NOW + timedelta(hours=3)
-    store.add_deferral("r1", "snapshot", resume, NOW)
+    store.deferrals.add("r1", "snapshot", resume, NOW)
     text = shown(store)
     ended = NOW - timedelta(days=1) + timedelta(seconds=5)
     assert sample(text, "hrsync_last_success_timestamp_seconds") == ended.timestamp()
@@ -327,7 +327,7 @@ def test_a_failed_post_is_logged_without_the_url_and_retried_next_run(
         notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url})
         assert notifier.after_run(refused("r1"), NOW) is None
         assert len(got) == 1  # posted, and answered 500
-        assert store.notify_state() is None  # not remembered: the next run tries again
+        assert store.notifications.state() is None  # not remembered: the next run tries again
     with receiver() as (url2, got2):
         notifier = Notifier(NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url2})
         assert notifier.after_run(refused("r2"), NOW) is not None
@@ -395,9 +395,9 @@ def test_status_names_an_attribute_step_a_person_must_approve(store: Store) -> N
     from hrsync.commands.status import gather
 
     settings = Settings(sync=SyncSettings(schedule="0 6 * * *"), config_path=Path("/etc/h.toml"))
-    store.start_run("a1", "schedule", NOW, dry_run=False)
+    store.runs.start("a1", "schedule", NOW, dry_run=False)
     # The hierarchy applied; the attribute step was refused: the run ended with exit 4.
-    store.finish_run(
+    store.runs.finish(
         "a1",
         NOW,
         outcome="applied",
@@ -539,7 +539,7 @@ def test_held_people_are_told_once_when_held_and_once_when_cleared(store: Store)
     told = []
     for i, (run_id, held, status) in enumerate(runs):
         at = NOW + timedelta(days=i)
-        store.replace_held(held, at)
+        store.people.replace_held(held, at)
         with receiver(status=status) as (url, got):
             notifier = Notifier(
                 NotifySettings(webhook_url_env="HOOK"), store, environ={"HOOK": url}
@@ -553,7 +553,7 @@ def test_held_people_are_told_once_when_held_and_once_when_cleared(store: Store)
 
 
 def test_a_held_notice_names_the_row_the_problem_and_the_command(store: Store) -> None:
-    store.replace_held([CARL], NOW)
+    store.people.replace_held([CARL], NOW)
     with receiver() as (url, got):
         settings = NotifySettings(webhook_url_env="HOOK", format="slack")
         Notifier(settings, store, environ={"HOOK": url}).after_held("h1", NOW)
@@ -563,7 +563,7 @@ def test_a_held_notice_names_the_row_the_problem_and_the_command(store: Store) -
 
 
 def test_held_people_are_not_told_when_left_out_of_notify_on(store: Store) -> None:
-    store.replace_held([CARL], NOW)
+    store.people.replace_held([CARL], NOW)
     with receiver() as (url, got):
         settings = NotifySettings(webhook_url_env="HOOK", on=("refused",))
         Notifier(settings, store, environ={"HOOK": url}).after_held("h1", NOW)
@@ -573,7 +573,7 @@ def test_held_people_are_not_told_when_left_out_of_notify_on(store: Store) -> No
 def test_status_lists_held_people_with_the_day_their_hold_began(store: Store) -> None:
     from hrsync.commands.status import gather, render
 
-    store.replace_held([CARL], NOW - timedelta(days=3))
+    store.people.replace_held([CARL], NOW - timedelta(days=3))
     doc = gather(Settings(sync=SyncSettings(schedule="0 6 * * *")), store, NOW)
     assert doc["held"] == [
         {
@@ -588,14 +588,14 @@ def test_status_lists_held_people_with_the_day_their_hold_began(store: Store) ->
 
 def test_the_people_gauge_counts_held_people_from_the_store(store: Store) -> None:
     record(store, "r1", "applied", NOW, people_count=40)
-    store.replace_held([CARL], NOW)
+    store.people.replace_held([CARL], NOW)
     text = shown(store)
     assert sample(text, 'hrsync_people{state="held"}') == 1
     assert sample(text, 'hrsync_people{state="synced"}') == 40
     # A run that never read the export says nothing of who is held.
     record(store, "r2", "failed", NOW + timedelta(hours=1))
     assert sample(shown(store), 'hrsync_people{state="held"}') == 1
-    store.replace_held([], NOW + timedelta(hours=2))
+    store.people.replace_held([], NOW + timedelta(hours=2))
     assert sample(shown(store), 'hrsync_people{state="held"}') == 0
 
 

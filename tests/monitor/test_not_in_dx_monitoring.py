@@ -21,12 +21,12 @@ DAY = timedelta(days=1)
 
 
 def test_the_gauge_counts_them_beside_the_people_of_the_export(store: Store) -> None:
-    store.start_run("r1", "schedule", NOW, dry_run=False)
-    store.finish_run(
+    store.runs.start("r1", "schedule", NOW, dry_run=False)
+    store.runs.finish(
         "r1", NOW, outcome="applied", exit_code=0, counts={}, reason=None, people_count=40
     )
-    store.record_sent_people({"a@x.test": "1", "n@x.test": "2", "m@x.test": "3"}, NOW)
-    store.set_counted({"n@x.test": (False, "ignored"), "m@x.test": (False, "ignored")}, NOW)
+    store.people.record_sent_people({"a@x.test": "1", "n@x.test": "2", "m@x.test": "3"}, NOW)
+    store.people.set_counted({"n@x.test": (False, "ignored"), "m@x.test": (False, "ignored")}, NOW)
     m = Metrics()
     m.show(read_state(store), quarantined=False)
     text = m.exposition().decode()
@@ -47,8 +47,8 @@ def test_told_once_per_person_past_the_alert_days(store: Store) -> None:
         environ={"HOOK": "http://hook.invalid/x"},
         transport=httpx.MockTransport(receive),
     )
-    store.record_sent_people({"n@x.test": "2", "m@x.test": "3"}, NOW)
-    store.set_counted({"n@x.test": (False, "ignored")}, NOW)
+    store.people.record_sent_people({"n@x.test": "2", "m@x.test": "3"}, NOW)
+    store.people.set_counted({"n@x.test": (False, "ignored")}, NOW)
     # Within the alert days: it fixes itself (they join DX), so nothing pages.
     assert not notifier.after_people("r1", NOW + 13 * DAY, alert_days=14)
     assert notifier.after_people("r2", NOW + 15 * DAY, alert_days=14)
@@ -57,7 +57,7 @@ def test_told_once_per_person_past_the_alert_days(store: Store) -> None:
     # Still not counted, run after run: told once.
     assert not notifier.after_people("r3", NOW + 16 * DAY, alert_days=14)
     # Someone else passes the alert days later: a new message.
-    store.set_counted({"m@x.test": (False, "ignored")}, NOW + 3 * DAY)
+    store.people.set_counted({"m@x.test": (False, "ignored")}, NOW + 3 * DAY)
     assert notifier.after_people("r4", NOW + 18 * DAY, alert_days=14)
     assert len(posts) == 2 and posts[1]["count"] == 2
     # Left out of notify.on: never.

@@ -26,8 +26,8 @@ H = timedelta(hours=1)
 
 def record(store: Store, run_id: str, outcome: Outcome, at: datetime, **extra: Any) -> None:
     counts = extra.pop("counts", {})
-    store.start_run(run_id, "schedule", at, dry_run=False)
-    store.finish_run(
+    store.runs.start(run_id, "schedule", at, dry_run=False)
+    store.runs.finish(
         run_id,
         at,
         outcome=outcome.value,
@@ -41,12 +41,12 @@ def record(store: Store, run_id: str, outcome: Outcome, at: datetime, **extra: A
 def test_the_store_keeps_the_next_snapshot_and_forgets_it_when_none_is_ahead(
     store: Store,
 ) -> None:
-    assert store.next_snapshot() is None  # never read
-    store.save_next_snapshot(SNAP, NOW, "r1")
-    seen = store.next_snapshot()
+    assert store.snapshot_outlook.next_snapshot() is None  # never read
+    store.snapshot_outlook.save_next_snapshot(SNAP, NOW, "r1")
+    seen = store.snapshot_outlook.next_snapshot()
     assert seen is not None and seen.snapshot == SNAP and seen.run_id == "r1"
-    store.save_next_snapshot(None, NOW + H, "r2")
-    seen = store.next_snapshot()
+    store.snapshot_outlook.save_next_snapshot(None, NOW + H, "r2")
+    seen = store.snapshot_outlook.next_snapshot()
     assert seen is not None and seen.snapshot is None and seen.read_at == NOW + H
 
 
@@ -61,14 +61,14 @@ def test_the_last_run_outlook_carries_the_end_of_its_deferral(store: Store) -> N
         reason="in its window",
         defer_kind="snapshot_window",
     )
-    store.add_deferral("d1", "in its window", ends, NOW)
-    last = store.last_run_outlook()
+    store.deferrals.add("d1", "in its window", ends, NOW)
+    last = store.snapshot_outlook.last_run_outlook()
     assert last is not None and last.outcome == "deferred" and last.resume_at == ends
 
 
 def test_status_says_what_the_next_snapshot_means(store: Store) -> None:
     settings = Settings(sync=SyncSettings(schedule="0 6 * * *"))
-    store.save_next_snapshot(SNAP, NOW, "r1")
+    store.snapshot_outlook.save_next_snapshot(SNAP, NOW, "r1")
     record(store, "r1", Outcome.IN_SYNC, NOW)
     doc = gather(settings, store, NOW)
     assert doc["next_snapshot"]["ready"] is True
@@ -110,8 +110,8 @@ def test_status_shows_what_waits_for_the_window_to_close(store: Store) -> None:
         reason="snapshot s1 is in its window",
         defer_kind="snapshot_window",
     )
-    store.add_deferral("d1", "snapshot s1 is in its window", ends, NOW)
-    store.save_next_snapshot(None, NOW, "d1")
+    store.deferrals.add("d1", "snapshot s1 is in its window", ends, NOW)
+    store.snapshot_outlook.save_next_snapshot(None, NOW, "d1")
     doc = gather(settings, store, NOW)
     assert doc["deferral"]["waiting"] == "14 changes wait for the window to close on 2026-12-28"
     assert doc["next_snapshot"] is None
@@ -126,7 +126,7 @@ def test_gauges_say_when_the_next_snapshot_starts_and_whether_dx_is_ready(store:
     text = monitor.metrics.exposition().decode()
     assert sample(text, "hrsync_next_snapshot_timestamp_seconds") == 0
     assert sample(text, "hrsync_snapshot_ready") == 0  # no run yet
-    store.save_next_snapshot(SNAP, NOW, "r1")
+    store.snapshot_outlook.save_next_snapshot(SNAP, NOW, "r1")
     record(store, "r1", Outcome.APPLIED, NOW)
     monitor.run_finished(SyncResult("r1", Outcome.APPLIED), 1.0, quarantined=False)
     text = monitor.metrics.exposition().decode()
@@ -159,7 +159,7 @@ def test_not_ready_close_to_a_snapshot_is_told_once_and_ready_once_more(
             store,
             lambda: clock[0],
         )
-        store.save_next_snapshot(SNAP, clock[0], "r1")
+        store.snapshot_outlook.save_next_snapshot(SNAP, clock[0], "r1")
 
         def refused(run_id: str) -> None:
             record(
@@ -203,7 +203,7 @@ def test_readiness_left_out_of_notify_on_is_not_told(
             store,
             lambda: SNAP.starts_at - 10 * H,
         )
-        store.save_next_snapshot(SNAP, NOW, "r1")
+        store.snapshot_outlook.save_next_snapshot(SNAP, NOW, "r1")
         record(store, "r1", Outcome.IN_SYNC, NOW, counts={"held": 2})
         monitor.run_finished(SyncResult("r1", Outcome.IN_SYNC), 1.0, quarantined=False)
         assert got == []
@@ -220,8 +220,8 @@ def test_the_notice_names_teams_dx_leaves_out_even_when_dx_is_ready(
             store,
             lambda: close,
         )
-        store.save_next_snapshot(SNAP, close, "r1")
-        store.save_identities(
+        store.snapshot_outlook.save_next_snapshot(SNAP, close, "r1")
+        store.identities.save(
             [
                 KnownIdentity(
                     "E112",

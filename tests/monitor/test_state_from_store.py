@@ -32,8 +32,8 @@ LAST_SUCCESS = "hrsync_last_success_timestamp_seconds"
 def record(
     store: Store, run_id: str, outcome: Outcome, at: datetime, trigger: str = "schedule"
 ) -> None:
-    store.start_run(run_id, trigger, at, dry_run=False)
-    store.finish_run(
+    store.runs.start(run_id, trigger, at, dry_run=False)
+    store.runs.finish(
         run_id,
         at,
         outcome=outcome.value,
@@ -156,7 +156,7 @@ def test_a_recovered_the_webhook_did_not_take_is_told_after_the_next_run(
         for _ in range(3):
             monitor.beat(quarantined=False)
         assert [n["event"] for n in refused_posts] == ["recovered"]
-        told = store.notify_state()
+        told = store.notifications.state()
         assert told is not None and (told.state, told.run_id) == ("refused", "r1")
     with receiver() as (url, got):
         monkeypatch.setenv("HOOK", url)
@@ -177,7 +177,7 @@ def test_left_out_of_notify_on_a_fix_by_hand_is_remembered_quietly(
         record(store, "manual-1", Outcome.APPLIED, clock[0], trigger="manual")
         monitor.beat(quarantined=False)
         assert [n["event"] for n in got] == ["refused"]
-        told = store.notify_state()
+        told = store.notifications.state()
         assert told is not None and (told.state, told.run_id) == ("ok", "manual-1")
         # so the same refusal again is news
         daemon_refuses(monitor, store, "r2", clock[0] + MIN)
@@ -280,13 +280,15 @@ def test_a_claim_on_the_notify_state_is_won_once(database_url: str) -> None:
     stores = [Store.open(database_url) for _ in range(4)]
     try:
         told = NotifyRecord("refused", "d1", NOW, "r1")
-        stores[0].save_notify_state(told)
+        stores[0].notifications.save_state(told)
         start = threading.Barrier(len(stores))
         won: list[str] = []
 
         def claim(i: int) -> None:
             start.wait(5)
-            if stores[i].claim_notify_state(told, NotifyRecord("ok", "d2", NOW + MIN, f"m{i}")):
+            if stores[i].notifications.claim_state(
+                told, NotifyRecord("ok", "d2", NOW + MIN, f"m{i}")
+            ):
                 won.append(f"m{i}")
 
         threads = [threading.Thread(target=claim, args=(i,)) for i in range(len(stores))]
@@ -295,11 +297,11 @@ def test_a_claim_on_the_notify_state_is_won_once(database_url: str) -> None:
         for t in threads:
             t.join(30)
         assert len(won) == 1
-        now = stores[0].notify_state()
+        now = stores[0].notifications.state()
         assert now is not None and now.run_id == won[0]
         # A claim from a state that is gone wins nothing, and changes nothing.
-        assert not stores[1].claim_notify_state(told, NotifyRecord("ok", "d3", NOW, "x"))
-        assert stores[1].notify_state() == now
+        assert not stores[1].notifications.claim_state(told, NotifyRecord("ok", "d3", NOW, "x"))
+        assert stores[1].notifications.state() == now
     finally:
         for s in stores:
             s.close()

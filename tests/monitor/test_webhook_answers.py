@@ -71,7 +71,7 @@ def test_a_bomb_for_an_answer_is_refused_holding_little(store: Store, receiver: 
     delivered, logged, peak = notify(store, f"{receiver.base_url}{SECRET_PATH}?answer=bomb")
     assert peak < 16 * MIB, f"a 64 MB answer held {peak / MIB:.0f} MiB"
     assert not delivered
-    assert store.notify_state() is None  # the next run tells it again
+    assert store.notifications.state() is None  # the next run tells it again
     [failed] = [e for e in logged if e["event"] == "notify.failed"]
     assert failed["error"] == "too_large"
     detail = str(failed["detail"])

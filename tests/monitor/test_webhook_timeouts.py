@@ -74,7 +74,7 @@ def test_a_webhook_that_trickles_its_answer_is_given_up_at_the_deadline(
             took = time.monotonic() - started
         assert sent is None
         assert took < 1.5, f"the run thread was held {took:.1f} s"
-        assert store.notify_state() is None  # not delivered: the next run tries again
+        assert store.notifications.state() is None  # not delivered: the next run tries again
     finally:
         store.close()
     out = capsys.readouterr()

@@ -246,7 +246,7 @@ def test_a_read_past_its_deadline_fails_the_run_sends_nothing_and_counts_to_quar
                     result = daemon.execute("schedule")
             finally:
                 daemon.stop(grace_s=1)
-            failures = store.consecutive_failures()
+            failures = store.runs.consecutive_failures()
         finally:
             store.close()
     assert result is not None and result.outcome is Outcome.FAILED

@@ -23,8 +23,8 @@ def finish(
     *,
     dry_run: bool = False,
 ) -> None:
-    store.start_run(run_id, "schedule", NOW + timedelta(hours=hours), dry_run=dry_run)
-    store.finish_run(
+    store.runs.start(run_id, "schedule", NOW + timedelta(hours=hours), dry_run=dry_run)
+    store.runs.finish(
         run_id,
         NOW + timedelta(hours=hours, minutes=1),
         outcome=outcome,
@@ -37,30 +37,30 @@ def finish(
 
 
 def test_the_last_accepted_runs_join_counts_are_kept(store: Store) -> None:
-    assert store.last_accepted_join_counts() == {}
+    assert store.runs.last_accepted_join_counts() == {}
     finish(store, "a", 0, "applied", (DEPARTMENTS, OKTA))
-    assert store.last_accepted_join_counts() == {"departments": DEPARTMENTS, "okta": OKTA}
+    assert store.runs.last_accepted_join_counts() == {"departments": DEPARTMENTS, "okta": OKTA}
     # A refused run, a dry run: not accepted.
     finish(store, "b", 1, "refused", (JoinCount("departments", 107, 3),))
     finish(store, "c", 2, "in_sync", (JoinCount("departments", 107, 4),), dry_run=True)
-    assert store.last_accepted_join_counts()["departments"] == DEPARTMENTS
+    assert store.runs.last_accepted_join_counts()["departments"] == DEPARTMENTS
 
 
 def test_an_accepted_run_whose_joins_were_not_trusted_leaves_the_baseline(store: Store) -> None:
     finish(store, "a", 0, "applied", (DEPARTMENTS,))
     finish(store, "b", 1, "in_sync", None)  # in sync while a join matched far less
-    assert store.last_accepted_join_counts() == {"departments": DEPARTMENTS}
+    assert store.runs.last_accepted_join_counts() == {"departments": DEPARTMENTS}
     finish(store, "c", 2, "in_sync", ())  # no join configured any more
-    assert store.last_accepted_join_counts() == {}
+    assert store.runs.last_accepted_join_counts() == {}
 
 
 def test_a_submission_verified_later_counts_as_accepted(store: Store) -> None:
     finish(store, "a", 0, "applied", (DEPARTMENTS,))
     later = JoinCount("departments", 120, 119)
     finish(store, "b", 1, "unverified", (later,))
-    sid = store.record_submission(
+    sid = store.submissions.record(
         "b", SubmittedPlan(rows=(), digest="d"), people_count=120, now=NOW
     )
-    assert store.last_accepted_join_counts() == {"departments": DEPARTMENTS}
-    store.mark_submission(sid, SubmissionStatus.VERIFIED, NOW + timedelta(hours=3))
-    assert store.last_accepted_join_counts() == {"departments": later}
+    assert store.runs.last_accepted_join_counts() == {"departments": DEPARTMENTS}
+    store.submissions.mark(sid, SubmissionStatus.VERIFIED, NOW + timedelta(hours=3))
+    assert store.runs.last_accepted_join_counts() == {"departments": later}

@@ -373,7 +373,7 @@ def test_pg_a_released_lock_does_not_stay_in_the_pool(pg_url: str) -> None:
         for i in range(3):
             assert a.acquire_lease(f"run-{i}", NOW, 600).acquired
             a.release_lease(f"run-{i}")
-        a.recent_runs(1)  # pooled connections at work
+        a.runs.recent(1)  # pooled connections at work
         assert _lock_sessions(pg_url) == []
         assert b.acquire_lease("run-b", NOW, 600).acquired
     finally:
@@ -407,7 +407,7 @@ def test_first_heartbeats_at_once_never_raise(database_url: str, store: Store) -
     def beat(i: int) -> None:
         try:
             barrier.wait(5)
-            stores[i].beat(NOW, state="idle", detail={"replica": i})
+            stores[i].heartbeat.beat(NOW, state="idle", detail={"replica": i})
         except BaseException as exc:
             errors.append(exc)
 
@@ -418,7 +418,7 @@ def test_first_heartbeats_at_once_never_raise(database_url: str, store: Store) -
         for t in threads:
             t.join(30)
         assert errors == []
-        hb = store.heartbeat()
+        hb = store.heartbeat.read()
         assert hb is not None and hb.beat_at == NOW and hb.state == "idle"
     finally:
         for s in stores:
@@ -439,6 +439,6 @@ def test_pg_replicas_migrating_a_new_database_together_all_start(postgres_url: s
     assert failures == []
     s = Store.open(postgres_url, migrate=False)
     try:
-        assert s.recent_runs(1) == []  # the schema is there, once
+        assert s.runs.recent(1) == []  # the schema is there, once
     finally:
         s.close()

@@ -95,7 +95,7 @@ def test_an_sqlite_store_loads_no_postgresql_dialect(tmp_path: Path) -> None:
         "from datetime import UTC, datetime\n"
         "from hrsync.store.repo import Store\n"
         "store = Store.open(sys.argv[1])\n"
-        "store.beat(datetime.now(UTC), state='idle')\n"  # an upsert
+        "store.heartbeat.beat(datetime.now(UTC), state='idle')\n"  # an upsert
         "store.close()\n"
         "print(sorted(m for m in sys.modules if m.startswith('sqlalchemy.dialects.postgresql')))\n"
     )

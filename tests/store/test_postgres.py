@@ -197,10 +197,10 @@ def test_timestamps_round_trip_as_utc_whatever_the_zones(far_from_utc: str) -> N
         for i, instant in enumerate(INSTANTS):
             run_id = f"r{i}"
             given[run_id] = instant
-            store.start_run(
+            store.runs.start(
                 run_id, "manual", instant.astimezone(ZONES[i % len(ZONES)]), dry_run=False
             )
-        back = {run.started_at.isoformat(): run for run in store.recent_runs(limit=100)}
+        back = {run.started_at.isoformat(): run for run in store.runs.recent(limit=100)}
         for run_id, instant in given.items():
             record = back[instant.isoformat()]
             assert record.id == run_id
@@ -210,8 +210,8 @@ def test_timestamps_round_trip_as_utc_whatever_the_zones(far_from_utc: str) -> N
         # Stored as the UTC wall clock, so any other reader (psql, a report) sees UTC.
         for run_id, instant in given.items():
             assert str(raw[run_id]).startswith(instant.replace(tzinfo=None).isoformat(" ")[:19])
-        store.beat(INSTANTS[0].astimezone(ZONES[2]), state="idle", detail={})
-        heartbeat = store.heartbeat()
+        store.heartbeat.beat(INSTANTS[0].astimezone(ZONES[2]), state="idle", detail={})
+        heartbeat = store.heartbeat.read()
         assert heartbeat is not None and heartbeat.beat_at == INSTANTS[0]
         assert heartbeat.beat_at.tzinfo is not None
     finally:

@@ -38,7 +38,7 @@ def test_a_new_store_its_wal_and_shm_are_the_owners_alone(tmp_path: Path, umask:
     store = Store.open(f"sqlite:///{db}")
     try:
         # A real write in WAL mode, the store still open: the -wal and -shm files exist.
-        store.start_run("r1", "manual", NOW, dry_run=False)
+        store.runs.start("r1", "manual", NOW, dry_run=False)
         wal, shm = db.with_name("hrsync.db-wal"), db.with_name("hrsync.db-shm")
         assert wal.exists() and shm.exists()
         assert {p.name: oct(mode(p)) for p in (db, wal, shm)} == {
@@ -68,11 +68,11 @@ def test_an_existing_directory_and_database_keep_their_modes(tmp_path: Path) -> 
 def test_a_database_created_again_after_a_close_is_the_same_store(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     store = Store.open(f"sqlite:///{db}")
-    store.start_run("r1", "manual", NOW, dry_run=False)
+    store.runs.start("r1", "manual", NOW, dry_run=False)
     store.close()
     again = Store.open(f"sqlite:///{db}")
     try:
-        assert [r.id for r in again.recent_runs()] == ["r1"]
+        assert [r.id for r in again.runs.recent()] == ["r1"]
     finally:
         again.close()
 

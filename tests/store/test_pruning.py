@@ -47,9 +47,9 @@ def run(
     plan_id: str | None = None,
 ) -> None:
     started = NOW - age
-    store.start_run(run_id, "schedule", started, dry_run=dry_run)
+    store.runs.start(run_id, "schedule", started, dry_run=dry_run)
     if outcome is not None:
-        store.finish_run(
+        store.runs.finish(
             run_id,
             started + timedelta(minutes=1),
             outcome=outcome,
@@ -63,19 +63,19 @@ def run(
 
 
 def submit(store: Store, run_id: str, status: SubmissionStatus, *, method: str = PROCESS) -> int:
-    started = store.run_record(run_id)
+    started = store.runs.get(run_id)
     assert started is not None
     plan = SubmittedPlan(rows=(ROW,), digest=f"digest-{run_id}")
-    sid = store.record_submission(
+    sid = store.submissions.record(
         run_id, plan, people_count=7, now=started.started_at, method=method
     )
     if status is not SubmissionStatus.PENDING:
-        store.mark_submission(sid, status, started.started_at)
+        store.submissions.mark(sid, status, started.started_at)
     return sid
 
 
 def refuse(store: Store, plan_id: str, run_id: str, age: timedelta) -> None:
-    store.save_refused_plan(
+    store.approvals.save_refused_plan(
         plan_id,
         run_id=run_id,
         now=NOW - age,
@@ -99,12 +99,12 @@ def test_history_older_than_the_cutoff_goes_and_the_rest_stays(store: Store) -> 
     for i in range(5):
         run(store, f"old-{i}", 300 * DAY - i * DAY, "in_sync", people=40)
         submit(store, f"old-{i}", SubmissionStatus.SUPERSEDED)
-        store.add_deferral(f"old-{i}", "snapshot window", NOW - 299 * DAY, NOW - 300 * DAY)
+        store.deferrals.add(f"old-{i}", "snapshot window", NOW - 299 * DAY, NOW - 300 * DAY)
     run(store, "recent", 10 * DAY, "applied", people=40)
     submit(store, "recent", SubmissionStatus.VERIFIED)
-    store.add_deferral("recent", "import running", NOW - 9 * DAY, NOW - 10 * DAY)
-    store.resolve_deferrals(NOW - 9 * DAY)
-    pruned = store.prune(BEFORE)
+    store.deferrals.add("recent", "import running", NOW - 9 * DAY, NOW - 10 * DAY)
+    store.deferrals.resolve(NOW - 9 * DAY)
+    pruned = store.pruning.prune(BEFORE)
     # in_sync's newest run stays (what `status` shows as the last success of its kind);
     # the other old runs, their submissions and deferrals go.
     assert run_ids(store) == {"old-4", "recent"}
@@ -118,7 +118,7 @@ def test_history_older_than_the_cutoff_goes_and_the_rest_stays(store: Store) -> 
         "refused_plans": 0,
     }
     # Pruning again finds nothing more.
-    assert set(store.prune(BEFORE).values()) == {0}
+    assert set(store.pruning.prune(BEFORE).values()) == {0}
 
 
 def test_the_shrink_guards_baseline_stays_however_old(store: Store) -> None:
@@ -129,10 +129,10 @@ def test_the_shrink_guards_baseline_stays_however_old(store: Store) -> None:
     newest = submit(store, "verified-long-ago", SubmissionStatus.VERIFIED)
     for i in range(3):
         run(store, f"deferred-{i}", (200 + i) * DAY, "deferred")
-    before = (store.last_accepted_people_count(), store.last_verified_submission())
-    store.prune(BEFORE)
-    assert (store.last_accepted_people_count(), store.last_verified_submission()) == before
-    assert store.last_accepted_people_count() == 7  # the verified submission's people
+    before = (store.runs.last_accepted_people_count(), store.submissions.last_verified())
+    store.pruning.prune(BEFORE)
+    assert (store.runs.last_accepted_people_count(), store.submissions.last_verified()) == before
+    assert store.runs.last_accepted_people_count() == 7  # the verified submission's people
     assert run_ids(store) == {"accepted-long-ago", "verified-long-ago", "deferred-0"}
     with store.engine.connect() as c:
         assert {i for (i,) in c.execute(select(tables.submissions.c.id))} == {newest}
@@ -148,7 +148,7 @@ def test_unfinished_submissions_and_those_dx_may_still_apply_stay(store: Store) 
     submit(store, "rejected", SubmissionStatus.REJECTED)  # never reached DX: may go
     run(store, "crashed", 380 * DAY, None)
     pending = submit(store, "crashed", SubmissionStatus.PENDING)
-    store.prune(BEFORE)
+    store.pruning.prune(BEFORE)
     with store.engine.connect() as c:
         kept = {sid for (sid,) in c.execute(select(tables.submissions.c.id))}
     assert kept == {verified, after, pending}
@@ -164,7 +164,7 @@ def test_without_a_verified_submission_those_that_never_reached_dx_still_go(
     submit(store, "failed", SubmissionStatus.FAILED)
     run(store, "unverified", 380 * DAY, "unverified")
     kept = submit(store, "unverified", SubmissionStatus.SUPERSEDED)  # DX may have it
-    assert store.prune(BEFORE)["submissions"] == 2
+    assert store.pruning.prune(BEFORE)["submissions"] == 2
     with store.engine.connect() as c:
         assert {i for (i,) in c.execute(select(tables.submissions.c.id))} == {kept}
 
@@ -173,9 +173,9 @@ def test_the_failure_streak_stays_whole(store: Store) -> None:
     run(store, "ok", 400 * DAY, "applied", people=3)
     for i in range(6):
         run(store, f"failed-{i}", (390 - i) * DAY, "failed")
-    streak = [r.id for r in store.consecutive_failures()]
-    store.prune(BEFORE)
-    assert [r.id for r in store.consecutive_failures()] == streak
+    streak = [r.id for r in store.runs.consecutive_failures()]
+    store.pruning.prune(BEFORE)
+    assert [r.id for r in store.runs.consecutive_failures()] == streak
     assert len(streak) == 6
 
 
@@ -187,19 +187,19 @@ def test_pending_approvals_and_their_plans_stay_old_ones_go(store: Store) -> Non
     refuse(store, "cccc0003", "refused-new", 250 * DAY)  # approved, pending
     refuse(store, "dddd0004", "refused-new", 260 * DAY)  # approved long ago, expired
     refuse(store, "eeee0005", "refused-new", 10 * DAY)  # refused recently
-    pending = store.add_approval(
+    pending = store.approvals.add(
         "cccc0003", approved_by="ana", note=None, now=NOW - 200 * DAY, expires_at=NOW + DAY
     )
-    store.add_approval(
+    store.approvals.add(
         "dddd0004", approved_by="ana", note=None, now=NOW - 259 * DAY, expires_at=NOW - 250 * DAY
     )
-    applied = store.add_approval(
+    applied = store.approvals.add(
         "bbbb0002", approved_by="bo", note=None, now=NOW - 5 * DAY, expires_at=NOW + DAY
     )
-    assert store.mark_approval_applied(applied.id, "refused-new", NOW - 4 * DAY)
-    store.prune(BEFORE)
-    assert [a.id for a in store.pending_approvals(NOW)] == [pending.id]
-    assert {a.plan_id for a in store.approvals()} == {"cccc0003", "bbbb0002"}
+    assert store.approvals.mark_applied(applied.id, "refused-new", NOW - 4 * DAY)
+    store.pruning.prune(BEFORE)
+    assert [a.id for a in store.approvals.pending(NOW)] == [pending.id]
+    assert {a.plan_id for a in store.approvals.recent()} == {"cccc0003", "bbbb0002"}
     with store.engine.connect() as c:
         plans = {p for (p,) in c.execute(select(tables.refused_plans.c.plan_id))}
     # Kept: a pending approval's, a recent approval's and the newest refused run's plan,
@@ -211,30 +211,36 @@ def test_identities_people_and_single_rows_are_never_pruned(store: Store) -> Non
     identity = KnownIdentity(
         key="k1", reference_id="hrsync-1", name="A", parent_key=None, lead_email=None, members=()
     )
-    store.save_identities([identity], NOW - 1000 * DAY)
-    store.replace_held([HeldRecord("E9", "people.csv line 9", "blank e-mail")], NOW - 900 * DAY)
-    store.record_sent_people({"a@example.test": "E1"}, NOW - 900 * DAY)
+    store.identities.save([identity], NOW - 1000 * DAY)
+    store.people.replace_held(
+        [HeldRecord("E9", "people.csv line 9", "blank e-mail")], NOW - 900 * DAY
+    )
+    store.people.record_sent_people({"a@example.test": "E1"}, NOW - 900 * DAY)
     run(store, "told", 800 * DAY, "refused")
     run(store, "later", 700 * DAY, "refused")
-    store.save_notify_state(NotifyRecord("refused", "d", NOW - 800 * DAY, "told"), "stand_in")
-    store.save_next_snapshot(NextSnapshot("s1", NOW.date()), NOW - 800 * DAY, "told")
-    store.beat(NOW - 800 * DAY, state="idle", detail={})
-    store.prune(BEFORE)
-    assert [i.reference_id for i in store.load_identities()] == ["hrsync-1"]
-    assert list(store.held_people()) == ["E9"]
-    assert list(store.dx_people()) == ["a@example.test"]
+    store.notifications.save_state(
+        NotifyRecord("refused", "d", NOW - 800 * DAY, "told"), "stand_in"
+    )
+    store.snapshot_outlook.save_next_snapshot(
+        NextSnapshot("s1", NOW.date()), NOW - 800 * DAY, "told"
+    )
+    store.heartbeat.beat(NOW - 800 * DAY, state="idle", detail={})
+    store.pruning.prune(BEFORE)
+    assert [i.reference_id for i in store.identities.load()] == ["hrsync-1"]
+    assert list(store.people.held_people()) == ["E9"]
+    assert list(store.people.dx_people()) == ["a@example.test"]
     # The run the webhook last told of stand-ins stays: it says what was told.
     assert run_ids(store) == {"told", "later"}
-    assert store.heartbeat() is not None
+    assert store.heartbeat.read() is not None
 
 
 def test_a_pending_deferrals_run_stays(store: Store) -> None:
     run(store, "window", 400 * DAY, "deferred", defer_kind="snapshot_window")
     run(store, "newer", 390 * DAY, "deferred", defer_kind="import_in_progress")
-    store.add_deferral("window", "snapshot window", NOW + DAY, NOW - 400 * DAY)
-    end = store.window_deferral_end()
-    store.prune(BEFORE)
-    assert store.window_deferral_end() == end is not None
+    store.deferrals.add("window", "snapshot window", NOW + DAY, NOW - 400 * DAY)
+    end = store.snapshot_outlook.window_deferral_end()
+    store.pruning.prune(BEFORE)
+    assert store.snapshot_outlook.window_deferral_end() == end is not None
     assert run_ids(store) == {"window", "newer"}
 
 
@@ -243,8 +249,8 @@ def test_pruning_is_one_transaction(store: Store) -> None:
     run(store, "old", 400 * DAY, "refused", plan_id="aaaa0001")
     run(store, "old-2", 390 * DAY, "refused", plan_id="bbbb0002")
     refuse(store, "cccc0003", "old", 400 * DAY)
-    store.add_deferral("old", "snapshot window", NOW - 399 * DAY, NOW - 400 * DAY)
-    store.resolve_deferrals(NOW - 399 * DAY)
+    store.deferrals.add("old", "snapshot window", NOW - 399 * DAY, NOW - 400 * DAY)
+    store.deferrals.resolve(NOW - 399 * DAY)
     postgres = store.engine.dialect.name == "postgresql"
     with store.engine.begin() as c:
         if postgres:
@@ -269,7 +275,7 @@ def test_pruning_is_one_transaction(store: Store) -> None:
             )
     counts = {t.name: count(store, t) for t in (tables.runs, tables.deferrals)}
     with pytest.raises(Exception, match="refused by the test"):
-        store.prune(BEFORE)
+        store.pruning.prune(BEFORE)
     assert {t.name: count(store, t) for t in (tables.runs, tables.deferrals)} == counts
     assert counts == {"runs": 2, "deferrals": 1}
 
@@ -279,34 +285,34 @@ def test_pruning_is_one_transaction(store: Store) -> None:
 
 def answers(store: Store) -> dict[str, Any]:
     """What the guards, the daemon, `status`, readiness and the webhook read back."""
-    last = store.last_verified_submission()
-    unfinished = store.unfinished_submission()
-    pending_deferral = store.pending_deferral()
-    told = store.notify_state("stand_in")
+    last = store.submissions.last_verified()
+    unfinished = store.submissions.unfinished()
+    pending_deferral = store.deferrals.pending()
+    told = store.notifications.state("stand_in")
     outcomes = [o.value for o in Outcome]
     sets = [(o,) for o in outcomes] + [SUCCESS, (*ATTENTION, *SUCCESS), tuple(outcomes)]
     newest = {}
     for chosen in sets:
         for skip in (False, True):
-            found = store.newest_run(chosen, skip_turned_away=skip)
+            found = store.runs.newest(chosen, skip_turned_away=skip)
             newest[(chosen, skip)] = found.id if found else None
-    pending = store.pending_approvals(NOW)
+    pending = store.approvals.pending(NOW)
     return {
-        "last_accepted_people": store.last_accepted_people_count(),
-        "streak": [r.id for r in store.consecutive_failures()],
+        "last_accepted_people": store.runs.last_accepted_people_count(),
+        "streak": [r.id for r in store.runs.consecutive_failures()],
         "newest": newest,
         "last_verified": last.id if last else None,
         "unfinished": unfinished.id if unfinished else None,
-        "after_verified": [s.id for s in store.submissions_after(last.id if last else None)],
+        "after_verified": [s.id for s in store.submissions.after(last.id if last else None)],
         "pending_approvals": [a.id for a in pending],
-        "their_plans": sorted(store.refused_plans({a.plan_id for a in pending})),
+        "their_plans": sorted(store.approvals.refused_plans({a.plan_id for a in pending})),
         "pending_deferral": pending_deferral.id if pending_deferral else None,
-        "window_end": store.window_deferral_end(),
-        "outlook": store.last_run_outlook(),
-        "told": store.run_record(told.run_id) if told and told.run_id else None,
-        "newest_operational": [r.id for r in store.recent_runs(1, operational_only=True)][:1],
-        "identities": store.load_identities(),
-        "held": store.held_people(),
+        "window_end": store.snapshot_outlook.window_deferral_end(),
+        "outlook": store.snapshot_outlook.last_run_outlook(),
+        "told": store.runs.get(told.run_id) if told and told.run_id else None,
+        "newest_operational": [r.id for r in store.runs.recent(1, operational_only=True)][:1],
+        "identities": store.identities.load(),
+        "held": store.people.held_people(),
     }
 
 
@@ -339,7 +345,7 @@ def random_history(store: Store, seed: int) -> None:
             refuse(store, plan_id, run_id, age)
             if rng.random() < 0.5:
                 approved = NOW - timedelta(days=rng.uniform(0, 400))
-                store.add_approval(
+                store.approvals.add(
                     plan_id,
                     approved_by="ana",
                     note=None,
@@ -348,11 +354,11 @@ def random_history(store: Store, seed: int) -> None:
                 )
         if rng.random() < 0.2:
             resume = NOW - age + timedelta(hours=rng.uniform(-5, 5) * 24 * 30)
-            store.add_deferral(run_id, "why", resume, NOW - age)
+            store.deferrals.add(run_id, "why", resume, NOW - age)
     if rng.random() < 0.5:
-        store.resolve_deferrals(NOW - DAY)
-    store.save_notify_state(NotifyRecord("ok", "d", NOW, rng.choice(ids)), "stand_in")
-    store.replace_held([HeldRecord("E1", "line 2", "blank e-mail")], NOW - 500 * DAY)
+        store.deferrals.resolve(NOW - DAY)
+    store.notifications.save_state(NotifyRecord("ok", "d", NOW, rng.choice(ids)), "stand_in")
+    store.people.replace_held([HeldRecord("E1", "line 2", "blank e-mail")], NOW - 500 * DAY)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -360,6 +366,6 @@ def test_pruning_changes_no_answer_anything_reads_back(store: Store, seed: int) 
     random_history(store, seed)
     before = answers(store)
     runs_before = count(store, tables.runs)
-    pruned = store.prune(BEFORE)
+    pruned = store.pruning.prune(BEFORE)
     assert answers(store) == before
     assert pruned["runs"] > 0 and count(store, tables.runs) == runs_before - pruned["runs"]

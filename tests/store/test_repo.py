@@ -31,14 +31,14 @@ def test_sqlite_is_wal_with_foreign_keys_and_busy_timeout(tmp_path: Path) -> Non
 
 def test_foreign_keys_are_enforced(store: Store) -> None:
     with pytest.raises(Exception, match=r"(?i)foreign key"):
-        store.record_submission(
+        store.submissions.record(
             "no-such-run", SubmittedPlan(rows=(), digest="d"), people_count=0, now=NOW
         )
 
 
 def test_timestamps_come_back_utc_aware(store: Store) -> None:
-    store.start_run("r1", "manual", NOW, dry_run=False)
-    run = store.recent_runs()[0]
+    store.runs.start("r1", "manual", NOW, dry_run=False)
+    run = store.runs.recent()[0]
     assert run.started_at == NOW
     assert run.started_at.tzinfo is not None
     with store.engine.connect() as c:
@@ -48,21 +48,21 @@ def test_timestamps_come_back_utc_aware(store: Store) -> None:
 
 def test_naive_datetimes_are_refused(store: Store) -> None:
     with pytest.raises(Exception, match="naive datetime"):
-        store.start_run("r1", "manual", datetime(2026, 1, 1), dry_run=False)
+        store.runs.start("r1", "manual", datetime(2026, 1, 1), dry_run=False)
 
 
 def test_non_utc_input_is_stored_as_utc(store: Store) -> None:
     from zoneinfo import ZoneInfo
 
     berlin = datetime(2026, 11, 2, 7, 0, tzinfo=ZoneInfo("Europe/Berlin"))
-    store.start_run("r1", "manual", berlin, dry_run=False)
-    assert store.recent_runs()[0].started_at == NOW
+    store.runs.start("r1", "manual", berlin, dry_run=False)
+    assert store.runs.recent()[0].started_at == NOW
 
 
 def test_runs_finish_and_history_is_newest_first(store: Store) -> None:
     for i in range(3):
-        store.start_run(f"r{i}", "schedule", NOW + timedelta(hours=i), dry_run=False)
-    store.finish_run(
+        store.runs.start(f"r{i}", "schedule", NOW + timedelta(hours=i), dry_run=False)
+    store.runs.finish(
         "r1",
         NOW + timedelta(hours=1, minutes=1),
         outcome="applied",
@@ -71,65 +71,65 @@ def test_runs_finish_and_history_is_newest_first(store: Store) -> None:
         reason=None,
         people_count=40,
     )
-    runs = store.recent_runs()
+    runs = store.runs.recent()
     assert [r.id for r in runs] == ["r2", "r1", "r0"]
     assert runs[1].counts == {"create": 2}
-    assert store.last_accepted_people_count() == 40
+    assert store.runs.last_accepted_people_count() == 40
 
 
 def test_what_deferred_a_run_is_kept_as_data(store: Store) -> None:
     """The import back-off counts runs deferred by a running import from this column;
     the reason's wording is free to change."""
-    store.start_run("d", "schedule", NOW, dry_run=False)
-    store.finish_run(
+    store.runs.start("d", "schedule", NOW, dry_run=False)
+    store.runs.finish(
         "d", NOW, outcome="deferred", exit_code=3, counts={}, reason="any words",
         defer_kind="import_in_progress",
     )  # fmt: skip
-    store.start_run("e", "schedule", NOW + timedelta(minutes=1), dry_run=False)
-    store.finish_run("e", NOW, outcome="applied", exit_code=0, counts={}, reason=None)
-    kinds = [(r.id, r.defer_kind) for r in store.recent_runs()]
+    store.runs.start("e", "schedule", NOW + timedelta(minutes=1), dry_run=False)
+    store.runs.finish("e", NOW, outcome="applied", exit_code=0, counts={}, reason=None)
+    kinds = [(r.id, r.defer_kind) for r in store.runs.recent()]
     assert kinds == [("e", None), ("d", "import_in_progress")]
 
 
 def test_last_accepted_people_ignores_refused_and_dry_runs(store: Store) -> None:
-    store.start_run("a", "manual", NOW, dry_run=False)
-    store.finish_run(
+    store.runs.start("a", "manual", NOW, dry_run=False)
+    store.runs.finish(
         "a", NOW, outcome="applied", exit_code=0, counts={}, reason=None, people_count=80
     )
-    store.start_run("b", "manual", NOW + timedelta(1), dry_run=False)
-    store.finish_run(
+    store.runs.start("b", "manual", NOW + timedelta(1), dry_run=False)
+    store.runs.finish(
         "b", NOW, outcome="refused", exit_code=4, counts={}, reason="shrink", people_count=10
     )
-    store.start_run("c", "manual", NOW + timedelta(2), dry_run=True)
-    store.finish_run(
+    store.runs.start("c", "manual", NOW + timedelta(2), dry_run=True)
+    store.runs.finish(
         "c", NOW, outcome="in_sync", exit_code=0, counts={}, reason=None, people_count=5
     )
-    assert store.last_accepted_people_count() == 80
+    assert store.runs.last_accepted_people_count() == 80
 
 
 def test_consecutive_failures_counts_the_unbroken_streak(store: Store) -> None:
     outcomes = ["applied", "failed", "failed", "failed"]
     for i, outcome in enumerate(outcomes):
-        store.start_run(f"r{i}", "schedule", NOW + timedelta(hours=i), dry_run=False)
-        store.finish_run(f"r{i}", NOW, outcome=outcome, exit_code=1, counts={}, reason=f"x{i}")
-    assert [r.id for r in store.consecutive_failures()] == ["r3", "r2", "r1"]
+        store.runs.start(f"r{i}", "schedule", NOW + timedelta(hours=i), dry_run=False)
+        store.runs.finish(f"r{i}", NOW, outcome=outcome, exit_code=1, counts={}, reason=f"x{i}")
+    assert [r.id for r in store.runs.consecutive_failures()] == ["r3", "r2", "r1"]
 
 
 def test_submission_lifecycle(store: Store) -> None:
-    store.start_run("r1", "manual", NOW, dry_run=False)
+    store.runs.start("r1", "manual", NOW, dry_run=False)
     row = TeamRow("k1", "hrsync-1", "A", "a@example.test", None, None, ("b@example.test",))
     plan = SubmittedPlan(rows=(row,), counts={"create": 1}, digest="abc")
-    sid = store.record_submission("r1", plan, people_count=3, now=NOW)
-    unfinished = store.unfinished_submission()
+    sid = store.submissions.record("r1", plan, people_count=3, now=NOW)
+    unfinished = store.submissions.unfinished()
     assert unfinished is not None and unfinished.id == sid
     assert unfinished.status is SubmissionStatus.PENDING
     assert unfinished.plan == plan and unfinished.payload_digest == "abc"
     assert unfinished.method == PROCESS
-    store.mark_submission(sid, SubmissionStatus.ACCEPTED, NOW, import_id="imp-1")
+    store.submissions.mark(sid, SubmissionStatus.ACCEPTED, NOW, import_id="imp-1")
     seen = {"hrsync-1": SeenTeam("u-1", NOW)}
-    store.mark_submission(sid, SubmissionStatus.VERIFIED, NOW + timedelta(minutes=1), dx_seen=seen)
-    assert store.unfinished_submission() is None
-    verified = store.last_verified_submission()
+    store.submissions.mark(sid, SubmissionStatus.VERIFIED, NOW + timedelta(minutes=1), dx_seen=seen)
+    assert store.submissions.unfinished() is None
+    verified = store.submissions.last_verified()
     assert verified is not None and verified.import_id == "imp-1"
     assert verified.verified_at == NOW + timedelta(minutes=1)
     assert verified.dx_seen == seen
@@ -142,7 +142,7 @@ def ident(
 
 
 def test_identities_round_trip_and_rekey(store: Store) -> None:
-    store.save_identities(
+    store.identities.save(
         [
             ident("manager:1", "hrsync-a", members=("x@e.t", "y@e.t")),
             ident("manager:2", "hrsync-b"),
@@ -150,42 +150,42 @@ def test_identities_round_trip_and_rekey(store: Store) -> None:
         NOW,
     )
     # Continuity: the team led by 1 is now led by 3; 2's team retired; keys swap rows.
-    store.save_identities(
+    store.identities.save(
         [ident("manager:3", "hrsync-a"), ident("manager:2", "hrsync-b", retired=True)],
         NOW + timedelta(days=1),
     )
-    loaded = {i.reference_id: i for i in store.load_identities()}
+    loaded = {i.reference_id: i for i in store.identities.load()}
     assert loaded["hrsync-a"].key == "manager:3"
     assert loaded["hrsync-b"].retired
 
 
 def test_key_swap_between_two_rows(store: Store) -> None:
-    store.save_identities([ident("k1", "r1"), ident("k2", "r2")], NOW)
-    store.save_identities([ident("k2", "r1"), ident("k1", "r2")], NOW)
-    loaded = {i.reference_id: i.key for i in store.load_identities()}
+    store.identities.save([ident("k1", "r1"), ident("k2", "r2")], NOW)
+    store.identities.save([ident("k2", "r1"), ident("k1", "r2")], NOW)
+    loaded = {i.reference_id: i.key for i in store.identities.load()}
     assert loaded == {"r1": "k2", "r2": "k1"}
 
 
 def test_deferrals_newest_supersedes(store: Store) -> None:
-    store.add_deferral(None, "snapshot", NOW + timedelta(days=3), NOW)
-    store.add_deferral(None, "import", NOW + timedelta(minutes=2), NOW + timedelta(minutes=1))
-    pending = store.pending_deferral()
+    store.deferrals.add(None, "snapshot", NOW + timedelta(days=3), NOW)
+    store.deferrals.add(None, "import", NOW + timedelta(minutes=2), NOW + timedelta(minutes=1))
+    pending = store.deferrals.pending()
     assert pending is not None and pending.reason == "import"
-    store.resolve_deferrals(NOW + timedelta(minutes=3))
-    assert store.pending_deferral() is None
+    store.deferrals.resolve(NOW + timedelta(minutes=3))
+    assert store.deferrals.pending() is None
 
 
 def test_heartbeat(store: Store) -> None:
-    assert store.heartbeat() is None
-    store.beat(NOW, state="idle", detail={"next_run": "tomorrow"})
-    hb = store.heartbeat()
+    assert store.heartbeat.read() is None
+    store.heartbeat.beat(NOW, state="idle", detail={"next_run": "tomorrow"})
+    hb = store.heartbeat.read()
     assert hb is not None and hb.beat_at == NOW and hb.state == "idle"
     assert hb.detail == {"next_run": "tomorrow"}
 
 
 def test_saving_the_same_identities_only_moves_last_seen(store: Store) -> None:
     members = ("a@e.t", "b@e.t")
-    store.save_identities([ident("k1", "r1", members=members), ident("k2", "r2")], NOW)
+    store.identities.save([ident("k1", "r1", members=members), ident("k2", "r2")], NOW)
     later = NOW + timedelta(days=1)
     statements: list[str] = []
 
@@ -196,7 +196,7 @@ def test_saving_the_same_identities_only_moves_last_seen(store: Store) -> None:
 
     event.listen(store.engine, "before_cursor_execute", record)
     try:
-        store.save_identities([ident("k1", "r1", members=members), ident("k2", "r2")], later)
+        store.identities.save([ident("k1", "r1", members=members), ident("k2", "r2")], later)
     finally:
         event.remove(store.engine, "before_cursor_execute", record)
     writes = [s for s in statements if s.lstrip().upper().startswith(("UPDATE", "INSERT"))]
@@ -207,10 +207,10 @@ def test_saving_the_same_identities_only_moves_last_seen(store: Store) -> None:
 
 
 def test_retire_and_return(store: Store) -> None:
-    store.save_identities([ident("k1", "r1")], NOW)
-    store.save_identities([ident("k1", "r1", retired=True)], NOW + timedelta(days=1))
-    (retired,) = store.load_identities()
+    store.identities.save([ident("k1", "r1")], NOW)
+    store.identities.save([ident("k1", "r1", retired=True)], NOW + timedelta(days=1))
+    (retired,) = store.identities.load()
     assert retired.retired
-    store.save_identities([ident("k1", "r1")], NOW + timedelta(days=2))
-    (back,) = store.load_identities()
+    store.identities.save([ident("k1", "r1")], NOW + timedelta(days=2))
+    (back,) = store.identities.load()
     assert not back.retired

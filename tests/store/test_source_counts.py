@@ -26,8 +26,8 @@ def finish(
     dry_run: bool = False,
     joins: tuple[JoinCount, ...] | None = None,
 ) -> None:
-    store.start_run(run_id, "schedule", NOW + timedelta(hours=hours), dry_run=dry_run)
-    store.finish_run(
+    store.runs.start(run_id, "schedule", NOW + timedelta(hours=hours), dry_run=dry_run)
+    store.runs.finish(
         run_id,
         NOW + timedelta(hours=hours, minutes=1),
         outcome=outcome,
@@ -41,13 +41,13 @@ def finish(
 
 
 def test_the_last_accepted_runs_source_counts_are_kept(store: Store) -> None:
-    assert store.last_accepted_source_counts() == {}
+    assert store.runs.last_accepted_source_counts() == {}
     finish(store, "a", 0, "applied", (PRIMARY, ACQ))
-    assert store.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
+    assert store.runs.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
     # A refused run, a dry run: not accepted.
     finish(store, "b", 1, "refused", (PRIMARY, SourceCount("acq", 1, 1)))
     finish(store, "c", 2, "in_sync", (PRIMARY, SourceCount("acq", 2, 2)), dry_run=True)
-    assert store.last_accepted_source_counts()["acq"] == ACQ
+    assert store.runs.last_accepted_source_counts()["acq"] == ACQ
 
 
 def test_an_accepted_run_whose_sources_were_not_trusted_leaves_the_baseline(
@@ -55,27 +55,27 @@ def test_an_accepted_run_whose_sources_were_not_trusted_leaves_the_baseline(
 ) -> None:
     finish(store, "a", 0, "applied", (PRIMARY, ACQ))
     finish(store, "b", 1, "in_sync", None)  # in sync while a source shrank far
-    assert store.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
+    assert store.runs.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
     finish(store, "c", 2, "in_sync", ())  # no union configured any more
-    assert store.last_accepted_source_counts() == {}
+    assert store.runs.last_accepted_source_counts() == {}
 
 
 def test_join_and_source_counts_are_kept_apart(store: Store) -> None:
     departments = JoinCount("departments", 98, 97)
     finish(store, "a", 0, "applied", (PRIMARY, ACQ), joins=(departments,))
     finish(store, "b", 1, "applied", None, joins=(JoinCount("departments", 98, 98),))
-    assert store.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
-    assert store.last_accepted_join_counts()["departments"].matched == 98
-    assert store.last_accepted_people_count() == 98
+    assert store.runs.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
+    assert store.runs.last_accepted_join_counts()["departments"].matched == 98
+    assert store.runs.last_accepted_people_count() == 98
 
 
 def test_a_submission_verified_later_counts_as_accepted(store: Store) -> None:
     finish(store, "a", 0, "applied", (PRIMARY, ACQ))
     later = (PRIMARY, SourceCount("acq", 12, 12))
     finish(store, "b", 1, "unverified", later)
-    sid = store.record_submission(
+    sid = store.submissions.record(
         "b", SubmittedPlan(rows=(), digest="d"), people_count=100, now=NOW
     )
-    assert store.last_accepted_source_counts()["acq"] == ACQ
-    store.mark_submission(sid, SubmissionStatus.VERIFIED, NOW + timedelta(hours=3))
-    assert store.last_accepted_source_counts()["acq"] == later[1]
+    assert store.runs.last_accepted_source_counts()["acq"] == ACQ
+    store.submissions.mark(sid, SubmissionStatus.VERIFIED, NOW + timedelta(hours=3))
+    assert store.runs.last_accepted_source_counts()["acq"] == later[1]

@@ -96,7 +96,7 @@ def test_two_rows_with_one_employee_id_are_held_not_a_crash(
     assert held == {"people.csv line 22", f"people.csv {twin_line}"}
     store = Store.open(settings.state.database_url)
     try:
-        (record,) = store.held_people().values()
+        (record,) = store.people.held_people().values()
     finally:
         store.close()
     assert record.person == twin["Employee ID"]

@@ -67,7 +67,7 @@ def test_a_stop_before_submitting_sends_nothing_and_resumes_at_once(
     assert result.outcome is Outcome.DEFERRED
     assert result.reason == "shutting down before submitting; nothing was sent"
     assert process_calls(sim) == 0
-    pending = store.pending_deferral()
+    pending = store.deferrals.pending()
     assert pending is not None and pending.resume_at == result.resume_at
 
 
@@ -89,12 +89,12 @@ def test_a_stop_during_verification_leaves_it_to_the_next_start(
     (stopped,) = results
     assert stopped.outcome is Outcome.UNVERIFIED
     assert "next start verifies" in (stopped.reason or "")
-    unfinished = store.unfinished_submission()
+    unfinished = store.submissions.unfinished()
     assert unfinished is not None and unfinished.status == "accepted"
 
     after = run_sync(settings, SyncRequest(), store=store)
     assert after.outcome is Outcome.IN_SYNC
-    assert store.unfinished_submission() is None
+    assert store.submissions.unfinished() is None
     assert process_calls(sim) == 1
 
 
@@ -158,7 +158,7 @@ def test_an_unverified_submission_is_verified_by_the_next_run_not_resent(
     after = run_sync(settings, SyncRequest(), store=store)
     assert after.outcome is Outcome.IN_SYNC
     assert process_calls(sim) == 1
-    assert store.last_verified_submission() is not None
+    assert store.submissions.last_verified() is not None
 
 
 @pytest.mark.parametrize("sim", [1.0], indirect=True)
@@ -170,11 +170,11 @@ def test_a_stop_while_recovering_leaves_the_earlier_submission_alone(
     # An accepted submission the previous run never verified:
     impatient = _settings_with(settings, verify_timeout_s=0.1)
     run_sync(impatient, SyncRequest(), store=store, stop=threading.Event())
-    store.mark_submission(store.unfinished_submission().id, SubmissionStatus.ACCEPTED, utcnow())  # type: ignore[union-attr]
+    store.submissions.mark(store.submissions.unfinished().id, SubmissionStatus.ACCEPTED, utcnow())  # type: ignore[union-attr]
     result = run_sync(settings, SyncRequest(), store=store, stop=stop)
     assert result.outcome is Outcome.DEFERRED
     assert result.reason == "shutting down while verifying an earlier submission"
-    pending = store.unfinished_submission()
+    pending = store.submissions.unfinished()
     assert pending is not None and pending.status == "accepted"
     assert process_calls(sim) == 1
 
@@ -184,8 +184,8 @@ def test_a_rejected_request_keeps_no_identities_and_a_preview_no_state(
 ) -> None:
     preview = run_sync(settings, SyncRequest(preview=True), store=store)
     assert preview.outcome is Outcome.PLANNED and preview.preview_url
-    assert store.recent_runs(1)[0].dry_run  # not an operational run
-    assert store.load_identities() == []
+    assert store.runs.recent(1)[0].dry_run  # not an operational run
+    assert store.identities.load() == []
 
     rows = _sample_rows()
     # The CEO leads the top team: nobody above can stand in, so DX's refusal stands.
@@ -194,7 +194,7 @@ def test_a_rejected_request_keeps_no_identities_and_a_preview_no_state(
     _write_rows(settings.source.path, rows)
     rejected = run_sync(settings, SyncRequest(), store=store)
     assert rejected.outcome is Outcome.REJECTED
-    assert store.load_identities() == []
+    assert store.identities.load() == []
 
 
 def _move_carlos(settings: Settings) -> None:
@@ -252,7 +252,7 @@ def test_a_lost_answer_is_resolved_by_sending_the_same_payload_again(
     sent = [r.body for r in sim.dx.requests if r.method_name == "orgfiles.teamHierarchy.process"]
     assert len(sent) == 3 and sent[1] == sent[2]
     assert _members(sim, "Developer Experience") == 4
-    verified = store.last_verified_submission()
+    verified = store.submissions.last_verified()
     assert verified is not None and verified.payload_digest == result.plan.payload_digest  # type: ignore[union-attr]
 
 
@@ -283,10 +283,10 @@ def test_a_lost_answer_left_by_a_crash_is_looked_at_briefly_then_sent_again(
     lost = run_sync(_settings_with(settings, verify_timeout_s=0.5, max_resends=0),
                     SyncRequest(), store=store)  # fmt: skip
     assert lost.outcome is Outcome.UNVERIFIED
-    left = store.unfinished_submission()
+    left = store.submissions.unfinished()
     assert left is not None
     # as a crash leaves it:
-    store.mark_submission(left.id, SubmissionStatus.OUTCOME_UNKNOWN, utcnow())
+    store.submissions.mark(left.id, SubmissionStatus.OUTCOME_UNKNOWN, utcnow())
     started = time.monotonic()
     after = run_sync(_settings_with(settings, verify_timeout_s=40.0), SyncRequest(), store=store)
     assert after.outcome is Outcome.APPLIED
