@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
-from hrsync.config.join_checks import JOIN_NAME, join_checks, join_label
 from hrsync.config.numbers import number_problem
+from hrsync.config.second_table_checks import TABLE_NAME, second_table_checks, table_label
 from hrsync.config.small_files import (
     MAX_CONFIG_FILE_BYTES,
     MAX_TOKEN_FILE_BYTES,
@@ -30,11 +30,11 @@ from hrsync.config.small_files import (
     read_small_file,
 )
 from hrsync.config.todos import todo_problems
-from hrsync.config.union_checks import union_checks, union_label
 from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.precedence import first_of_column
+from hrsync.core.people.second_tables import JOIN, UNION
 from hrsync.core.settings import (
     AttributeSettings,
     DxSettings,
@@ -169,8 +169,7 @@ def load_settings(
         ),
     )
     problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
-    problems.extend(join_checks(settings))
-    problems.extend(union_checks(settings))
+    problems.extend(second_table_checks(settings))
     problems = [hide_userinfo(p, _urls(settings)) for p in problems]
     if problems and path is None:
         # Keys may all come from HRSYNC_… variables (a container); with none set, the
@@ -480,14 +479,14 @@ def _build_join(
 ) -> JoinSettings:
     name = raw.get("name", "")
     text = name.text if isinstance(name, _EnvValue) else name
-    where = join_label(text if isinstance(text, str) else "", position)
+    where = table_label(JOIN, text if isinstance(text, str) else "", position)
     if not isinstance(text, str) or not text.strip():
         problems.append(
             f'{where}.name must name the join (e.g. "departments"): its columns are read as '
             "{name.COLUMN}"
         )
         text = ""
-    elif not JOIN_NAME.match(text):
+    elif not TABLE_NAME.match(text):
         problems.append(
             f"{where}.name must be a word of letters, digits, _ and - (its columns are read "
             f"as {{name.COLUMN}}), got {text!r}"
@@ -558,14 +557,14 @@ def _build_union(
 ) -> UnionSettings:
     name = raw.get("name", "")
     text = name.text if isinstance(name, _EnvValue) else name
-    where = union_label(text if isinstance(text, str) else "", position)
+    where = table_label(UNION, text if isinstance(text, str) else "", position)
     if not isinstance(text, str) or not text.strip():
         problems.append(
             f'{where}.name must name the source (e.g. "acq"): its employee ids are read as '
             '"name:ID" unless id_prefix says otherwise'
         )
         text = ""
-    elif not JOIN_NAME.match(text):
+    elif not TABLE_NAME.match(text):
         problems.append(
             f"{where}.name must be a word of letters, digits, _ and - (it names the source in "
             f"messages and its ids' prefix), got {text!r}"

@@ -25,7 +25,7 @@ from hrsync.core.gate.plan_ids import Approval
 from hrsync.core.people import Directory
 from hrsync.core.people.joins import JoinReport
 from hrsync.core.people.precedence import PrecedenceReport
-from hrsync.core.people.union import SourceCount
+from hrsync.core.people.second_tables import TableCount
 from hrsync.core.teams.held import Hold
 from hrsync.core.teams.identity import Assignment, TeamRow
 from hrsync.core.teams.mapping import LeadLeft, TeamMap, Unplaced
@@ -95,7 +95,7 @@ class Mapped:
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
     # With `[[source.union]]`: each source's rows and people (the primary's first).
-    sources: tuple[SourceCount, ...] = ()
+    sources: tuple[TableCount, ...] = ()
 
     @property
     def people_count(self) -> int:
@@ -130,7 +130,7 @@ class Planned:
     # Whether the joins' counts may be the join guard's next baseline (SyncResult's).
     joins_trusted: bool = True
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
-    sources: tuple[SourceCount, ...] = ()  # with `[[source.union]]`: each source's size
+    sources: tuple[TableCount, ...] = ()  # with `[[source.union]]`: each source's size
     # Whether the sources' counts may be the per-source shrink guard's next baseline.
     sources_trusted: bool = True
 

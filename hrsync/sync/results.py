@@ -20,7 +20,7 @@ from hrsync.core.gate.plan import Plan
 from hrsync.core.gate.plan_ids import Approval
 from hrsync.core.people.joins import JoinReport
 from hrsync.core.people.precedence import PrecedenceReport
-from hrsync.core.people.union import SourceCount
+from hrsync.core.people.second_tables import TableCount
 from hrsync.core.teams.held import Hold
 from hrsync.core.teams.identity import TeamRow
 from hrsync.core.teams.mapping import LeadLeft, Unplaced
@@ -97,7 +97,7 @@ class SyncResult:
     precedence: tuple[PrecedenceReport, ...] = ()
     # With `[[source.union]]`: each source's rows and people, and whether they may be the
     # per-source shrink guard's next baseline (as the joins').
-    sources: tuple[SourceCount, ...] = ()
+    sources: tuple[TableCount, ...] = ()
     sources_trusted: bool = True
 
     @property

@@ -33,24 +33,12 @@ from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, read_fields
 from hrsync.core.people.precedence import PrecedenceReport
+from hrsync.core.people.second_tables import SecondTable, TableCount, no_rows
 from hrsync.core.people.validation import Finding, of_person
 from hrsync.core.settings import JOIN_FIELDS, FieldSettings, JoinSettings, Settings
 
 # Unmatched rows a report keeps as examples (`hrsync check`, the JSON plan).
 EXAMPLES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class JoinCount:
-    """How much of the export a join matched: what the join guard compares run to run."""
-
-    name: str
-    rows: int  # rows of the people export
-    matched: int  # of them, those whose key found exactly one row of the table
-
-    @property
-    def share(self) -> float:
-        return self.matched / self.rows if self.rows else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +80,8 @@ class JoinReport:
     _repeated: Mapping[str, Sequence[int]] = field(default_factory=dict, repr=False)
 
     @property
-    def count(self) -> JoinCount:
-        return JoinCount(self.name, self.rows, self.matched)
+    def count(self) -> TableCount:
+        return TableCount.join(self.name, self.rows, self.matched)
 
     @property
     def on(self) -> str:
@@ -137,16 +125,6 @@ class JoinReport:
         ]
 
 
-@dataclass(frozen=True, slots=True)
-class JoinTable:
-    """A joined table as read: its name for messages, its columns and its rows."""
-
-    name: str
-    columns: tuple[str, ...]
-    table: RowTable
-    null_values: Collection[str] = ()
-
-
 @dataclass(frozen=True)
 class Joined:
     """The people export with every join's columns added, or why it cannot be."""
@@ -161,7 +139,7 @@ class Joined:
     precedence: tuple[PrecedenceReport, ...] = ()
 
     @property
-    def counts(self) -> tuple[JoinCount, ...]:
+    def counts(self) -> tuple[TableCount, ...]:
         return tuple(report.count for report in self.reports)
 
 
@@ -193,7 +171,7 @@ def join_people(
     people_name: str,
     columns: Sequence[str],
     people: RowTable,
-    joins: Sequence[tuple[JoinSettings, JoinTable]],
+    joins: Sequence[tuple[JoinSettings, SecondTable]],
     *,
     fields: FieldSettings,
     null_values: Collection[str],
@@ -223,7 +201,7 @@ def _join_one(
     columns: Sequence[str],
     people: RowTable,
     join: JoinSettings,
-    table: JoinTable,
+    table: SecondTable,
     fields: FieldSettings,
     nulls: frozenset[str],
     read: Collection[str],
@@ -233,10 +211,7 @@ def _join_one(
     where = f"join {join.name!r}"
     rows = table.table
     if not rows.cells:
-        return (
-            f"{where}: {table.name} has no rows: every person would go without a match "
-            "(an empty answer or a cut file?); nothing was sent"
-        )
+        return no_rows(where, table.name, "every person would go without a match")
     wanted = columns_of(join.name, read)
     missing_right = join.right not in rows.index
     missing = [c for c in wanted if c not in rows.index]
