@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 
-from hrsync.core.export.filters import closest_name
+from hrsync.core.export.filters import closest_name, did_you_mean
 from hrsync.core.export.read_columns import columns_read
 from hrsync.core.export.rows import RowTable, Several, extended, tails_like
 from hrsync.core.export.templates import is_template, template_names
@@ -303,9 +303,7 @@ def _join_one(
 
 
 def _missing(column: str, columns: Sequence[str], what: str) -> str:
-    close = closest_name(column, columns)
-    hint = f", did you mean {close!r}?" if close else ""
-    return f"{column!r} ({what}{hint})"
+    return f"{column!r} ({what}{did_you_mean(closest_name(column, columns))})"
 
 
 def _left_keys(
@@ -331,13 +329,9 @@ def _left_keys(
         person = read_fields(export, {left: written})
         return person.email if left == "email" else person.employee_id
     if left not in people.index:
-        close = closest_name(left, columns)
-        hint = f", did you mean {close!r}?" if close else ""
+        what = _missing(left, columns, "the people's side of its on")
         found = capped(columns, empty="(none)")
-        return (
-            f"{left!r} (the people's side of its on{hint}) is not a column of {people_name}; "
-            f"its columns: {found}"
-        )
+        return f"{what} is not a column of {people_name}; its columns: {found}"
     return export.column(left)
 
 
