@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
 from hrsync.config.numbers import number_problem
-from hrsync.config.second_table_checks import TABLE_NAME, second_table_checks, table_label
+from hrsync.config.second_table_checks import second_table_checks, table_name
 from hrsync.config.small_files import (
     MAX_CONFIG_FILE_BYTES,
     MAX_TOKEN_FILE_BYTES,
@@ -478,19 +478,10 @@ def _build_join(
     raw: dict[str, Any], position: int, problems: list[str], base: Path
 ) -> JoinSettings:
     name = raw.get("name", "")
-    text = name.text if isinstance(name, _EnvValue) else name
-    where = table_label(JOIN, text if isinstance(text, str) else "", position)
-    if not isinstance(text, str) or not text.strip():
-        problems.append(
-            f'{where}.name must name the join (e.g. "departments"): its columns are read as '
-            "{name.COLUMN}"
-        )
-        text = ""
-    elif not TABLE_NAME.match(text):
-        problems.append(
-            f"{where}.name must be a word of letters, digits, _ and - (its columns are read "
-            f"as {{name.COLUMN}}), got {text!r}"
-        )
+    text, where, wrong = table_name(
+        JOIN, name.text if isinstance(name, _EnvValue) else name, position
+    )
+    problems.extend(wrong)
     on = raw.get("on")
     pairs = on.items() if isinstance(on, dict) else ()
     entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in pairs}
@@ -556,19 +547,10 @@ def _build_union(
     raw: dict[str, Any], position: int, problems: list[str], base: Path
 ) -> UnionSettings:
     name = raw.get("name", "")
-    text = name.text if isinstance(name, _EnvValue) else name
-    where = table_label(UNION, text if isinstance(text, str) else "", position)
-    if not isinstance(text, str) or not text.strip():
-        problems.append(
-            f'{where}.name must name the source (e.g. "acq"): its employee ids are read as '
-            '"name:ID" unless id_prefix says otherwise'
-        )
-        text = ""
-    elif not TABLE_NAME.match(text):
-        problems.append(
-            f"{where}.name must be a word of letters, digits, _ and - (it names the source in "
-            f"messages and its ids' prefix), got {text!r}"
-        )
+    text, where, wrong = table_name(
+        UNION, name.text if isinstance(name, _EnvValue) else name, position
+    )
+    problems.extend(wrong)
     strings: dict[str, str | None] = {"id_prefix": None, "attach_root_to": ""}
     for key, expected in (
         ("id_prefix", 'a string such as "acq:" (the prefix of this source\'s employee ids)'),

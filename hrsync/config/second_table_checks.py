@@ -41,6 +41,37 @@ def table_label(kind: Kind, name: str, position: int) -> str:
     return f"source.{kind}[{name if TABLE_NAME.match(name) else position}]"
 
 
+# Why each kind needs a name, and why it must be one word.
+_NAME_NEEDED = {
+    JOIN: '(e.g. "departments"): its columns are read as {name.COLUMN}',
+    UNION: '(e.g. "acq"): its employee ids are read as "name:ID" unless id_prefix says otherwise',
+}
+_ONE_WORD = {
+    JOIN: "its columns are read as {name.COLUMN}",
+    UNION: "it names the source in messages and its ids' prefix",
+}
+
+
+def table_name(kind: Kind, written: object, position: int) -> tuple[str, str, list[str]]:
+    """A declared table's `name` as written: the name ("" without a usable one), how
+    messages name the table, and what is wrong with the name."""
+    text = written if isinstance(written, str) else ""
+    where = table_label(kind, text, position)
+    if not text.strip():
+        whom = "the join" if kind == JOIN else "the source"
+        return "", where, [f"{where}.name must name {whom} {_NAME_NEEDED[kind]}"]
+    if not TABLE_NAME.match(text):
+        return (
+            text,
+            where,
+            [
+                f"{where}.name must be a word of letters, digits, _ and - ({_ONE_WORD[kind]}), "
+                f"got {text!r}"
+            ],
+        )
+    return text, where, []
+
+
 def second_table_checks(s: Settings) -> list[str]:
     p: list[str] = []
     fraction = s.sync.min_join_fraction
