@@ -34,7 +34,7 @@ from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.precedence import first_of_column
-from hrsync.core.people.second_tables import JOIN, UNION
+from hrsync.core.people.second_tables import JOIN, UNION, Kind
 from hrsync.core.settings import (
     AttributeSettings,
     DxSettings,
@@ -474,14 +474,22 @@ def _array_of_tables(raw: Any, dotted: str, problems: list[str]) -> list[dict[st
     return raw
 
 
+def _table_name(
+    kind: Kind, raw: dict[str, Any], position: int, problems: list[str]
+) -> tuple[str, str]:
+    """A join's or union's name ("" without a usable one), and how messages name it."""
+    name = raw.get("name", "")
+    text, where, wrong = table_name(
+        kind, name.text if isinstance(name, _EnvValue) else name, position
+    )
+    problems.extend(wrong)
+    return text, where
+
+
 def _build_join(
     raw: dict[str, Any], position: int, problems: list[str], base: Path
 ) -> JoinSettings:
-    name = raw.get("name", "")
-    text, where, wrong = table_name(
-        JOIN, name.text if isinstance(name, _EnvValue) else name, position
-    )
-    problems.extend(wrong)
+    text, where = _table_name(JOIN, raw, position, problems)
     on = raw.get("on")
     pairs = on.items() if isinstance(on, dict) else ()
     entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in pairs}
@@ -546,11 +554,7 @@ def _build_unions(
 def _build_union(
     raw: dict[str, Any], position: int, problems: list[str], base: Path
 ) -> UnionSettings:
-    name = raw.get("name", "")
-    text, where, wrong = table_name(
-        UNION, name.text if isinstance(name, _EnvValue) else name, position
-    )
-    problems.extend(wrong)
+    text, where = _table_name(UNION, raw, position, problems)
     strings: dict[str, str | None] = {"id_prefix": None, "attach_root_to": ""}
     for key, expected in (
         ("id_prefix", 'a string such as "acq:" (the prefix of this source\'s employee ids)'),
