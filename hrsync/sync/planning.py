@@ -4,11 +4,12 @@ in the same run for leads DX does not know yet (lead_substitution.py)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from hrsync import logs
 from hrsync.core.gate.guards import table_trips
 from hrsync.core.gate.plan import MembershipChange, Plan, make_plan
+from hrsync.core.people.second_tables import JOIN, UNION, Kind, TableCount
 from hrsync.core.report.render import describe, event_fields
 from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
@@ -62,28 +63,26 @@ def _log_plan(plan: Plan) -> None:
     log.info("plan.ready", **plan.counts)
 
 
+# What a kept baseline is logged as, by the kind of table that fell.
+_BASELINE_KEPT = {JOIN: "join.baseline_kept", UNION: "union.baseline_kept"}
+
+
 def _untrusted(run: Run, planned: Planned) -> Planned:
     """A run in sync sends nothing, so no guard judges it; but a second table that fell
     far below the last accepted run (a join that matched far less, a source of
     `[[source.union]]` that shrank) must not become its guard's baseline."""
-    settings = run.settings.sync
-    joins = [join.count for join in planned.joins]
-    join_trips = (
-        table_trips(joins, run.store.last_accepted_join_counts(), settings) if joins else []
-    )
-    sources = planned.sources
-    source_trips = (
-        table_trips(sources, run.store.last_accepted_source_counts(), settings) if sources else []
-    )
-    for trip in join_trips:
-        log.warning("join.baseline_kept", detail=trip.message)
-    for trip in source_trips:
-        log.warning("union.baseline_kept", detail=trip.message)
-    return dataclasses.replace(
-        planned,
-        joins_trusted=planned.joins_trusted and not join_trips,
-        sources_trusted=planned.sources_trusted and not source_trips,
-    )
+    counts: dict[Kind, tuple[Sequence[TableCount], Callable[[], Mapping[str, TableCount]]]] = {
+        JOIN: ([join.count for join in planned.joins], run.store.last_accepted_join_counts),
+        UNION: (planned.sources, run.store.last_accepted_source_counts),
+    }
+    untrusted = set(planned.untrusted)
+    for kind, (now, last) in counts.items():
+        trips = table_trips(now, last(), run.settings.sync) if now else []
+        for trip in trips:
+            log.warning(_BASELINE_KEPT[kind], detail=trip.message)
+        if trips:
+            untrusted.add(kind)
+    return dataclasses.replace(planned, untrusted=frozenset(untrusted))
 
 
 def end_when_in_sync(run: Run, planned: Planned) -> None:
