@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hrsync.core.gate.guards import Go, Refuse, gate
+from hrsync.core.gate.guards import Go, Refuse, gate, table_trips
 from hrsync.core.people.second_tables import TableCount
 from hrsync.core.settings import SyncSettings
 from tests.core.test_guards import plan_archiving, safety
@@ -82,3 +82,15 @@ def test_an_approval_of_the_plan_id_lets_the_join_guard_through() -> None:
     assert isinstance(refused, Refuse) and refused.tripped == ("min_join_fraction",)
     approved = gate(plan, approved={refused.refusal.plan_id or ""}, **args)  # type: ignore[arg-type]
     assert isinstance(approved, Go) and approved.approved
+
+
+def test_one_call_judges_joins_and_sources_each_by_its_own_measure() -> None:
+    last = {"okta": TableCount.join("okta", 100, 100), "acq": TableCount.source("acq", 10, 10)}
+    now = [TableCount.join("okta", 100, 50), TableCount.source("acq", 10, 5)]
+    trips = table_trips(now, last, SyncSettings())
+    assert [(t.guard, t.actual, t.limit) for t in trips] == [
+        ("min_join_fraction", 50, 90),
+        ("min_people_fraction", 5, 8),
+    ]
+    # A join's count is never measured against a source's of the same name.
+    assert table_trips([TableCount.join("acq", 10, 1)], last, SyncSettings()) == []
