@@ -4,12 +4,12 @@ in the same run for leads DX does not know yet (lead_substitution.py)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 from hrsync import logs
 from hrsync.core.gate.guards import table_trips
 from hrsync.core.gate.plan import MembershipChange, Plan, make_plan
-from hrsync.core.people.second_tables import JOIN, UNION, Kind, TableCount
+from hrsync.core.people.second_tables import JOIN, UNION
 from hrsync.core.report.render import describe, event_fields
 from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
@@ -63,25 +63,21 @@ def _log_plan(plan: Plan) -> None:
     log.info("plan.ready", **plan.counts)
 
 
-# What a kept baseline is logged as, by the kind of table that fell.
-_BASELINE_KEPT = {JOIN: "join.baseline_kept", UNION: "union.baseline_kept"}
-
-
 def _untrusted(run: Run, planned: Planned) -> Planned:
     """A run in sync sends nothing, so no guard judges it; but a second table that fell
     far below the last accepted run (a join that matched far less, a source of
     `[[source.union]]` that shrank) must not become its guard's baseline."""
-    counts: dict[Kind, tuple[Sequence[TableCount], Callable[[], Mapping[str, TableCount]]]] = {
-        JOIN: ([join.count for join in planned.joins], run.store.last_accepted_join_counts),
-        UNION: (planned.sources, run.store.last_accepted_source_counts),
-    }
+    settings, store = run.settings.sync, run.store
     untrusted = set(planned.untrusted)
-    for kind, (now, last) in counts.items():
-        trips = table_trips(now, last(), run.settings.sync) if now else []
-        for trip in trips:
-            log.warning(_BASELINE_KEPT[kind], detail=trip.message)
-        if trips:
-            untrusted.add(kind)
+    joins = [join.count for join in planned.joins]
+    for trip in table_trips(joins, store.last_accepted_join_counts(), settings) if joins else ():
+        log.warning("join.baseline_kept", detail=trip.message)
+        untrusted.add(JOIN)
+    sources = planned.sources
+    last_sources = store.last_accepted_source_counts() if sources else {}
+    for trip in table_trips(sources, last_sources, settings):
+        log.warning("union.baseline_kept", detail=trip.message)
+        untrusted.add(UNION)
     return dataclasses.replace(planned, untrusted=frozenset(untrusted))
 
 
