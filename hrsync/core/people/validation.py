@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hrsync.core.export.filters import STATUS_REASON, UnknownField, closest_name, did_you_mean
+from hrsync.core.export.filters import STATUS_REASON, UnknownField, closest_name
 from hrsync.core.export.rows import MAX_FIELD_CHARS, Several
 from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listing import capped
@@ -112,8 +112,9 @@ def check_columns(
         details = []
         for key, column, template in missing:
             close = closest_name(column, [c for c in columns if c not in configured.values()])
+            hint = f", did you mean {close!r}?" if close else ""
             setting = f"source.fields.{key} {template!r}" if template else f"source.fields.{key}"
-            details.append(f"{column!r} ({setting}{did_you_mean(close)})")
+            details.append(f"{column!r} ({setting}{hint})")
         found.append(
             fatal(
                 WHOLE_EXPORT,
