@@ -36,7 +36,7 @@ from hrsync.terminal import one_line
 if TYPE_CHECKING:
     from hrsync.core.gate.plan_ids import Approval
     from hrsync.core.people.joins import JoinReport
-    from hrsync.core.people.union import SourceCount
+    from hrsync.core.people.second_tables import TableCount
     from hrsync.core.teams.held import Hold
     from hrsync.core.teams.identity import TeamRow
     from hrsync.core.teams.mapping import LeadLeft
@@ -132,7 +132,7 @@ def lead_left_document(gone: LeadLeft, rows: Sequence[TeamRow]) -> dict[str, Any
     }
 
 
-def source_document(count: SourceCount) -> dict[str, Any]:
+def source_document(count: TableCount) -> dict[str, Any]:
     """One source of the org, with `[[source.union]]` (the primary export first)."""
     return {
         "name": count.name,
@@ -140,7 +140,7 @@ def source_document(count: SourceCount) -> dict[str, Any]:
         "id_prefix": count.prefix,
         "attach_root_to": count.attach_root_to or None,
         "rows": count.rows,
-        "people": count.people,
+        "people": count.kept,
     }
 
 

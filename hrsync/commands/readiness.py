@@ -22,7 +22,8 @@ from hrsync.core.gate.reporting_floor import FOLD_HINT, UnderFloor, floor_lines
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
 from hrsync.core.people.joins import JoinReport
-from hrsync.core.people.union import Part, SourceCount
+from hrsync.core.people.second_tables import TableCount
+from hrsync.core.people.union import Part
 from hrsync.core.report.problems import group_problems
 from hrsync.core.teams.mapping import LeadLeft, LeadWithoutReports, Unplaced
 from hrsync.core.text import plural
@@ -242,14 +243,14 @@ def _join(report: JoinReport) -> Check:
     )
 
 
-def _source(part: Part, count: SourceCount) -> Check:
+def _source(part: Part, count: TableCount) -> Check:
     """One source of the org, with `[[source.union]]`: its rows read and people kept."""
     ids = f"; its ids read as {part.prefix}ID" if part.prefix else "; its ids as written"
     attached = f", its people without a manager under {part.attach_root_to}"
     return Check(
         f"source {part.name}" if part.prefix else "source",
         True,
-        f"{part.export}: {plural(count.rows, 'row')} read, {count.people} people kept{ids}"
+        f"{part.export}: {plural(count.rows, 'row')} read, {count.kept} people kept{ids}"
         + (attached if part.attach_root_to else ""),
     )
 

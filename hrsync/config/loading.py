@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
-from hrsync.config.join_checks import JOIN_NAME, join_checks, join_label
 from hrsync.config.numbers import number_problem
+from hrsync.config.second_table_checks import second_table_checks, table_name
 from hrsync.config.small_files import (
     MAX_CONFIG_FILE_BYTES,
     MAX_TOKEN_FILE_BYTES,
@@ -30,11 +30,11 @@ from hrsync.config.small_files import (
     read_small_file,
 )
 from hrsync.config.todos import todo_problems
-from hrsync.config.union_checks import union_checks, union_label
 from hrsync.config.userinfo import hide_userinfo
 from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.precedence import first_of_column
+from hrsync.core.people.second_tables import JOIN, UNION, Kind
 from hrsync.core.settings import (
     AttributeSettings,
     DxSettings,
@@ -169,8 +169,7 @@ def load_settings(
         ),
     )
     problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
-    problems.extend(join_checks(settings))
-    problems.extend(union_checks(settings))
+    problems.extend(second_table_checks(settings))
     problems = [hide_userinfo(p, _urls(settings)) for p in problems]
     if problems and path is None:
         # Keys may all come from HRSYNC_… variables (a container); with none set, the
@@ -475,23 +474,22 @@ def _array_of_tables(raw: Any, dotted: str, problems: list[str]) -> list[dict[st
     return raw
 
 
+def _table_name(
+    kind: Kind, raw: dict[str, Any], position: int, problems: list[str]
+) -> tuple[str, str]:
+    """A join's or union's name ("" without a usable one), and how messages name it."""
+    name = raw.get("name", "")
+    text, where, wrong = table_name(
+        kind, name.text if isinstance(name, _EnvValue) else name, position
+    )
+    problems.extend(wrong)
+    return text, where
+
+
 def _build_join(
     raw: dict[str, Any], position: int, problems: list[str], base: Path
 ) -> JoinSettings:
-    name = raw.get("name", "")
-    text = name.text if isinstance(name, _EnvValue) else name
-    where = join_label(text if isinstance(text, str) else "", position)
-    if not isinstance(text, str) or not text.strip():
-        problems.append(
-            f'{where}.name must name the join (e.g. "departments"): its columns are read as '
-            "{name.COLUMN}"
-        )
-        text = ""
-    elif not JOIN_NAME.match(text):
-        problems.append(
-            f"{where}.name must be a word of letters, digits, _ and - (its columns are read "
-            f"as {{name.COLUMN}}), got {text!r}"
-        )
+    text, where = _table_name(JOIN, raw, position, problems)
     on = raw.get("on")
     pairs = on.items() if isinstance(on, dict) else ()
     entries = {k: v.text if isinstance(v, _EnvValue) else v for k, v in pairs}
@@ -556,20 +554,7 @@ def _build_unions(
 def _build_union(
     raw: dict[str, Any], position: int, problems: list[str], base: Path
 ) -> UnionSettings:
-    name = raw.get("name", "")
-    text = name.text if isinstance(name, _EnvValue) else name
-    where = union_label(text if isinstance(text, str) else "", position)
-    if not isinstance(text, str) or not text.strip():
-        problems.append(
-            f'{where}.name must name the source (e.g. "acq"): its employee ids are read as '
-            '"name:ID" unless id_prefix says otherwise'
-        )
-        text = ""
-    elif not JOIN_NAME.match(text):
-        problems.append(
-            f"{where}.name must be a word of letters, digits, _ and - (it names the source in "
-            f"messages and its ids' prefix), got {text!r}"
-        )
+    text, where = _table_name(UNION, raw, position, problems)
     strings: dict[str, str | None] = {"id_prefix": None, "attach_root_to": ""}
     for key, expected in (
         ("id_prefix", 'a string such as "acq:" (the prefix of this source\'s employee ids)'),

@@ -106,16 +106,16 @@ class DxClient:
     # --- the API methods -------------------------------------------------------------
 
     def whoami(self) -> WhoAmI:
-        return parse.parse_whoami(self._call(WHOAMI, "GET"))
+        return parse.parse_whoami(self._transport.call(WHOAMI, "GET"))
 
     def api_keys(self) -> list[ApiKey]:
-        return parse.parse_api_keys(API_KEYS_LIST, self._call(API_KEYS_LIST, "GET"))
+        return parse.parse_api_keys(API_KEYS_LIST, self._transport.call(API_KEYS_LIST, "GET"))
 
     def snapshots(self) -> list[Snapshot]:
-        return parse.parse_snapshots(SNAPSHOTS_LIST, self._call(SNAPSHOTS_LIST, "GET"))
+        return parse.parse_snapshots(SNAPSHOTS_LIST, self._transport.call(SNAPSHOTS_LIST, "GET"))
 
     def teams(self) -> list[DxTeam]:
-        return parse.parse_teams(TEAMS_LIST, self._call(TEAMS_LIST, "GET"))
+        return parse.parse_teams(TEAMS_LIST, self._transport.call(TEAMS_LIST, "GET"))
 
     def audit_trail(
         self, *, since: datetime | None = None, max_pages: int = 200
@@ -131,7 +131,7 @@ class DxClient:
         seen: set[str] = set()
         for page in range(1, max_pages + 1):
             params = {"cursor": cursor} if cursor else None
-            body = self._call(TEAMS_AUDIT_TRAIL, "GET", params=params)
+            body = self._transport.call(TEAMS_AUDIT_TRAIL, "GET", params=params)
             events = parse.parse_audit_events(TEAMS_AUDIT_TRAIL, body)
             for event in events:
                 if since is None or event.created >= since:
@@ -151,7 +151,7 @@ class DxClient:
     def preview(self, teams: Sequence[Mapping[str, Any]]) -> ImportAccepted:
         check_payload_size(teams, method=PREVIEW)
         body = {"teams": [dict(team) for team in teams]}
-        reply = self._call(PREVIEW, "POST", payload=encode_json(body), idempotent=False)
+        reply = self._transport.call(PREVIEW, "POST", payload=encode_json(body), idempotent=False)
         return parse.parse_import_accepted(reply)
 
     def process(
@@ -161,7 +161,7 @@ class DxClient:
         body: dict[str, Any] = {"teams": [dict(team) for team in teams]}
         if email is not None:
             body["email"] = email
-        reply = self._call(PROCESS, "POST", payload=encode_json(body), idempotent=False)
+        reply = self._transport.call(PROCESS, "POST", payload=encode_json(body), idempotent=False)
         return parse.parse_import_accepted(reply)
 
     def update_user_attributes(self, email: str, attributes: Mapping[str, str]) -> dict[str, Any]:
@@ -171,21 +171,8 @@ class DxClient:
             "attributes": [{"name": name, "value": value} for name, value in attributes.items()],
         }
         # Setting the same values twice leaves the same state, so resending is safe.
-        reply = self._call(USER_ATTRIBUTES_UPDATE, "POST", payload=encode_json(body))
+        reply = self._transport.call(USER_ATTRIBUTES_UPDATE, "POST", payload=encode_json(body))
         return parse.parse_user_attributes(reply)
-
-    def _call(
-        self,
-        method: str,
-        http_method: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        payload: bytes | None = None,
-        idempotent: bool = True,
-    ) -> dict[str, Any]:
-        return self._transport.call(
-            method, http_method, params=params, payload=payload, idempotent=idempotent
-        )
 
 
 def _checked_base_url(base_url: str) -> str:

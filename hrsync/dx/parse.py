@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,66 +89,56 @@ def parse_whoami(body: Mapping[str, Any]) -> WhoAmI:
 
 
 def parse_api_keys(method: str, body: Mapping[str, Any]) -> list[ApiKey]:
-    keys: list[ApiKey] = []
-    for index, item in enumerate(_list_of_objects(method, body, "api_keys")):
-        where = f"api_keys[{index}]"
-        keys.append(
-            ApiKey(
-                id=_required_text(method, item, "id", where),
-                name=_text(item.get("name")) or "",
-                scopes=_scopes(item.get("scopes")),
-                created_at=_optional_time(item.get("created_at")),
-                last_used_at=_optional_time(item.get("last_used_at")),
-            )
+    return [
+        ApiKey(
+            id=_required_text(method, item, "id", where),
+            name=_text(item.get("name")) or "",
+            scopes=_scopes(item.get("scopes")),
+            created_at=_optional_time(item.get("created_at")),
+            last_used_at=_optional_time(item.get("last_used_at")),
         )
-    return keys
+        for where, item in _items(method, body, "api_keys")
+    ]
 
 
 def parse_teams(method: str, body: Mapping[str, Any]) -> list[DxTeam]:
-    teams: list[DxTeam] = []
-    for index, item in enumerate(_list_of_objects(method, body, "teams")):
-        where = f"teams[{index}]"
-        teams.append(
-            DxTeam(
-                id=_required_text(method, item, "id", where),
-                name=_text(item.get("name")) or "",
-                parent_id=_text(item.get("parent_id")),
-                reference_id=_text(item.get("reference_id")),
-                manager_id=_text(item.get("manager_id")),
-                contributors=_count(item.get("contributors")),
-                is_parent=item.get("parent") is True,
-                ancestors=tuple(
-                    text
-                    for text in (_text(a) for a in _list(item.get("ancestors")))
-                    if text is not None
-                ),
-                last_changed_at=_optional_time(item.get("last_changed_at")),
-            )
+    return [
+        DxTeam(
+            id=_required_text(method, item, "id", where),
+            name=_text(item.get("name")) or "",
+            parent_id=_text(item.get("parent_id")),
+            reference_id=_text(item.get("reference_id")),
+            manager_id=_text(item.get("manager_id")),
+            contributors=_count(item.get("contributors")),
+            is_parent=item.get("parent") is True,
+            ancestors=tuple(
+                text
+                for text in (_text(a) for a in _list(item.get("ancestors")))
+                if text is not None
+            ),
+            last_changed_at=_optional_time(item.get("last_changed_at")),
         )
-    return teams
+        for where, item in _items(method, body, "teams")
+    ]
 
 
 def parse_snapshots(method: str, body: Mapping[str, Any]) -> list[Snapshot]:
-    snapshots: list[Snapshot] = []
-    for index, item in enumerate(_list_of_objects(method, body, "snapshots")):
-        where = f"snapshots[{index}]"
-        snapshots.append(
-            Snapshot(
-                id=_required_text(method, item, "id", where),
-                scheduled_for=_text(item.get("scheduled_for")),
-                completed_at=_optional_time(item.get("completed_at")),
-                deleted_at=_optional_time(item.get("deleted_at")),
-                completed_count=_count(item.get("completed_count")),
-                total_count=_count(item.get("total_count")),
-            )
+    return [
+        Snapshot(
+            id=_required_text(method, item, "id", where),
+            scheduled_for=_text(item.get("scheduled_for")),
+            completed_at=_optional_time(item.get("completed_at")),
+            deleted_at=_optional_time(item.get("deleted_at")),
+            completed_count=_count(item.get("completed_count")),
+            total_count=_count(item.get("total_count")),
         )
-    return snapshots
+        for where, item in _items(method, body, "snapshots")
+    ]
 
 
 def parse_audit_events(method: str, body: Mapping[str, Any]) -> list[AuditEvent]:
     events: list[AuditEvent] = []
-    for index, item in enumerate(_list_of_objects(method, body, "events")):
-        where = f"events[{index}]"
+    for where, item in _items(method, body, "events"):
         raw_created = item.get("created")
         try:
             created = parse_timestamp(raw_created)
@@ -225,6 +215,14 @@ def _user(obj: Mapping[str, Any]) -> DxUser:
         name=_text(obj.get("name")) or "",
         email=_text(obj.get("email")) or "",
     )
+
+
+def _items(
+    method: str, body: Mapping[str, Any], key: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each object of the reply's `key` list, with where it is (``teams[3]``) for a message."""
+    for index, item in enumerate(_list_of_objects(method, body, key)):
+        yield f"{key}[{index}]", item
 
 
 def _list_of_objects(method: str, body: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:

@@ -134,9 +134,10 @@ def _streamed(
             parsed.append(parse_path(text))
         except ValueError:
             continue  # refused with the config; read as a plain name (a missing column)
-    columns: dict[str, None] = {}
-    texts: set[str] = set()  # paths holding text in some record
-    others: set[str] = set()  # paths holding a number, a boolean or an object in some
+    # Each path with a value in some record: True once a record has text there.
+    columns: dict[str, bool] = {}
+    others: dict[str, None] = {}  # paths holding a number or boolean in some record
+    objects: dict[str, None] = {}  # paths holding an object in some record
     shapes: dict[tuple[str, ...], dict[str, int]] = {}
     held: list[tuple[Mapping[str, str], dict[str, Several] | None]] = []
     import ijson  # its C backend: only a run that reads JSON loads it
@@ -146,7 +147,7 @@ def _streamed(
         for record in records:
             if not isinstance(record, dict):
                 return None
-            _paths_and_kinds(record, "", columns, texts, others)
+            _collect_paths(record, "", columns, others, objects)
             values: dict[str, str] = {}
             several: dict[str, Several] = {}
             flatten(record, "", values, several)
@@ -160,7 +161,7 @@ def _streamed(
             held.append((_interned(values, shapes), several or None))
     except (ijson.JSONError, ValueError, RecursionError, OverflowError, _TooDeep):
         return None
-    if not held or not texts.isdisjoint(others):
+    if not held or any(columns.get(p) for p in (*others, *objects)):
         # None read; or a path holding text in one record and something else in another
         # (an object where an e-mail is written): the whole-document reader marks each
         # such value on its row, which takes every record at once.
@@ -169,7 +170,7 @@ def _streamed(
     unknown = [path.text for path in parsed if path.plain not in columns]
     for path in parsed:
         if path.plain in columns:
-            columns[path.text] = None
+            columns[path.text] = True
     locate: Callable[[int], str] = lambda position: f"{name} {where}[{position}]"  # noqa: E731
 
     def rows() -> Iterator[SourceRow]:
@@ -187,37 +188,6 @@ def _streamed(
         return RowTable.of_rows(rows(), held_columns)
 
     return Export(name=name, columns=tuple(columns), format="json", _rows=rows, _table=table)
-
-
-def _paths_and_kinds(
-    value: Any, prefix: str, out: dict[str, None], texts: set[str], others: set[str]
-) -> None:
-    """The dotted paths `flatten` would produce, without the per-item ``.N`` ones; into
-    `texts` those holding text, into `others` those holding a number, a boolean or an
-    object."""
-    if isinstance(value, dict):
-        if prefix:
-            others.add(prefix)
-        for key, item in value.items():
-            path = f"{prefix}.{key}" if prefix else key
-            kind = type(item)
-            if kind is str:
-                out[path] = None
-                texts.add(path)
-            elif kind is int or kind is float or kind is bool:  # without a call
-                out[path] = None
-                others.add(path)
-            else:
-                _paths_and_kinds(item, path, out, texts, others)
-    elif isinstance(value, list) and value:
-        for item in value:
-            _paths_and_kinds(item, prefix, out, texts, others)
-    elif prefix:
-        out[prefix] = None
-        if isinstance(value, str):
-            texts.add(prefix)
-        elif isinstance(value, bool | int | float):
-            others.add(prefix)
 
 
 def picked_paths(settings: SourceSettings, also: Iterable[str] = ()) -> tuple[str, ...]:

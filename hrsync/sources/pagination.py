@@ -22,15 +22,18 @@ no I/O).
   total page count ends it.
 - ``scim``: SCIM 2.0's ``startIndex`` (from 1) and ``count`` = ``page_size``; the next
   index is the last one plus the records read, up to ``totalResults``.
+
+Each style is one row of `STYLES`: the parameters it sends for a page, where its first
+page is, and how it finds the next; a new style is a new row, not a new branch.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from hrsync.core.export.page_signs import HEADER_SIGNS, Sign, one_page_sign, seen, whole_count
@@ -66,29 +69,158 @@ class PageRequest:
         return self.url + "\x00" + json.dumps(self.body, sort_keys=True)
 
 
+class Turn(NamedTuple):
+    """A page just read, as a style looks for the next: the request that asked for it,
+    its parsed body, its Link header and how many records it held."""
+
+    paging: PaginationSettings
+    current: PageRequest
+    document: Any
+    link: str
+    records: int
+
+
+class Follow(NamedTuple):
+    """The next page is a URL the API gave (`where`, for a message), followed as given."""
+
+    target: str
+    where: str
+
+
+class Move(NamedTuple):
+    """The next page is asked for with the style's parameters for `value`: a position
+    (an offset, a page number, a startIndex: the request's own `offset` becomes it) or,
+    not `positional`, a cursor."""
+
+    value: Any
+    positional: bool = True
+    size: int | None = None  # page style: the API's page size, learned from the first page
+
+
+def _no_params(paging: PaginationSettings, value: Any) -> dict[str, Any]:
+    return {}
+
+
+def _the_end(turn: Turn) -> Follow | Move | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Style:
+    """One style of `source.pagination.style`: which parameters it sends for a page, where
+    its first page is, and how it finds the page after one."""
+
+    # The query parameters (GET) or body fields (POST) that ask for the page at a
+    # position, or for a cursor's page.
+    sends: Callable[[PaginationSettings, Any], dict[str, Any]] = _no_params
+    # The first page's position; None: the first request is the configured one, as it is.
+    first: Callable[[PaginationSettings], int] | None = None
+    # The page after one: a URL to follow, a position or cursor to send, None at the end.
+    after: Callable[[Turn], Follow | Move | None] = _the_end
+
+
+def _odata_after(turn: Turn) -> Follow | None:
+    where, target = odata_next(turn.document)
+    return Follow(str(target), where) if _present(target) else None
+
+
+def _link_header_after(turn: Turn) -> Follow | None:
+    target = link_next(turn.link)
+    return Follow(target, "the Link header") if target else None
+
+
+def _next_url_after(turn: Turn) -> Follow | None:
+    path = turn.paging.next_url_path
+    target = _href(at_path(turn.document, path))
+    return Follow(str(target), f"next_url_path {path!r}") if _present(target) else None
+
+
+def _cursor_after(turn: Turn) -> Move | None:
+    cursor = at_path(turn.document, turn.paging.next_cursor_path)
+    return Move(cursor, positional=False) if _present(cursor) else None
+
+
+def _offset_after(turn: Turn) -> Move | None:
+    paging, records = turn.paging, turn.records
+    if records > paging.page_size:
+        raise SourceError(
+            f"a page answered {records} records, more than source.pagination.page_size "
+            f"({paging.page_size}): the API ignores source.pagination.limit_param "
+            f"{paging.limit_param!r}, so offsets would skip or repeat people; check the "
+            f"parameter names or set page_size to the API's page size"
+        )
+    if records < paging.page_size:
+        # A short page ends the list, unless the answer's total says more are to come:
+        # then the API caps its pages below page_size (Personio's went from 200 to 100),
+        # and offsets, which count records, go on at its pace.
+        total = stated_total(turn.document)
+        if records == 0 or total is None or turn.current.offset + records >= total:
+            return None
+    return Move(turn.current.offset + records)
+
+
+def _page_after(turn: Turn) -> Move | None:
+    current, records = turn.current, turn.records
+    if records == 0:
+        return None
+    size = current.size or records
+    pages = total_pages(turn.document)
+    read = current.offset - turn.paging.first_page + 1
+    if pages is not None:
+        if read >= pages:
+            return None
+    elif records < size:
+        return None
+    return Move(current.offset + 1, size=size)
+
+
+def _scim_after(turn: Turn) -> Move | None:
+    if turn.records == 0:
+        return None
+    start = turn.current.offset + turn.records
+    document = turn.document
+    total = whole_count(document.get("totalResults")) if isinstance(document, dict) else None
+    if total is not None and start > total:
+        return None
+    return Move(start)
+
+
+def _page_params(paging: PaginationSettings, number: int) -> dict[str, Any]:
+    params: dict[str, Any] = {paging.page_param: number}
+    if paging.page_size_param:
+        params[paging.page_size_param] = paging.page_size
+    return params
+
+
+STYLES: Mapping[str, Style] = {
+    "none": Style(),
+    "odata": Style(after=_odata_after),
+    "link_header": Style(after=_link_header_after),
+    "next_url": Style(after=_next_url_after),
+    "cursor": Style(sends=lambda p, cursor: {p.cursor_param: cursor}, after=_cursor_after),
+    "offset": Style(
+        sends=lambda p, at: {p.offset_param: at, p.limit_param: p.page_size},
+        first=lambda p: 0,
+        after=_offset_after,
+    ),
+    "page": Style(sends=_page_params, first=lambda p: p.first_page, after=_page_after),
+    "scim": Style(
+        sends=lambda p, at: {"startIndex": at, "count": p.page_size},
+        first=lambda p: 1,
+        after=_scim_after,
+    ),
+}
+
+
 def first_request(source: SourceSettings) -> PageRequest:
     body = json.loads(source.body) if source.body else None
     request = PageRequest(source.url or "", body)
     paging = source.pagination
-    if paging.style == "offset":
-        return _with_params(
-            request,
-            source.method,
-            {paging.offset_param: 0, paging.limit_param: paging.page_size},
-            offset=0,
-        )
-    if paging.style == "page":
-        return _with_params(
-            request,
-            source.method,
-            _page_params(paging, paging.first_page),
-            offset=paging.first_page,
-        )
-    if paging.style == "scim":
-        return _with_params(
-            request, source.method, {"startIndex": 1, "count": paging.page_size}, offset=1
-        )
-    return request
+    style = STYLES[paging.style]
+    if style.first is None:
+        return request
+    at = style.first(paging)
+    return _with_params(request, source.method, style.sends(paging, at), offset=at)
 
 
 def next_request(
@@ -104,80 +236,20 @@ def next_request(
     records it held.
     """
     paging = source.pagination
-    if paging.style == "odata":
-        where, target = odata_next(document)
+    style = STYLES[paging.style]
+    step = style.after(Turn(paging, current, document, link, records))
+    if step is None:
+        return None
+    if isinstance(step, Follow):
         # Graph gives a full URL; a relative one is resolved as a browser would.
-        return (
-            PageRequest(_next_url(current.url, str(target), where), current.body)
-            if _present(target)
-            else None
-        )
-    if paging.style == "link_header":
-        target = link_next(link)
-        return (
-            PageRequest(_next_url(current.url, target, "the Link header"), current.body)
-            if target
-            else None
-        )
-    if paging.style == "next_url":
-        target = _href(at_path(document, paging.next_url_path))
-        if not _present(target):
-            return None
-        where = f"next_url_path {paging.next_url_path!r}"
-        return PageRequest(_next_url(current.url, str(target), where), current.body)
-    if paging.style == "cursor":
-        cursor = at_path(document, paging.next_cursor_path)
-        if not _present(cursor):
-            return None
-        return _with_params(current, source.method, {paging.cursor_param: cursor})
-    if paging.style == "offset":
-        if records > paging.page_size:
-            raise SourceError(
-                f"a page answered {records} records, more than source.pagination.page_size "
-                f"({paging.page_size}): the API ignores source.pagination.limit_param "
-                f"{paging.limit_param!r}, so offsets would skip or repeat people; check the "
-                f"parameter names or set page_size to the API's page size"
-            )
-        if records < paging.page_size:
-            # A short page ends the list, unless the answer's total says more are to come:
-            # then the API caps its pages below page_size (Personio's went from 200 to
-            # 100), and offsets, which count records, go on at its pace.
-            total = stated_total(document)
-            if records == 0 or total is None or current.offset + records >= total:
-                return None
-        offset = current.offset + records
-        return _with_params(
-            current,
-            source.method,
-            {paging.offset_param: offset, paging.limit_param: paging.page_size},
-            offset=offset,
-        )
-    if paging.style == "page":
-        if records == 0:
-            return None
-        size = current.size or records
-        pages = total_pages(document)
-        read = current.offset - paging.first_page + 1
-        if pages is not None:
-            if read >= pages:
-                return None
-        elif records < size:
-            return None
-        number = current.offset + 1
-        return _with_params(
-            current, source.method, _page_params(paging, number), offset=number, size=size
-        )
-    if paging.style == "scim":
-        if records == 0:
-            return None
-        start = current.offset + records
-        total = document.get("totalResults") if isinstance(document, dict) else None
-        if whole_count(total) is not None and start > (whole_count(total) or 0):
-            return None
-        return _with_params(
-            current, source.method, {"startIndex": start, "count": paging.page_size}, offset=start
-        )
-    return None
+        return PageRequest(_next_url(current.url, step.target, step.where), current.body)
+    return _with_params(
+        current,
+        source.method,
+        style.sends(paging, step.value),
+        offset=step.value if step.positional else None,
+        size=step.size,
+    )
 
 
 def odata_next(document: Any) -> tuple[str, Any]:
@@ -224,10 +296,7 @@ def short_first_page_probe(
     if paging.style != "offset" or current.offset != 0 or not 0 < records < paging.page_size:
         return None
     return _with_params(
-        current,
-        source.method,
-        {paging.offset_param: records, paging.limit_param: paging.page_size},
-        offset=records,
+        current, source.method, STYLES["offset"].sends(paging, records), offset=records
     )
 
 
@@ -427,13 +496,6 @@ def _href(value: Any) -> Any:
 
 def _looks_like_url(value: str) -> bool:
     return value.startswith(("http://", "https://", "/")) or "?" in value
-
-
-def _page_params(paging: PaginationSettings, number: int) -> dict[str, Any]:
-    params: dict[str, Any] = {paging.page_param: number}
-    if paging.page_size_param:
-        params[paging.page_size_param] = paging.page_size
-    return params
 
 
 def _present(value: Any) -> bool:

@@ -12,8 +12,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, Row, and_, func, insert, or_, select, update
 
 from hrsync.core.gate.guards import TURNED_AWAY
-from hrsync.core.people.joins import JoinCount
-from hrsync.core.people.union import SourceCount
+from hrsync.core.people.second_tables import TableCount
 from hrsync.core.report.notify import ATTENTION, SUCCESS
 from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.outcome import Outcome
@@ -80,8 +79,8 @@ class RunQueries(StoreSessions):
         defer_kind: str | None = None,
         substitutes: Sequence[LeadSubstitute] = (),
         plan_id: str | None = None,
-        join_counts: Sequence[JoinCount] | None = None,
-        source_counts: Sequence[SourceCount] | None = None,
+        join_counts: Sequence[TableCount] | None = None,
+        source_counts: Sequence[TableCount] | None = None,
     ) -> None:
         """`join_counts`: each join's counts, when they may be the join guard's baseline
         (None when the run read no export, or its joins are not to be trusted).
@@ -106,10 +105,10 @@ class RunQueries(StoreSessions):
                     plan_id=plan_id,
                     join_counts_json=None
                     if join_counts is None
-                    else json.dumps({c.name: [c.rows, c.matched] for c in join_counts}),
+                    else json.dumps({c.name: [c.rows, c.kept] for c in join_counts}),
                     source_counts_json=None
                     if source_counts is None
-                    else json.dumps({c.name: [c.rows, c.people] for c in source_counts}),
+                    else json.dumps({c.name: [c.rows, c.kept] for c in source_counts}),
                 )
             )
             if finished.rowcount == 0:
@@ -141,19 +140,23 @@ class RunQueries(StoreSessions):
         people = self._last_accepted(tables.submissions.c.people_count, tables.runs.c.people_count)
         return None if people is None else int(people)
 
-    def last_accepted_join_counts(self) -> dict[str, JoinCount]:
+    def last_accepted_join_counts(self) -> dict[str, TableCount]:
         """Each join's counts in the last accepted run that kept them (the join guard's
         baseline), found as `last_accepted_people_count` finds its run."""
         kept = self._last_accepted(tables.runs.c.join_counts_json)
         counts: dict[str, list[int]] = json.loads(kept) if kept is not None else {}
-        return {name: JoinCount(name, rows, matched) for name, (rows, matched) in counts.items()}
+        return {
+            name: TableCount.join(name, rows, matched) for name, (rows, matched) in counts.items()
+        }
 
-    def last_accepted_source_counts(self) -> dict[str, SourceCount]:
+    def last_accepted_source_counts(self) -> dict[str, TableCount]:
         """Each source's counts (`[[source.union]]`) in the last accepted run that kept
         them (the per-source shrink guard's baseline), found as the join counts are."""
         kept = self._last_accepted(tables.runs.c.source_counts_json)
         counts: dict[str, list[int]] = json.loads(kept) if kept is not None else {}
-        return {name: SourceCount(name, rows, people) for name, (rows, people) in counts.items()}
+        return {
+            name: TableCount.source(name, rows, people) for name, (rows, people) in counts.items()
+        }
 
     def _last_accepted(self, column: Any, of_run: Any = None) -> Any:
         """`column`'s value in the last accepted run that holds one: the newer of the last

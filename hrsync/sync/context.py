@@ -25,7 +25,7 @@ from hrsync.core.gate.plan_ids import Approval
 from hrsync.core.people import Directory
 from hrsync.core.people.joins import JoinReport
 from hrsync.core.people.precedence import PrecedenceReport
-from hrsync.core.people.union import SourceCount
+from hrsync.core.people.second_tables import Kind, TableCount
 from hrsync.core.teams.held import Hold
 from hrsync.core.teams.identity import Assignment, TeamRow
 from hrsync.core.teams.mapping import LeadLeft, TeamMap, Unplaced
@@ -95,7 +95,7 @@ class Mapped:
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
     # With `[[source.union]]`: each source's rows and people (the primary's first).
-    sources: tuple[SourceCount, ...] = ()
+    sources: tuple[TableCount, ...] = ()
 
     @property
     def people_count(self) -> int:
@@ -127,12 +127,11 @@ class Planned:
     plan_id: str | None = None
     approval: Approval | None = None
     joins: tuple[JoinReport, ...] = ()  # each `[[source.join]]` as it went
-    # Whether the joins' counts may be the join guard's next baseline (SyncResult's).
-    joins_trusted: bool = True
     precedence: tuple[PrecedenceReport, ...] = ()  # each precedence list as it went
-    sources: tuple[SourceCount, ...] = ()  # with `[[source.union]]`: each source's size
-    # Whether the sources' counts may be the per-source shrink guard's next baseline.
-    sources_trusted: bool = True
+    sources: tuple[TableCount, ...] = ()  # with `[[source.union]]`: each source's size
+    # The kinds of second table whose counts may not be their guard's next baseline
+    # (SyncResult's).
+    untrusted: frozenset[Kind] = frozenset()
 
     def payload(self) -> list[dict[str, object]]:
         return [r.to_payload() for r in self.assignment.teams]
@@ -200,9 +199,8 @@ def end(
             plan_id=planned.plan_id if planned is not None else None,
             approval=planned.approval if planned is not None else None,
             joins=planned.joins if planned is not None else (),
-            joins_trusted=planned.joins_trusted if planned is not None else True,
             precedence=planned.precedence if planned is not None else (),
             sources=planned.sources if planned is not None else (),
-            sources_trusted=planned.sources_trusted if planned is not None else True,
+            untrusted=planned.untrusted if planned is not None else frozenset(),
         )
     )

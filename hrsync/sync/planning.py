@@ -7,8 +7,9 @@ import dataclasses
 from collections.abc import Sequence
 
 from hrsync import logs
-from hrsync.core.gate.guards import join_trips, source_trips
+from hrsync.core.gate.guards import table_trips
 from hrsync.core.gate.plan import MembershipChange, Plan, make_plan
+from hrsync.core.people.second_tables import JOIN, UNION
 from hrsync.core.report.render import describe, event_fields
 from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
@@ -62,34 +63,24 @@ def _log_plan(plan: Plan) -> None:
     log.info("plan.ready", **plan.counts)
 
 
-def _untrusted_joins(run: Run, planned: Planned) -> Planned:
-    """A run in sync sends nothing, so no guard judges it; but a join that matched far
-    less than in the last accepted run must not become the join guard's baseline."""
-    if not planned.joins:
-        return planned
-    trips = join_trips(
-        [join.count for join in planned.joins],
-        run.store.runs.last_accepted_join_counts(),
-        run.settings.sync.min_join_fraction,
-    )
-    for trip in trips:
+def _untrusted(run: Run, planned: Planned) -> Planned:
+    """A run in sync sends nothing, so no guard judges it; but a second table that fell
+    far below the last accepted run (a join that matched far less, a source of
+    `[[source.union]]` that shrank) must not become its guard's baseline."""
+    settings, store = run.settings.sync, run.store
+    untrusted = set(planned.untrusted)
+    joins = [join.count for join in planned.joins]
+    for trip in (
+        table_trips(joins, store.runs.last_accepted_join_counts(), settings) if joins else ()
+    ):
         log.warning("join.baseline_kept", detail=trip.message)
-    return dataclasses.replace(planned, joins_trusted=False) if trips else planned
-
-
-def _untrusted_sources(run: Run, planned: Planned) -> Planned:
-    """As `_untrusted_joins`, for each source of `[[source.union]]`: one that shrank far
-    below its last accepted size must not become the per-source shrink guard's baseline."""
-    if not planned.sources:
-        return planned
-    trips = source_trips(
-        planned.sources,
-        run.store.runs.last_accepted_source_counts(),
-        run.settings.sync.min_people_fraction,
-    )
-    for trip in trips:
+        untrusted.add(JOIN)
+    sources = planned.sources
+    last_sources = store.runs.last_accepted_source_counts() if sources else {}
+    for trip in table_trips(sources, last_sources, settings):
         log.warning("union.baseline_kept", detail=trip.message)
-    return dataclasses.replace(planned, sources_trusted=False) if trips else planned
+        untrusted.add(UNION)
+    return dataclasses.replace(planned, untrusted=frozenset(untrusted))
 
 
 def end_when_in_sync(run: Run, planned: Planned) -> None:
@@ -106,7 +97,7 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     if recheck(run, planned, known, last.created_at if last is not None else None):
         return
     log.info("sync.in_sync", teams=planned.plan.desired_count)
-    planned = _untrusted_sources(run, _untrusted_joins(run, planned))
+    planned = _untrusted(run, planned)
     run.store.identities.save(planned.assignment.identities, run.clock())
     # DX holds what it last verifiably took: its counts say whom it counts.
     when = last.created_at if last is not None else run.clock()

@@ -26,11 +26,10 @@ from hrsync.core.people import (
 )
 from hrsync.core.people.joins import Joined, JoinReport, join_behind, join_people, names_read
 from hrsync.core.people.precedence import Preceded, PrecedenceReport, apply_precedence
+from hrsync.core.people.second_tables import SecondTable, TableCount
 from hrsync.core.people.union import (
     Merged,
     Part,
-    SourceCount,
-    SourceTable,
     attach_refusals,
     kept_nobody,
     merge,
@@ -59,9 +58,8 @@ from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sources.base import Export as SourceExport
 from hrsync.sources.base import SourceError, SourceUnavailable
-from hrsync.sources.joined import open_tables
 from hrsync.sources.open import open_export
-from hrsync.sources.unioned import open_unions
+from hrsync.sources.secondary import open_tables
 from hrsync.store.repo import LeadLeftRecord, Store
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
@@ -112,7 +110,7 @@ class Export:
     fields: FieldSettings = field(default_factory=FieldSettings)
     # With `[[source.union]]`: each source's rows in the merged table, and its counts.
     parts: tuple[Part, ...] = ()
-    sources: tuple[SourceCount, ...] = ()
+    sources: tuple[TableCount, ...] = ()
 
 
 def read_export(
@@ -161,7 +159,7 @@ def read_export(
             directory=directory,
             located=located_lines(directory.problems),
         )
-    sources: tuple[SourceCount, ...] = ()
+    sources: tuple[TableCount, ...] = ()
     if merged.unions:
         ids = [person.employee_id for person in directory.people]
         held_ids = [person.employee_id for person in directory.held if person.employee_id]
@@ -257,12 +255,12 @@ def _merged(
     into it (none: the rows and fields as they are), and the unions' precedence lists as
     they went; a union that cannot be trusted refuses the export, naming it."""
     src = settings.source
-    primary = SourceTable(export.name, joined.columns, joined.table, src.fields, src.null_values)
+    primary = SecondTable(export.name, joined.columns, joined.table, src.fields, src.null_values)
     if not src.union:
         return only(primary), ()
-    tables: list[tuple[UnionSettings, SourceTable]] = []
+    tables: list[tuple[UnionSettings, SecondTable]] = []
     reports: list[PrecedenceReport] = []
-    for union, table in open_unions(src.union, read):
+    for union, table in open_tables(src.union, read):
         preceded, listed = _preceded(union, table)
         tables.append((union, preceded))
         reports.extend(listed)
@@ -273,8 +271,8 @@ def _merged(
 
 
 def _preceded(
-    union: UnionSettings, table: SourceTable
-) -> tuple[SourceTable, tuple[PrecedenceReport, ...]]:
+    union: UnionSettings, table: SecondTable
+) -> tuple[SecondTable, tuple[PrecedenceReport, ...]]:
     """A union's export with its own `[source.union.fields]` lists' columns added."""
     if not union.table.first_of:
         return table, ()
@@ -449,7 +447,7 @@ def read_and_map(run: Run) -> Mapped:
         )
     for part, count in zip(export.parts[1:], export.sources[1:], strict=True):
         log.info(
-            "union.read", union=part.name, source=part.export, rows=count.rows, people=count.people
+            "union.read", union=part.name, source=part.export, rows=count.rows, people=count.kept
         )
     known = known_places(run.store, directory)
     try:

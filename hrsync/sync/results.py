@@ -20,7 +20,7 @@ from hrsync.core.gate.plan import Plan
 from hrsync.core.gate.plan_ids import Approval
 from hrsync.core.people.joins import JoinReport
 from hrsync.core.people.precedence import PrecedenceReport
-from hrsync.core.people.union import SourceCount
+from hrsync.core.people.second_tables import Kind, TableCount
 from hrsync.core.teams.held import Hold
 from hrsync.core.teams.identity import TeamRow
 from hrsync.core.teams.mapping import LeadLeft, Unplaced
@@ -88,17 +88,15 @@ class SyncResult:
     plan_id: str | None = None
     # What let it past the guards: a person's approval, or this run's flags (via "sync").
     approval: Approval | None = None
-    # Each `[[source.join]]` as the run read it (`check`, `plan --format json`), and whether
-    # its counts may be the join guard's next baseline (not when a run in sync skipped
-    # the guard while a join matched far less).
+    # Each `[[source.join]]` as the run read it (`check`, `plan --format json`).
     joins: tuple[JoinReport, ...] = ()
-    joins_trusted: bool = True
     # Each `[source.fields]` precedence list: how often each of its columns gave the value.
     precedence: tuple[PrecedenceReport, ...] = ()
-    # With `[[source.union]]`: each source's rows and people, and whether they may be the
-    # per-source shrink guard's next baseline (as the joins').
-    sources: tuple[SourceCount, ...] = ()
-    sources_trusted: bool = True
+    # With `[[source.union]]`: each source's rows and people.
+    sources: tuple[TableCount, ...] = ()
+    # The kinds of second table (joins, sources) whose counts may not be their guard's
+    # next baseline: a run in sync skipped the guards while one fell far.
+    untrusted: frozenset[Kind] = frozenset()
 
     @property
     def overall(self) -> Outcome:

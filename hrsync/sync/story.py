@@ -26,6 +26,7 @@ from hrsync.config.loading import Settings
 from hrsync.core.gate.guards import TURNED_AWAY
 from hrsync.core.gate.plan import COUNT_KEYS
 from hrsync.core.listing import LIMIT, capped
+from hrsync.core.people.second_tables import JOIN, UNION
 from hrsync.dx.client import DxClient, DxObserver
 from hrsync.gcpause import collector_paused
 from hrsync.outcome import Outcome
@@ -159,11 +160,11 @@ def record_end(store: Store, clock: Clock, request: SyncRequest, result: SyncRes
         plan_id=result.plan_id,
         # The export read, its joins trusted: the join guard's baseline when accepted.
         join_counts=tuple(join.count for join in result.joins)
-        if result.people_count is not None and result.joins_trusted
+        if result.people_count is not None and JOIN not in result.untrusted
         else None,
         # Likewise each source's counts, with `[[source.union]]` (none without).
         source_counts=result.sources
-        if result.people_count is not None and result.sources and result.sources_trusted
+        if result.people_count is not None and result.sources and UNION not in result.untrusted
         else None,
     )
     if not request.operational:

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hrsync.core.gate.guards import Go, Refuse, gate
-from hrsync.core.people.joins import JoinCount
+from hrsync.core.gate.guards import Go, Refuse, gate, table_trips
+from hrsync.core.people.second_tables import TableCount
 from hrsync.core.settings import SyncSettings
 from tests.core.test_guards import plan_archiving, safety
 
-LAST = {"departments": JoinCount("departments", 100, 100)}
+LAST = {"departments": TableCount.join("departments", 100, 100)}
 
 
 @pytest.mark.parametrize(
@@ -33,8 +33,8 @@ def test_the_join_guard_at_its_threshold(
 ) -> None:
     refusal = safety(
         plan_archiving(0),
-        joins=(JoinCount("departments", rows, matched),),
-        last_joins={"departments": JoinCount("departments", last[1], last[0])},
+        joins=(TableCount.join("departments", rows, matched),),
+        last_joins={"departments": TableCount.join("departments", last[1], last[0])},
     )
     assert (refusal is not None) == refused
     if refusal is not None:
@@ -45,8 +45,8 @@ def test_the_join_guard_at_its_threshold(
 def test_the_join_guards_message_names_the_join_and_the_numbers() -> None:
     refusal = safety(
         plan_archiving(0),
-        joins=(JoinCount("departments", 107, 40),),
-        last_joins={"departments": JoinCount("departments", 107, 106)},
+        joins=(TableCount.join("departments", 107, 40),),
+        last_joins={"departments": TableCount.join("departments", 107, 106)},
     )
     assert refusal is not None
     assert refusal.trips[0].message == (
@@ -56,11 +56,11 @@ def test_the_join_guards_message_names_the_join_and_the_numbers() -> None:
 
 
 def test_a_join_without_a_baseline_or_let_through_passes() -> None:
-    dropped = (JoinCount("departments", 100, 10),)
+    dropped = (TableCount.join("departments", 100, 10),)
     assert safety(plan_archiving(0), joins=dropped, last_joins={}) is None
     assert safety(plan_archiving(0), joins=dropped, last_joins=None) is None
     assert safety(plan_archiving(0), joins=dropped, last_joins=LAST, allow_shrink=True) is None
-    other = {"okta": JoinCount("okta", 100, 100)}
+    other = {"okta": TableCount.join("okta", 100, 100)}
     assert safety(plan_archiving(0), joins=dropped, last_joins=other) is None
 
 
@@ -75,10 +75,22 @@ def test_an_approval_of_the_plan_id_lets_the_join_guard_through() -> None:
         "last_accepted_people": 100,
         "current_team_count": 10,
         "payload_bytes": 100,
-        "joins": (JoinCount("departments", 100, 10),),
+        "joins": (TableCount.join("departments", 100, 10),),
         "last_joins": LAST,
     }
     refused = gate(plan, **args)  # type: ignore[arg-type]
     assert isinstance(refused, Refuse) and refused.tripped == ("min_join_fraction",)
     approved = gate(plan, approved={refused.refusal.plan_id or ""}, **args)  # type: ignore[arg-type]
     assert isinstance(approved, Go) and approved.approved
+
+
+def test_one_call_judges_joins_and_sources_each_by_its_own_measure() -> None:
+    last = {"okta": TableCount.join("okta", 100, 100), "acq": TableCount.source("acq", 10, 10)}
+    now = [TableCount.join("okta", 100, 50), TableCount.source("acq", 10, 5)]
+    trips = table_trips(now, last, SyncSettings())
+    assert [(t.guard, t.actual, t.limit) for t in trips] == [
+        ("min_join_fraction", 50, 90),
+        ("min_people_fraction", 5, 8),
+    ]
+    # A join's count is never measured against a source's of the same name.
+    assert table_trips([TableCount.join("acq", 10, 1)], last, SyncSettings()) == []

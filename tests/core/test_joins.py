@@ -14,12 +14,12 @@ from hrsync.core.export.rows import RowTable, Several, SourceRow
 from hrsync.core.people import read_people
 from hrsync.core.people.joins import (
     Joined,
-    JoinTable,
     join_behind,
     join_people,
     names_read,
     provenance,
 )
+from hrsync.core.people.second_tables import SecondTable
 from hrsync.core.report.explanation import find_excluded
 from hrsync.core.settings import (
     AttributeSettings,
@@ -101,8 +101,11 @@ def run(
         [
             (
                 spec,
-                JoinTable(
-                    f"{spec.name}.csv", tuple(rows[0]), table(f"{spec.name}.csv", rows), nulls
+                SecondTable(
+                    f"{spec.name}.csv",
+                    tuple(rows[0]),
+                    table(f"{spec.name}.csv", rows),
+                    null_values=nulls,
                 ),
             )
             for spec, rows in joins
@@ -284,7 +287,7 @@ def test_a_joined_column_of_several_values_is_the_persons_problem() -> None:
         [
             (
                 join(match="optional"),
-                JoinTable("d.json", ("DEPARTMENT_ID", "DEPARTMENT_NAME"), several),
+                SecondTable("d.json", ("DEPARTMENT_ID", "DEPARTMENT_NAME"), several),
             )
         ],
         fields=FIELDS,
@@ -337,7 +340,7 @@ def test_the_hash_join_is_the_nested_loop_join(
         [
             (
                 join("t", ("K", "K"), match=match),
-                JoinTable("t.csv", ("K", "V"), table("t.csv", lookup), ("NULL",)),
+                SecondTable("t.csv", ("K", "V"), table("t.csv", lookup), null_values=("NULL",)),
             )
         ],
         fields=FieldSettings(employee_id="EMPLOYEE_ID"),

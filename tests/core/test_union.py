@@ -10,11 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrsync.core.export.rows import LineLocations, RowTable, SourceRow
-from hrsync.core.gate.guards import source_trips
+from hrsync.core.gate.guards import table_trips
 from hrsync.core.people import Directory, read_people
+from hrsync.core.people.second_tables import SecondTable, TableCount
 from hrsync.core.people.union import (
-    SourceCount,
-    SourceTable,
     attach_refusals,
     kept_nobody,
     merge,
@@ -22,9 +21,17 @@ from hrsync.core.people.union import (
     part_of,
     source_counts,
 )
-from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings, UnionSettings
+from hrsync.core.settings import (
+    FieldSettings,
+    FilterSettings,
+    SourceSettings,
+    SyncSettings,
+    UnionSettings,
+)
 
 NULLS = ("NULL", "-")
+# The people guard at 80% (sync.min_people_fraction).
+FRACTION_08 = SyncSettings(min_people_fraction=0.8)
 PRIMARY_FIELDS = FieldSettings(
     employee_id="Employee_ID",
     email="Work_Email",
@@ -71,16 +78,16 @@ ACQUIRED = (
 )  # fmt: skip
 
 
-def parent(rows: Sequence[Sequence[str]] = PARENT) -> SourceTable:
+def parent(rows: Sequence[Sequence[str]] = PARENT) -> SecondTable:
     table = csv_table("workday.csv", PARENT_HEADER, rows)
-    return SourceTable("workday.csv", PARENT_HEADER, table, PRIMARY_FIELDS, NULLS)
+    return SecondTable("workday.csv", PARENT_HEADER, table, PRIMARY_FIELDS, NULLS)
 
 
 def acquired(
     records: Sequence[Mapping[str, str]] = ACQUIRED, fields: FieldSettings = ACQ_FIELDS
-) -> SourceTable:
+) -> SecondTable:
     table = json_table("acquired.json", records)
-    return SourceTable("acquired.json", tuple(table.index), table, fields, NULLS)
+    return SecondTable("acquired.json", tuple(table.index), table, fields, NULLS)
 
 
 def union(attach: str = "1", prefix: str | None = None) -> UnionSettings:
@@ -89,7 +96,7 @@ def union(attach: str = "1", prefix: str | None = None) -> UnionSettings:
     )
 
 
-def read(merged_from: SourceTable, *unions: tuple[UnionSettings, SourceTable]) -> Directory:
+def read(merged_from: SecondTable, *unions: tuple[UnionSettings, SecondTable]) -> Directory:
     merged = merge(merged_from, list(unions), active_status=KEEP_ACTIVE.active_status)
     assert merged.refusals == ()
     return read_people(
@@ -170,7 +177,7 @@ def test_a_department_lead_id_is_prefixed_an_e_mail_is_not() -> None:
     fields = FieldSettings(
         employee_id="id", email="workEmail", name="firstName", manager_id="", department_lead="lead"
     )
-    primary = SourceTable(
+    primary = SecondTable(
         "p.csv",
         ("employee_id", "email", "name", "manager_id"),
         csv_table("p.csv", ("employee_id", "email", "name", "manager_id"), [("1", "a@p", "A", "")]),
@@ -227,17 +234,19 @@ def test_counts_origin_and_attach_refusals_by_source() -> None:
 
 
 def test_a_source_that_shrank_trips_the_people_guard_naming_it() -> None:
-    last = {"source": SourceCount("source", 90, 90), "acq": SourceCount("acq", 10, 10)}
-    now = [SourceCount("source", 90, 90), SourceCount("acq", 7, 7)]
-    (trip,) = source_trips(now, last, 0.8)
+    last = {"source": TableCount.source("source", 90, 90), "acq": TableCount.source("acq", 10, 10)}
+    now = [TableCount.source("source", 90, 90), TableCount.source("acq", 7, 7)]
+    (trip,) = table_trips(now, last, FRACTION_08)
     assert trip.message == (
         "source.union[acq] has 7 people, 70% of the last accepted 10, minimum 80% = 8 people "
         "(sync.min_people_fraction)"
     )
     assert trip.override == "--allow-shrink" and trip.guard == "min_people_fraction"
-    assert source_trips([SourceCount("acq", 8, 8)], last, 0.8) == []
-    assert source_trips([SourceCount("new", 1, 1)], last, 0.8) == []  # nothing to fall from
-    (primary,) = source_trips([SourceCount("source", 50, 50)], last, 0.8)
+    assert table_trips([TableCount.source("acq", 8, 8)], last, FRACTION_08) == []
+    assert (
+        table_trips([TableCount.source("new", 1, 1)], last, FRACTION_08) == []
+    )  # nothing to fall from
+    (primary,) = table_trips([TableCount.source("source", 50, 50)], last, FRACTION_08)
     assert primary.message.startswith("source has 50 people")
 
 
@@ -278,10 +287,10 @@ def test_every_row_of_every_source_is_read_once_and_ids_never_collide(
         (eid, f"u{eid}@acq.example", f"U {eid}", boss)
         for eid, _, _, boss in rows_of(union_ids, union_managers)
     ]
-    primary = SourceTable(
+    primary = SecondTable(
         "p.csv", header, csv_table("p.csv", header, primary_rows), FieldSettings(), NULLS
     )
-    other = SourceTable(
+    other = SecondTable(
         "u.json",
         header,
         json_table("u.json", [dict(zip(header, r, strict=True)) for r in union_rows]),
@@ -318,7 +327,7 @@ def test_no_union_reads_exactly_as_the_primary_alone(
 ) -> None:
     header = ("employee_id", "email", "name", "manager_id")
     rows = rows_of(primary_ids, managers)
-    primary = SourceTable("p.csv", header, csv_table("p.csv", header, rows), FieldSettings(), NULLS)
+    primary = SecondTable("p.csv", header, csv_table("p.csv", header, rows), FieldSettings(), NULLS)
     merged = merge(primary, [])
     alone = read_people(
         "p.csv", header, primary.table, FieldSettings(), FilterSettings(), null_values=NULLS
@@ -363,7 +372,7 @@ def test_a_union_the_filters_empty_refuses_naming_it() -> None:
     """An include on a column only the primary has reads blank for the union's rows: the
     whole acquired company would leave the org without a word."""
     merged = merge(parent(), [(union(), acquired())])
-    counts = [SourceCount("source", 4, 3), SourceCount("acq", 3, 0)]
+    counts = [TableCount.source("source", 4, 3), TableCount.source("acq", 3, 0)]
     assert kept_nobody(merged.parts, counts, held_ids=()) == [
         "source.union[acq]: the filters keep none of the 3 rows of acquired.json: a filter on "
         "a column or field it lacks reads blank there ([filter] include, exclude, "
@@ -372,4 +381,4 @@ def test_a_union_the_filters_empty_refuses_naming_it() -> None:
     ]
     # Held people are still the org's; a union with people kept is fine.
     assert kept_nobody(merged.parts, counts, held_ids=("acq:7",)) == []
-    assert kept_nobody(merged.parts, [counts[0], SourceCount("acq", 3, 1)], ()) == []
+    assert kept_nobody(merged.parts, [counts[0], TableCount.source("acq", 3, 1)], ()) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from hrsync.core.settings import PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
 from hrsync.sources.pagination import (
+    STYLES,
     PageRequest,
     first_request,
     link_next,
@@ -130,3 +132,42 @@ def test_page_and_scim_requests() -> None:
 def test_page_signs(document: Any, headers: dict[str, str], kinds: list[str]) -> None:
     signs = page_signs(PaginationSettings(), document, "", headers, "data.people")
     assert [sign.kind for sign in signs] == kinds
+
+
+def test_every_style_the_settings_allow_is_a_row_of_the_table() -> None:
+    allowed = set(typing.get_args(typing.get_type_hints(PaginationSettings)["style"]))
+    assert set(STYLES) == allowed
+
+
+PAGING = PaginationSettings(
+    cursor_param="after", offset_param="skip", limit_param="top", page_size=50, first_page=0
+)
+
+
+@pytest.mark.parametrize(
+    ("style", "at", "sent", "first"),
+    [
+        ("none", "x", {}, None),
+        ("odata", "x", {}, None),
+        ("link_header", "x", {}, None),
+        ("next_url", "x", {}, None),
+        ("cursor", "c2", {"after": "c2"}, None),
+        ("offset", 100, {"skip": 100, "top": 50}, 0),
+        ("page", 3, {"page": 3}, 0),
+        ("scim", 51, {"startIndex": 51, "count": 50}, 1),
+    ],
+)
+def test_each_style_sends_its_own_parameters_from_its_first_page(
+    style: str, at: Any, sent: dict[str, Any], first: int | None
+) -> None:
+    row = STYLES[style]
+    assert row.sends(PAGING, at) == sent
+    assert (row.first(PAGING) if row.first is not None else None) == first
+
+
+def test_a_page_style_sends_the_page_size_only_when_it_has_a_parameter() -> None:
+    sized = PaginationSettings(style="page", page_size_param="per_page", page_size=25)
+    assert STYLES["page"].sends(sized, 2) == {"page": 2, "per_page": 25}
+    request = first_request(SourceSettings(url="https://hr/api/people", pagination=sized))
+    assert request.url == "https://hr/api/people?page=1&per_page=25"
+    assert request.offset == 1

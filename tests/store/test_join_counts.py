@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from hrsync.core.people.joins import JoinCount
+from hrsync.core.people.second_tables import TableCount
 from hrsync.store.repo import Store
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
-DEPARTMENTS = JoinCount("departments", 107, 106)
-OKTA = JoinCount("okta", 107, 100)
+DEPARTMENTS = TableCount.join("departments", 107, 106)
+OKTA = TableCount.join("okta", 107, 100)
 
 
 def finish(
@@ -19,7 +19,7 @@ def finish(
     run_id: str,
     hours: int,
     outcome: str,
-    joins: tuple[JoinCount, ...] | None,
+    joins: tuple[TableCount, ...] | None,
     *,
     dry_run: bool = False,
 ) -> None:
@@ -41,8 +41,8 @@ def test_the_last_accepted_runs_join_counts_are_kept(store: Store) -> None:
     finish(store, "a", 0, "applied", (DEPARTMENTS, OKTA))
     assert store.runs.last_accepted_join_counts() == {"departments": DEPARTMENTS, "okta": OKTA}
     # A refused run, a dry run: not accepted.
-    finish(store, "b", 1, "refused", (JoinCount("departments", 107, 3),))
-    finish(store, "c", 2, "in_sync", (JoinCount("departments", 107, 4),), dry_run=True)
+    finish(store, "b", 1, "refused", (TableCount.join("departments", 107, 3),))
+    finish(store, "c", 2, "in_sync", (TableCount.join("departments", 107, 4),), dry_run=True)
     assert store.runs.last_accepted_join_counts()["departments"] == DEPARTMENTS
 
 
@@ -56,7 +56,7 @@ def test_an_accepted_run_whose_joins_were_not_trusted_leaves_the_baseline(store:
 
 def test_a_submission_verified_later_counts_as_accepted(store: Store) -> None:
     finish(store, "a", 0, "applied", (DEPARTMENTS,))
-    later = JoinCount("departments", 120, 119)
+    later = TableCount.join("departments", 120, 119)
     finish(store, "b", 1, "unverified", (later,))
     sid = store.submissions.record(
         "b", SubmittedPlan(rows=(), digest="d"), people_count=120, now=NOW

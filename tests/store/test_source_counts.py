@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from hrsync.core.people.joins import JoinCount
-from hrsync.core.people.union import SourceCount
+from hrsync.core.people.second_tables import TableCount
 from hrsync.store.repo import Store
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
-PRIMARY = SourceCount("source", 90, 88)
-ACQ = SourceCount("acq", 10, 10)
+PRIMARY = TableCount.source("source", 90, 88)
+ACQ = TableCount.source("acq", 10, 10)
 
 
 def finish(
@@ -21,10 +20,10 @@ def finish(
     run_id: str,
     hours: int,
     outcome: str,
-    sources: tuple[SourceCount, ...] | None,
+    sources: tuple[TableCount, ...] | None,
     *,
     dry_run: bool = False,
-    joins: tuple[JoinCount, ...] | None = None,
+    joins: tuple[TableCount, ...] | None = None,
 ) -> None:
     store.runs.start(run_id, "schedule", NOW + timedelta(hours=hours), dry_run=dry_run)
     store.runs.finish(
@@ -45,8 +44,8 @@ def test_the_last_accepted_runs_source_counts_are_kept(store: Store) -> None:
     finish(store, "a", 0, "applied", (PRIMARY, ACQ))
     assert store.runs.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
     # A refused run, a dry run: not accepted.
-    finish(store, "b", 1, "refused", (PRIMARY, SourceCount("acq", 1, 1)))
-    finish(store, "c", 2, "in_sync", (PRIMARY, SourceCount("acq", 2, 2)), dry_run=True)
+    finish(store, "b", 1, "refused", (PRIMARY, TableCount.source("acq", 1, 1)))
+    finish(store, "c", 2, "in_sync", (PRIMARY, TableCount.source("acq", 2, 2)), dry_run=True)
     assert store.runs.last_accepted_source_counts()["acq"] == ACQ
 
 
@@ -61,9 +60,9 @@ def test_an_accepted_run_whose_sources_were_not_trusted_leaves_the_baseline(
 
 
 def test_join_and_source_counts_are_kept_apart(store: Store) -> None:
-    departments = JoinCount("departments", 98, 97)
+    departments = TableCount.join("departments", 98, 97)
     finish(store, "a", 0, "applied", (PRIMARY, ACQ), joins=(departments,))
-    finish(store, "b", 1, "applied", None, joins=(JoinCount("departments", 98, 98),))
+    finish(store, "b", 1, "applied", None, joins=(TableCount.join("departments", 98, 98),))
     assert store.runs.last_accepted_source_counts() == {"source": PRIMARY, "acq": ACQ}
     assert store.runs.last_accepted_join_counts()["departments"].matched == 98
     assert store.runs.last_accepted_people_count() == 98
@@ -71,7 +70,7 @@ def test_join_and_source_counts_are_kept_apart(store: Store) -> None:
 
 def test_a_submission_verified_later_counts_as_accepted(store: Store) -> None:
     finish(store, "a", 0, "applied", (PRIMARY, ACQ))
-    later = (PRIMARY, SourceCount("acq", 12, 12))
+    later = (PRIMARY, TableCount.source("acq", 12, 12))
     finish(store, "b", 1, "unverified", later)
     sid = store.submissions.record(
         "b", SubmittedPlan(rows=(), digest="d"), people_count=100, now=NOW

@@ -126,46 +126,39 @@ class Convergence:
         if self.converged:
             text = "DX matches the submission"
         else:
-            parts = []
-            if self.missing:
-                parts.append(f"{len(self.missing)} missing ({_few(r.name for r in self.missing)})")
-            if self.wrong_names:
-                parts.append(
-                    f"{len(self.wrong_names)} with the wrong name ("
-                    + _few(f"{m.actual!r} should be {m.expected!r}" for m in self.wrong_names)
-                    + ")"
-                )
-            if self.wrong_parents:
-                parts.append(
-                    f"{len(self.wrong_parents)} under the wrong parent ("
-                    + _few(m.name for m in self.wrong_parents)
-                    + ")"
-                )
-            if self.still_present:
-                parts.append(
-                    f"{len(self.still_present)} not yet archived ("
-                    + _few(t.name for t in self.still_present)
-                    + ")"
-                )
-            if self.not_yet_changed:
-                parts.append(
-                    f"{len(self.not_yet_changed)} with a new lead or members not yet changed ("
-                    + _few(self.not_yet_changed)
-                    + ")"
-                )
-            if self.overcounted:
-                parts.append(
-                    f"{len(self.overcounted)} with more contributors than sent ("
-                    + _few(f"{o.name}: {o.counted} > {o.sent}" for o in self.overcounted)
-                    + ")"
-                )
-            if self.undercounted:
-                parts.append(
-                    f"{len(self.undercounted)} counting fewer contributors than it is known "
-                    "to count ("
-                    + _few(f"{u.name}: {u.counted} < {u.known_counted}" for u in self.undercounted)
-                    + ")"
-                )
+            # Each kind of difference: how many, what, and a few of them by name.
+            kinds: list[tuple[Sequence[object], str, Iterable[object]]] = [
+                (self.missing, "missing", (r.name for r in self.missing)),
+                (
+                    self.wrong_names,
+                    "with the wrong name",
+                    (f"{m.actual!r} should be {m.expected!r}" for m in self.wrong_names),
+                ),
+                (
+                    self.wrong_parents,
+                    "under the wrong parent",
+                    (m.name for m in self.wrong_parents),
+                ),
+                (self.still_present, "not yet archived", (t.name for t in self.still_present)),
+                (
+                    self.not_yet_changed,
+                    "with a new lead or members not yet changed",
+                    self.not_yet_changed,
+                ),
+                (
+                    self.overcounted,
+                    "with more contributors than sent",
+                    (f"{o.name}: {o.counted} > {o.sent}" for o in self.overcounted),
+                ),
+                (
+                    self.undercounted,
+                    "counting fewer contributors than it is known to count",
+                    (f"{u.name}: {u.counted} < {u.known_counted}" for u in self.undercounted),
+                ),
+            ]
+            parts = [
+                f"{len(found)} {what} ({_few(named)})" for found, what, named in kinds if found
+            ]
             text = "DX does not match yet: " + "; ".join(parts)
         if self.contributors_uncounted:
             people = sum(u.sent - u.counted for u in self.contributors_uncounted)

@@ -150,3 +150,8 @@ def closest_name(name: str, candidates: Sequence[str]) -> str | None:
     by_folded = {candidate.casefold(): candidate for candidate in candidates}
     close = difflib.get_close_matches(name.casefold(), list(by_folded), n=1, cutoff=0.8)
     return by_folded[close[0]] if close else None
+
+
+def did_you_mean(close: str | None) -> str:
+    """A message's hint at the name most like the one written (`closest_name`), or ""."""
+    return f", did you mean {close!r}?" if close else ""

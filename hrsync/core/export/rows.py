@@ -89,7 +89,26 @@ class RowValues(Mapping[str, str]):
         return f"RowValues({dict(self)!r})"
 
 
-class LineLocations(Sequence[str]):
+class _Locations(Sequence[str]):
+    """Row locations written when asked: a subclass says how many (`__len__`) and the
+    one at an index (`_at`); an index or slice is read as a list's."""
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, position: int) -> str: ...
+    @overload
+    def __getitem__(self, position: slice) -> Sequence[str]: ...
+    def __getitem__(self, position: int | slice) -> str | Sequence[str]:
+        if isinstance(position, slice):
+            return [self._at(i) for i in range(len(self))[position]]
+        return self._at(range(len(self))[position])  # IndexError past it
+
+    def _at(self, index: int) -> str:
+        raise NotImplementedError
+
+
+class LineLocations(_Locations):
     """``{name} line {n}`` for the rows of a file whose every row is one line, from line
     `first` on, each written when asked: most locations are never shown, and 100,000
     strings made up front cost a tenth of reading the file."""
@@ -101,15 +120,8 @@ class LineLocations(Sequence[str]):
         self._first = first
         self._count = count
 
-    @overload
-    def __getitem__(self, position: int) -> str: ...
-    @overload
-    def __getitem__(self, position: slice) -> Sequence[str]: ...
-    def __getitem__(self, position: int | slice) -> str | Sequence[str]:
-        if isinstance(position, slice):
-            return [self[i] for i in range(self._count)[position]]
-        line = range(self._first, self._first + self._count)[position]  # IndexError past it
-        return self._where % line
+    def _at(self, index: int) -> str:
+        return self._where % (self._first + index)
 
     def __len__(self) -> int:
         return self._count
@@ -118,7 +130,7 @@ class LineLocations(Sequence[str]):
         return map(self._where.__mod__, range(self._first, self._first + self._count))
 
 
-class ChainedLocations(Sequence[str]):
+class ChainedLocations(_Locations):
     """The locations of several exports' rows one after the other (`[[source.union]]`):
     each part's own, so a row is named by its own file and line; nothing is copied."""
 
@@ -132,16 +144,9 @@ class ChainedLocations(Sequence[str]):
             at += len(part)
         self._starts = (*starts, at)
 
-    @overload
-    def __getitem__(self, position: int) -> str: ...
-    @overload
-    def __getitem__(self, position: slice) -> Sequence[str]: ...
-    def __getitem__(self, position: int | slice) -> str | Sequence[str]:
-        if isinstance(position, slice):
-            return [self[i] for i in range(len(self))[position]]
-        at = range(len(self))[position]  # IndexError past it
-        part = bisect_right(self._starts, at) - 1
-        return self._parts[part][at - self._starts[part]]
+    def _at(self, index: int) -> str:
+        part = bisect_right(self._starts, index) - 1
+        return self._parts[part][index - self._starts[part]]
 
     def __len__(self) -> int:
         return self._starts[-1]

@@ -30,8 +30,7 @@ from typing import Final, Literal
 
 from hrsync.core.gate.plan import Archive, Plan
 from hrsync.core.gate.plan_ids import plan_id
-from hrsync.core.people.joins import JoinCount
-from hrsync.core.people.union import PRIMARY, SourceCount
+from hrsync.core.people.second_tables import JOIN, TableCount
 from hrsync.core.settings import SyncSettings
 from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
@@ -273,10 +272,10 @@ def check_safety(
     settings: SyncSettings,
     allow_archive: int = 0,
     allow_shrink: bool = False,
-    joins: Sequence[JoinCount] = (),
-    last_joins: Mapping[str, JoinCount] | None = None,
-    sources: Sequence[SourceCount] = (),
-    last_sources: Mapping[str, SourceCount] | None = None,
+    joins: Sequence[TableCount] = (),
+    last_joins: Mapping[str, TableCount] | None = None,
+    sources: Sequence[TableCount] = (),
+    last_sources: Mapping[str, TableCount] | None = None,
 ) -> Refusal | None:
     """Every guard, in a fixed order; all that trip are reported.
 
@@ -369,64 +368,62 @@ def check_safety(
         if shrunk is not None:
             trips.append(shrunk)
     if not allow_shrink:
-        trips.extend(source_trips(sources, last_sources or {}, settings.min_people_fraction))
-        trips.extend(join_trips(joins, last_joins or {}, settings.min_join_fraction))
+        trips.extend(table_trips(sources, last_sources or {}, settings))
+        trips.extend(table_trips(joins, last_joins or {}, settings))
     if not trips:
         return None
     return Refusal(trips=tuple(trips), archives=tuple(plan.archives))
 
 
-def join_trips(
-    joins: Sequence[JoinCount], last: Mapping[str, JoinCount], fraction: float
+def table_trips(
+    counts: Sequence[TableCount], last: Mapping[str, TableCount], settings: SyncSettings
 ) -> list[GuardTrip]:
-    """The joins matching a smaller share of the export's rows than `fraction` of the
-    share they matched in the last accepted run (`last`, by name). A join without one
-    there (new, renamed, or matching nothing then) has nothing to fall from."""
+    """The second tables that fell far below the last accepted run (`last`, by name): a
+    join matching a smaller share of the export's rows than `sync.min_join_fraction` of
+    the share it matched then; a source of `[[source.union]]` (the primary among them)
+    whose people fell below `sync.min_people_fraction` of its people then: the people
+    guard, per source, so that a source gone small is not hidden by the others. A table
+    without a count there (new, renamed, or counting nothing then) has nothing to fall
+    from."""
     trips: list[GuardTrip] = []
-    for join in joins:
-        before = last.get(join.name)
-        if before is None or not before.rows or not before.matched:
+    for count in counts:
+        before = last.get(count.name)
+        if before is None or before.kind != count.kind or not before.kept:
             continue
-        minimum = math.ceil(fraction * before.matched * join.rows / before.rows - _EPSILON)
-        if join.matched >= minimum and join.rows:
-            continue
-        share = _percent(join.matched, join.rows) if join.rows else "0%"
-        trips.append(
-            GuardTrip(
-                guard="min_join_fraction",
-                message=(
-                    f"join {join.name!r} matched {join.matched} of {join.rows} rows ({share}); "
-                    f"the last accepted run matched {before.matched} of {before.rows} "
-                    f"({_percent(before.matched, before.rows)}), minimum "
-                    f"{_fraction(fraction)} of that = {plural(minimum, 'row')} "
-                    "(sync.min_join_fraction)"
-                ),
-                actual=join.matched,
-                limit=minimum,
-                setting="sync.min_join_fraction",
-                override="--allow-shrink",
-            )
+        trip = (
+            _fell(count, before, settings)
+            if count.kind == JOIN
+            else _shrunk(count.label, count.kept, before.kept, settings.min_people_fraction)
         )
+        if trip is not None:
+            trips.append(trip)
     return trips
 
 
-def source_trips(
-    sources: Sequence[SourceCount], last: Mapping[str, SourceCount], fraction: float
-) -> list[GuardTrip]:
-    """The sources of `[[source.union]]` (the primary among them) whose people fell below
-    `fraction` of their people in the last accepted run (`last`, by name): the people
-    guard, per source, so that a source gone small is not hidden by the others. A source
-    without one there (new, renamed) has nothing to fall from."""
-    trips: list[GuardTrip] = []
-    for source in sources:
-        before = last.get(source.name)
-        if before is None or not before.people:
-            continue
-        where = PRIMARY if source.name == PRIMARY else f"source.union[{source.name}]"
-        shrunk = _shrunk(where, source.people, before.people, fraction)
-        if shrunk is not None:
-            trips.append(shrunk)
-    return trips
+def _fell(join: TableCount, before: TableCount, settings: SyncSettings) -> GuardTrip | None:
+    """The join guard: tripped when a join's share of the export's rows fell below the
+    fraction of its share in the last accepted run."""
+    if not before.rows:
+        return None
+    fraction = settings.min_join_fraction
+    minimum = math.ceil(fraction * before.kept * join.rows / before.rows - _EPSILON)
+    if join.kept >= minimum and join.rows:
+        return None
+    share = _percent(join.kept, join.rows) if join.rows else "0%"
+    return GuardTrip(
+        guard="min_join_fraction",
+        message=(
+            f"{join.label} matched {join.kept} of {join.rows} rows ({share}); "
+            f"the last accepted run matched {before.kept} of {before.rows} "
+            f"({_percent(before.kept, before.rows)}), minimum "
+            f"{_fraction(fraction)} of that = {plural(minimum, 'row')} "
+            "(sync.min_join_fraction)"
+        ),
+        actual=join.kept,
+        limit=minimum,
+        setting="sync.min_join_fraction",
+        override="--allow-shrink",
+    )
 
 
 def _shrunk(what: str, people: int, before: int, fraction: float) -> GuardTrip | None:
@@ -509,10 +506,10 @@ def gate(
     allow_shrink: bool = False,
     approved: Collection[str] = (),
     recheck: timedelta = DEFAULT_RECHECK,
-    joins: Sequence[JoinCount] = (),
-    last_joins: Mapping[str, JoinCount] | None = None,
-    sources: Sequence[SourceCount] = (),
-    last_sources: Mapping[str, SourceCount] | None = None,
+    joins: Sequence[TableCount] = (),
+    last_joins: Mapping[str, TableCount] | None = None,
+    sources: Sequence[TableCount] = (),
+    last_sources: Mapping[str, TableCount] | None = None,
 ) -> Decision:
     """Deferral first (a run in a snapshot window sends nothing and judges nothing, and
     an approval never bypasses a window: it waits), then safety. Call it for a plan that

@@ -26,31 +26,19 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 
-from hrsync.core.export.filters import closest_name
+from hrsync.core.export.filters import closest_name, did_you_mean
 from hrsync.core.export.read_columns import columns_read
 from hrsync.core.export.rows import RowTable, Several, extended, tails_like
 from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, read_fields
 from hrsync.core.people.precedence import PrecedenceReport
+from hrsync.core.people.second_tables import SecondTable, TableCount, no_rows
 from hrsync.core.people.validation import Finding, of_person
 from hrsync.core.settings import JOIN_FIELDS, FieldSettings, JoinSettings, Settings
 
 # Unmatched rows a report keeps as examples (`hrsync check`, the JSON plan).
 EXAMPLES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class JoinCount:
-    """How much of the export a join matched: what the join guard compares run to run."""
-
-    name: str
-    rows: int  # rows of the people export
-    matched: int  # of them, those whose key found exactly one row of the table
-
-    @property
-    def share(self) -> float:
-        return self.matched / self.rows if self.rows else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +80,8 @@ class JoinReport:
     _repeated: Mapping[str, Sequence[int]] = field(default_factory=dict, repr=False)
 
     @property
-    def count(self) -> JoinCount:
-        return JoinCount(self.name, self.rows, self.matched)
+    def count(self) -> TableCount:
+        return TableCount.join(self.name, self.rows, self.matched)
 
     @property
     def on(self) -> str:
@@ -137,16 +125,6 @@ class JoinReport:
         ]
 
 
-@dataclass(frozen=True, slots=True)
-class JoinTable:
-    """A joined table as read: its name for messages, its columns and its rows."""
-
-    name: str
-    columns: tuple[str, ...]
-    table: RowTable
-    null_values: Collection[str] = ()
-
-
 @dataclass(frozen=True)
 class Joined:
     """The people export with every join's columns added, or why it cannot be."""
@@ -161,7 +139,7 @@ class Joined:
     precedence: tuple[PrecedenceReport, ...] = ()
 
     @property
-    def counts(self) -> tuple[JoinCount, ...]:
+    def counts(self) -> tuple[TableCount, ...]:
         return tuple(report.count for report in self.reports)
 
 
@@ -193,7 +171,7 @@ def join_people(
     people_name: str,
     columns: Sequence[str],
     people: RowTable,
-    joins: Sequence[tuple[JoinSettings, JoinTable]],
+    joins: Sequence[tuple[JoinSettings, SecondTable]],
     *,
     fields: FieldSettings,
     null_values: Collection[str],
@@ -223,7 +201,7 @@ def _join_one(
     columns: Sequence[str],
     people: RowTable,
     join: JoinSettings,
-    table: JoinTable,
+    table: SecondTable,
     fields: FieldSettings,
     nulls: frozenset[str],
     read: Collection[str],
@@ -233,10 +211,7 @@ def _join_one(
     where = f"join {join.name!r}"
     rows = table.table
     if not rows.cells:
-        return (
-            f"{where}: {table.name} has no rows: every person would go without a match "
-            "(an empty answer or a cut file?); nothing was sent"
-        )
+        return no_rows(where, table.name, "every person would go without a match")
     wanted = columns_of(join.name, read)
     missing_right = join.right not in rows.index
     missing = [c for c in wanted if c not in rows.index]
@@ -328,9 +303,7 @@ def _join_one(
 
 
 def _missing(column: str, columns: Sequence[str], what: str) -> str:
-    close = closest_name(column, columns)
-    hint = f", did you mean {close!r}?" if close else ""
-    return f"{column!r} ({what}{hint})"
+    return f"{column!r} ({what}{did_you_mean(closest_name(column, columns))})"
 
 
 def _left_keys(
@@ -356,13 +329,9 @@ def _left_keys(
         person = read_fields(export, {left: written})
         return person.email if left == "email" else person.employee_id
     if left not in people.index:
-        close = closest_name(left, columns)
-        hint = f", did you mean {close!r}?" if close else ""
+        what = _missing(left, columns, "the people's side of its on")
         found = capped(columns, empty="(none)")
-        return (
-            f"{left!r} (the people's side of its on{hint}) is not a column of {people_name}; "
-            f"its columns: {found}"
-        )
+        return f"{what} is not a column of {people_name}; its columns: {found}"
     return export.column(left)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from hrsync.core.export.filters import closest_name
+from hrsync.core.export.filters import closest_name, did_you_mean
 from hrsync.core.export.rows import RowTable, extended, tails_like
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns
@@ -147,11 +147,10 @@ def _not_a_column(
         close = prefix + close if close else None
     else:
         close = closest_name(name, columns)
-    hint = f", did you mean {close!r}?" if close else ""
     found = capped(columns, empty="(none)")
     return (
         f"{field_name} entry {at} {name!r} is not a column of {export_name} "
-        f"or of a join{hint}; the columns: {found}"
+        f"or of a join{did_you_mean(close)}; the columns: {found}"
     )
 
 

@@ -32,30 +32,22 @@ import operator
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from typing import NamedTuple
 
 from hrsync.core.export.filters import LOGICAL_FIELDS
 from hrsync.core.export.rows import ChainedLocations, RowTable, Several, extended, tails_like
 from hrsync.core.export.templates import is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, read_fields
+from hrsync.core.people.second_tables import (
+    PRIMARY,
+    UNION,
+    SecondTable,
+    TableCount,
+    no_rows,
+    table_key,
+)
 from hrsync.core.people.validation import check_columns
 from hrsync.core.settings import FieldSettings, FilterSettings, UnionSettings, keyed_under
-
-# How counts and messages name the primary export.
-PRIMARY = "source"
-
-
-@dataclass(frozen=True, slots=True)
-class SourceTable:
-    """One people export as read: its name for messages, its columns, its rows, the null
-    words it is read with, and the fields that read it."""
-
-    name: str
-    columns: tuple[str, ...]
-    table: RowTable
-    fields: FieldSettings
-    null_values: Collection[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,20 +64,7 @@ class Part:
     @property
     def label(self) -> str:
         """How messages name the source: ``source``, ``source.union[acq]``."""
-        return PRIMARY if not self.prefix else f"source.union[{self.name}]"
-
-
-class SourceCount(NamedTuple):
-    """One source's size: what the per-source shrink guard compares run to run."""
-
-    name: str
-    rows: int  # rows of its export
-    people: int  # of them, the people kept (valid, through the filters)
-    # For reports (`plan --format json`), not kept in the store: its file or URL, the
-    # prefix of its ids ("" for the primary), its attach_root_to.
-    export: str = ""
-    prefix: str = ""
-    attach_root_to: str = ""
+        return PRIMARY if not self.prefix else table_key(UNION, self.name)
 
 
 @dataclass(frozen=True)
@@ -111,15 +90,17 @@ def part_of(parts: Sequence[Part], employee_id: str) -> Part:
     return parts[0]
 
 
-def source_counts(parts: Sequence[Part], people_ids: Sequence[str]) -> tuple[SourceCount, ...]:
+def source_counts(parts: Sequence[Part], people_ids: Sequence[str]) -> tuple[TableCount, ...]:
     """Each source's rows and its people among `people_ids` (the kept people's)."""
     unions = parts[1:]
     union_people = [sum(map(str.startswith, people_ids, repeat(part.prefix))) for part in unions]
     primary = parts[0]
     kept = len(people_ids) - sum(union_people)
-    counts = [SourceCount(primary.name, primary.rows, kept, primary.export)]
+    counts = [TableCount.source(primary.name, primary.rows, kept, primary.export)]
     counts.extend(
-        SourceCount(part.name, part.rows, people, part.export, part.prefix, part.attach_root_to)
+        TableCount.source(
+            part.name, part.rows, people, part.export, part.prefix, part.attach_root_to
+        )
         for part, people in zip(unions, union_people, strict=True)
     )
     return tuple(counts)
@@ -149,14 +130,14 @@ def attach_refusals(parts: Sequence[Part], people_ids: Collection[str]) -> list[
 
 
 def kept_nobody(
-    parts: Sequence[Part], counts: Sequence[SourceCount], held_ids: Collection[str]
+    parts: Sequence[Part], counts: Sequence[TableCount], held_ids: Collection[str]
 ) -> list[str]:
     """Each union with rows of which nobody is kept nor held: the filters dropped the
     whole source, which no filter is written to do (an include on a column it lacks
     reads blank), so the run would drop a company without a word."""
     found = []
     for part, count in zip(parts[1:], counts[1:], strict=True):
-        if not count.rows or count.people:
+        if not count.rows or count.kept:
             continue
         if any(map(str.startswith, held_ids, repeat(part.prefix))):
             continue
@@ -169,15 +150,15 @@ def kept_nobody(
     return found
 
 
-def only(primary: SourceTable) -> Merged:
+def only(primary: SecondTable) -> Merged:
     """The primary export alone: its table and fields as they are (no union)."""
     part = Part(PRIMARY, primary.name, "", 0, len(primary.table.cells))
     return Merged(primary.columns, primary.table, primary.fields, (part,))
 
 
 def merge(
-    primary: SourceTable,
-    unions: Sequence[tuple[UnionSettings, SourceTable]],
+    primary: SecondTable,
+    unions: Sequence[tuple[UnionSettings, SecondTable]],
     *,
     active_status: Sequence[str] = (),
 ) -> Merged:
@@ -244,7 +225,7 @@ def merge(
 
 
 def _parts(
-    sources: Sequence[SourceTable], settings: Sequence[UnionSettings | None]
+    sources: Sequence[SecondTable], settings: Sequence[UnionSettings | None]
 ) -> tuple[Part, ...]:
     parts, first = [], 0
     for src, union in zip(sources, settings, strict=True):
@@ -263,14 +244,11 @@ def _configured(fields: FieldSettings) -> dict[str, str]:
     return {key: getattr(fields, key) for key in LOGICAL_FIELDS if getattr(fields, key)}
 
 
-def _refusals(part: Part, src: SourceTable) -> list[str]:
+def _refusals(part: Part, src: SecondTable) -> list[str]:
     """What about one source refuses the run: no rows, a field's column missing."""
     where = part.label
     if not src.table.cells:
-        return [
-            f"{where}: {src.name} has no rows: its people would all leave the org (an empty "
-            "answer or a cut file?); nothing was sent"
-        ]
+        return [no_rows(where, src.name, "its people would all leave the org")]
     found = check_columns(
         src.name, src.columns, _configured(src.fields), (), FilterSettings(active_status=())
     )
@@ -325,7 +303,7 @@ def _field_names(
 
 
 def _field_values(
-    src: SourceTable, part: Part, configured: Mapping[str, str], keys: Sequence[str], status: str
+    src: SecondTable, part: Part, configured: Mapping[str, str], keys: Sequence[str], status: str
 ) -> list[Sequence[str]]:
     """Every row's value of each field of `keys`, by field: the columns the rows gain."""
     nulls = frozenset(value.strip() for value in src.null_values)

@@ -249,18 +249,22 @@ def propose(columns: Sequence[Column]) -> Proposal:
             "export to use it"
         )
 
+    def settle(key: str, found: tuple[str, str, str] | None, todo: str) -> None:
+        """A field's guess (the column it takes, the value written, why) kept, or its TODO."""
+        if found is None:
+            todos.append(Todo(f"source.fields.{key}", todo))
+            return
+        column, value, evidence = found
+        guesses[key] = Guess(f"source.fields.{key}", value, evidence)
+        taken.add(column)
+
     email = _email_column(stats)
-    if email is not None:
-        guesses["email"] = Guess("source.fields.email", *email)
-        taken.add(email[0])
-    else:
-        todos.append(
-            Todo(
-                "source.fields.email",
-                "name the column holding each person's work e-mail (as DX knows them), or a "
-                'template such as "{First}.{Last}@example.com"',
-            )
-        )
+    settle(
+        "email",
+        None if email is None else (email[0], *email),
+        "name the column holding each person's work e-mail (as DX knows them), or a "
+        'template such as "{First}.{Last}@example.com"',
+    )
     emails = next((s for s in stats if s.name == guesses["email"].value), None) if email else None
 
     ids = [s for s in stats if s.name not in taken and _id_like(s)]
@@ -286,28 +290,18 @@ def propose(columns: Sequence[Column]) -> Proposal:
             )
     if employee_id is None:
         employee_id = _best_id(ids, taken)
-    if employee_id is not None:
-        guesses["employee_id"] = Guess("source.fields.employee_id", *employee_id)
-        taken.add(employee_id[0])
-    else:
-        todos.append(
-            Todo(
-                "source.fields.employee_id",
-                "name the column holding each person's unique, lasting id (an employee "
-                "number); no column holds a different id on every row",
-            )
-        )
-    if name_guess is not None and name_guess[0] not in taken:
-        guesses["name"] = Guess("source.fields.name", name_guess[1], name_guess[2])
-        taken.add(name_guess[0])
-    else:
-        todos.append(
-            Todo(
-                "source.fields.name",
-                "name the column holding each person's display name, or a template such as "
-                '"{First Name} {Last Name}"',
-            )
-        )
+    settle(
+        "employee_id",
+        None if employee_id is None else (employee_id[0], *employee_id),
+        "name the column holding each person's unique, lasting id (an employee "
+        "number); no column holds a different id on every row",
+    )
+    settle(
+        "name",
+        name_guess if name_guess is not None and name_guess[0] not in taken else None,
+        "name the column holding each person's display name, or a template such as "
+        '"{First Name} {Last Name}"',
+    )
     if manager is None:
         todos.append(
             Todo(
