@@ -70,10 +70,15 @@ def render(proposal: Proposal, source: StarterSource) -> str:
     """The whole config file for `proposal` over `source`."""
     out: list[str] = []
     todos = {todo.key: todo for todo in proposal.todos}
+    read = f"its {plural(proposal.records, 'record')}"
+    if proposal.sampled_from:
+        read = (
+            f"a sample of {proposal.records:,} of its {proposal.sampled_from:,} records (the "
+            f"first {proposal.records // 2:,} and a spread of the rest)"
+        )
     out += _comment(
-        f"Written by `hrsync init --from {source.shown}` from its "
-        f"{plural(proposal.records, 'record')}. Each guess says why it was made above it: "
-        "check them against your export, then run `hrsync check`."
+        f"Written by `hrsync init --from {source.shown}` from {read}. Each guess says why "
+        "it was made above it: check them against your export, then run `hrsync check`."
     )
     if todos:
         out += _comment(
