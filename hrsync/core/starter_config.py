@@ -17,11 +17,10 @@ from pathlib import PurePath
 
 from hrsync.core.guess_fields import FIELD_ORDER, Proposal, RecordsGuess, Todo
 from hrsync.core.settings import SourceSettings
-from hrsync.core.text import plural
+from hrsync.core.text import TODO_PREFIX, plural
 
 # Where `hrsync simulator` listens by default: the config rehearses first.
 SIMULATOR_URL = "http://127.0.0.1:8765"
-TODO_PREFIX = "TODO"
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
