@@ -38,10 +38,14 @@ from hrsync.core.starter.starter_config import StarterSource, render, todo_value
 from hrsync.core.text import plural
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.sources.base import Payload, SourceError, first_bytes
+from hrsync.sources.json_pages import outline
 from hrsync.sources.json_reader import parse_json
 from hrsync.sources.open import open_export
 
 DEFAULT_OUT = Path("hrsync.toml")
+# Records of a JSON export held to guess from: the first half of them and a spread of the
+# rest (a 50,000-person export of 45 fields a worker would take 300 MB whole).
+SAMPLE = 10_000
 _CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 
 
@@ -72,12 +76,12 @@ def init(args: argparse.Namespace) -> int:
     logs.configure(args.log_format or "auto", args.log_level or "warning", sys.stderr)
     try:
         fmt, records, paged = _locate(export, args.encoding)
-        columns = _read(export, records, args.encoding)
+        columns, sampled_from = _read(export, records, args.encoding)
     except SourceError as exc:
         hint = " (hrsync init: pass --encoding)" if "source.encoding" in str(exc) else ""
         show(f"hrsync: cannot read the export: {exc}{hint}", file=sys.stderr)
         return EXIT_USAGE
-    proposal = propose(columns)
+    proposal = propose(columns, sampled_from=sampled_from)
     if paged is not None:
         proposal = dataclasses.replace(proposal, notes=(*proposal.notes, paged))
     folder = Path.cwd() if to_stdout else out.absolute().parent
@@ -107,8 +111,8 @@ def guess_reading(
     document keeps its people, the fields), the proposal, and the guesses as init prints
     them. For a command given an export and no config (`simulator --users-from`)."""
     fmt, records, _ = _locate(export, encoding)  # fmt: "csv" or "json", by records
-    columns = _read(export, records, encoding)
-    proposal = propose(columns)
+    columns, sampled_from = _read(export, records, encoding)
+    proposal = propose(columns, sampled_from=sampled_from)
     report = io.StringIO()
     _tell(proposal, export, fmt, len(columns), records, report)
     # A field init leaves a TODO keeps hrsync's default: the read then names it missing.
@@ -150,24 +154,28 @@ def _locate(export: Path, encoding: str) -> tuple[str, RecordsGuess | None, str 
     start = first_bytes(payload).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if suffix in _CSV_SUFFIXES or (suffix != ".json" and start not in (b"[", b"{")):
         return "csv", None, None
-    # The document is parsed here only to find its list; the records are read by
-    # open_export below, as a run reads them.
-    document = parse_json(payload, encoding)
+    # The document is read here only to find its list (its lists' items past the first
+    # few left empty); the records are read by open_export below, as a run reads them.
+    document = outline(payload, encoding)
+    if document is None:
+        document = parse_json(payload, encoding)  # which says what is wrong
     records = find_records(document)
     if records is None:
         raise SourceError(f"{export.name} holds no list of records (objects) to read people from")
     return "json", records, next_page(document)
 
 
-def _read(export: Path, records: RecordsGuess | None, encoding: str) -> list[Column]:
+def _read(export: Path, records: RecordsGuess | None, encoding: str) -> tuple[list[Column], int]:
+    """The export's columns, and the records read when they hold a sample of them (0:
+    every record): a JSON export of more than `SAMPLE` records is guessed from a sample."""
     settings = SourceSettings(
         path=export,
         encoding=encoding,
         format="json" if records else "csv",
         records_path=records.path if records else "",
     )
-    opened = open_export(settings)
-    return columns_of(opened.columns, opened.table())
+    opened = open_export(settings, sample=SAMPLE)
+    return columns_of(opened.columns, opened.table()), opened.sampled_from
 
 
 def _tell(
@@ -184,6 +192,10 @@ def _tell(
     say(
         f"hrsync init: {export} ({fmt}, {plural(proposal.records, 'record')}, "
         f"{plural(columns, 'column')})"
+        if not proposal.sampled_from
+        else f"hrsync init: {export} ({fmt}, {proposal.sampled_from:,} records, "
+        f"{plural(columns, 'column')}; guessed from a sample of {proposal.records:,}: the "
+        f"first {proposal.records // 2:,} and a spread of the rest)"
     )
     if records is not None:
         say(f'  records_path = "{records.path}"  <- {records.evidence}')

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hrsync.core.starter.starter_config import TODO_PREFIX
+from hrsync.core.text import TODO_PREFIX
 
 
 def is_todo(value: object) -> bool:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+# How `hrsync init` starts a value it could not decide, and the loader knows one by: here,
+# so that loading a config does not import init's guessing.
+TODO_PREFIX = "TODO"
+
 
 def plural(count: int, word: str) -> str:
     """`1 team`, `2 teams`, `2 people`: every noun used here but `person` takes a plain -s."""

@@ -51,6 +51,8 @@ class Export:
     page_sized: int = 0
     # A reader's own whole-file pass, when it has one faster than rows() (CSV).
     _table: Callable[[], RowTable] | None = None
+    # The rows are a sample of this many records (`hrsync init` on a large file); 0: all.
+    sampled_from: int = 0
 
     def rows(self) -> Iterator[SourceRow]:
         return self._rows()

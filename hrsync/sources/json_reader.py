@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -54,11 +55,13 @@ def open_json(
     records_path: str,
     picks: Iterable[str] = (),
     keep: Iterable[str] | None = None,
+    sample: int | None = None,
 ) -> Export:
     """The export in `payload`; `keep`: the only columns its rows need hold (None: all;
-    its columns are listed all the same)."""
+    its columns are listed all the same); `sample`: at most this many rows held, a sample
+    of the records (`Records`; `Export.sampled_from` tells when it is one)."""
     name = payload.name
-    streamed = _streamed(payload, encoding, records_path, tuple(picks), keep)
+    streamed = _streamed(payload, encoding, records_path, tuple(picks), keep, sample)
     if streamed is not None:
         return streamed
     document = parse_json(payload, encoding)
@@ -121,73 +124,244 @@ def _streamed(
     records_path: str,
     picks: tuple[str, ...],
     keep: Iterable[str] | None,
+    sample: int | None = None,
 ) -> Export | None:
     """The export read record by record, or None when the streaming pass cannot read it
     (the whole-document reader then says why)."""
     name = payload.name
     where = records_path
     prefix = f"{records_path}.item" if records_path else "item"
-    kept = None if keep is None else frozenset(keep)
-    parsed: list[JsonPath] = []
-    for text in picks:
-        try:
-            parsed.append(parse_path(text))
-        except ValueError:
-            continue  # refused with the config; read as a plain name (a missing column)
-    # Each path with a value in some record: True once a record has text there.
-    columns: dict[str, bool] = {}
-    others: dict[str, None] = {}  # paths holding a number or boolean in some record
-    objects: dict[str, None] = {}  # paths holding an object in some record
-    shapes: dict[tuple[str, ...], dict[str, int]] = {}
-    held: list[tuple[Mapping[str, str], dict[str, Several] | None]] = []
+    held = Records(picks, keep, sample=sample)
     import ijson  # its C backend: only a run that reads JSON loads it
 
     try:
         records = ijson.items(_Utf8Reader(decode(payload, encoding)), prefix, use_float=True)
         for record in records:
-            if not isinstance(record, dict):
+            if not held.add(record):
                 return None
-            _collect_paths(record, "", columns, others, objects)
-            values: dict[str, str] = {}
-            several: dict[str, Several] = {}
-            flatten(record, "", values, several)
-            for path in parsed:
-                values[path.text], found = read_path(record, path)
-                if found is not None:
-                    several[path.text] = found
-            if kept is not None:
-                values = {k: v for k, v in values.items() if k in kept}
-                several = {k: v for k, v in several.items() if k in kept}
-            held.append((_interned(values, shapes), several or None))
     except (ijson.JSONError, ValueError, RecursionError, OverflowError, _TooDeep):
         return None
-    if not held or any(columns.get(p) for p in (*others, *objects)):
-        # None read; or a path holding text in one record and something else in another
-        # (an object where an e-mail is written): the whole-document reader marks each
-        # such value on its row, which takes every record at once.
-        return None
-    # A pick is a column only when the export has its plain path (as `records_export`).
-    unknown = [path.text for path in parsed if path.plain not in columns]
-    for path in parsed:
-        if path.plain in columns:
-            columns[path.text] = True
+    if not held.count:
+        return None  # the whole-document reader says what it found instead
     locate: Callable[[int], str] = lambda position: f"{name} {where}[{position}]"  # noqa: E731
+    return held.export(name, locate)
 
-    def rows() -> Iterator[SourceRow]:
-        for position, (values, several) in enumerate(held):
-            if unknown:
-                values = {k: v for k, v in values.items() if k not in unknown}
-            location = locate(position)
-            yield SourceRow(location, values, several) if several else SourceRow(location, values)
 
-    # The table of the columns held only: a column no row holds would be a blank cell in
-    # every row (records of different shapes are read into one table).
-    held_columns = tuple(c for c in columns if kept is None or c in kept)
+class Records:
+    """Records read one at a time (a file's, or every page's of an HTTP source), each
+    flattened as it comes and only its values held, those of `keep` when given: the
+    rows `records_export` would give for the same records, without holding the records.
 
-    def table() -> RowTable:
-        return RowTable.of_rows(rows(), held_columns)
+    A value that is no text where another record has text at the same path is marked on
+    its row (as `records_export` marks it) once every record is read: until then each
+    record's values of another kind than text wait, as their short JSON, by path.
 
-    return Export(name=name, columns=tuple(columns), format="json", _rows=rows, _table=table)
+    `sample`: hold at most this many records (`hrsync init` guessing from a large file):
+    the first half of them, then a spread of the rest (a seeded reservoir, so the same
+    file gives the same sample); every record's columns are listed all the same.
+    """
+
+    def __init__(
+        self,
+        picks: Iterable[str] = (),
+        keep: Iterable[str] | None = None,
+        *,
+        sample: int | None = None,
+    ) -> None:
+        self.kept = None if keep is None else frozenset(keep)
+        self.paths: list[JsonPath] = []
+        for text in picks:
+            try:
+                self.paths.append(parse_path(text))
+            except ValueError:
+                continue  # refused with the config; read as a plain name (a missing column)
+        self.columns: dict[str, None] = {}
+        self.texts: set[str] = set()  # paths holding text in some record
+        self.others: set[str] = set()  # paths holding a number, a boolean or an object
+        self.count = 0  # records read
+        self._sample = sample
+        self._shapes: dict[tuple[str, ...], dict[str, int]] = {}
+        self._held: list[tuple[Mapping[str, str], dict[str, Several] | None]] = []
+        self._positions: list[int] = []  # of each record held, when sampling
+        # By path, the records (by position) holding a value of another kind than text
+        # there, and its mark.
+        self._marks: dict[str, list[tuple[int, Several]]] = {}
+        self._random = random.Random(0)
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the records held are a sample of those read."""
+        return len(self._held) < self.count
+
+    def add(self, record: Any) -> bool:
+        """Read `record`, holding its values unless sampled out; False (nothing held) when
+        it is not an object."""
+        if not isinstance(record, dict):
+            return False
+        _paths_and_kinds(record, "", self.columns, self.texts, self.others)
+        position = self.count
+        self.count += 1
+        slot = self._slot(position)
+        if slot is None:
+            return True
+        values: dict[str, str] = {}
+        several: dict[str, Several] = {}
+        flatten(record, "", values, several)
+        for path in self.paths:
+            values[path.text], found = read_path(record, path)
+            if found is not None:
+                several[path.text] = found
+        kept = self.kept
+        if kept is not None:
+            values = {k: v for k, v in values.items() if k in kept}
+            several = {k: v for k, v in several.items() if k in kept}
+        _marks(record, "", position, kept, self._marks)
+        row = (_interned(values, self._shapes), several or None)
+        if slot == len(self._held):
+            self._held.append(row)
+            if self._sample is not None:
+                self._positions.append(position)
+        else:
+            self._held[slot] = row
+            self._positions[slot] = position
+        return True
+
+    def _slot(self, position: int) -> int | None:
+        """Where record `position` is held (a new place, or the place of one it replaces
+        in the sample), or None: sampled out."""
+        size = self._sample
+        if size is None or position < size:
+            return position
+        first = size // 2
+        # Algorithm R over the records after the first half: each is held with the same
+        # chance, size - first places among position - first + 1 records.
+        pick = self._random.randrange(position - first + 1)
+        return first + pick if pick < size - first else None
+
+    def take(self, record: Any, locate: Callable[[int], str]) -> None:
+        """Hold `record`'s values, or refuse a record that is not an object, naming it by
+        `locate` (its position among all records)."""
+        if not self.add(record):
+            raise SourceError(
+                f"{locate(self.count)} is {_kind(record)}, expected an object with one "
+                f"person's fields"
+            )
+
+    def truncate(self, count: int) -> None:
+        """Forget the records after the first `count` (a page read again whole; never
+        when sampling)."""
+        del self._held[count:]
+        self.count = min(self.count, count)
+        for path, marks in self._marks.items():
+            self._marks[path] = [mark for mark in marks if mark[0] < count]
+
+    def export(self, name: str, locate: Callable[[int], str], *, pages: int = 1) -> Export:
+        """The Export of the records held; `locate(i)` names record i in messages."""
+        held = self._held
+        positions = self._positions if self._sample is not None else range(len(held))
+        slots = {position: slot for slot, position in enumerate(positions)}
+        # Paths where one record's value is of another kind than text the others give:
+        # each such value is marked on its row (usually none).
+        for suspect in self.texts & self.others:
+            for position, mark in self._marks.get(suspect, ()):
+                slot = slots.get(position)
+                if slot is None:
+                    continue  # replaced in the sample
+                values, several = held[slot]
+                held[slot] = (values, {**(several or {}), suspect: mark})
+        self._marks.clear()
+        order = sorted(range(len(held)), key=positions.__getitem__)
+        columns = dict(self.columns)
+        # A pick is a column only when the export has its plain path (as `records_export`).
+        unknown = [path.text for path in self.paths if path.plain not in columns]
+        for path in self.paths:
+            if path.plain in columns:
+                columns[path.text] = None
+        kept = self.kept
+
+        def rows() -> Iterator[SourceRow]:
+            for slot in order:
+                values, several = held[slot]
+                if unknown:
+                    values = {k: v for k, v in values.items() if k not in unknown}
+                location = locate(positions[slot])
+                if several:
+                    yield SourceRow(location, values, several)
+                else:
+                    yield SourceRow(location, values)
+
+        # The table of the columns held only: a column no row holds would be a blank cell
+        # in every row (records of different shapes are read into one table).
+        held_columns = tuple(c for c in columns if kept is None or c in kept)
+
+        def table() -> RowTable:
+            return RowTable.of_rows(rows(), held_columns)
+
+        return Export(
+            name=name,
+            columns=tuple(columns),
+            format="json",
+            _rows=rows,
+            _table=table,
+            pages=pages,
+            sampled_from=self.count if self.sampled else 0,
+        )
+
+
+def _marks(
+    value: Any,
+    prefix: str,
+    position: int,
+    kept: frozenset[str] | None,
+    out: dict[str, list[tuple[int, Several]]],
+) -> None:
+    """Into `out`, each path of `value` (as `flatten` walks it with every path suspect)
+    whose value is no text, with the mark `flatten` would write there."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if type(item) is str:
+                continue
+            path = f"{prefix}.{key}" if prefix else key
+            _marks(item, path, position, kept, out)
+            if kept is None or path in kept:
+                kind = _not_text(item)
+                if kind is not None:
+                    out.setdefault(path, []).append(
+                        (position, Several((_shown_json(item),), "", kind))
+                    )
+    elif isinstance(value, list) and len(value) == 1:
+        _marks(value[0], prefix, position, kept, out)
+
+
+def _paths_and_kinds(
+    value: Any, prefix: str, out: dict[str, None], texts: set[str], others: set[str]
+) -> None:
+    """The dotted paths `flatten` would produce, without the per-item ``.N`` ones; into
+    `texts` those holding text, into `others` those holding a number, a boolean or an
+    object."""
+    if isinstance(value, dict):
+        if prefix:
+            others.add(prefix)
+        for key, item in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            kind = type(item)
+            if kind is str:
+                out[path] = None
+                texts.add(path)
+            elif kind is int or kind is float or kind is bool:  # without a call
+                out[path] = None
+                others.add(path)
+            else:
+                _paths_and_kinds(item, path, out, texts, others)
+    elif isinstance(value, list) and value:
+        for item in value:
+            _paths_and_kinds(item, prefix, out, texts, others)
+    elif prefix:
+        out[prefix] = None
+        if isinstance(value, str):
+            texts.add(prefix)
+        elif isinstance(value, bool | int | float):
+            others.add(prefix)
 
 
 def picked_paths(settings: SourceSettings, also: Iterable[str] = ()) -> tuple[str, ...]:

@@ -37,11 +37,14 @@ def open_export(
     http: httpx.Client | None = None,
     also_read: Iterable[str] = (),
     keep: Iterable[str] | None = None,
+    sample: int | None = None,
 ) -> Export:
     """Open the export named by `settings` (path or url). `environ` defaults to os.environ.
     `also_read`: columns the config reads beyond `[source.fields]` (team names,
     attributes, filters), so that a JSON path among them picking from a list is read.
-    `keep`: the only columns the rows of a JSON file need hold (None: every column)."""
+    `keep`: the only columns the rows of a JSON export need hold (None: every column).
+    `sample`: a JSON file's rows are at most this many, a sample of its records
+    (`Export.sampled_from`; `hrsync init`)."""
     env = os.environ if environ is None else environ
     picks = picked_paths(settings, also_read)
     if settings.url:
@@ -49,7 +52,7 @@ def open_export(
         from hrsync.sources.pages import open_url
 
         # Every page, with method, body, headers and OAuth2 (hrsync.sources.pages).
-        export = open_url(settings, env, http, _format, picks=picks)
+        export = open_url(settings, env, http, _format, picks=picks, keep=keep)
         log.info("source.opened", source=export.name, format=export.format, pages=export.pages)
         return export
     if settings.path is None:
@@ -66,6 +69,7 @@ def open_export(
                 records_path=settings.records_path,
                 picks=picks,
                 keep=keep,
+                sample=sample,
             )
         return open_csv(payload, encoding=settings.encoding, delimiter=settings.delimiter)
 

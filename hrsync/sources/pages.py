@@ -36,7 +36,8 @@ from hrsync.core.settings import SourceSettings
 from hrsync.sources.base import Export, Payload, SourceError, export_over, first_bytes
 from hrsync.sources.csv_reader import open_csv
 from hrsync.sources.http_fetch import Fetched, HttpSession, origin, safe_url
-from hrsync.sources.json_reader import find_records, parse_json, records_export
+from hrsync.sources.json_pages import read_page
+from hrsync.sources.json_reader import Records, find_records, parse_json
 from hrsync.sources.pagination import (
     PageRequest,
     default_records_path,
@@ -62,13 +63,15 @@ def open_url(
     *,
     session: HttpSession | None = None,
     picks: Iterable[str] = (),
+    keep: Iterable[str] | None = None,
 ) -> Export:
     """Read every page of `settings.url` (see the module doc) into one Export; `picks`:
-    the paths that pick from a list, each read as a column (`records_export`)."""
+    the paths that pick from a list, each read as a column (`records_export`); `keep`:
+    the only columns its rows need hold (None: all; every column is listed all the same)."""
     own = session is None
     session = session or HttpSession(settings, environ, http)
     try:
-        return _read(settings, session, choose_format, tuple(picks))
+        return _read(settings, session, choose_format, tuple(picks), keep)
     finally:
         if own:
             session.close()
@@ -79,6 +82,7 @@ def _read(
     session: HttpSession,
     choose_format: ChooseFormat,
     picks: tuple[str, ...] = (),
+    keep: Iterable[str] | None = None,
 ) -> Export:
     paging = settings.pagination
     shown = session.shown
@@ -111,7 +115,7 @@ def _read(
         log.info("source.fetched", url=shown, pages=1, bytes=session.received)
         return export
 
-    records: list[Any] = []
+    records = Records(picks, keep)
     starts: list[int] = []
     names: list[str] = []
     wheres: list[str] = []
@@ -123,36 +127,29 @@ def _read(
     while True:
         # Each page is named in messages; a single page keeps the plain export name.
         page_name = shown if paging.style == "none" else f"{shown} page {number}"
-        document = _parse_page(settings, fetched, page_name)
-        if number == 1:
-            settings = dataclasses.replace(
-                settings, records_path=default_records_path(settings, document)
-            )
-        page_records, where = find_records(
-            page_name, document, settings.records_path, allow_empty=number > 1
-        )
-        starts.append(len(records))
+        starts.append(records.count)
         names.append(page_name)
+        document, where, count, first = _read_page(settings, fetched, page_name, number, records)
+        if number == 1:
+            settings = dataclasses.replace(settings, records_path=where)
         wheres.append(where)
-        records.extend(page_records)
         if paging.style == "none":
-            _refuse_marker(settings, shown, document, fetched, len(page_records), request.url)
-            if looks_like_a_page(len(page_records)) and not settings.single_page:
-                notes.append(_round_page_note(shown, len(page_records)))
-                page_sized = len(page_records)
+            _refuse_marker(settings, shown, document, fetched, count, request.url)
+            if looks_like_a_page(count) and not settings.single_page:
+                notes.append(_round_page_note(shown, count))
+                page_sized = count
             break
-        if page_records and paging.style in ("cursor", "offset", "page", "scim"):
+        if count and paging.style in ("cursor", "offset", "page", "scim"):
             # The position is ours to send (a link the API writes is checked for loops).
-            first_record = _refuse_same_page(settings, page_name, page_records[0], first_record)
-        following = next_request(settings, request, document, fetched.link, len(page_records))
+            first_record = _refuse_same_page(settings, page_name, first, first_record)
+        following = next_request(settings, request, document, fetched.link, count)
         if following is None and paging.style != "offset":
             _refuse_unread_marker(settings, page_name, document, fetched, request.url)
         if following is None:
-            _check_short_first_page(settings, session, request, len(page_records))
-            _refuse_wrong_total(settings, shown, document, fetched, len(records), number)
+            _check_short_first_page(settings, session, request, count)
+            _refuse_wrong_total(settings, shown, document, fetched, records.count, number)
             break
-        del document
-        del page_records
+        del document, first
         if number >= paging.max_pages:
             raise SourceError(
                 f"{shown} still had a next page after {number:,} pages, the limit set by "
@@ -169,7 +166,7 @@ def _read(
         request = following
         number += 1
         fetched = session.page(request, number)
-    if not records:
+    if not records.count:
         raise SourceError(f"{shown} has no people: {number} pages, all empty")
 
     def locate(position: int) -> str:
@@ -177,19 +174,61 @@ def _read(
         return f"{names[page]} {wheres[page]}[{position - starts[page]}]"
 
     log.info(
-        "source.fetched", url=shown, pages=number, bytes=session.received, records=len(records)
+        "source.fetched", url=shown, pages=number, bytes=session.received, records=records.count
     )
-    export = records_export(shown, records, locate, pages=number, picks=picks)
+    export = records.export(shown, locate, pages=number)
     return dataclasses.replace(export, notes=tuple(notes), page_sized=page_sized)
 
 
-def _parse_page(settings: SourceSettings, fetched: Fetched, page_name: str) -> Any:
-    """The page's JSON, its raw body released whatever happens."""
+def _read_page(
+    settings: SourceSettings,
+    fetched: Fetched,
+    page_name: str,
+    number: int,
+    records: Records,
+) -> tuple[Any, str, int, Any]:
+    """Page `number`'s records into `records`, its raw body released whatever happens:
+    the answer without its records (for paging and its checks), where they were (the
+    records path, found on the first page), how many, and the first of them.
+
+    Streamed record by record (`json_pages`); an answer that pass cannot read is parsed
+    whole, which names what is wrong (a record that is no object, broken JSON)."""
+    payload = fetched.payload
+    payload.name = page_name
+    before = records.count
+    # Past the first page, source.records_path is the one the first page was read at.
+    configured = settings.records_path if settings.records_path or number > 1 else None
+    odata = settings.pagination.style == "odata"
     try:
-        fetched.payload.name = page_name
-        return parse_json(fetched.payload, settings.encoding)
+        read = read_page(payload, settings.encoding, configured, records, odata=odata)
+        if read is not None:
+            path = default_records_path(settings, read.document)
+            if read.streamed is None or read.streamed == path:
+                document = read.document
+            else:  # an OData key after a list taken for its records: read it whole
+                records.truncate(before)
+                read = None
+        if read is None:
+            document = parse_json(payload, settings.encoding)
+            path = default_records_path(settings, document)
     finally:
-        fetched.payload.release()
+        payload.release()
+
+    def locate(position: int) -> str:
+        return f"{page_name} {where}[{position - before}]"
+
+    if read is not None and read.streamed is not None:
+        # The list is in the document, emptied: only its place and kind are checked.
+        _, where = find_records(
+            page_name, document, path, allow_empty=number > 1 or read.records > 0
+        )
+        return document, where, read.records, read.first
+    found, where = find_records(page_name, document, path, allow_empty=number > 1)
+    first = found[0] if found else None
+    for record in found:
+        records.take(record, locate)
+    del found[:]  # the document is kept for its paging; its records are held as rows
+    return document, where, records.count - before, first
 
 
 def _check_short_first_page(
@@ -199,8 +238,7 @@ def _check_short_first_page(
     if probe is None:
         return
     page_name = f"{session.shown} page 2"
-    document = _parse_page(settings, session.page(probe, 2), page_name)
-    more, _ = find_records(page_name, document, settings.records_path, allow_empty=True)
+    _, _, more, _ = _read_page(settings, session.page(probe, 2), page_name, 2, Records(keep=()))
     if more:
         paging = settings.pagination
         raise SourceError(

@@ -402,3 +402,39 @@ def test_init_out_force_does_not_follow_a_symbolic_link(
     assert victim.read_text(encoding="utf-8") == "keep me"
     assert code == 2
     assert "symbolic link" in capsys.readouterr().err
+
+
+def test_a_large_json_export_is_guessed_from_a_sample_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    import hrsync.commands.init as init_command
+
+    # The sample's size made small, so that a small export is a large one.
+    monkeypatch.setattr(init_command, "SAMPLE", 60)
+    records = [
+        {
+            "Employee_ID": f"E{i:04d}",
+            "Worker": f"Person {i}",
+            "Email_-_Work": f"p{i}@example.com",
+            **({"Manager": {"ID": f"E{(i - 1) // 4:04d}"}} if i else {}),
+            "Supervisory_Organization": f"Org {i % 7}",
+            "Worker_Status": "Active",
+        }
+        for i in range(400)
+    ]
+    export = tmp_path / "report.json"
+    export.write_text(json.dumps({"Report_Entry": records}), encoding="utf-8")
+    out = tmp_path / "hrsync.toml"
+    assert init("--from", str(export), "--out", str(out)) == 0
+    printed = capsys.readouterr().out
+    assert "(json, 400 records, 6 columns; guessed from a sample of 60: the first 30" in printed
+    # The manager column found in a sample that holds only some of the managers.
+    assert 'source.fields.manager_id = "Manager.ID"  <- ' in printed
+    assert "the sample holds 15% of the records" in printed
+    written = out.read_text(encoding="utf-8")
+    assert "from a sample of 60 of its 400 records" in " ".join(
+        line.lstrip("# ") for line in written.splitlines()[:3]
+    )
+    assert tomllib.loads(written)["source"]["fields"]["employee_id"] == "Employee_ID"

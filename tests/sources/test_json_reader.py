@@ -339,10 +339,7 @@ def test_a_file_read_record_by_record_reads_as_the_whole_document(
     whole = open_json(
         Payload.from_path(path), encoding="utf-8-sig", records_path=records_path, picks=picks
     )
-    if streamed is None:
-        # Left to the whole-document reader: text at a path where another record has
-        # something else (that reader marks each such value on its row).
-        return
+    assert streamed is not None  # text beside other kinds at one path too
     assert streamed.columns == whole.columns
     assert [(r.location, dict(r.values), r.several) for r in streamed.rows()] == [
         (r.location, dict(r.values), r.several) for r in whole.rows()
@@ -368,13 +365,18 @@ def test_an_export_of_text_with_numbers_of_their_own_is_read_record_by_record(
     assert table(streamed) == table(whole)
 
 
-def test_text_and_an_object_at_one_path_is_left_to_the_whole_document_reader(
+def test_text_and_an_object_at_one_path_is_marked_on_its_row_record_by_record(
     tmp_path: Path,
 ) -> None:
-    records = [{"email": "a@x.com"}, {"email": {"work": "b@x.com"}}]
+    records = [{"email": "a@x.com"}, {"email": {"work": "b@x.com"}}, {"email": 7}]
     path = write_json(tmp_path, records)
-    assert _streamed(Payload.from_path(path), "utf-8-sig", "", (), None) is None
-    assert len(list(export_of(path).rows())) == 2
+    streamed = _streamed(Payload.from_path(path), "utf-8-sig", "", (), ["email"])
+    assert streamed is not None
+    assert [row.several for row in streamed.rows()] == [
+        None,
+        {"email": Several(('{"work": "b@x.com"}',), "", "an object")},
+        {"email": Several(("7",), "", "a number")},
+    ]
 
 
 def test_a_file_larger_than_its_buffer_is_read_record_by_record(tmp_path: Path) -> None:

@@ -77,6 +77,8 @@ class Proposal:
     todos: tuple[Todo, ...]
     notes: tuple[str, ...] = ()
     records: int = 0
+    # The columns were a sample of `records` records of this many (0: every record).
+    sampled_from: int = 0
 
     def field(self, name: str) -> str:
         """The value proposed for ``source.fields.<name>`` ("" when none)."""
@@ -227,9 +229,12 @@ def _of(count: int, total: int) -> str:
 # ---------------------------------------------------------------- the proposal
 
 
-def propose(columns: Sequence[Column]) -> Proposal:
-    """Guess a config's fields, strategy and status filter from an export's columns."""
+def propose(columns: Sequence[Column], *, sampled_from: int = 0) -> Proposal:
+    """Guess a config's fields, strategy and status filter from an export's columns.
+    `sampled_from`: the columns hold a sample of the records of an export of this many
+    (0: every record); a manager column then finds only the managers the sample holds."""
     records = max((len(c.values) for c in columns), default=0)
+    share = records / sampled_from if sampled_from > records else 1.0
     # A description (Personio's `…label`) is skipped, unless it holds e-mail addresses:
     # an e-mail column is found whatever its name.
     measured = [_measure(c) for c in columns]
@@ -275,7 +280,7 @@ def propose(columns: Sequence[Column]) -> Proposal:
         # A manager given by name is compared with the names the template renders.
         name_stats = _measure(_rendered(name_guess[1], stats, records))
 
-    manager = _manager(stats, ids, emails, name_stats, taken)
+    manager = _manager(stats, ids, emails, name_stats, taken, share)
     employee_id: tuple[str, str] | None = None
     if manager is not None:
         field_name, column, target, evidence = manager
@@ -365,6 +370,7 @@ def propose(columns: Sequence[Column]) -> Proposal:
         todos=tuple(todos),
         notes=tuple(notes),
         records=records,
+        sampled_from=sampled_from if share < 1 else 0,
     )
 
 
@@ -581,11 +587,14 @@ def _manager(
     emails: _Stats | None,
     names: _Stats | None,
     taken: set[str],
+    share_held: float = 1.0,
 ) -> tuple[str, str, str, str] | None:
     """(field, column, the column it refers to, evidence) of the manager: a column whose
     values are mostly other rows' ids, else e-mails, else names. By id first: it is what
     a manager is best given by (an e-mail or a name changes). A column named like a
-    manager's wins over one that merely refers (a second-line manager, a buddy)."""
+    manager's wins over one that merely refers (a second-line manager, a buddy).
+    `share_held`: the share of the records the columns hold (a sample's), and so about the
+    share of the managers among them to be found."""
     tiers: list[tuple[int, str, Sequence[_Stats], Callable[[str], str]]] = [
         (2, "manager_id", ids, _same),
         (1, "manager_email", [emails] if emails is not None else [], str.lower),
@@ -605,7 +614,7 @@ def _manager(
                 key = (target.name, rank)
                 if key not in known:
                     known[key] = frozenset(map(fold, target.filled))
-                found = _references(s, target, fold, known[key])
+                found = _references(s, target, fold, known[key], share_held)
                 if found is None:
                     continue
                 share, matched = found
@@ -618,6 +627,11 @@ def _manager(
                         f"{s.name}: {_of(matched, len(s.items))} values are "
                         f"{_what(field_name)} found in {target.name}"
                     )
+                    if share_held < 1:
+                        evidence += (
+                            f" (the sample holds {share_held:.0%} of the records, so about "
+                            f"that share of the managers)"
+                        )
                     best = (score, (field_name, s.name, target.name, evidence))
     return best[1] if best is not None else None
 
@@ -631,17 +645,22 @@ def _what(field_name: str) -> str:
 
 
 def _references(
-    s: _Stats, target: _Stats, fold: Callable[[str], str], known: frozenset[str]
+    s: _Stats,
+    target: _Stats,
+    fold: Callable[[str], str],
+    known: frozenset[str],
+    share_held: float = 1.0,
 ) -> tuple[float, int] | None:
-    """How many of `s`'s values name a row of `target`, when that is most of them and
-    they are not the row's own value (a second copy of the e-mail is no manager)."""
+    """How many of `s`'s values name a row of `target`, when that is most of them (of
+    those a sample holding `share_held` of the records can find) and they are not the
+    row's own value (a second copy of the e-mail is no manager)."""
     # Most columns refer to nothing: a look at the first values tells them, cheaply.
     head = s.items[:200]
-    if sum(1 for v in head if fold(v) in known) < 0.5 * len(head):
+    if sum(1 for v in head if fold(v) in known) < 0.5 * share_held * len(head):
         return None
     matched = sum(1 for v in s.items if fold(v) in known)
     share = matched / len(s.items)
-    if share < 0.8:
+    if share < 0.8 * share_held:
         return None
     rows = zip(s.column.values, target.column.values, strict=False)
     own = sum(

@@ -17,11 +17,10 @@ from pathlib import PurePath
 
 from hrsync.core.settings import SourceSettings
 from hrsync.core.starter.guess_fields import FIELD_ORDER, Proposal, RecordsGuess, Todo
-from hrsync.core.text import plural
+from hrsync.core.text import TODO_PREFIX, plural
 
 # Where `hrsync simulator` listens by default: the config rehearses first.
 SIMULATOR_URL = "http://127.0.0.1:8765"
-TODO_PREFIX = "TODO"
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -70,10 +69,15 @@ def render(proposal: Proposal, source: StarterSource) -> str:
     """The whole config file for `proposal` over `source`."""
     out: list[str] = []
     todos = {todo.key: todo for todo in proposal.todos}
+    read = f"its {plural(proposal.records, 'record')}"
+    if proposal.sampled_from:
+        read = (
+            f"a sample of {proposal.records:,} of its {proposal.sampled_from:,} records (the "
+            f"first {proposal.records // 2:,} and a spread of the rest)"
+        )
     out += _comment(
-        f"Written by `hrsync init --from {source.shown}` from its "
-        f"{plural(proposal.records, 'record')}. Each guess says why it was made above it: "
-        "check them against your export, then run `hrsync check`."
+        f"Written by `hrsync init --from {source.shown}` from {read}. Each guess says why "
+        "it was made above it: check them against your export, then run `hrsync check`."
     )
     if todos:
         out += _comment(
