@@ -16,12 +16,23 @@ summary, `--out FILE`'s text).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
 from hrsync.terminal import escape_controls, one_line
 
 Event = Mapping[str, Any]
+
+
+_MORE = re.compile(r" \(and \d+ more\)$")
+
+
+def _problem(reason: object) -> str:
+    """What a report quotes of a run's reason: its first problem, without the heading
+    the reason puts before it ("export invalid: …") or the count after it."""
+    text = str(reason or "")
+    return _MORE.sub("", text.partition(": ")[2] or text)
 
 
 def _detail(event: Event) -> Iterable[object]:
@@ -49,9 +60,7 @@ _SHOWN_BY: dict[str, Callable[[Event], Iterable[object]]] = {
     "sync.deferred": lambda e: (e.get("detail") or e.get("kind"),),
     "sync.refused": lambda e: (e.get("reason"),),
     "sync.refused.would_archive": lambda e: (e.get("team"),),
-    # The report quotes a reason's problem, not the heading the reason puts before it
-    # ("source unreadable: …").
-    "sync.finished": lambda e: (str(e.get("reason") or "").partition(": ")[2] or e.get("reason"),),
+    "sync.finished": lambda e: (_problem(e.get("reason")),),
 }
 # Said by the command line itself, in one line, right after it is logged.
 _TOLD_ELSEWHERE = frozenset({"hrsync.crashed"})

@@ -80,7 +80,8 @@ def _folded_name(name: str) -> str:
 
 
 def find_held(held: Sequence[HeldPerson], query: str) -> HeldPerson | None:
-    """The held person with this employee id (exact) or e-mail (any case)."""
+    """The held person with this employee id (exact) or e-mail (any case), else the one
+    named so (as `people_named` matches): a person asks by the name they know."""
     wanted = query.strip()
     folded = wanted.casefold()
     for person in held:
@@ -88,7 +89,10 @@ def find_held(held: Sequence[HeldPerson], query: str) -> HeldPerson | None:
             person.email and person.email.casefold() == folded
         ):
             return person
-    return None
+    named = [p for p in held if p.name and p.name == wanted] or [
+        p for p in held if p.name and _folded_name(p.name) == _folded_name(wanted)
+    ]
+    return named[0] if wanted and len(named) == 1 else None
 
 
 def explain_held(hold: Hold, since: datetime | None) -> str:

@@ -90,3 +90,16 @@ def test_the_line_the_command_line_prints_for_a_crash_is_not_doubled(
     logs.get_logger("t").error("hrsync.crashed", error="boom")
     one_account.settle()
     assert told(terminal) == []
+
+
+def test_a_refused_run_s_reason_is_shown_by_the_report_quoting_its_problems(
+    terminal: io.StringIO, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = logs.get_logger("t")
+    reason = "export invalid: people.csv line 4: Work Email must not be empty (and 2 more)"
+    log.warning("sync.finished", outcome="refused", reason=reason)
+    show("The export has problems; nothing was sent:")
+    show("  - people.csv line 4: Work Email must not be empty")
+    one_account.settle()
+    assert told(terminal) == []
+    capsys.readouterr()

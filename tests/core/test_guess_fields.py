@@ -349,7 +349,8 @@ def _adp(preferred: Sequence[str], *, manager: str = "name") -> list[Column]:
 
 
 def test_legal_names_with_a_mostly_empty_preferred_name_make_a_fallback_template() -> None:
-    proposal = propose(_adp(["", "Benny", "", "", "", ""]))
+    # Farah leads nobody: no manager is given by her name (else see the legal-name test).
+    proposal = propose(_adp(["", "", "", "", "", "Fara"]))
     assert proposal.field("name") == "{Preferred First Name || Legal First Name} {Legal Last Name}"
     (guess,) = [g for g in proposal.fields if g.key == "source.fields.name"]
     assert "Preferred First Name" in guess.evidence and "1 of 6" in guess.evidence
@@ -400,3 +401,33 @@ def test_why_no_department_is_proposed_is_said() -> None:
     assert any("Dept" in n and "1 value" in n for n in proposal.notes), proposal.notes
     none = propose(table(("Employee ID", "Full Name", "Work Email", "Manager ID")))
     assert any("no column is named like a department" in n for n in none.notes), none.notes
+
+
+def test_managers_given_by_legal_name_make_the_legal_name_read() -> None:
+    """ADP's Reports To Name is the manager's legal name: with Ben going by "Benny", the
+    preferred name would leave his reports matching nobody."""
+    proposal = propose(_adp(["", "Benny", "", "", "", ""]))
+    assert proposal.field("manager_name") == "Reports To Name"
+    assert proposal.field("name") == "{Legal First Name} {Legal Last Name}"
+    (guess,) = [g for g in proposal.fields if g.key == "source.fields.name"]
+    assert "legal names" in guess.evidence
+    # A preferred name no manager is given by stays the name read.
+    kept = propose(_adp(["", "", "", "", "", "Fara"]))
+    assert kept.field("name") == "{Preferred First Name || Legal First Name} {Legal Last Name}"
+    assert kept.field("manager_name") == "Reports To Name"
+
+
+def test_several_columns_of_ids_are_named_in_the_todo_not_denied() -> None:
+    no_ids = ("Associate ID", "Reports To Associate ID")
+    columns = [c for c in _adp([""] * 6, manager="id") if c.name not in no_ids]
+    columns.append(Column("Position ID", tuple(f"P{i}" for i in range(6))))
+    columns.append(Column("Worker Key", tuple(p[0] for p in PEOPLE)))
+    proposal = propose(columns)
+    (todo,) = [t for t in proposal.todos if t.key == "source.fields.employee_id"]
+    assert "Position ID" in todo.why and "Worker Key" in todo.why
+    assert "no column holds" not in todo.why
+
+
+def test_adp_s_associate_id_is_the_employee_id_beside_a_position_id() -> None:
+    columns = [*_adp([""] * 6), Column("Position ID", tuple(f"P{i}" for i in range(6)))]
+    assert propose(columns).field("employee_id") == "Associate ID"
