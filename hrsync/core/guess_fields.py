@@ -800,7 +800,10 @@ def _status(stats: Sequence[_Stats], taken: set[str]) -> _StatusGuess | None:
         named = _named(s.name, _STATUS_KEYS)
         if not named and known < 0.8 * len(s.filled):
             continue
-        score = (named, _last(s.name) in ("lifecyclestatus", "employmentstatus"), known)
+        # A column that tells someone gone (BambooHR's Status: Active, Inactive) before
+        # one that only sorts the employed (its Employment Status: Full-Time, Part-Time).
+        drops = any(v in _DROPPED for v in spelled)
+        score = (named, drops, _last(s.name) in ("lifecyclestatus", "employmentstatus"), known)
         if best is None or score > best[0]:
             best = (score, s)
     if best is None:

@@ -191,6 +191,18 @@ def test_the_status_filter_keeps_the_employed(
     assert proposal.kept_statuses == kept
 
 
+def test_the_status_column_that_tells_someone_gone_wins() -> None:
+    """BambooHR: Employment Status sorts the employed (Full-Time), Status tells who left."""
+    columns = [
+        Column("Employment Status", ("Full-Time", "Full-Time", "Part-Time", "Full-Time")),
+        Column("Status", ("Active", "Active", "Active", "Inactive")),
+    ]
+    for order in (columns, columns[::-1]):
+        proposal = propose(order)
+        assert proposal.field("status") == "Status"
+        assert proposal.kept_statuses == ("Active",)
+
+
 def test_an_unknown_status_is_left_out_and_said() -> None:
     proposal = propose([Column("Status", ("Active", "Contractor", "Active"))])
     assert proposal.kept_statuses == ("Active",)
