@@ -815,7 +815,8 @@ def _status(stats: Sequence[_Stats], taken: set[str]) -> _StatusGuess | None:
     unknown: list[str] = []
     negative = _last(s.name) in _NEGATIVE
     for value, _ in counts.most_common():
-        folded = _fold_status(value)
+        # Workday's Active_Status is a boolean written 1 or 0.
+        folded = {"1": "true", "0": "false"}.get(_fold_status(value), _fold_status(value))
         if folded in ("true", "false"):
             employed = (folded == "true") != negative
             (kept if employed else dropped).append(value)

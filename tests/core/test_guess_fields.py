@@ -181,6 +181,7 @@ def test_what_cannot_be_decided_is_a_todo() -> None:
         ("status", ("ACTIVE", "DEPROVISIONED", "LOCKED_OUT", "STAGED"), ("ACTIVE", "LOCKED_OUT")),
         ("lifecycleStatus", ("employed", "terminated"), ("employed",)),
         ("status", ("ACTIVE", "TERMINATED", "HIRED"), ("ACTIVE",)),
+        ("Active_Status", ("1", "0", "1"), ("1",)),  # Workday RaaS: a boolean as 1 or 0
     ],
 )
 def test_the_status_filter_keeps_the_employed(
