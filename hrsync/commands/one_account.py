@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
@@ -62,6 +63,11 @@ _SHOWN_BY: dict[str, Callable[[Event], Iterable[object]]] = {
     "sync.refused.would_archive": lambda e: (e.get("team"),),
     "sync.finished": lambda e: (_problem(e.get("reason")),),
 }
+# A count's event, and the event told for each one it counts.
+_COUNTED = {
+    "sync.held": "sync.person_held",
+    "mapping.people_in_no_team": "mapping.person_in_no_team",
+}
 # Said by the command line itself, in one line, right after it is logged.
 _TOLD_ELSEWHERE = frozenset({"hrsync.crashed"})
 
@@ -105,10 +111,13 @@ class OneAccount(logging.Handler):
         held, self.held = self.held, []
         self.settled = True
         printed = "\n".join(self.printed).lower()
-        for level, event in held:
-            words = [str(w).lower() for w in _SHOWN_BY[str(event["event"])](event) if w]
-            if not words or not all(w in printed for w in words):
-                self._tell(level, _sentence(event))
+        untold = [(level, event) for level, event in held if not _shown(event, printed)]
+        told = Counter(str(event["event"]) for _, event in untold)
+        for level, event in untold:
+            each = _COUNTED.get(str(event["event"]))
+            if each is not None and told[each] == event.get("total"):
+                continue  # every one it counts is told below: the count adds nothing
+            self._tell(level, _sentence(event))
 
     def _tell(self, level: str, message: str) -> None:
         text = one_line(message)
@@ -117,6 +126,11 @@ class OneAccount(logging.Handler):
             text = f"{level}: {text}"
         self.stream.write(escape_controls(f"hrsync: {text}") + "\n")
         self.stream.flush()
+
+
+def _shown(event: Event, printed: str) -> bool:
+    words = [str(w).lower() for w in _SHOWN_BY[str(event["event"])](event) if w]
+    return bool(words) and all(w in printed for w in words)
 
 
 def _sentence(event: Event) -> str:

@@ -48,6 +48,7 @@ def test_what_the_report_leaves_out_is_told_once_short_after_it(
     log = logs.get_logger("t")
     long = DETAIL + " and more words" * 30  # past a log line's sentence
     log.warning("export.warning", detail=long)
+    log.warning("sync.held", total=1, see="hrsync plan")  # told by the one it counts
     log.warning("sync.person_held", person="E7", name="Gus Hale", detail="bad e-mail")
     assert told(terminal) == []  # held until the report is out
     show("Plan: 3 to create")
