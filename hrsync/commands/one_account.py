@@ -41,7 +41,9 @@ def _detail(event: Event) -> Iterable[object]:
 
 
 def _person(event: Event) -> Iterable[object]:
-    return (event.get("name") or event.get("person"), event.get("detail"), event.get("reason"))
+    # Who and which row: `sync`'s summary names the first held person so, and points to
+    # `plan` for why; a report lists each with why.
+    return (event.get("name") or event.get("person"), event.get("location"))
 
 
 # Each event a report can carry, and the words that show it did: the event counts as

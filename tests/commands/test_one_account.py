@@ -35,7 +35,13 @@ def test_an_event_the_report_shows_is_not_told_again(
     log = logs.get_logger("t")
     log.warning("export.warning", detail=DETAIL)
     log.warning("sync.held", total=1, see="hrsync plan")
-    log.warning("sync.person_held", person="E7", name="Gus Hale", detail="bad e-mail")
+    log.warning(
+        "sync.person_held",
+        person="E7",
+        name="Gus Hale",
+        detail="bad e-mail",
+        location="people.csv line 8",
+    )
     show(f"Held (1):\n  ! Gus Hale (E7), people.csv line 8: bad e-mail\n  - {DETAIL}")
     one_account.settle()
     assert told(terminal) == []
@@ -49,7 +55,13 @@ def test_what_the_report_leaves_out_is_told_once_short_after_it(
     long = DETAIL + " and more words" * 30  # past a log line's sentence
     log.warning("export.warning", detail=long)
     log.warning("sync.held", total=1, see="hrsync plan")  # told by the one it counts
-    log.warning("sync.person_held", person="E7", name="Gus Hale", detail="bad e-mail")
+    log.warning(
+        "sync.person_held",
+        person="E7",
+        name="Gus Hale",
+        detail="bad e-mail",
+        location="people.csv line 8",
+    )
     assert told(terminal) == []  # held until the report is out
     show("Plan: 3 to create")
     one_account.settle()

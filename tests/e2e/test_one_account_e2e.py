@@ -45,7 +45,7 @@ def _on_terminal(ws: Workspace, *args: str) -> tuple[int, str]:
     return run_on_terminal(command, ws.root, {**clean_env(), "HRSYNC_DX_TOKEN": TOKEN})
 
 
-@pytest.mark.parametrize("command", ["plan", "check"])
+@pytest.mark.parametrize("command", ["plan", "check", "sync"])
 def test_on_a_terminal_the_report_names_each_held_person_and_warning_once_and_no_log_line(
     workspace: Workspace, command: str
 ) -> None:
