@@ -517,7 +517,7 @@ def _name(
             best.name,
             f"{best.name}: {_of(best.names, len(best.filled))} values read as names",
         )
-    given = _name_parts(stats, _FIRST_KEYS, _FIRST_ENDINGS)
+    given = _name_parts(stats, _FIRST_KEYS, _FIRST_ENDINGS) + _preferred_first(stats)
     family = _name_parts(stats, _LAST_KEYS, _LAST_ENDINGS)
     plain = [s for s in given if not _preferred(s.name)]
     preferred = [s for s in given if _preferred(s.name)]
@@ -562,6 +562,18 @@ def _name_parts(
         for s in stats
         if not _mentions_manager(s.name)
         and (_named(s.name, keys) or _last(s.name).endswith(endings))
+    ]
+
+
+def _preferred_first(stats: Sequence[_Stats]) -> list[_Stats]:
+    """A preferred name of one word on every filled row (BambooHR's `Preferred Name`,
+    "Bob"): a preferred first name, though not named so."""
+    return [
+        s
+        for s in stats
+        if _last(s.name) in ("preferredname", "nickname")
+        and not _mentions_manager(s.name)
+        and all(" " not in v for v in s.filled)
     ]
 
 

@@ -444,3 +444,11 @@ def test_several_columns_of_ids_are_named_in_the_todo_not_denied() -> None:
 def test_adp_s_associate_id_is_the_employee_id_beside_a_position_id() -> None:
     columns = [*_adp([""] * 6), Column("Position ID", tuple(f"P{i}" for i in range(6)))]
     assert propose(columns).field("employee_id") == "Associate ID"
+
+
+def test_a_one_word_preferred_name_is_a_preferred_first_name() -> None:
+    """BambooHR's Preferred Name holds "Bob", not "Bob Okonkwo"."""
+    people = [(p[0], *p[1].split(" "), p[2], "Benny" if p[0] == "E2" else "") for p in PEOPLE]
+    names = ("Employee #", "First Name", "Last Name", "Work Email", "Preferred Name")
+    proposal = propose(table(names, people))
+    assert proposal.field("name") == "{Preferred Name || First Name} {Last Name}"
