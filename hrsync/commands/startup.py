@@ -29,7 +29,7 @@ from hrsync.store.url import open_failure
 # Commands that print a report keep stdout for it; their log goes to stderr.
 _REPORTING = frozenset({"plan", "history", "check", "status", "explain", "approvals"})
 # Commands a person runs and reads: on a terminal, the report and the warnings.
-_INTERACTIVE = _REPORTING | {"sync"}
+_INTERACTIVE = _REPORTING | {"sync", "approve"}
 
 
 def load_for(
