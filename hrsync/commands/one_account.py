@@ -6,7 +6,8 @@ two log lines of 400 characters above it tells them nothing more. So, at the def
 level on a terminal (no `-v`, `--log-level` or `--log-format`), the log's handler is this
 one: an event a report can carry is held until the command ends, then printed, short,
 only if what the command printed does not show it; any other warning or error is printed
-at once, short (its sentence on one line: no fields, no `detail=` repeating it, no URL).
+at once, short (its sentence on one line: no fields, so no `detail=` repeating it and no
+URL a field held).
 Nothing at warning or above is lost; `-v` shows the log itself.
 
 What the command printed is what went through `hrsync.commands.output` (the report, the
