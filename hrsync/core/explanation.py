@@ -114,9 +114,13 @@ def explain_held(hold: Hold, since: datetime | None) -> str:
 
 
 def suggestions(people: Sequence[Person], query: str, limit: int = 5) -> list[str]:
-    """Employee ids and e-mails close to `query`, closest first."""
+    """Employee ids and e-mails close to `query`, closest first; then names close to it
+    (the name a person goes by, asked where the export holds their legal one)."""
     candidates = [p.employee_id for p in people] + [p.email for p in people]
-    return difflib.get_close_matches(query.strip(), candidates, n=limit, cutoff=0.6)
+    close = difflib.get_close_matches(query.strip(), candidates, n=limit, cutoff=0.6)
+    names = {_folded_name(p.name): p.name for p in people if p.name}
+    named = difflib.get_close_matches(_folded_name(query), list(names), n=limit, cutoff=0.6)
+    return [*close, *(names[n] for n in named if names[n] not in close)][:limit]
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,13 @@ def test_suggestions_are_close_ids_and_emails() -> None:
     assert suggestions(PEOPLE, "zzzzzz") == []
 
 
+def test_suggestions_are_close_names_too() -> None:
+    # Asked by the name a person goes by, where the export holds their legal one.
+    people = [make_person("E5", "Elizabeth O'Neill", None, "X")]
+    assert suggestions(people, "Liz O'Neill") == ["Elizabeth O'Neill"]
+    assert "Chen Low" in suggestions(PEOPLE, "chen lo")
+
+
 @pytest.mark.parametrize(
     ("who", "chain"), [("E3", ["E2", "E1"]), ("E1", []), ("E4", [])]
 )  # fmt: skip
