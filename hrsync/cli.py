@@ -422,7 +422,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return usage_error
         raise
     try:
-        return _dispatch(args)
+        try:
+            return _dispatch(args)
+        finally:
+            # On a terminal: what the report did not show of the held warnings, once.
+            from hrsync.commands.one_account import settle
+
+            settle()
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

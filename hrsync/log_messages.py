@@ -182,6 +182,12 @@ def _lead_left(f: _Fields) -> str:
     )
 
 
+def _export_warning(f: _Fields) -> str:
+    # The detail names its kind already ("warning: people.csv line 4: …").
+    detail = short(f.get("detail"), MAX_MESSAGE)
+    return f"export {detail}" if detail.startswith("warning: ") else f"export warning: {detail}"
+
+
 def _deferred(f: _Fields) -> str:
     return f"sync deferred: {short(f.get('detail') or f.get('kind'), MAX_MESSAGE)}"
 
@@ -288,7 +294,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "export.read": "export read: {people} people ({excluded} excluded)",
     "export.unavailable": "the export could not be read: {detail:full}",
     "export.problem": "export problem: {detail:full}",
-    "export.warning": "export warning: {detail:full}",
+    "export.warning": _export_warning,
     "mapping.note": "{detail:full}",
     "mapping.people_in_no_team": "{total} people from the export are in no team (see {see})",
     "mapping.person_in_no_team": "{person} ({name}) is in no team: {reason}",

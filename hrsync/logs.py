@@ -210,8 +210,14 @@ def _console_event(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDic
 Format = Literal["auto", "json", "console"]
 
 
-def configure(fmt: Format = "auto", level: str = "info", stream: TextIO | None = None) -> None:
-    """Configure structlog and the standard library to write to `stream`."""
+def configure(
+    fmt: Format = "auto",
+    level: str = "info",
+    stream: TextIO | None = None,
+    handler: logging.Handler | None = None,
+) -> None:
+    """Configure structlog and the standard library to write to `stream`, or through
+    `handler`, which gets each record with its event already scrubbed and worded."""
     out = stream if stream is not None else sys.stdout
     use_console = fmt == "console" or (fmt == "auto" and out.isatty())
     stamps: list[Processor] = [
@@ -273,7 +279,8 @@ def configure(fmt: Format = "auto", level: str = "info", stream: TextIO | None =
             renderer,
         ],
     )
-    handler = logging.StreamHandler(out)
+    if handler is None:
+        handler = logging.StreamHandler(out)
     handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):

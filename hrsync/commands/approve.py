@@ -59,7 +59,7 @@ def approve(args: argparse.Namespace) -> int:
                 f"hrsync: no refused plan {plan_id} in the state store "
                 f"({settings.state.database_url.split('://', 1)[0]}): check the id the refusal "
                 "printed, and that this command uses the daemon's state store "
-                f"(`{hrsync_command(settings.config_path, 'status')}` shows the refused plan)",
+                f"(`{hrsync_command(settings.command_config, 'status')}` shows the refused plan)",
                 file=sys.stderr,
             )
             return EXIT_USAGE
@@ -118,7 +118,8 @@ def approve(args: argparse.Namespace) -> int:
         f"Nothing was sent to DX. {when_applied} The daemon applies it only while the plan "
         "it computes is this one; if HR changed meanwhile, it refuses again with a new plan "
         "id and says how it differs.\n"
-        f"To apply it now from this shell instead: {hrsync_command(settings.config_path, 'sync')}"
+        "To apply it now from this shell instead: "
+        f"{hrsync_command(settings.command_config, 'sync')}"
     )
     return EXIT_OK
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from hrsync.commands import one_account
 from hrsync.terminal import escape_controls
 
 
@@ -20,12 +21,14 @@ def write_output(text: str, out: Path | None) -> None:
     if out is None:
         show(text)
         return
+    one_account.note(text)
     out.write_text(escape_controls(text) + "\n", encoding="utf-8")
     show(f"hrsync: written to {out}", sys.stderr)
 
 
 def show(text: str, file: TextIO | None = None, end: str = "\n") -> None:
     """print(), for a person: `text` on stdout (or `file`), as text only."""
+    one_account.note(text)
     print(escape_controls(text), file=sys.stdout if file is None else file, end=end)
 
 

@@ -11,9 +11,17 @@ from contextlib import contextmanager
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync import logcap, logs
+from hrsync.commands import one_account
 from hrsync.commands.output import show
 from hrsync.config.file_modes import not_private
-from hrsync.config.loading import ConfigError, ConfigFile, Settings, config_file, load_settings
+from hrsync.config.loading import (
+    FOUND_HERE,
+    ConfigError,
+    ConfigFile,
+    Settings,
+    config_file,
+    load_settings,
+)
 from hrsync.store.presence import missing_store
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
@@ -21,7 +29,7 @@ from hrsync.store.url import open_failure
 # Commands that print a report keep stdout for it; their log goes to stderr.
 _REPORTING = frozenset({"plan", "history", "check", "status", "explain", "approvals"})
 # Commands a person runs and reads: on a terminal, the report and the warnings.
-_INTERACTIVE = _REPORTING | {"sync"}
+_INTERACTIVE = _REPORTING | {"sync", "approve"}
 
 
 def load_for(
@@ -32,10 +40,9 @@ def load_for(
     require_dx: bool = True,
 ) -> Settings:
     """Load and validate settings, then configure logging from them and the flags."""
-    found = config_file(args.config, os.environ)
-    tell_found(found)
+    tell_found(config_file(args.config, os.environ))
     settings = load_settings(
-        found.path,
+        args.config,
         require_token=require_token,
         require_source=require_source,
         require_dx=require_dx,
@@ -51,7 +58,7 @@ def load_for(
 def tell_found(found: ConfigFile) -> None:
     """A config nobody named (./hrsync.toml): say which file, on stderr so that stdout
     stays the report's."""
-    if found.how == "the current folder":
+    if found.how == FOUND_HERE:
         show(f"hrsync: config {found.path} (found in the current folder)", file=sys.stderr)
 
 
@@ -96,12 +103,19 @@ def configure_logging(args: argparse.Namespace, settings: Settings | None = None
     stream = sys.stderr if reports_on_stdout(args) else sys.stdout
     verbose = getattr(args, "verbose", 0)
     if verbose:
-        level = "debug" if verbose > 1 else "info"
-    elif args.log_level is None and args.command in _INTERACTIVE and stream.isatty():
-        # A person reading a report wants it and the warnings, not the run's every step
-        # (-v, or --log-level, asks for them).
-        level = _quieter(level, "warning")
-    logs.configure(fmt, level, stream)
+        logs.configure(fmt, "debug" if verbose > 1 else "info", stream)
+    elif (
+        args.log_level is None
+        and args.log_format is None
+        and args.command in _INTERACTIVE
+        and stream.isatty()
+    ):
+        # A person reading a report wants it, and once, short, the warnings it does not
+        # show: not the run's every step (-v, --log-level or --log-format ask for them).
+        handler = one_account.start(stream)
+        logs.configure(fmt, _quieter(level, "warning"), stream, handler=handler)
+    else:
+        logs.configure(fmt, level, stream)
     if settings is not None:
         logcap.set_cap(settings.log.events_per_kind)
 

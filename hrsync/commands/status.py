@@ -51,7 +51,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
     last = next((r for r in store.runs.recent(50, operational_only=True) if r.outcome), None)
     success = store.runs.newest(SUCCESS)
     pending = store.deferrals.pending()
-    config = settings.config_path
+    config = settings.command_config
     attention: list[dict[str, str | None]] = []
     if beat is not None and beat.quarantined_since is not None:
         attention.append(
@@ -196,7 +196,7 @@ def _snapshot_outlook(settings: Settings, store: Store, now: datetime) -> dict[s
     seen = store.snapshot_outlook.next_snapshot()
     if seen is None or seen.snapshot is None:
         return {"waiting": waiting, "next_snapshot": None}
-    ready = readiness(last, settings.config_path)
+    ready = readiness(last, settings.command_config)
     # The teams as the last run planned them: those DX leaves out of the snapshot's results.
     floor = store.snapshot_outlook.teams_under_floor()
     return {

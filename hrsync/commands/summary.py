@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hrsync.core.attributes import AttributeOutcome
+from hrsync.core.command_lines import hrsync_command
 from hrsync.core.gate.plan import COUNT_KEYS
 from hrsync.outcome import Outcome
 
@@ -29,7 +30,10 @@ def human_summary(
 ) -> str:
     """One paragraph (a few sentences, no list) for the person who ran `hrsync sync`;
     `request`: what they asked for, so the command offered next is the one that works."""
-    config = f" --config {config_path}" if config_path else ""
+
+    def command(*words: str) -> str:
+        return hrsync_command(config_path, *words)
+
     approvals = _approval_flags(request)
     counts = result.counts
     changed = [
@@ -48,7 +52,7 @@ def human_summary(
             nxt = (
                 "Nothing to do; the daemon keeps it in step."
                 if daemon_seen
-                else f"Nothing to do now; `hrsync{config} run` (the daemon) keeps it in step."
+                else f"Nothing to do now; `{command('run')}` (the daemon) keeps it in step."
             )
         case Outcome.IN_SYNC:
             head = f"In sync: DX already matches the export ({teams}); nothing was sent."
@@ -58,38 +62,36 @@ def human_summary(
                 f"Previewed in DX, nothing applied: {what} ({teams}). "
                 f"The preview: {result.preview_url}"
             )
-            nxt = f"Run `hrsync{config} sync{approvals}` to apply it."
+            nxt = f"Run `{command('sync', *approvals)}` to apply it."
         case Outcome.PLANNED:
             head = f"Planned, nothing sent: {what} ({teams})."
-            nxt = f"Run `hrsync{config} sync{approvals}` to apply it."
+            nxt = f"Run `{command('sync', *approvals)}` to apply it."
         case Outcome.DEFERRED:
             when = result.resume_at.isoformat(timespec="minutes") if result.resume_at else "later"
             head = f"Deferred, nothing sent: {what} ({teams}).{reason}"
             nxt = (
-                f"The daemon tries again at {when} (or run `hrsync{config} sync` after it); "
+                f"The daemon tries again at {when} (or run `{command('sync')}` after it); "
                 "nothing to do unless it keeps deferring."
             )
         case Outcome.REFUSED:
             head = f"Refused, nothing sent: {what} ({teams}).{reason}"
             nxt = (
-                f"Check the plan (`hrsync{config} plan`), then approve it once with `{action}`."
+                f"Check the plan (`{command('plan')}`), then approve it once with `{action}`."
                 if action
-                else f"Fix the export or the settings, then run `hrsync{config} sync` again."
+                else f"Fix the export or the settings, then run `{command('sync')}` again."
             )
         case Outcome.UNVERIFIED:
             head = (
                 f"Sent but not verified: {what} ({teams}); DX accepted the import but did not "
                 f"show every change in time.{reason}"
             )
-            nxt = f"Run `hrsync{config} sync` again later; it checks DX before sending anything."
+            nxt = f"Run `{command('sync')}` again later; it checks DX before sending anything."
         case Outcome.REJECTED:
             head = f"Rejected by DX: {what} ({teams}).{reason}"
             nxt = "Fix what DX named above (the token, its scopes or the rows), then sync again."
         case _:
             head = f"Failed: {what} ({teams}).{reason}"
-            nxt = (
-                f"See the log above; `hrsync{config} check` tests the settings, the export and DX."
-            )
+            nxt = f"See the log above; `{command('check')}` tests the settings, the export and DX."
     attributes = result.attributes
     extra = (
         f" User attributes: {attributes.outcome.value} ({attributes.updated} updated, "
@@ -113,7 +115,7 @@ def human_summary(
         extra += (
             f" {count} {'person is' if count == 1 else 'people are'} held for a problem of "
             f"their own row (first: {first.shown}, {first.location}); DX keeps what it last "
-            f"had for them until HR fixes the row (`hrsync{config} plan` lists them)."
+            f"had for them until HR fixes the row (`{command('plan')}` lists them)."
         )
     if result.not_in_dx:
         extra += (
@@ -127,18 +129,18 @@ def human_summary(
     return f"{head}{extra} {nxt} (run {result.run_id}, exit {result.exit_code})"
 
 
-def _approval_flags(request: SyncRequest | None) -> str:
+def _approval_flags(request: SyncRequest | None) -> list[str]:
     """The guards a dry run or preview was let past: the sync that applies its plan needs
     the same, or it is refused."""
     if request is None:
-        return ""
-    flags = ""
+        return []
+    flags = []
     if request.allow_archive:
-        flags += f" --allow-archive {request.allow_archive}"
+        flags += ["--allow-archive", str(request.allow_archive)]
     if request.allow_shrink:
-        flags += " --allow-shrink"
+        flags.append("--allow-shrink")
     if request.allow_held is not None:
-        flags += f" --allow-held {request.allow_held}"
+        flags += ["--allow-held", str(request.allow_held)]
     if request.allow_attribute_changes:
-        flags += " --allow-attribute-changes"
+        flags.append("--allow-attribute-changes")
     return flags

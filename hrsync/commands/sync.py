@@ -43,7 +43,7 @@ def sync(args: argparse.Namespace) -> int:
     if args.format == "json":
         from hrsync.commands.documents import dumps, plan_document
 
-        write_output(dumps(plan_document(result, settings.config_path)), args.out)
+        write_output(dumps(plan_document(result, settings.command_config)), args.out)
         return result.exit_code
     refused = Outcome.REFUSED.value
     attributes = result.attributes.outcome.value if result.attributes is not None else None
@@ -55,7 +55,7 @@ def sync(args: argparse.Namespace) -> int:
     if args.summary != "never":
         from hrsync.commands.summary import human_summary
 
-        show("\n" + human_summary(result, settings.config_path, request, _daemon_seen(settings)))
+        show("\n" + human_summary(result, settings.command_config, request, _daemon_seen(settings)))
     return result.exit_code
 
 
@@ -100,7 +100,7 @@ def _plan(args: argparse.Namespace) -> int:
     if args.format == "json":
         from hrsync.commands.documents import dumps, plan_document
 
-        write_output(dumps(plan_document(result, settings.config_path, floor)), args.out)
+        write_output(dumps(plan_document(result, settings.command_config, floor)), args.out)
     elif args.format == "tree":
         from hrsync.commands.documents import render_tree
 

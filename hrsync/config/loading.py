@@ -102,6 +102,9 @@ class ConfigError(Exception):
 # ---------------------------------------------------------------- loading
 
 
+FOUND_HERE = "the current folder"
+
+
 @dataclass(frozen=True)
 class ConfigFile:
     """Which config file a command reads, and how it was chosen (for the line naming it)."""
@@ -121,7 +124,7 @@ def config_file(given: Path | None, env: Mapping[str, str], cwd: Path | None = N
     here = (cwd or Path.cwd()) / DEFAULT_CONFIG
     if here.is_file():
         # Relative when found here, so messages and suggested commands read as typed.
-        return ConfigFile(Path(DEFAULT_CONFIG) if cwd is None else here, "the current folder")
+        return ConfigFile(Path(DEFAULT_CONFIG) if cwd is None else here, FOUND_HERE)
     return ConfigFile(None, "")
 
 
@@ -135,7 +138,8 @@ def load_settings(
 ) -> Settings:
     """Read the TOML file, apply environment overrides, validate everything."""
     env = os.environ if environ is None else environ
-    path = config_file(path, env).path
+    found = config_file(path, env)
+    path = found.path
     raw: dict[str, Any] = {}
     problems: list[str] = []
     if path is not None:
@@ -164,6 +168,7 @@ def load_settings(
         settings,
         token=token,
         config_path=path,
+        command_config=None if found.how == FOUND_HERE else path,
         state=dataclasses.replace(
             settings.state, database_url=anchor_sqlite(settings.state.database_url, base)
         ),
@@ -222,7 +227,7 @@ def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str
 
 
 def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> None:
-    sections = {f.name for f in dataclasses.fields(Settings)} - {"token", "config_path"}
+    sections = {f.name for f in dataclasses.fields(Settings)} - set(_NOT_WRITTEN)
     for name, value in sorted(env.items()):
         if not name.startswith(ENV_PREFIX):
             continue
@@ -316,7 +321,7 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
 
 
 # Fields set by the loader or the environment, never written as keys.
-_NOT_WRITTEN = ("token", "config_path", "first_of")
+_NOT_WRITTEN = ("token", "config_path", "command_config", "first_of")
 
 
 def _precedence_lists(

@@ -378,3 +378,6 @@ class Settings:
     notify: NotifySettings = field(default_factory=NotifySettings)
     token: Secret | None = None
     config_path: Path | None = None
+    # The --config a printed command repeats: none for ./hrsync.toml, which the command,
+    # typed where the person is, finds again.
+    command_config: Path | None = None

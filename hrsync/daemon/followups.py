@@ -63,7 +63,8 @@ class Followups:
             if result.action:
                 approve = f"with `{result.action}`"
             else:
-                command = hrsync_command(self.settings.config_path, "sync", "--allow-archive", "N")
+                config = self.settings.command_config
+                command = hrsync_command(config, "sync", "--allow-archive", "N")
                 approve = f"with the command the refusal printed (`{command}` or `--allow-shrink`)"
             log.warning(
                 "sync.refused_pending",

@@ -146,7 +146,7 @@ class Monitor:
         # One at a time: a heartbeat's older reading must not land after a run's newer one.
         with self._refresh_lock:
             try:
-                state = read_state(self.store, self.settings.config_path)
+                state = read_state(self.store, self.settings.command_config)
             except SQLAlchemyError as exc:
                 if not self._store_unreadable:
                     log.warning(
@@ -217,7 +217,7 @@ class Monitor:
             action=result.action,
             plan_id=result.plan_id,
             approve_plan=(
-                approve_command(result.plan_id, self.settings.config_path)
+                approve_command(result.plan_id, self.settings.command_config)
                 if result.plan_id and result.outcome.value == "refused" and result.action
                 else None
             ),

@@ -181,7 +181,7 @@ def refused(
         summary,
         newest,
         _summary_of(stored),
-        approve_command(plan_id, run.settings.config_path),
+        approve_command(plan_id, run.settings.command_config),
     )
     log.warning(
         "sync.approval_not_matching",

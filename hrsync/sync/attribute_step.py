@@ -155,7 +155,7 @@ def sync_attributes(
     if tripped and allow_changes:
         log.warning("attributes.guard_overridden", reasons=tripped, flag=OVERRIDE_FLAG)
     elif tripped:
-        command = hrsync_command(run.settings.config_path, "sync", OVERRIDE_FLAG)
+        command = hrsync_command(run.settings.command_config, "sync", OVERRIDE_FLAG)
         reason = (
             "attributes refused, nothing sent: "
             + "; ".join(tripped)

@@ -4,7 +4,8 @@ DxAuthError, DxRejected on a read   -> rejected (a token or scope to fix)
 DxError on a read                   -> failed (DX unreachable after retries, a bug)
 DxDeferred on a write               -> deferred (snapshot live, import running)
 DxRejected on a write               -> rejected, with the rows DX named (read whatever
-                                       the shape of its details: core/refusal_details.py)
+                                       the shape of its details:
+                                       core/confirmation/refusal_details.py)
 DxError on a write                  -> failed
 DxOutcomeUnknown on process         -> not an outcome: the run verifies (confirm.py)
 """

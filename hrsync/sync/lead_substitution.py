@@ -1,9 +1,9 @@
 """A lead DX does not know yet: plan again in the same run with the nearest lead above
-standing in (`mapping.lead_not_in_dx = "next_manager"`; the rule is core/substitutes.py).
+standing in (`mapping.lead_not_in_dx = "next_manager"`; the rule is core/teams/substitutes.py).
 
 DX refuses a whole import when a row's `team_lead_email` is not a DX user. How it says
 which row is not public, so its answer is read whatever its shape
-(core/refusal_details.py). When it names leads, they are stood in for; when it names a
+(core/confirmation/refusal_details.py). When it names leads, they are stood in for; when it names a
 row for another field, the refusal stands; when it names nothing that can be read (a
 message only), the new leads, those DX has never shown as users (never accepted as a
 lead, not known to be counted: the store's dx_people), are stood in for. The run plans

@@ -139,7 +139,7 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         )
     if isinstance(decision, Refuse):
         refusal = decision.refusal
-        config_path = run.settings.config_path
+        config_path = run.settings.command_config
         planned = dataclasses.replace(planned, plan_id=refusal.plan_id)
         text = render_refusal(refusal, config_path)
         difference, preview_url = approval_step.refused(run, planned, decision, approved)

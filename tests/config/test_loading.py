@@ -257,7 +257,7 @@ def test_example_config_documents_every_key_and_loads() -> None:
         out = []
         for f in dataclasses.fields(cls):
             # Set by the loader, never written: the token, the path, [source.fields] lists.
-            if f.name in ("token", "config_path", "first_of"):
+            if f.name in ("token", "config_path", "command_config", "first_of"):
                 continue
             if dataclasses.is_dataclass(f.type) or f.name in ("fields",):
                 continue
@@ -265,7 +265,7 @@ def test_example_config_documents_every_key_and_loads() -> None:
         return out
 
     for section in dataclasses.fields(Settings):
-        if section.name in ("token", "config_path"):
+        if section.name in ("token", "config_path", "command_config"):
             continue
         cls = type(getattr(s, section.name))
         for key in keys(cls, section.name):
@@ -578,3 +578,26 @@ def test_a_config_in_the_current_folder_is_loaded(
     settings = load_settings(None, {}, require_token=False, require_source=False)
     assert settings.dx.base_url == "https://api.example.test"
     assert settings.config_path == Path("hrsync.toml")
+
+
+@pytest.mark.parametrize(
+    ("given", "env", "repeated"),
+    [
+        (None, {}, None),  # ./hrsync.toml: the command typed here finds it again
+        ("hrsync.toml", {}, "hrsync.toml"),  # --config as given
+        (None, {"HRSYNC_CONFIG": "hrsync.toml"}, "hrsync.toml"),
+    ],
+)
+def test_a_printed_command_repeats_the_config_only_when_the_person_named_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    given: str | None,
+    env: dict[str, str],
+    repeated: str | None,
+) -> None:
+    (tmp_path / "hrsync.toml").write_text('[dx]\nbase_url = "https://api.example.test"\n')
+    monkeypatch.chdir(tmp_path)
+    path = None if given is None else Path(given)
+    settings = load_settings(path, env, require_token=False, require_source=False)
+    assert settings.config_path == Path("hrsync.toml")
+    assert settings.command_config == (None if repeated is None else Path(repeated))

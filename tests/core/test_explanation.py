@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from hrsync.core.people.pipeline import HeldPerson
 from hrsync.core.report.explanation import (
     DxUser,
     derive_fields,
     dx_user_line,
     explain,
+    find_held,
     find_person,
     manager_chain,
     people_named,
@@ -72,6 +74,13 @@ def test_suggestions_are_close_ids_and_emails() -> None:
     assert suggestions(PEOPLE, "zzzzzz") == []
 
 
+def test_suggestions_are_close_names_too() -> None:
+    # Asked by the name a person goes by, where the export holds their legal one.
+    people = [make_person("E5", "Elizabeth O'Neill", None, "X")]
+    assert suggestions(people, "Liz O'Neill") == ["Elizabeth O'Neill"]
+    assert "Chen Low" in suggestions(PEOPLE, "chen lo")
+
+
 @pytest.mark.parametrize(
     ("who", "chain"), [("E3", ["E2", "E1"]), ("E1", []), ("E4", [])]
 )  # fmt: skip
@@ -122,3 +131,36 @@ def test_whether_dx_counts_the_person() -> None:
     )
     assert dx_user_line(None) is None
     assert "not known yet" in (dx_user_line(DxUser(None, None)) or "")
+
+
+def _held(employee_id: str, email: str, name: str) -> HeldPerson:
+    return HeldPerson(
+        row=3,
+        location="people.csv line 4",
+        employee_id=employee_id,
+        email=email,
+        name=name,
+        department=None,
+        manager_id=None,
+        manager_usable=True,
+        node=True,
+        problems=(),
+        values={},
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("E010", "E010"),
+        ("PRIYA@example.com", "E010"),
+        ("Priya Raman", "E010"),  # by name, as a person is
+        ("priya  raman", "E010"),
+        ("E011", None),
+        ("Priya", None),
+    ],
+)
+def test_a_held_person_is_found_by_id_e_mail_or_name(query: str, found: str | None) -> None:
+    held = [_held("E010", "priya@example.com", "Priya Raman"), _held("", "x@example.com", "")]
+    person = find_held(held, query)
+    assert (person.employee_id if person is not None else None) == found

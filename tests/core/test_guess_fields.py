@@ -181,6 +181,7 @@ def test_what_cannot_be_decided_is_a_todo() -> None:
         ("status", ("ACTIVE", "DEPROVISIONED", "LOCKED_OUT", "STAGED"), ("ACTIVE", "LOCKED_OUT")),
         ("lifecycleStatus", ("employed", "terminated"), ("employed",)),
         ("status", ("ACTIVE", "TERMINATED", "HIRED"), ("ACTIVE",)),
+        ("Active_Status", ("1", "0", "1"), ("1",)),  # Workday RaaS: a boolean as 1 or 0
     ],
 )
 def test_the_status_filter_keeps_the_employed(
@@ -189,6 +190,18 @@ def test_the_status_filter_keeps_the_employed(
     proposal = propose([Column(column, values)])
     assert proposal.field("status") == column
     assert proposal.kept_statuses == kept
+
+
+def test_the_status_column_that_tells_someone_gone_wins() -> None:
+    """BambooHR: Employment Status sorts the employed (Full-Time), Status tells who left."""
+    columns = [
+        Column("Employment Status", ("Full-Time", "Full-Time", "Part-Time", "Full-Time")),
+        Column("Status", ("Active", "Active", "Active", "Inactive")),
+    ]
+    for order in (columns, columns[::-1]):
+        proposal = propose(order)
+        assert proposal.field("status") == "Status"
+        assert proposal.kept_statuses == ("Active",)
 
 
 def test_an_unknown_status_is_left_out_and_said() -> None:
@@ -349,7 +362,8 @@ def _adp(preferred: Sequence[str], *, manager: str = "name") -> list[Column]:
 
 
 def test_legal_names_with_a_mostly_empty_preferred_name_make_a_fallback_template() -> None:
-    proposal = propose(_adp(["", "Benny", "", "", "", ""]))
+    # Farah leads nobody: no manager is given by her name (else see the legal-name test).
+    proposal = propose(_adp(["", "", "", "", "", "Fara"]))
     assert proposal.field("name") == "{Preferred First Name || Legal First Name} {Legal Last Name}"
     (guess,) = [g for g in proposal.fields if g.key == "source.fields.name"]
     assert "Preferred First Name" in guess.evidence and "1 of 6" in guess.evidence
@@ -400,3 +414,41 @@ def test_why_no_department_is_proposed_is_said() -> None:
     assert any("Dept" in n and "1 value" in n for n in proposal.notes), proposal.notes
     none = propose(table(("Employee ID", "Full Name", "Work Email", "Manager ID")))
     assert any("no column is named like a department" in n for n in none.notes), none.notes
+
+
+def test_managers_given_by_legal_name_make_the_legal_name_read() -> None:
+    """ADP's Reports To Name is the manager's legal name: with Ben going by "Benny", the
+    preferred name would leave his reports matching nobody."""
+    proposal = propose(_adp(["", "Benny", "", "", "", ""]))
+    assert proposal.field("manager_name") == "Reports To Name"
+    assert proposal.field("name") == "{Legal First Name} {Legal Last Name}"
+    (guess,) = [g for g in proposal.fields if g.key == "source.fields.name"]
+    assert "legal names" in guess.evidence
+    # A preferred name no manager is given by stays the name read.
+    kept = propose(_adp(["", "", "", "", "", "Fara"]))
+    assert kept.field("name") == "{Preferred First Name || Legal First Name} {Legal Last Name}"
+    assert kept.field("manager_name") == "Reports To Name"
+
+
+def test_several_columns_of_ids_are_named_in_the_todo_not_denied() -> None:
+    no_ids = ("Associate ID", "Reports To Associate ID")
+    columns = [c for c in _adp([""] * 6, manager="id") if c.name not in no_ids]
+    columns.append(Column("Position ID", tuple(f"P{i}" for i in range(6))))
+    columns.append(Column("Worker Key", tuple(p[0] for p in PEOPLE)))
+    proposal = propose(columns)
+    (todo,) = [t for t in proposal.todos if t.key == "source.fields.employee_id"]
+    assert "Position ID" in todo.why and "Worker Key" in todo.why
+    assert "no column holds" not in todo.why
+
+
+def test_adp_s_associate_id_is_the_employee_id_beside_a_position_id() -> None:
+    columns = [*_adp([""] * 6), Column("Position ID", tuple(f"P{i}" for i in range(6)))]
+    assert propose(columns).field("employee_id") == "Associate ID"
+
+
+def test_a_one_word_preferred_name_is_a_preferred_first_name() -> None:
+    """BambooHR's Preferred Name holds "Bob", not "Bob Okonkwo"."""
+    people = [(p[0], *p[1].split(" "), p[2], "Benny" if p[0] == "E2" else "") for p in PEOPLE]
+    names = ("Employee #", "First Name", "Last Name", "Work Email", "Preferred Name")
+    proposal = propose(table(names, people))
+    assert proposal.field("name") == "{Preferred Name || First Name} {Last Name}"

@@ -80,7 +80,8 @@ def _folded_name(name: str) -> str:
 
 
 def find_held(held: Sequence[HeldPerson], query: str) -> HeldPerson | None:
-    """The held person with this employee id (exact) or e-mail (any case)."""
+    """The held person with this employee id (exact) or e-mail (any case), else the one
+    named so (as `people_named` matches): a person asks by the name they know."""
     wanted = query.strip()
     folded = wanted.casefold()
     for person in held:
@@ -88,7 +89,10 @@ def find_held(held: Sequence[HeldPerson], query: str) -> HeldPerson | None:
             person.email and person.email.casefold() == folded
         ):
             return person
-    return None
+    named = [p for p in held if p.name and p.name == wanted] or [
+        p for p in held if p.name and _folded_name(p.name) == _folded_name(wanted)
+    ]
+    return named[0] if wanted and len(named) == 1 else None
 
 
 def explain_held(hold: Hold, since: datetime | None) -> str:
@@ -110,9 +114,13 @@ def explain_held(hold: Hold, since: datetime | None) -> str:
 
 
 def suggestions(people: Sequence[Person], query: str, limit: int = 5) -> list[str]:
-    """Employee ids and e-mails close to `query`, closest first."""
+    """Employee ids and e-mails close to `query`, closest first; then names close to it
+    (the name a person goes by, asked where the export holds their legal one)."""
     candidates = [p.employee_id for p in people] + [p.email for p in people]
-    return difflib.get_close_matches(query.strip(), candidates, n=limit, cutoff=0.6)
+    close = difflib.get_close_matches(query.strip(), candidates, n=limit, cutoff=0.6)
+    names = {_folded_name(p.name): p.name for p in people if p.name}
+    named = difflib.get_close_matches(_folded_name(query), list(names), n=limit, cutoff=0.6)
+    return [*close, *(names[n] for n in named if names[n] not in close)][:limit]
 
 
 @dataclass(frozen=True, slots=True)

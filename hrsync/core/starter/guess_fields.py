@@ -102,7 +102,7 @@ _EMAIL_KEYS = frozenset({"email", "emails", "workemail", "mail", "emailwork", "p
 _EMAIL_KEYS |= frozenset({"emailaddress", "workemailaddress", "businessemail", "companyemail"})
 _ID_KEYS = frozenset({"employeeid", "employeenumber", "employeeno", "employee", "workerid"})
 _ID_KEYS |= frozenset({"empid", "eid", "personid", "personnumber", "id", "staffid", "userid"})
-_ID_KEYS |= frozenset({"employeecode", "externalid"})
+_ID_KEYS |= frozenset({"employeecode", "externalid", "associateid", "filenumber"})
 _NAME_KEYS = frozenset({"name", "fullname", "displayname", "worker", "employeename"})
 _NAME_KEYS |= frozenset({"preferredname", "legalname", "workername", "formatted"})
 _FIRST_KEYS = frozenset({"firstname", "givenname", "first", "forename", "preferredfirstname"})
@@ -281,6 +281,28 @@ def propose(columns: Sequence[Column], *, sampled_from: int = 0) -> Proposal:
         name_stats = _measure(_rendered(name_guess[1], stats, records))
 
     manager = _manager(stats, ids, emails, name_stats, taken, share)
+    if name_guess is not None and (legal := _legal_name(name_guess[1])) is not None:
+        # HR systems give a manager by their legal name (ADP's "Reports To Name"): one
+        # who goes by a preferred name would match nobody. When the legal name matches
+        # more of them, it is the name read.
+        legal_stats = _measure(_rendered(legal, stats, records))
+        by_legal = _manager(stats, ids, emails, legal_stats, taken, share)
+        if (
+            by_legal is not None
+            and by_legal[0] == "manager_name"
+            and (manager is None or manager[0] == "manager_name")
+            and _names_found(by_legal[1], stats, legal_stats)
+            > (_names_found(manager[1], stats, name_stats) if manager else 0)
+        ):
+            manager = by_legal
+            # The evidence's first two parts: no full-name column, the legal pair.
+            pair = "; ".join(name_guess[2].split("; ")[:2])
+            name_guess = (
+                name_guess[0],
+                legal,
+                f"{pair}; the preferred first name is not read: {by_legal[1]} gives "
+                "managers by their legal names, which a preferred name would not match",
+            )
     employee_id: tuple[str, str] | None = None
     if manager is not None:
         field_name, column, target, evidence = manager
@@ -295,11 +317,17 @@ def propose(columns: Sequence[Column], *, sampled_from: int = 0) -> Proposal:
             )
     if employee_id is None:
         employee_id = _best_id(ids, taken)
+    several = [s.name for s in ids if s.name not in taken]
     settle(
         "employee_id",
         None if employee_id is None else (employee_id[0], *employee_id),
-        "name the column holding each person's unique, lasting id (an employee "
-        "number); no column holds a different id on every row",
+        "name the column holding each person's unique, lasting id (an employee number); "
+        + (
+            f"{capped(several)} each hold a different id on every row: name the one "
+            "that stays with the person (not a position's or a login's)"
+            if several
+            else "no column holds a different id on every row"
+        ),
     )
     settle(
         "name",
@@ -311,10 +339,11 @@ def propose(columns: Sequence[Column], *, sampled_from: int = 0) -> Proposal:
         todos.append(
             Todo(
                 "source.fields.manager_id",
-                "name the column holding each person's manager: their employee id "
-                "(manager_id), e-mail (manager_email) or display name (manager_name); no "
-                "column's values are mostly other rows' ids, e-mails or names. For teams from "
-                'departments instead, set manager_id = "" and mapping.strategy = "department"',
+                "name the column holding each person's manager's employee id here; or, "
+                "for a column of their e-mails or display names, name it in manager_email or "
+                'manager_name below and set this one to "". No column\'s values are mostly '
+                "other rows' ids, e-mails or names. For teams from departments instead, set "
+                'manager_id = "" and mapping.strategy = "department"',
             )
         )
     department = _department(stats, taken)
@@ -487,7 +516,7 @@ def _name(
             best.name,
             f"{best.name}: {_of(best.names, len(best.filled))} values read as names",
         )
-    given = _name_parts(stats, _FIRST_KEYS, _FIRST_ENDINGS)
+    given = _name_parts(stats, _FIRST_KEYS, _FIRST_ENDINGS) + _preferred_first(stats)
     family = _name_parts(stats, _LAST_KEYS, _LAST_ENDINGS)
     plain = [s for s in given if not _preferred(s.name)]
     preferred = [s for s in given if _preferred(s.name)]
@@ -532,6 +561,18 @@ def _name_parts(
         for s in stats
         if not _mentions_manager(s.name)
         and (_named(s.name, keys) or _last(s.name).endswith(endings))
+    ]
+
+
+def _preferred_first(stats: Sequence[_Stats]) -> list[_Stats]:
+    """A preferred name of one word on every filled row (BambooHR's `Preferred Name`,
+    "Bob"): a preferred first name, though not named so."""
+    return [
+        s
+        for s in stats
+        if _last(s.name) in ("preferredname", "nickname")
+        and not _mentions_manager(s.name)
+        and all(" " not in v for v in s.filled)
     ]
 
 
@@ -634,6 +675,23 @@ def _manager(
                         )
                     best = (score, (field_name, s.name, target.name, evidence))
     return best[1] if best is not None else None
+
+
+_PREFERRED_FIRST = re.compile(r"\{[^{}|]+ \|\| ([^{}|]+)\}")
+
+
+def _legal_name(template: str) -> str | None:
+    """`{Preferred First Name || Legal First Name} {Legal Last Name}` without its preferred
+    part, or None for a template without one."""
+    legal = _PREFERRED_FIRST.sub(r"{\1}", template)
+    return legal if legal != template else None
+
+
+def _names_found(column: str, stats: Sequence[_Stats], names: _Stats | None) -> int:
+    """How many of `column`'s values are names `names` holds."""
+    values = next((s.items for s in stats if s.name == column), ())
+    known = {name_key(v) for v in names.filled} if names is not None else set()
+    return sum(1 for v in values if name_key(v) in known)
 
 
 def _same(value: str) -> str:
@@ -766,7 +824,10 @@ def _status(stats: Sequence[_Stats], taken: set[str]) -> _StatusGuess | None:
         named = _named(s.name, _STATUS_KEYS)
         if not named and known < 0.8 * len(s.filled):
             continue
-        score = (named, _last(s.name) in ("lifecyclestatus", "employmentstatus"), known)
+        # A column that tells someone gone (BambooHR's Status: Active, Inactive) before
+        # one that only sorts the employed (its Employment Status: Full-Time, Part-Time).
+        drops = any(v in _DROPPED for v in spelled)
+        score = (named, drops, _last(s.name) in ("lifecyclestatus", "employmentstatus"), known)
         if best is None or score > best[0]:
             best = (score, s)
     if best is None:
@@ -778,7 +839,8 @@ def _status(stats: Sequence[_Stats], taken: set[str]) -> _StatusGuess | None:
     unknown: list[str] = []
     negative = _last(s.name) in _NEGATIVE
     for value, _ in counts.most_common():
-        folded = _fold_status(value)
+        # Workday's Active_Status is a boolean written 1 or 0.
+        folded = {"1": "true", "0": "false"}.get(_fold_status(value), _fold_status(value))
         if folded in ("true", "false"):
             employed = (folded == "true") != negative
             (kept if employed else dropped).append(value)

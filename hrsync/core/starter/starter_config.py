@@ -119,9 +119,12 @@ def render(proposal: Proposal, source: StarterSource) -> str:
         elif guess is not None:
             # A blank manager column is written so hrsync's default ("manager_id") is
             # not read from an export that has no such column.
-            out += _comment(
-                guess.evidence or f"{name}: blank, not read (the manager is given by one column)"
+            blank = (
+                f"{name}: blank, not read (see the TODO above)"
+                if "source.fields.manager_id" in todos
+                else f"{name}: blank, not read (the manager is given by one column)"
             )
+            out += _comment(guess.evidence or blank)
             out.append(f"{name} = {toml_string(guess.value)}")
     out += _filter(proposal, todos)
     out += ["", "[mapping]"]
