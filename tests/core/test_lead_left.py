@@ -23,6 +23,7 @@ from hrsync.core.people import (
 from hrsync.core.report.explanation import explain, find_person
 from hrsync.core.report.notify import LeftTeam, lead_left_message, lead_left_notices
 from hrsync.core.settings import FieldSettings, FilterSettings, MappingSettings
+from hrsync.core.teams.held import NOTHING_KNOWN, graph_people, place_held
 from hrsync.core.teams.mapping import DesiredTeam, TeamMap, build_teams
 from tests.strategies import make_person, org_forests
 
@@ -483,3 +484,23 @@ def test_a_manager_nobody_ever_knew_is_held_as_before() -> None:
     assert directory.left.people == {}
     top = read_knowing(rows, {}, top=True)
     assert [u.value for u in top.unknown_managers] == ["E2"]
+
+
+def test_a_held_person_elsewhere_keeps_the_managers_who_left() -> None:
+    # Holding one person rebuilds the team map around them; who left, and who stands in,
+    # stays what explain and the run's lines tell.
+    rows = [row("E1"), row("E2", "E1", "Terminated"), row("E3", "E2"), row("E4", "E2")]
+    rows.append(("E5", "Person E5", "e5@", "E1", "Eng", "Active"))  # held: no domain
+    source = [
+        SourceRow(f"people.csv line {i + 2}", dict(zip(COLUMNS, values, strict=True)))
+        for i, values in enumerate(rows)
+    ]
+    directory = read_people(
+        "people.csv", COLUMNS, source, FIELDS, FilterSettings(), hold_people=True
+    )
+    assert [h.key for h in directory.held] == ["E5"]
+    people = graph_people(directory.people, directory.held, NOTHING_KNOWN)
+    built = build_teams(people, MANAGER, FIELDS, left=directory.left)
+    placed = place_held(built, directory.held, NOTHING_KNOWN).team_map
+    assert [(g.employee_id, g.stand_in_id) for g in placed.leads_left] == [("E2", "E1")]
+    assert placed.leads_left == built.leads_left

@@ -12,7 +12,7 @@ by the nearest lead above, as for a lead DX does not know (hrsync.core.teams.sub
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from hrsync.core.export.rows import MAX_FIELD_CHARS
@@ -208,9 +208,10 @@ def place_held(team_map: TeamMap, held: Sequence[HeldPerson], known: KnownPlaces
     )
     held_ids = {p.employee_id for p in held if p.employee_id}
     return HeldTeams(
-        TeamMap(
+        # Everything else the map says (who left, who stands in) stays as built.
+        replace(
+            team_map,
             teams=finished,
-            notes=team_map.notes,
             problems=(*team_map.problems, *problems),
             unplaced=tuple(u for u in team_map.unplaced if u.email not in by_placeholder),
             leads_without_reports=tuple(
