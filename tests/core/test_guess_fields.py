@@ -182,6 +182,7 @@ def test_what_cannot_be_decided_is_a_todo() -> None:
         ("lifecycleStatus", ("employed", "terminated"), ("employed",)),
         ("status", ("ACTIVE", "TERMINATED", "HIRED"), ("ACTIVE",)),
         ("Active_Status", ("1", "0", "1"), ("1",)),  # Workday RaaS: a boolean as 1 or 0
+        ("status", ("t", "f", "t"), ("t",)),  # SuccessFactors' User: t active, f inactive
     ],
 )
 def test_the_status_filter_keeps_the_employed(

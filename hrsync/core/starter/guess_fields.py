@@ -793,6 +793,8 @@ _DROPPED = frozenset({"terminated", "inactive", "deprovisioned", "former", "leav
 _DROPPED |= frozenset({"offboarded", "staged", "hired", "init", "accepted", "prehire"})
 _DROPPED |= frozenset({"pending", "notstarted", "retired", "deceased", "deleted", "archived"})
 _DROPPED |= frozenset({"disabled", "separated", "withdrawn", "ended", "exited", "garden"})
+# A boolean as some HR systems write it (Workday's 1/0, SuccessFactors' t/f).
+_BOOLEANS = {"1": "true", "0": "false", "t": "true", "f": "false"}
 # Boolean status columns that are true for the people who are *not* employed.
 _NEGATIVE = frozenset({"suspended", "disabled", "archived", "inactive", "terminated", "deleted"})
 
@@ -839,8 +841,9 @@ def _status(stats: Sequence[_Stats], taken: set[str]) -> _StatusGuess | None:
     unknown: list[str] = []
     negative = _last(s.name) in _NEGATIVE
     for value, _ in counts.most_common():
-        # Workday's Active_Status is a boolean written 1 or 0.
-        folded = {"1": "true", "0": "false"}.get(_fold_status(value), _fold_status(value))
+        # Workday's Active_Status is a boolean written 1 or 0; SuccessFactors' User status
+        # one written t or f.
+        folded = _BOOLEANS.get(_fold_status(value), _fold_status(value))
         if folded in ("true", "false"):
             employed = (folded == "true") != negative
             (kept if employed else dropped).append(value)
