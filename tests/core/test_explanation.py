@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import pytest
 
+from hrsync.core.export.filters import build_row_filter
+from hrsync.core.export.rows import SourceRow
 from hrsync.core.people.pipeline import HeldPerson
 from hrsync.core.report.explanation import (
     DxUser,
     derive_fields,
     dx_user_line,
     explain,
+    find_excluded,
     find_held,
     find_person,
     manager_chain,
     people_named,
     suggestions,
 )
-from hrsync.core.settings import FieldSettings
+from hrsync.core.settings import FieldSettings, FilterSettings
 from hrsync.core.teams.identity import TeamRow
 from hrsync.core.teams.mapping import DesiredTeam, TeamMap
 from hrsync.dx.models import DxTeam
@@ -164,3 +167,42 @@ def test_a_held_person_is_found_by_id_e_mail_or_name(query: str, found: str | No
     held = [_held("E010", "priya@example.com", "Priya Raman"), _held("", "x@example.com", "")]
     person = find_held(held, query)
     assert (person.employee_id if person is not None else None) == found
+
+
+LEFT_FIELDS = FieldSettings(
+    employee_id="ID",
+    email="Email",
+    name="{First name} {Last name}",
+    manager_id="",
+    manager_name="Supervisor",
+    department="",
+    status="Status",
+)
+LEFT_ROWS = [
+    SourceRow(f"people.csv line {n + 2}", dict(zip(("ID", "First name", "Last name",
+        "Email", "Status"), values, strict=True)))
+    for n, values in enumerate([
+        ("1", "Petra", "Kaiser", "petra@example.com", "inactive"),
+        ("2", "Jörg", "Lang", "joerg@example.com", "inactive"),
+        ("3", "Jörg", "Lang", "joerg.lang@example.com", "inactive"),
+        ("4", "Anna", "Kaiser", "anna@example.com", "active"),
+    ])
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("Petra Kaiser", "people.csv line 2"),  # the name a person asks by
+        ("petra  KAISER", "people.csv line 2"),
+        ("1", "people.csv line 2"),
+        ("Jörg Lang", None),  # two rows share the name: ask by id or e-mail
+        ("Anna Kaiser", None),  # kept by the filters: not left out
+    ],
+)
+def test_a_row_the_filters_drop_is_found_by_its_name(query: str, found: str | None) -> None:
+    row_filter, _ = build_row_filter(
+        FilterSettings(active_status=("active",)), LEFT_FIELDS, ("ID", "Status")
+    )
+    excluded = find_excluded(LEFT_ROWS, LEFT_FIELDS, row_filter, query)
+    assert (excluded.location if excluded else None) == found

@@ -141,7 +141,8 @@ class Excluded:
 def find_excluded(
     rows: Iterable[SourceRow], fields: FieldSettings, row_filter: RowFilter, query: str
 ) -> Excluded | None:
-    """The row a filter drops whose employee id (exact) or e-mail (any case) is `query`.
+    """The row a filter drops whose employee id (exact) or e-mail (any case) is `query`,
+    else the one row named so (as `people_named` matches; a name two rows share is none).
 
     `find_person` sees only the people kept; without this, a person the filters leave out
     (a leaver, an excluded department) was answered "no person with that id", as if the
@@ -153,28 +154,37 @@ def find_excluded(
         return None
     readers = [
         (name, Template(source) if is_template(source) else source)
-        for name in ("employee_id", "email")
+        for name in ("employee_id", "email", "name")
         if isinstance(source := getattr(fields, name), str) and source
     ]
+    wanted_name = _folded_name(wanted)
+    named: list[tuple[SourceRow, dict[str, str]]] = []
     for row in rows:
-        values = row.values
-        ids = {name: _read(reader, values) for name, reader in readers}
+        ids = {name: _read(reader, row.values) for name, reader in readers}
         for name, value in ids.items():
-            if value == wanted or (name == "email" and value.casefold() == folded):
-                setting = row_filter.reason(values)
-                if setting is None:
-                    return None  # kept by the filters: not left out, so not explained here
-                column = _filter_column(row_filter, setting)
-                return Excluded(
-                    row.location,
-                    setting,
-                    column,
-                    values.get(column, ""),
-                    values,
-                    employee_id=ids.get("employee_id", ""),
-                    email=ids.get("email", ""),
-                )
-    return None
+            if name == "name":
+                if value and _folded_name(value) == wanted_name:
+                    named.append((row, ids))
+            elif value == wanted or (name == "email" and value.casefold() == folded):
+                return _excluded(row, ids, row_filter)
+    return _excluded(*named[0], row_filter) if len(named) == 1 else None
+
+
+def _excluded(row: SourceRow, ids: Mapping[str, str], row_filter: RowFilter) -> Excluded | None:
+    values = row.values
+    setting = row_filter.reason(values)
+    if setting is None:
+        return None  # kept by the filters: not left out, so not explained here
+    column = _filter_column(row_filter, setting)
+    return Excluded(
+        row.location,
+        setting,
+        column,
+        values.get(column, ""),
+        values,
+        employee_id=ids.get("employee_id", ""),
+        email=ids.get("email", ""),
+    )
 
 
 def _read(reader: Template | str, values: Mapping[str, str]) -> str:
