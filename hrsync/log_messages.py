@@ -15,9 +15,12 @@ and scrubs the sentence again.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from hrsync.words import plural, plural_of
 
 MAX_MESSAGE = 240  # a line in a log viewer, not a report
 MAX_VALUE = 100  # one value inside the sentence
@@ -86,11 +89,25 @@ def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
     return cleaned
 
 
+def counted(value: Any, word: str) -> str:
+    """A count and its noun, in the singular for one: `1 person`, `3 people`, `? people`
+    for a count the event did not carry."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return plural(value, word)
+    return f"{short(value)} {plural_of(word)}"
+
+
+# `{total:count(person)}`: the count with its noun, `1 person` or `2 people`.
+_COUNT_SPEC = re.compile(r"count\((\w+)\)")
+
+
 class _Formatter(string.Formatter):
     def format_field(self, value: Any, format_spec: str) -> str:
         # `{detail:full}`: a value that is the sentence itself may take the whole line.
         if format_spec == "full":
             return short(value, MAX_MESSAGE)
+        if (noun := _COUNT_SPEC.fullmatch(format_spec)) is not None:
+            return counted(value, noun[1])
         return short(value) if not format_spec else format(value, format_spec)
 
 
@@ -175,10 +192,10 @@ def _recovered(f: _Fields) -> str:
 def _lead_left(f: _Fields) -> str:
     who = f"{short(f['lead_name'])} ({short(f['lead'])}) left ({short(f['why'])})"
     if f.get("stand_in") is None:
-        return f"{who}: nobody up the chain is kept, {short(f['people'])} people are in no team"
+        return f"{who}: nobody up the chain is kept, {counted(f['people'], 'person')} in no team"
     return (
         f"{who}: {short(f['team'])} is led by {short(f['stand_in'])} until HR re-points "
-        f"its {short(f['people'])} people"
+        f"its {counted(f['people'], 'person')}"
     )
 
 
@@ -222,6 +239,8 @@ def _with_detail(head: str) -> Callable[[_Fields], str]:
 # Event code → a template (`{field}` placeholders) or a function of the fields. Codes are
 # those of docs/reference/log-events.md; tests/test_log_messages.py checks every code
 # the package emits has an entry and every call site carries the fields it reads.
+# A count with its noun is written `{total:count(person)}` (`1 person`, `2 people`),
+# never `{total} people`, which reads `1 people`.
 MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     # a run
     "sync.started": _sync_started,
@@ -231,7 +250,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "sync.stopped_verifying": "run stopped while verifying submission {submission}; "
     "the next start verifies it",
     "sync.lease_lost": "the run lost its lease and sends nothing more: {detail}",
-    "sync.in_sync": "DX already matches the {teams} teams: nothing to send",
+    "sync.in_sync": "DX already matches the {teams:count(team)}: nothing to send",
     "sync.deferred": _deferred,
     "sync.refused": _sync_refused,
     "sync.refused.would_archive": "the refused plan would have archived team {team} "
@@ -241,7 +260,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "sync.rejected.row": "DX rejected row {index}: team {team} (lead {lead}): {field} {problem}",
     "sync.preview": "DX made a preview of the plan: {preview_url}",
     "sync.preview_failed": "DX made no preview for refused plan {plan_id}: {error}",
-    "sync.submitting": "sending {teams} teams to DX",
+    "sync.submitting": "sending {teams:count(team)} to DX",
     "sync.accepted": "DX accepted the hierarchy as import {import_id}",
     "sync.outcome_unknown": "no usable answer from DX to the submission: {detail}",
     "sync.resent": "sent the same payload again (attempt {attempt} of {max_resends}): {reason}",
@@ -251,20 +270,20 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "sync.recovering": "an earlier run ({previous_run}) died after submitting: verifying "
     "its submission {submission} ({status}) first",
     "sync.recovered": _recovered,
-    "sync.held": "{total} people held for a problem in their own row (see {see})",
+    "sync.held": "{total:count(person)} held for a problem in their own row (see {see})",
     "sync.person_held": "{person} ({name}) held: {detail:full}",
     "sync.lead_substituted": "DX does not know {lead}, lead of {team}: {substitute} stands in",
     "sync.refusal_unread": (
         "DX refused the hierarchy ({error}) without naming a row it can be read from:"
         " {suspects} new lead(s) stood in for, and the hierarchy sent again"
     ),
-    "sync.not_in_dx": "{count} people sent are not counted by DX yet: {people}",
+    "sync.not_in_dx": "{count:count(person)} sent, not counted by DX yet: {people}",
     "verify.counted_forgotten": "DX counts fewer in {teams} than it was known to count: "
-    "{count} people not known again",
+    "{count:count(person)} not known again",
     "sync.not_in_dx_undecided": "DX does not count {not_counted} of {sent} sent to {team}; "
     "which, it cannot tell yet: {candidates}",
-    "sync.joined_dx": "{count} people joined DX: {people}",
-    "sync.recheck_not_in_dx": "sending the hierarchy again: {count} people are not in DX yet",
+    "sync.joined_dx": "{count:count(person)} joined DX: {people}",
+    "sync.recheck_not_in_dx": "sending the hierarchy again: {count:count(person)} not in DX yet",
     "sync.approval_honoured": "plan {plan_id} let past the guards: approved by {approved_by}",
     "sync.guards_overridden": "plan {plan_id} let past the guards by {by} ({flags})",
     "sync.approval_extended": "the approval of plan {plan_id} by {approved_by} now expires "
@@ -284,19 +303,19 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "sync.quarantine_cleared": "the quarantine is over after {failures} failed runs: {outcome}",
     # the export
     "source.opened": "export opened: {source} ({format})",
-    "source.fetched": "export fetched: {pages} pages, {bytes} bytes",
+    "source.fetched": "export fetched: {pages:count(page)}, {bytes:count(byte)}",
     "source.page": "read export page {page} ({bytes} bytes)",
     "source.retry": "trying export page {page} again in {delay_s} s (attempt {attempt}): {detail}",
     "source.note": "{detail:full}",
     "source.unreadable": "source unreadable: {detail:full}",
     "source.oauth2_token": "got an OAuth2 access token, valid for {expires_in_s} s",
     "source.oauth2_refresh": "the OAuth2 token was renewed before export page {page}",
-    "export.read": "export read: {people} people ({excluded} excluded)",
+    "export.read": "export read: {people:count(person)} ({excluded} excluded)",
     "export.unavailable": "the export could not be read: {detail:full}",
     "export.problem": "export problem: {detail:full}",
     "export.warning": _export_warning,
     "mapping.note": "{detail:full}",
-    "mapping.people_in_no_team": "{total} people from the export are in no team (see {see})",
+    "mapping.people_in_no_team": "{total:count(person)} from the export in no team (see {see})",
     "mapping.person_in_no_team": "{person} ({name}) is in no team: {reason}",
     "mapping.lead_left": _lead_left,
     "mapping.lead_without_reports": "nobody in or below {unit} has reports: {person} leads it",
@@ -326,15 +345,16 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     # user attributes
     "attributes.planned": "attribute {attribute}: {new} to set, {changed} to change, "
     "{cleared} to clear, {confirmed} confirmed",
-    "attributes.held": "{people} people's attribute values not sent again after DX "
+    "attributes.held": "{people:count(person)}'s attribute values not sent again after DX "
     "refused them: {first}",
-    "attributes.sending": "sending attribute values of {people} people ({values} values)",
+    "attributes.sending": "sending attribute values of {people:count(person)} "
+    "({values:count(value)})",
     "attributes.progress": "attribute calls: {sent} of {total} sent ({percent}%), "
     "{updated} updated, {failed} failed",
-    "attributes.sent": "attribute values sent for {people} people: {updated} updated, "
+    "attributes.sent": "attribute values sent for {people:count(person)}: {updated} updated, "
     "{failed} failed",
     "attributes.failed": "DX refused the attribute values of {person}: {error}",
-    "attributes.waiting": "{people} people's attribute values wait until DX counts them "
+    "attributes.waiting": "{people:count(person)}'s attribute values wait until DX counts them "
     "(not DX users yet): {first}",
     "attributes.skipped": "attribute step skipped: {reason}",
     "attributes.refused": "attribute step refused: {reason}",
@@ -390,13 +410,13 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "pages: stopped reading",
     "dx.audit_trail.page_cap": "DX's audit trail has more than {max_pages} pages: stopped reading",
     # the state store, the process, the log itself
-    "join.read": "{join}: {rows} rows read, {matched} of {of} people matched ({unmatched} "
-    "without a match, {several} with several)",
+    "join.read": "{join}: {rows:count(row)} read, {matched} of {of:count(person)} matched "
+    "({unmatched} without a match, {several} with several)",
     "fields.first_of": "{detail} (how many values each column of the list gave)",
     "join.baseline_kept": _with_detail(
         "in sync, but a join matched far fewer people than last time: its baseline is kept"
     ),
-    "union.read": "{union}: {rows} rows read from {source}, {people} people kept",
+    "union.read": "{union}: {rows:count(row)} read from {source}, {people:count(person)} kept",
     "union.baseline_kept": _with_detail(
         "in sync, but a source has far fewer people than last time: its baseline is kept"
     ),
@@ -409,7 +429,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "log.capped": "{at_debug} more {kind} events went to debug ({total} in all): see {see}",
     # the simulator (a fake DX for trials and tests)
     "simulator.request": "simulator: {method} answered {status}",
-    "simulator.import_accepted": "simulator: import {import_id} accepted ({teams} teams)",
+    "simulator.import_accepted": "simulator: import {import_id} accepted ({teams:count(team)})",
     "simulator.import_applied": "simulator: import {import_id} applied",
     "simulator.client_gone": "simulator: the client left before the answer to {path}",
     "simulator.internal_error": "simulator: internal error answering {path}",

@@ -81,6 +81,7 @@ PURE_OUTSIDE_CORE = frozenset(
         "hrsync.outcome",
         "hrsync.secret",  # the Secret type in the settings
         "hrsync.terminal",  # one field on one line, for reports and notices
+        "hrsync.words",  # counts in words: plurals
     }
 )
 
@@ -295,6 +296,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hrsync.logcap",
         "hrsync.capped_body",
         "hrsync.terminal",
+        "hrsync.words",
         # cron maths, which `config` checks a schedule with: a leaf inside the daemon's room
         "hrsync.daemon.cron",
     ),
@@ -331,7 +333,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ROOT_MODULES = frozenset(
     {"__init__", "__main__", "cli", "clock", "gcpause", "logcap", "logs", "outcome"}
     | {"resources", "secret", "capped_body", "terminal"}
-    | {"log_messages"}
+    | {"log_messages", "words"}
 )
 
 

@@ -201,7 +201,7 @@ EVENT = {
         (
             "sync.not_in_dx",
             {"count": 5, "people": ["a@x.com", "b@x.com", "c@x.com", "d@x.com", "e@x.com"]},
-            "5 people sent are not counted by DX yet: a@x.com, b@x.com, c@x.com and 2 more",
+            "5 people sent, not counted by DX yet: a@x.com, b@x.com, c@x.com and 2 more",
         ),
         (
             "daemon.run_skipped",
@@ -213,6 +213,30 @@ EVENT = {
         ("not.a.code", {"detail": "what went on\nmore"}, "not.a.code: what went on…"),
         ("not.a.code", {"teams": 3}, "not.a.code"),
         ("sync.rejected", {"error": "bad"}, "DX rejected the hierarchy (bad, HTTP ?): ?"),
+        # One person is a person, not "1 people"; a count not carried stays plural.
+        (
+            "sync.held",
+            {"total": 1, "see": "hrsync plan"},
+            "1 person held for a problem in their own row (see hrsync plan)",
+        ),
+        (
+            "sync.held",
+            {"total": 2, "see": "hrsync plan"},
+            "2 people held for a problem in their own row (see hrsync plan)",
+        ),
+        (
+            "mapping.people_in_no_team",
+            {"total": 1, "see": "hrsync plan"},
+            "1 person from the export in no team (see hrsync plan)",
+        ),
+        (
+            "mapping.lead_left",
+            {"lead_name": "Petra Kaiser", "lead": "1040", "why": "x", "people": 1},
+            "Petra Kaiser (1040) left (x): nobody up the chain is kept, 1 person in no team",
+        ),
+        ("export.read", {"people": 1, "excluded": 0}, "export read: 1 person (0 excluded)"),
+        ("export.read", {"excluded": 0}, "export read: ? people (0 excluded)"),
+        ("sync.submitting", {"teams": 1}, "sending 1 team to DX"),
     ],
 )
 def test_messages_read_as_sentences(code: str, fields: dict[str, Any], expected: str) -> None:

@@ -5,19 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+# Plurals have one owner, a leaf the log's messages can import too.
+from hrsync.words import plural as plural
+
 # How `hrsync init` starts a value it could not decide, and the loader knows one by: here,
 # so that loading a config does not import init's guessing.
 TODO_PREFIX = "TODO"
-
-
-def plural(count: int, word: str) -> str:
-    """`1 team`, `2 teams`, `2 people`: every noun used here but `person` takes a plain -s."""
-    if count == 1:
-        return f"{count} {word}"
-    return f"{count} {_PLURALS.get(word, word + 's')}"
-
-
-_PLURALS = {"person": "people"}
 
 
 def quoted(name: str) -> str:
