@@ -158,6 +158,11 @@ def start(stream: TextIO) -> OneAccount:
     return _current
 
 
+def active() -> bool:
+    """This command's log is the one account's: only its short lines reach the terminal."""
+    return _current is not None
+
+
 def note(text: str) -> None:
     """`text` was printed for the person: a held event it shows is not told again."""
     if _current is not None:

@@ -27,9 +27,12 @@ def human_summary(
     config_path: Path | str | None = None,
     request: SyncRequest | None = None,
     daemon_seen: bool = True,
+    log_shown: bool = True,
 ) -> str:
     """One paragraph (a few sentences, no list) for the person who ran `hrsync sync`;
-    `request`: what they asked for, so the command offered next is the one that works."""
+    `request`: what they asked for, so the command offered next is the one that works;
+    `log_shown`: the run's log is above (false on a terminal, where only its short warning
+    and error lines are)."""
 
     def command(*words: str) -> str:
         return hrsync_command(config_path, *words)
@@ -91,7 +94,13 @@ def human_summary(
             nxt = "Fix what DX named above (the token, its scopes or the rows), then sync again."
         case _:
             head = f"Failed: {what} ({teams}).{reason}"
-            nxt = f"See the log above; `{command('check')}` tests the settings, the export and DX."
+            where = (
+                "See the log above"
+                if log_shown
+                else f"`{command('sync', '-v')}` shows the run's log, `{command('history')}` "
+                "its record"
+            )
+            nxt = f"{where}; `{command('check')}` tests the settings, the export and DX."
     attributes = result.attributes
     extra = (
         f" User attributes: {attributes.outcome.value} ({attributes.updated} updated, "

@@ -53,9 +53,17 @@ def sync(args: argparse.Namespace) -> int:
     if shows_report and result.report:
         write_output(result.report, args.out)
     if args.summary != "never":
+        from hrsync.commands import one_account
         from hrsync.commands.summary import human_summary
 
-        show("\n" + human_summary(result, settings.command_config, request, _daemon_seen(settings)))
+        summary = human_summary(
+            result,
+            settings.command_config,
+            request,
+            _daemon_seen(settings),
+            log_shown=not one_account.active(),
+        )
+        show("\n" + summary)
     return result.exit_code
 
 

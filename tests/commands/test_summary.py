@@ -117,3 +117,14 @@ def test_applied_names_people_dx_does_not_count_and_what_cannot_be_told_yet() ->
         "olga@example.com, yuki@e.com." in text
     )
     assert "\n" not in text
+
+
+def test_a_failed_run_on_a_terminal_says_where_its_log_is() -> None:
+    # On a terminal only the short warning and error lines are above the summary, not the
+    # log: the summary says how to see it.
+    result = SyncResult("run1", Outcome.FAILED, counts=PLAN.counts, plan=PLAN, reason="boom")
+    short = human_summary(result, "c.toml", log_shown=False)
+    assert "the log above" not in short
+    assert "`hrsync --config c.toml sync -v` shows the run's log" in short
+    assert "`hrsync --config c.toml history`" in short
+    assert "See the log above" in human_summary(result, "c.toml")  # the log is shown
