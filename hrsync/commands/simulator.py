@@ -21,6 +21,8 @@ from hrsync.commands.init import guess_reading
 from hrsync.commands.output import show
 from hrsync.commands.startup import configure_logging, tell_found
 from hrsync.config.loading import DEFAULT_CONFIG, Settings, config_file, load_settings
+from hrsync.core.people import Directory
+from hrsync.core.people.emails import is_valid_email
 from hrsync.outcome import EXIT_FAILED, EXIT_USAGE
 from hrsync.simulator.rehearsal import Rehearsal, rehearsal
 from hrsync.simulator.serve import serve, serve_scenario
@@ -105,7 +107,7 @@ def _rehearse(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if guessing:
         show("\n".join(guessed))  # comments: the lines to copy stay usable as they are
-    people = [(p.name, p.email) for p in export.directory.people]
+    people = rehearsal_people(export.directory)
     if not people:
         show(f"hrsync: cannot rehearse: {export.source} has nobody to sync", file=sys.stderr)
         return EXIT_USAGE
@@ -170,3 +172,11 @@ def _notes(planned: Rehearsal, base_url: str, command: str) -> Sequence[str]:
         f"# next: {command} check, then plan, then sync",
     ]
     return lines
+
+
+def rehearsal_people(directory: Directory) -> list[tuple[str, str]]:
+    """(name, e-mail) of the people the rehearsal makes DX users: those kept, then those
+    held with a usable e-mail. DX knows people by e-mail, whatever HR's row says of their
+    manager: a person hrsync holds is still a DX user (and a held lead needs to be one)."""
+    held = [(h.name, h.email) for h in directory.held if h.email and is_valid_email(h.email)]
+    return [(p.name, p.email) for p in directory.people] + held
