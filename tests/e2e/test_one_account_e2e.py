@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.conftest import TOKEN, Workspace, read_rows
 from tests.e2e.rehearsing import clean_env, run_on_terminal
+from tests.e2e.test_approvals_e2e import reorganised
 
 pytestmark = pytest.mark.slow
 
@@ -83,3 +84,17 @@ def test_piped_the_log_stays_json_on_stderr_and_the_report_on_stdout(
     assert held["name"] == HELD
     assert len(run.named("export.warning")) == 2
     assert run.finished["outcome"] == "planned"
+
+
+def test_approve_on_a_terminal_prints_its_report_once_and_no_log_line(
+    workspace: Workspace,
+) -> None:
+    plan_id = reorganised(workspace)
+    text = workspace.config.read_text(encoding="utf-8")
+    workspace.config.write_text(text.replace('format = "json"', 'format = "auto"'), "utf-8")
+    code, output = _on_terminal(workspace, "approve", plan_id, "--by", "ana@example.com")
+    assert code == 0, output
+    assert LOG_LINE.search(output) is None, output
+    assert output.count(f"Approved plan {plan_id}") == 1, output
+    assert output.count("To apply it now from this shell instead") == 1, output
+    assert "hrsync: warning" not in output, output
