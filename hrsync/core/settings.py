@@ -18,7 +18,9 @@ from typing import Literal
 from hrsync.core import defaults
 from hrsync.secret import Secret
 
+# SuccessFactors writes NO_MANAGER as the manager of the top of the org.
 DEFAULT_NULL_VALUES: tuple[str, ...] = ("NULL", "null", "None", "N/A", "n/a", "#N/A", "-")
+DEFAULT_NULL_VALUES += ("NO_MANAGER",)
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,11 @@ def test_an_invalid_derived_email_names_the_template_and_the_row() -> None:
 # ---------------------------------------------------------------- null values
 
 
-@pytest.mark.parametrize("word", ["NULL", "null", "None", "N/A", "n/a", "#N/A", "-", " NULL "])
+@pytest.mark.parametrize(
+    "word",
+    # SuccessFactors writes NO_MANAGER as the manager of the top of the org.
+    ["NULL", "null", "None", "N/A", "n/a", "#N/A", "-", " NULL ", "NO_MANAGER"],
+)
 def test_a_null_word_is_no_manager(word: str) -> None:
     directory = read([("1", "A", "B", "", "", word, ""), ("2", "C", "D", "", "", "1", "")], SPLIT)
     assert directory.ok, [str(p) for p in directory.problems]
