@@ -290,3 +290,8 @@ def test_several_managers_are_no_unknown_manager_with_top() -> None:
     )
     assert [h.employee_id for h in directory.held] == ["E3"]
     assert directory.unknown_managers == () and directory.warnings == ()
+
+
+def test_one_person_held_past_allow_held_reads_as_one_person() -> None:
+    why = held_refusal(1, 40, 25, 0.02, allowed=0)
+    assert why == "1 person would be held, more than --allow-held 0 lets through"

@@ -504,3 +504,14 @@ def test_a_held_person_elsewhere_keeps_the_managers_who_left() -> None:
     placed = place_held(built, directory.held, NOTHING_KNOWN).team_map
     assert [(g.employee_id, g.stand_in_id) for g in placed.leads_left] == [("E2", "E1")]
     assert placed.leads_left == built.leads_left
+
+
+def test_explain_counts_one_person_left_with_a_stand_in_as_one() -> None:
+    rows = [row("E1"), row("E2", "E1", "Terminated"), row("E3", "E2")]
+    directory = read(rows)
+    team_map = build_teams(directory.people, MANAGER, FIELDS, left=directory.left)
+    report = explain(
+        find(directory.people, "E1"), directory.people, team_map, FIELDS, rows=(),
+        dx_teams=(), sent={}, strategy="manager",
+    )  # fmt: skip
+    assert "until HR re-points its 1 person (the nearest" in report

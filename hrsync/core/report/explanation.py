@@ -25,7 +25,7 @@ from hrsync.core.settings import FieldSettings
 from hrsync.core.teams.held import Hold
 from hrsync.core.teams.identity import TeamRow
 from hrsync.core.teams.mapping import DesiredTeam, TeamMap, Unplaced, written_manager
-from hrsync.core.text import quoted
+from hrsync.core.text import plural, quoted
 from hrsync.dx.models import DxTeam
 
 # A chain longer than this is cut (the mapping already refused any cycle).
@@ -356,7 +356,8 @@ def explain(
             why = (
                 f"lead left: {person.name} stands in for {stood_for.name} "
                 f"({stood_for.employee_id}), {stood_for.how}, until HR re-points "
-                f"its {len(stood_for.reports)} people (the nearest kept manager up the chain)"
+                f"its {plural(len(stood_for.reports), 'person')} (the nearest kept manager up "
+                "the chain)"
             )
         elif strategy == "department":
             why = "the unit's lead (source.fields.department_lead, or its most senior manager)"

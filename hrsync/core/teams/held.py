@@ -24,6 +24,7 @@ from hrsync.core.teams.mapping import (
     SortedEmails,
     TeamMap,
 )
+from hrsync.core.text import plural
 
 # `.invalid` is reserved: no mail system delivers there, and no DX user has one.
 PLACEHOLDER_DOMAIN = "held.hrsync.invalid"
@@ -265,9 +266,11 @@ def held_refusal(
     if allowed is not None:
         if held <= allowed:
             return None
-        return f"{held} people would be held, more than --allow-held {allowed} lets through"
+        return (
+            f"{plural(held, 'person')} would be held, more than --allow-held {allowed} lets through"
+        )
     if held > max_held:
-        return f"{held} people would be held, more than sync.max_held ({max_held})"
+        return f"{plural(held, 'person')} would be held, more than sync.max_held ({max_held})"
     share = held / people if people else 1.0
     if held >= SHARE_COUNTS_FROM and share > max_fraction:
         return (
