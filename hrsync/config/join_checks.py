@@ -29,9 +29,6 @@ JOIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 def join_checks(s: Settings) -> list[str]:
     p: list[str] = []
-    fraction = s.sync.min_join_fraction
-    if not 0 <= fraction <= 1:
-        p.append(f"sync.min_join_fraction must be between 0 and 1, got {fraction}")
     joins = s.source.join
     p.extend(_name_checks(s.source))
     seen: set[str] = set()

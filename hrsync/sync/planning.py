@@ -70,7 +70,7 @@ def _untrusted_joins(run: Run, planned: Planned) -> Planned:
     trips = join_trips(
         [join.count for join in planned.joins],
         run.store.last_accepted_join_counts(),
-        run.settings.sync.min_join_fraction,
+        run.settings.sync.min_people_fraction,
     )
     for trip in trips:
         log.warning("join.baseline_kept", detail=trip.message)

@@ -124,9 +124,9 @@ def read_export(
 ) -> Export:
     """read: the export as people, or InputRefused / SourceUnavailable (retry later).
 
-    People with problems of their own row are held (`Directory.held`) unless
-    `sync.on_person_problem = "refuse"`, or there are more than the held guard lets
-    through (`allow_held`: `sync --allow-held N`): then the export is refused as a whole.
+    People with problems of their own row are held (`Directory.held`), unless there are
+    more than the held guard lets through (`sync.max_held = 0`: any; `allow_held`:
+    `sync --allow-held N`): then the export is refused as a whole.
     `lean`: the rows hold only the columns the config reads (a run's; `explain` and
     `check` show more of a row). `known_teams`: the teams DX last took (`teams_known`), so
     that a manager whose row is missing from the export is one who left, not a problem.
@@ -144,7 +144,7 @@ def read_export(
             also_used=read.value_names,
             null_values=src.null_values,
             unknown_manager=src.unknown_manager,
-            hold_people=settings.sync.on_person_problem == "hold",
+            hold_people=True,
             row_problems=joined.findings,
             known_teams=known_teams,
         )

@@ -13,8 +13,8 @@ Threshold convention (inclusive limits): a limit is the largest value still allo
 `max_archive = 10` allows 10 archives and refuses 11; `max_archive_fraction = 0.2` of 50
 current teams allows 10 and refuses 11, and never fewer than one team (the floor:
 0.2 of 3 teams allows 1); `min_people_fraction = 0.8` of 80 people allows
-64 and refuses 63; `min_join_fraction = 0.9` of a join that matched 100 of 100 rows last
-time allows 90 of 100 and refuses 89; a payload of exactly 5,000,000 bytes is allowed,
+64 and refuses 63; the same 0.8 of a join that matched 100 of 100 rows last time
+allows 80 of 100 and refuses 79; a payload of exactly 5,000,000 bytes is allowed,
 one byte more is refused.
 """
 
@@ -370,7 +370,7 @@ def check_safety(
             trips.append(shrunk)
     if not allow_shrink:
         trips.extend(source_trips(sources, last_sources or {}, settings.min_people_fraction))
-        trips.extend(join_trips(joins, last_joins or {}, settings.min_join_fraction))
+        trips.extend(join_trips(joins, last_joins or {}, settings.min_people_fraction))
     if not trips:
         return None
     return Refusal(trips=tuple(trips), archives=tuple(plan.archives))
@@ -399,11 +399,11 @@ def join_trips(
                     f"the last accepted run matched {before.matched} of {before.rows} "
                     f"({_percent(before.matched, before.rows)}), minimum "
                     f"{_fraction(fraction)} of that = {plural(minimum, 'row')} "
-                    "(sync.min_join_fraction)"
+                    "(sync.min_people_fraction)"
                 ),
                 actual=join.matched,
                 limit=minimum,
-                setting="sync.min_join_fraction",
+                setting="sync.min_people_fraction",
                 override="--allow-shrink",
             )
         )
