@@ -64,7 +64,6 @@ def test_offset_and_cursor_requests_for_get_and_post() -> None:
     assert next_request(get, second, {}, "", 1) is None
     post = SourceSettings(
         url="https://h/s",
-        method="POST",
         body='{"q": {"a": 1}}',
         pagination=PaginationSettings(
             style="cursor", next_cursor_path="page.next", cursor_param="page.cursor"
@@ -97,7 +96,7 @@ def test_an_unparsable_next_page_url_is_a_source_error(
 def test_page_and_scim_requests() -> None:
     page = SourceSettings(
         url="https://h/e?x=1",
-        pagination=PaginationSettings(style="page", first_page=0, page_param="p"),
+        pagination=PaginationSettings(style="page", first_page=0, offset_param="p"),
     )
     first = first_request(page)
     assert first.url == "https://h/e?x=1&p=0"
