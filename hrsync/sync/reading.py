@@ -181,13 +181,19 @@ def read_export(
         )
         if too_many is not None:
             problems = [p for person in directory.held for p in person.problems]
-            guard = _held_guard_line(too_many, held, problems, directory.held, joined.reports)
+            distinct = dict.fromkeys(problems)
+            # `max_held = 0` holds nobody: each problem refuses the export, said as itself.
+            guard = (
+                []
+                if sync.max_held == 0 and allow_held is None
+                else [_held_guard_line(too_many, held, problems, directory.held, joined.reports)]
+            )
             raise InputRefused(
                 "export",
-                [guard, *grouped_lines(dict.fromkeys(problems))],
+                [*guard, *grouped_lines(distinct)],
                 source=export.name,
                 directory=directory,
-                located=[guard, *located_lines(dict.fromkeys(problems))],
+                located=[*guard, *located_lines(distinct)],
             )
     parts = merged.parts if merged.unions else ()
     return Export(
