@@ -15,6 +15,7 @@ from typing import Any
 
 from hrsync.config.join_checks import join_label
 from hrsync.config.union_checks import union_label
+from hrsync.core import defaults
 from hrsync.core.settings import AttributeSettings, is_key
 
 # A raw table (the one holding the old key), the whole raw config, the old key's value.
@@ -91,11 +92,13 @@ _CONSTANT = "hrsync keeps it fixed"
 DEPRECATED: tuple[Deprecated, ...] = (
     Deprecated(
         "dx.max_requests_per_minute",
-        f"DX allows 1,000 requests a minute per account and {_CONSTANT} at 900",
+        "DX allows 1,000 requests a minute per account and "
+        f"{_CONSTANT} at {defaults.DX_MAX_REQUESTS_PER_MINUTE}",
     ),
     Deprecated(
         "dx.max_response_bytes",
-        f"{_CONSTANT} at 256 MiB, far above any org's teams.list",
+        f"{_CONSTANT} at {defaults.DX_MAX_RESPONSE_BYTES // 2**20} MiB, far above any org's "
+        "teams.list",
     ),
     Deprecated("source.allow_insecure_http", _INSECURE, _insecure_http),
     Deprecated("notify.allow_insecure_http", _INSECURE, _insecure_http),
@@ -133,19 +136,28 @@ DEPRECATED: tuple[Deprecated, ...] = (
     ),
     Deprecated(
         "sync.healthcheck_max_age_s",
-        "the healthcheck allows four sync.heartbeat_s (120 s at the default)",
+        f"the healthcheck allows {defaults.HEARTBEATS_MISSED} sync.heartbeat_s "
+        f"({defaults.HEALTHCHECK_MAX_AGE_S:g} s at the default)",
     ),
-    Deprecated("sync.quarantine_alert_s", f"{_CONSTANT} at one day"),
+    Deprecated(
+        "sync.quarantine_alert_s", f"{_CONSTANT} at {defaults.QUARANTINE_ALERT_S / 3600:g} hours"
+    ),
     Deprecated(
         "sync.recheck_not_in_dx_hours",
-        f"{_CONSTANT}: people DX does not count yet are sent again at most daily",
+        f"{_CONSTANT}: people DX does not count yet are sent again at most every "
+        f"{defaults.RECHECK_NOT_IN_DX_HOURS:g} hours",
     ),
-    Deprecated("sync.not_in_dx_alert_days", f"{_CONSTANT} at 14 days"),
-    Deprecated("sync.lead_left_alert_days", f"{_CONSTANT} at 3 days"),
-    Deprecated("sync.approval_ttl_hours", f"{_CONSTANT} at 72 hours"),
+    Deprecated(
+        "sync.not_in_dx_alert_days", f"{_CONSTANT} at {defaults.NOT_IN_DX_ALERT_DAYS:g} days"
+    ),
+    Deprecated(
+        "sync.lead_left_alert_days", f"{_CONSTANT} at {defaults.LEAD_LEFT_ALERT_DAYS:g} days"
+    ),
+    Deprecated("sync.approval_ttl_hours", f"{_CONSTANT} at {defaults.APPROVAL_TTL_HOURS:g} hours"),
     Deprecated(
         "sync.shutdown_grace_s",
-        f"{_CONSTANT}: on SIGTERM the daemon waits 30 s for the current step (give the "
+        f"{_CONSTANT}: on SIGTERM the daemon waits {defaults.SHUTDOWN_GRACE_S:g} s for the "
+        "current step (give the "
         "container more, e.g. 45 s, to stop)",
     ),
     Deprecated(
@@ -163,7 +175,7 @@ DEPRECATED: tuple[Deprecated, ...] = (
         "notify.preview_refused",
         "a refused plan's message always links to DX's preview of it",
     ),
-    Deprecated("log.events_per_kind", f"{_CONSTANT} at 50 events per kind"),
+    Deprecated("log.events_per_kind", f"{_CONSTANT} at {defaults.EVENTS_PER_KIND} events per kind"),
 )
 
 # The keys of `[source]` are also the keys of each `[[source.join]]` and

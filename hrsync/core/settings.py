@@ -580,8 +580,9 @@ class SyncSettings:
     heartbeat_s: float = key(
         defaults.HEARTBEAT_S,
         "daemon heartbeat interval, seconds; the healthcheck fails when the heartbeat is "
-        "older than four of them (120 s at the default); also how often the metrics' state "
-        "gauges are read from the state store",
+        f"older than {defaults.HEARTBEATS_MISSED} of them "
+        f"({defaults.HEALTHCHECK_MAX_AGE_S:g} s at the default); also how often the metrics' "
+        "state gauges are read from the state store",
     )
     pre_snapshot_hours: float = key(
         48.0,
@@ -648,8 +649,9 @@ class NotifySettings:
         NOTIFY_EVENTS,
         "the events that POST (`stand_in`: a stand-in lead begins or ends; `held`: a "
         "person's hold begins or ends; `not_in_dx`: someone DX has not counted for longer "
-        "than 14 days, once per person; `lead_left`: a manager who left while people still "
-        "name them, and HR has not re-pointed those people after 3 days, once when it "
+        f"than {defaults.NOT_IN_DX_ALERT_DAYS:g} days, once per person; `lead_left`: a manager "
+        "who left while people still name them, and HR has not re-pointed those people after "
+        f"{defaults.LEAD_LEFT_ALERT_DAYS:g} days, once when it "
         "starts and once when it clears; `snapshot_not_ready`: the next snapshot is less "
         "than `sync.pre_snapshot_hours` away and DX is not ready for it, once per snapshot; "
         "`snapshot_ready`: it became ready after that, or it is ready and teams will have "
