@@ -394,17 +394,17 @@ def test_attributes_table_holds_entries_beside_its_reserved_keys(tmp_path: Path)
     assert s.attributes.clear_empty is True
     assert s.attributes.max_change_fraction == 0.5
     assert s.attributes.with_hierarchy_only is False
-    assert s.attributes.active  # enabled defaults to on when there are entries
+    assert s.attributes.active  # on: the table maps attributes
 
 
-def test_attributes_default_off_without_entries_and_can_be_switched_off(tmp_path: Path) -> None:
+def test_attributes_are_on_exactly_when_the_table_maps_one(tmp_path: Path) -> None:
     s = load_settings(write(tmp_path, MINIMAL), TOKEN_ENV)
     assert not s.attributes.active and s.attributes.max_change_fraction == 0.3
-    text = MINIMAL + '\n[attributes]\n"Location" = "{Office}"\nenabled = false\n'
-    assert not load_settings(write(tmp_path, text), TOKEN_ENV).attributes.active
-    env = {**TOKEN_ENV, "HRSYNC_ATTRIBUTES__ENABLED": "false"}
     text = MINIMAL + '\n[attributes]\n"Location" = "{Office}"\n'
-    assert not load_settings(write(tmp_path, text), env).attributes.active
+    assert load_settings(write(tmp_path, text), TOKEN_ENV).attributes.active
+    # Switched off by taking the entries out: the reserved keys alone map nothing.
+    text = MINIMAL + '\n[attributes]\n# "Location" = "{Office}"\nclear_empty = true\n'
+    assert not load_settings(write(tmp_path, text), TOKEN_ENV).attributes.active
 
 
 @pytest.mark.parametrize(
