@@ -8,7 +8,7 @@ template (`"Location" = "{Office}"`, `"Level" = "{Title|first}"`), and a simulat
 account whose users are the export's people, its rate limit off. Three `hrsync sync`
 processes, each timed from the outside:
 
-1. the hierarchy alone (`attributes.enabled = false`): every team created and verified;
+1. the hierarchy alone (no `[attributes]` entries): every team created and verified;
 2. the first attribute sync: the hierarchy in sync, one `users.attributes.update` per
    person (`dx.max_requests_per_minute` lifted, so the client's limiter never waits);
 3. the same export again: nothing to send (the baseline: start-up, read, map, plan).

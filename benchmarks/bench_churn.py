@@ -128,6 +128,7 @@ from sqlalchemy import select
 
 from hrsync import logs
 from hrsync.commands.demo import CONFIG as DEMO_CONFIG
+from hrsync.core import defaults
 from hrsync.core.report.notify import SUCCESS, observe
 from hrsync.core.settings import NotifySettings, SyncSettings
 from hrsync.monitor.webhook import Notifier
@@ -756,8 +757,8 @@ def notify(notifier: Notifier, store: Store, run_id: str, now: datetime) -> None
     if record.outcome in OK_OUTCOMES:
         notifier.after_success(run_id, record.substitutes, now)
     notifier.after_held(run_id, now)
-    notifier.after_people(run_id, now, alert_days=SyncSettings().not_in_dx_alert_days)
-    notifier.after_leads_left(run_id, now, alert_days=SyncSettings().lead_left_alert_days)
+    notifier.after_people(run_id, now, alert_days=defaults.NOT_IN_DX_ALERT_DAYS)
+    notifier.after_leads_left(run_id, now, alert_days=defaults.LEAD_LEFT_ALERT_DAYS)
 
 
 def mentions(messages: list[dict[str, Any]]) -> dict[str, Counter[str]]:

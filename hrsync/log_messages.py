@@ -424,6 +424,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "db.pruned": "history from before {before} pruned (state.keep_days = {keep_days})",
     "db.prune_failed": "could not prune history older than {keep_days} days: {error}",
     "files.not_private": "{path} is mode {mode}, open to others: {fix}",
+    "config.deprecated": "{detail}",
     "db.up_to_date": "database already at {after}",
     "hrsync.crashed": "hrsync crashed: {error}",
     "log.capped": "{at_debug} more {kind} events went to debug ({total} in all): see {see}",

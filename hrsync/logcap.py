@@ -31,7 +31,7 @@ _cap = DEFAULT_CAP
 
 
 def set_cap(cap: int) -> None:
-    """The cap per kind for this process (`log.events_per_kind`)."""
+    """The cap per kind for this process (`defaults.EVENTS_PER_KIND`)."""
     global _cap
     _cap = max(cap, 0)
 

@@ -18,6 +18,7 @@ from hrsync import logs
 from hrsync.clock import utcnow
 from hrsync.commands.output import show, unwritable_output, write_output
 from hrsync.commands.startup import load_local, open_store
+from hrsync.core import defaults
 from hrsync.core.command_lines import hrsync_command
 from hrsync.core.gate.guards import NEVER_OVERRIDDEN
 from hrsync.core.gate.plan_ids import Approval, expires_at, normalise_plan_id, when
@@ -88,7 +89,7 @@ def approve(args: argparse.Namespace) -> int:
             approved_by=by,
             note=note,
             now=now,
-            expires_at=expires_at(max(now, window_ends or now), settings.sync.approval_ttl_hours),
+            expires_at=expires_at(max(now, window_ends or now), defaults.APPROVAL_TTL_HOURS),
         )
     finally:
         store.close()
@@ -102,7 +103,7 @@ def approve(args: argparse.Namespace) -> int:
     summary = refused.summary
     trips = ", ".join(f"sync.{g}" for g in summary.guards) or "no guard"
     archives = f"; archives {plural(len(summary.archives), 'team')}" if summary.archives else ""
-    ttl = f"sync.approval_ttl_hours = {settings.sync.approval_ttl_hours:g}"
+    ttl = f"{defaults.APPROVAL_TTL_HOURS:g} hours"
     if window_ends is not None:
         when_applied = (
             f"DX is in a snapshot window until {when(window_ends)}: the daemon applies it "

@@ -105,7 +105,7 @@ def check(settings: Settings, *, clock: Clock | None = None) -> Health:
         heartbeat,
         now,
         max_age_s=settings.sync.healthcheck_max_age_s,
-        quarantine_alert_s=settings.sync.quarantine_alert_s,
+        quarantine_alert_s=defaults.QUARANTINE_ALERT_S,
     )
 
 
@@ -180,10 +180,9 @@ def probe_settings(
             return None
     try:
         url = _setting(raw, env, "state", "database_url", str, defaults.DATABASE_URL)
-        max_age = _setting(
-            raw, env, "sync", "healthcheck_max_age_s", float, defaults.HEALTHCHECK_MAX_AGE_S
-        )
-        alert = _setting(raw, env, "sync", "quarantine_alert_s", float, defaults.QUARANTINE_ALERT_S)
+        heartbeat = _setting(raw, env, "sync", "heartbeat_s", float, defaults.HEARTBEAT_S)
+        max_age = defaults.healthcheck_max_age_s(heartbeat)
+        alert = defaults.QUARANTINE_ALERT_S
         listen = _setting(raw, env, "daemon", "listen", str, "")
     except (TypeError, ValueError):
         return None

@@ -59,6 +59,7 @@ def run_checks(
 ) -> list[Check]:
     checks = [Check("config", True, f"loaded {settings.config_path or '(environment only)'}")]
     checks.extend(file_mode_checks(settings, os.environ))
+    checks.extend(deprecation_checks(settings))
     checks.append(_state(store))
     checks.extend(_export(settings, store))
     checks.extend(_dx(settings, client, now()))
@@ -103,6 +104,12 @@ def floor_check(floor: UnderFloor | None) -> Check | None:
     return Check(
         "reporting floor", True, "\n".join(lines), warning=True, fix=f"if intended, {FOLD_HINT}"
     )
+
+
+def deprecation_checks(settings: Settings) -> list[Check]:
+    """A warning for each key this release still reads but the next will not."""
+    fix = "write it the new way, as the line says"
+    return [Check("config", True, line, fix=fix, warning=True) for line in settings.deprecations]
 
 
 def file_mode_checks(settings: Settings, environ: Mapping[str, str]) -> list[Check]:

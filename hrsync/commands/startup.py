@@ -22,6 +22,7 @@ from hrsync.config.loading import (
     config_file,
     load_settings,
 )
+from hrsync.core import defaults
 from hrsync.store.presence import missing_store
 from hrsync.store.repo import Store
 from hrsync.store.url import open_failure
@@ -52,7 +53,15 @@ def load_for(
         logs.register_secret(settings.token)
     if args.command != "healthcheck":  # a probe every 30 s, not a start to warn at
         warn_not_private(settings)
+        warn_deprecated(settings)
     return settings
+
+
+def warn_deprecated(settings: Settings) -> None:
+    """Once per start: each key this release still reads but the next will not."""
+    log = logs.get_logger(__name__)
+    for line in settings.deprecations:
+        log.warning("config.deprecated", detail=line)
 
 
 def tell_found(found: ConfigFile) -> None:
@@ -117,7 +126,7 @@ def configure_logging(args: argparse.Namespace, settings: Settings | None = None
     else:
         logs.configure(fmt, level, stream)
     if settings is not None:
-        logcap.set_cap(settings.log.events_per_kind)
+        logcap.set_cap(defaults.EVENTS_PER_KIND)
 
 
 @contextmanager

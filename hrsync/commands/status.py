@@ -16,6 +16,7 @@ from hrsync.clock import utcnow
 from hrsync.commands.output import show
 from hrsync.commands.startup import load_local, open_store
 from hrsync.config.loading import Settings
+from hrsync.core import defaults
 from hrsync.core.command_lines import approve_command, hrsync_command
 from hrsync.core.confirmation.dx_users import NotCounted, overdue, undecided_from_evidence
 from hrsync.core.gate.reporting_floor import floor_document, floor_lines
@@ -78,14 +79,14 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
             }
         )
     ignored = not_counted(store)
-    late = overdue(ignored, now, alert_days=settings.sync.not_in_dx_alert_days)
+    late = overdue(ignored, now, alert_days=defaults.NOT_IN_DX_ALERT_DAYS)
     if late:
         attention.append(
             {
                 "reason": "not_in_dx",
                 "detail": f"{plural(len(late), 'person')} not counted by "
-                f"DX for more than {settings.sync.not_in_dx_alert_days:g} days "
-                f"(sync.not_in_dx_alert_days): {capped(p.email for p in late)}",
+                f"DX for more than {defaults.NOT_IN_DX_ALERT_DAYS:g} days: "
+                f"{capped(p.email for p in late)}",
                 "command": hrsync_command(config, "explain", late[0].email),
             }
         )
@@ -100,15 +101,14 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
             }
         )
     leads_left = store.leads_left.current()
-    alert = timedelta(days=settings.sync.lead_left_alert_days)
+    alert = timedelta(days=defaults.LEAD_LEFT_ALERT_DAYS)
     overdue_left = [r for r in leads_left if r.stand_in and r.since and now - r.since >= alert]
     if overdue_left:
         attention.append(
             {
                 "reason": "lead_left",
                 "detail": f"{plural(len(overdue_left), 'manager')} left more than "
-                f"{settings.sync.lead_left_alert_days:g} days ago (sync.lead_left_alert_days) "
-                "and people still name them in HR: "
+                f"{defaults.LEAD_LEFT_ALERT_DAYS:g} days ago and people still name them in HR: "
                 + capped(f"{r.lead_name} ({r.lead})" for r in overdue_left),
                 "command": hrsync_command(config, "plan"),
             }

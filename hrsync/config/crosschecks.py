@@ -63,19 +63,7 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
         )
     if s.mapping.strategy == "department" and not src.fields.department:
         p.append("source.fields.department must name a column for mapping.strategy 'department'")
-    attributes = s.attributes
-    if attributes.enabled and not attributes.entries:
-        p.append(
-            'attributes.enabled is true but [attributes] maps no attribute; add e.g. "Location" '
-            '= "{Office}"'
-        )
     sync = s.sync
-    if sync.heartbeat_s >= sync.healthcheck_max_age_s:
-        p.append(
-            f"sync.heartbeat_s must be less than sync.healthcheck_max_age_s "
-            f"({sync.healthcheck_max_age_s:g}), got {sync.heartbeat_s:g}: the healthcheck "
-            "would find every heartbeat stale"
-        )
     try:
         ZoneInfo(sync.timezone)
     except (ZoneInfoNotFoundError, ValueError):
@@ -103,7 +91,6 @@ def cross_checks(s: Settings, *, require_source: bool, require_dx: bool) -> list
 # What each `*_env` key's variable holds, and a name to give as an example. A key not
 # listed (one added later) is checked all the same, with a plainer message.
 _VARIABLES = {
-    "source.auth_header_env": ("the Authorization header's value", "HR_API_AUTH"),
     "source.username_env": ("the basic auth user name", "HR_API_USER"),
     "source.password_env": ("the basic auth password", "HR_API_PASSWORD"),
     "source.oauth2.client_id_env": ("the OAuth2 client id", "HR_CLIENT_ID"),
@@ -195,8 +182,8 @@ def table_checks(src: SourceSettings, where: str) -> list[str]:
 
 
 def _plain_http_checks(s: Settings) -> list[str]:
-    """A credential never crosses a network over plain http:// unless its section says
-    `allow_insecure_http = true`: the DX token, the source's credentials, a client secret."""
+    """A credential never crosses a network over plain http:// unless
+    `dx.allow_insecure_http = true`: the DX token, the source's credentials, a client secret."""
     p: list[str] = []
     host = plain_http_host(s.dx.base_url)
     if host and not s.dx.allow_insecure_http:
@@ -212,7 +199,7 @@ def plain_http_source_checks(src: SourceSettings, where: str) -> list[str]:
     if src.allow_insecure_http:
         return []
     p: list[str] = []
-    allow = f"{where}.allow_insecure_http"
+    allow = "dx.allow_insecure_http"
     host = plain_http_host(src.url or "")
     sent = _source_credentials(src)
     if host and sent:
@@ -237,8 +224,6 @@ def _source_credentials(src: SourceSettings) -> str | None:
         return "the OAuth2 access token"
     if src.google_service_account.key_file_env:
         return "the Google access token"
-    if src.auth_header_env:
-        return "source.auth_header_env"
     if src.username_env or src.password_env:
         return "basic auth"
     if src.headers:
@@ -310,14 +295,10 @@ def _new_paging_checks(paging: PaginationSettings) -> list[str]:
             "source.pagination.next_url_path must name where each page holds the next "
             'page\'s URL (a dotted path, e.g. "links.next") for style "next_url"'
         )
-    if paging.style == "page" and not paging.page_param:
-        p.append("source.pagination.page_param must name the page number's parameter")
     defaults = PaginationSettings()
     for key, style in (
         ("next_url_path", "next_url"),
-        ("page_param", "page"),
         ("first_page", "page"),
-        ("page_size_param", "page"),
     ):
         value = getattr(paging, key)
         if paging.style != style and value != getattr(defaults, key):
@@ -334,7 +315,6 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
     paging = src.pagination
     if not src.url:
         for key, value, default in (
-            ("source.method", src.method, "GET"),
             ("source.body", src.body, ""),
             ("source.pagination.style", paging.style, "none"),
             ("source.oauth2.token_url", src.oauth2.token_url, ""),
@@ -349,8 +329,6 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         if src.headers:
             p.append("source.headers is only used with source.url")
     if src.body:
-        if src.method != "POST":
-            p.append('source.body is sent only with source.method = "POST"; set it or drop body')
         try:
             body = json.loads(src.body)
         except json.JSONDecodeError as exc:
@@ -382,10 +360,6 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
             )
         if not paging.cursor_param:
             p.append("source.pagination.cursor_param must name the parameter for the cursor")
-    if paging.style == "offset":
-        for key in ("offset_param", "limit_param"):
-            if not getattr(paging, key):
-                p.append(f"source.pagination.{key} must name a parameter for style 'offset'")
     p.extend(_new_paging_checks(paging))
     oauth = src.oauth2
     if oauth.token_url:
@@ -397,10 +371,10 @@ def _http_source_checks(src: SourceSettings) -> list[str]:
         for key in ("client_id_env", "client_secret_env"):
             if not getattr(oauth, key):
                 p.append(f"source.oauth2.{key} must name an environment variable")
-        if src.auth_header_env or src.username_env or src.password_env:
+        if src.username_env or src.password_env:
             p.append(
-                "source.oauth2 sends its own Authorization header: drop source.auth_header_env "
-                "and source.username_env/password_env"
+                "source.oauth2 sends its own Authorization header: drop "
+                "source.username_env/password_env"
             )
         if any(name.lower() == "authorization" for name in src.headers):
             p.append(
@@ -438,10 +412,9 @@ def _google_checks(src: SourceSettings) -> list[str]:
         )
     if src.oauth2.token_url:
         p.append(f"[{key}] and [source.oauth2] are both set; choose one")
-    if src.auth_header_env or src.username_env or src.password_env:
+    if src.username_env or src.password_env:
         p.append(
-            f"[{key}] sends its own Authorization header: drop source.auth_header_env and "
-            "source.username_env/password_env"
+            f"[{key}] sends its own Authorization header: drop source.username_env/password_env"
         )
     if any(name.lower() == "authorization" for name in src.headers):
         p.append(f"[{key}] sends its own Authorization header: drop it from source.headers")

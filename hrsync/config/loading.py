@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hrsync.config.crosschecks import cross_checks
+from hrsync.config.deprecated import take_deprecated
 from hrsync.config.numbers import number_problem
 from hrsync.config.second_table_checks import second_table_checks, table_name
 from hrsync.config.small_files import (
@@ -51,6 +52,7 @@ from hrsync.core.settings import (
     StateSettings,
     SyncSettings,
     UnionSettings,
+    is_key,
 )
 from hrsync.core.text import shown_value
 from hrsync.secret import Secret
@@ -158,6 +160,8 @@ def load_settings(
             raise ConfigError([_too_long_number(path)]) from None
     problems.extend(_refuse_token_in_file(raw, path))
     _apply_env_overrides(raw, env, problems)
+    # Before anything reads a key: an old key is carried over or ignored, with a line.
+    deprecations = take_deprecated(raw)
     # After the overrides: a TODO replaced through the environment is replaced.
     problems.extend(todo_problems(raw, path))
     base = path.parent if path is not None else Path.cwd()
@@ -165,13 +169,14 @@ def load_settings(
     assert isinstance(settings, Settings)
     token = _read_token(settings, env, problems, require_token)
     settings = dataclasses.replace(
-        settings,
+        _insecure_http_everywhere(settings),
         token=token,
         config_path=path,
         command_config=None if found.how == FOUND_HERE else path,
         state=dataclasses.replace(
             settings.state, database_url=anchor_sqlite(settings.state.database_url, base)
         ),
+        deprecations=tuple(deprecations),
     )
     problems.extend(cross_checks(settings, require_source=require_source, require_dx=require_dx))
     problems.extend(second_table_checks(settings))
@@ -190,6 +195,24 @@ def load_settings(
     if problems:
         raise ConfigError(problems)
     return settings
+
+
+def _insecure_http_everywhere(settings: Settings) -> Settings:
+    """`dx.allow_insecure_http` is one decision for every URL: the export's, each join's
+    and union's table's, the webhook's."""
+    allow = settings.dx.allow_insecure_http
+    src = settings.source
+
+    def table(source: SourceSettings) -> SourceSettings:
+        return dataclasses.replace(source, allow_insecure_http=allow)
+
+    source = dataclasses.replace(
+        table(src),
+        join=tuple(dataclasses.replace(j, table=table(j.table)) for j in src.join),
+        union=tuple(dataclasses.replace(u, table=table(u.table)) for u in src.union),
+    )
+    notify = dataclasses.replace(settings.notify, allow_insecure_http=allow)
+    return dataclasses.replace(settings, source=source, notify=notify)
 
 
 def _urls(settings: Settings) -> list[str]:
@@ -227,7 +250,7 @@ def _refuse_token_in_file(raw: Mapping[str, Any], path: Path | None) -> list[str
 
 
 def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str], problems: list[str]) -> None:
-    sections = {f.name for f in dataclasses.fields(Settings)} - set(_NOT_WRITTEN)
+    sections = {f.name for f in dataclasses.fields(Settings) if is_key(f.metadata)}
     for name, value in sorted(env.items()):
         if not name.startswith(ENV_PREFIX):
             continue
@@ -272,7 +295,7 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
         problems.append(f"{prefix.rstrip('.') or 'config'} must be a table, got {_kind(raw)}")
         raw = {}
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in _NOT_WRITTEN}
+    fields = {f.name: f for f in dataclasses.fields(cls) if is_key(f.metadata)}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
@@ -318,10 +341,6 @@ def _build(cls: type, raw: Any, prefix: str, problems: list[str], base: Path) ->
             continue
         values[key] = parsed
     return cls(**values)
-
-
-# Fields set by the loader or the environment, never written as keys.
-_NOT_WRITTEN = ("token", "config_path", "command_config", "first_of")
 
 
 def _precedence_lists(
@@ -408,7 +427,7 @@ _DIGIT_RUN = re.compile(r"\d[\d_]*")
 
 
 ATTRIBUTE_KEYS = frozenset(
-    f.name for f in dataclasses.fields(AttributeSettings) if f.name != "entries"
+    f.name for f in dataclasses.fields(AttributeSettings) if is_key(f.metadata)
 )
 
 
@@ -544,7 +563,9 @@ _NOT_FOR_UNIONS = {
 }
 
 _UNION_TABLE_KEYS = [
-    f.name for f in dataclasses.fields(SourceSettings) if f.name not in _NOT_FOR_UNIONS
+    f.name
+    for f in dataclasses.fields(SourceSettings)
+    if f.name not in _NOT_FOR_UNIONS and is_key(f.metadata)
 ]
 
 

@@ -74,8 +74,6 @@ AT_LEAST_ONE = Range(1, MAX_COUNT)
 
 # Keys whose range their name does not tell.
 RANGES: dict[str, Range] = {
-    "dx.max_requests_per_minute": AT_LEAST_ONE,
-    "dx.max_response_bytes": AT_LEAST_ONE,
     "source.max_bytes": AT_LEAST_ONE,
     "source.pagination.page_size": AT_LEAST_ONE,
     "source.pagination.max_pages": AT_LEAST_ONE,

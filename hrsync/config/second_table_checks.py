@@ -74,9 +74,6 @@ def table_name(kind: Kind, written: object, position: int) -> tuple[str, str, li
 
 def second_table_checks(s: Settings) -> list[str]:
     p: list[str] = []
-    fraction = s.sync.min_join_fraction
-    if not 0 <= fraction <= 1:
-        p.append(f"sync.min_join_fraction must be between 0 and 1, got {fraction}")
     p.extend(_name_checks(s.source))
     joins = s.source.join
     for at, join in enumerate(joins):

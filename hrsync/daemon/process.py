@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
+from hrsync.core import defaults
 from hrsync.daemon.service import Daemon, RunSync
 from hrsync.logs import get_logger
 from hrsync.outcome import EXIT_OK
@@ -30,6 +31,7 @@ def run(
     clock: Clock = utcnow,
     stop_event: threading.Event | None = None,
     monitor: Monitor | None = None,
+    shutdown_grace_s: float = defaults.SHUTDOWN_GRACE_S,
 ) -> int:
     """`hrsync run`: schedule syncs until SIGTERM/SIGINT (or `stop_event`); returns 0.
 
@@ -48,6 +50,7 @@ def run(
             (lambda r, s, q: monitor.run_finished(r, s, quarantined=q)) if monitor else None
         ),
         on_beat=(lambda q: monitor.beat(quarantined=q)) if monitor else None,
+        shutdown_grace_s=shutdown_grace_s,
     )
     try:
         daemon.start(now=now)

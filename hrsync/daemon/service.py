@@ -19,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
+from hrsync.core import defaults
 from hrsync.core.run_bounds import overdue_after_s
 from hrsync.daemon.approval_watch import APPROVAL_CHECK_S, APPROVAL_TRIGGER, ApprovalWatch
 from hrsync.daemon.cron import Quarantine, cron_trigger, missed_fire, next_cron_fire
@@ -61,7 +62,11 @@ class Daemon:
         clock: Clock = utcnow,
         on_finished: Callable[[SyncResult, float, bool], None] | None = None,
         on_beat: Callable[[bool], None] | None = None,
+        shutdown_grace_s: float = defaults.SHUTDOWN_GRACE_S,
     ) -> None:
+        # How long a SIGTERM waits for the current step: hrsync's, not the user's (the
+        # orchestrator's own grace period must be longer).
+        self.shutdown_grace_s = shutdown_grace_s
         self.settings = settings
         # The monitor (metrics, webhook): told of each run with its duration and quarantine,
         # and of each periodic heartbeat with the quarantine.
@@ -171,7 +176,7 @@ class Daemon:
 
     def stop(self, grace_s: float | None = None) -> bool:
         """Start no new run, let the current one finish within the grace; True if it did."""
-        grace = self.sync.shutdown_grace_s if grace_s is None else grace_s
+        grace = self.shutdown_grace_s if grace_s is None else grace_s
         self.stopping.set()
         running = not self._idle.is_set()
         log.info("daemon.stopping", run_in_progress=running, grace_s=grace)

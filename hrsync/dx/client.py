@@ -15,7 +15,7 @@ import httpx
 import structlog
 
 from hrsync.clock import Clock
-from hrsync.core.settings import DxSettings
+from hrsync.core import defaults
 from hrsync.dx import parse
 from hrsync.dx.methods import (
     API_KEYS_LIST,
@@ -51,8 +51,8 @@ class DxClient:
         *,
         timeout_s: float = 30.0,
         retry: RetryPolicy | None = None,
-        max_requests_per_minute: int = 900,
-        max_response_bytes: int = DxSettings.max_response_bytes,
+        max_requests_per_minute: int = defaults.DX_MAX_REQUESTS_PER_MINUTE,
+        max_response_bytes: int = defaults.DX_MAX_RESPONSE_BYTES,
         clock: Clock | None = None,
         sleep: Callable[[float], None] | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -74,15 +74,13 @@ class DxClient:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, observer: DxObserver | None = None) -> DxClient:
-        """The client a run or `hrsync check` uses: URL, token, timeout and rate from config."""
+        """The client a run or `hrsync check` uses: URL, token and timeout from config."""
         if settings.token is None:
             raise ValueError("the DX token is missing (it is checked when the config loads)")
         return cls(
             settings.dx.base_url,
             settings.token,
             timeout_s=settings.dx.timeout_s,
-            max_requests_per_minute=settings.dx.max_requests_per_minute,
-            max_response_bytes=settings.dx.max_response_bytes,
             observer=observer,
         )
 

@@ -1,8 +1,8 @@
 """The DX Web API's transport: one connection pool, the rate limit, retries, error mapping.
 
 A call is a DX method name in and its reply body out, or a DxError. The body is decoded
-by hrsync (`hrsync.capped_body`) within `dx.max_response_bytes`; one over it, or in a
-content-coding hrsync does not decode, is a `DxBadResponse`. Reads retry freely on
+by hrsync (`hrsync.capped_body`) within `defaults.DX_MAX_RESPONSE_BYTES` (256 MiB); one
+over it, or in a content-coding hrsync does not decode, is a `DxBadResponse`. Reads retry freely on
 rate limits, server errors and network failures. A write that replaces the team hierarchy
 (`idempotent=False`) is resent only when DX surely never received it (the connection was
 never made, or DX said "too many requests" before doing anything); once it may have
@@ -322,7 +322,7 @@ class Transport:
 
 
 def _refusal(method: str, url: str, refused: BodyRefused, status: int) -> DxBadResponse:
-    cap = ", the limit set by dx.max_response_bytes" if isinstance(refused, TooLarge) else ""
+    cap = ", hrsync's limit for one DX answer" if isinstance(refused, TooLarge) else ""
     return DxBadResponse(method, f"{url} {refused}{cap}", status=status)
 
 

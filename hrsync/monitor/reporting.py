@@ -16,6 +16,7 @@ from typing import Protocol
 from sqlalchemy.exc import SQLAlchemyError
 
 from hrsync.clock import Clock
+from hrsync.core import defaults
 from hrsync.core.command_lines import approve_command
 from hrsync.core.gate.plan import Archive
 from hrsync.core.report.notify import SUCCESS, Sent, observe, recovered_since
@@ -229,11 +230,9 @@ class Monitor:
             if result.outcome.value in SUCCESS:
                 self.notifier.after_success(result.run_id, result.substitutes, now)
             self.notifier.after_held(result.run_id, now)
-            self.notifier.after_people(
-                result.run_id, now, alert_days=self.settings.sync.not_in_dx_alert_days
-            )
+            self.notifier.after_people(result.run_id, now, alert_days=defaults.NOT_IN_DX_ALERT_DAYS)
             self.notifier.after_leads_left(
-                result.run_id, now, alert_days=self.settings.sync.lead_left_alert_days
+                result.run_id, now, alert_days=defaults.LEAD_LEFT_ALERT_DAYS
             )
         except Exception as exc:  # the webhook must never take a run or the daemon down
             log.warning("notify.failed", error=type(exc).__name__, detail=str(exc)[:200])

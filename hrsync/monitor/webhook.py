@@ -115,7 +115,7 @@ class Notifier:
                 variable=settings.webhook_url_env,
                 host=host,
                 detail=f"the webhook URL is plain http:// to {host}; it {IN_CLEAR}: no "
-                "notification will be sent; use https://, or set notify.allow_insecure_http "
+                "notification will be sent; use https://, or set dx.allow_insecure_http "
                 "= true for a network you trust",
             )
             return None

@@ -75,7 +75,7 @@ class JwtBearer:
                     f"token_uri in the service account key file {self._where}",
                     host,
                     f": the signed assertion {IN_CLEAR}",
-                    "source.allow_insecure_http",
+                    "dx.allow_insecure_http",
                 )
             )
         self._masked = key.masked

@@ -6,16 +6,16 @@ file (memory up to a few MB, then disk) and counted as it arrives; the download 
 soon as the decoded bytes pass `source.max_bytes`.
 
 Credentials:
-- `source.auth_header_env` names a variable holding the value of the Authorization header,
-  e.g. ``Bearer eyJ...`` or ``Basic dXNlcjpwYXNz``. To send another header instead, write it
-  whole: ``X-API-Key: abc123`` (a header name, a colon, the value).
+- `[source.headers]` maps a header name to a variable holding the header's whole value,
+  e.g. ``Authorization`` to one holding ``Bearer eyJ...``. An ``Authorization`` value
+  written whole as another header (``X-API-Key: abc123``: a name, a colon, the value) is
+  sent as that header, as the former `source.auth_header_env` did.
 - `source.username_env` and `source.password_env` name variables holding HTTP basic auth
   credentials.
-- `[source.headers]` maps a header name to a variable holding the header's whole value.
 - `[source.oauth2]`: client credentials (see `oauth2`).
 - `[source.google_service_account]`: a Google service account's JWT-bearer grant (see
   `google_jwt`), its tokens kept and renewed as client credentials' are.
-`source.method = "POST"` sends `source.body` (JSON). Pages (see `pagination`) are fetched
+A `source.body` (JSON) is sent with POST. Pages (see `pagination`) are fetched
 one at a time through an `HttpSession`; `source.max_bytes` bounds them all together.
 `source.timeout_s` bounds each step (connecting, each read), `source.deadline_s` the whole
 read: every page, retry and token (see `deadline`).
@@ -360,16 +360,6 @@ def _credentials(
 ) -> tuple[dict[str, str], httpx.BasicAuth | None, list[str]]:
     headers: dict[str, str] = {}
     secrets: list[str] = []
-    if settings.auth_header_env:
-        value = _required_env(environ, settings.auth_header_env, "source.auth_header_env", shown)
-        logs.register_secret(value)
-        match = _HEADER_FORM.match(value)
-        if match and " " not in match.group(1):
-            headers[match.group(1)] = match.group(2).strip()
-            logs.register_secret(headers[match.group(1)])
-        else:
-            headers["Authorization"] = value
-        secrets.append(value)
     auth = None
     if settings.username_env or settings.password_env:
         user = _required_env(environ, settings.username_env, "source.username_env", shown)
@@ -380,7 +370,12 @@ def _credentials(
     for header, variable in settings.headers.items():
         value = _required_env(environ, variable, f"source.headers.{header}", shown)
         logs.register_secret(value)
-        headers[header] = value
+        match = _HEADER_FORM.match(value) if header.lower() == "authorization" else None
+        if match and " " not in match.group(1):
+            headers[match.group(1)] = match.group(2).strip()
+            logs.register_secret(headers[match.group(1)])
+        else:
+            headers[header] = value
         secrets.append(value)
     return headers, auth, secrets
 
@@ -402,8 +397,8 @@ def _required_env(environ: Mapping[str, str], name: str, key: str, shown: str) -
 def _status_hint(status: int, location: str) -> str:
     if status in (401, 403):
         return (
-            "; check the credentials in the variables named by source.auth_header_env, "
-            "source.username_env/source.password_env or source.headers"
+            "; check the credentials in the variables named by source.headers or "
+            "source.username_env/source.password_env"
         )
     if status == 404:
         return "; check source.url"

@@ -15,11 +15,12 @@ no I/O).
   (a query parameter for GET, a body field for POST); an empty or missing cursor ends it.
 - ``next_url``: the URL at ``next_url_path`` in the body (Rippling ``next_link``,
   ``links.next``), followed as given; an empty or missing one ends it.
-- ``offset``: ``offset_param`` / ``limit_param`` with ``page_size``; a short page ends it,
+- ``offset``: ``offset_param`` / ``limit_param`` (``offset`` / ``limit`` unless set) with
+  ``page_size``; a short page ends it,
   unless the answer's total says there are more (an API capping its pages).
-- ``page``: ``page_param`` counting from ``first_page`` (and ``page_size_param`` =
-  ``page_size`` when set); an empty page, one shorter than the first, or the answer's
-  total page count ends it.
+- ``page``: ``offset_param`` (``page`` unless set) counting from ``first_page`` (and
+  ``limit_param`` = ``page_size`` when set); an empty page, one shorter than the first,
+  or the answer's total page count ends it.
 - ``scim``: SCIM 2.0's ``startIndex`` (from 1) and ``count`` = ``page_size``; the next
   index is the last one plus the records read, up to ``totalResults``.
 
@@ -146,7 +147,7 @@ def _offset_after(turn: Turn) -> Move | None:
         raise SourceError(
             f"a page answered {records} records, more than source.pagination.page_size "
             f"({paging.page_size}): the API ignores source.pagination.limit_param "
-            f"{paging.limit_param!r}, so offsets would skip or repeat people; check the "
+            f"{_size_param(paging)!r}, so offsets would skip or repeat people; check the "
             f"parameter names or set page_size to the API's page size"
         )
     if records < paging.page_size:
@@ -186,9 +187,9 @@ def _scim_after(turn: Turn) -> Move | None:
 
 
 def _page_params(paging: PaginationSettings, number: int) -> dict[str, Any]:
-    params: dict[str, Any] = {paging.page_param: number}
-    if paging.page_size_param:
-        params[paging.page_size_param] = paging.page_size
+    params: dict[str, Any] = {_position_param(paging): number}
+    if _size_param(paging):
+        params[_size_param(paging)] = paging.page_size
     return params
 
 
@@ -199,7 +200,7 @@ STYLES: Mapping[str, Style] = {
     "next_url": Style(after=_next_url_after),
     "cursor": Style(sends=lambda p, cursor: {p.cursor_param: cursor}, after=_cursor_after),
     "offset": Style(
-        sends=lambda p, at: {p.offset_param: at, p.limit_param: p.page_size},
+        sends=lambda p, at: {_position_param(p): at, _size_param(p): p.page_size},
         first=lambda p: 0,
         after=_offset_after,
     ),
@@ -406,7 +407,7 @@ def _setting(sign: Sign, document: Any) -> str:
         if sign.path == "" and sign.where.startswith("a Link"):
             return 'style = "link_header"'
         if sign.where == "the X-Next-Page header":  # a page number
-            return 'style = "page", page_param = "page"'
+            return 'style = "page"'
         name = sign.path.rpartition(".")[2]
         if sign.path in ("@odata.nextLink", "odata.nextLink", "d.__next", "__next"):
             return 'style = "odata"'
@@ -416,7 +417,7 @@ def _setting(sign: Sign, document: Any) -> str:
         if followable and isinstance(value, str) and _looks_like_url(value):
             return f'style = "next_url", next_url_path = "{sign.path}"'
         if followable and isinstance(value, int) and not isinstance(value, bool):
-            return 'style = "page", page_param = "page"'
+            return 'style = "page"'
         if followable and isinstance(value, str):
             param = _CURSOR_PARAMS.get(name)
             extra = f', cursor_param = "{param}"' if param else ""
@@ -449,7 +450,7 @@ def _shape_setting(document: Any) -> str:
         for name in ("page", "current_page", "currentPage", "page_number", "pageNumber"):
             number = whole_count(place.get(name))
             if number is not None and number in (0, 1):
-                return f'style = "page", page_param = "page", first_page = {number}'
+                return f'style = "page", first_page = {number}'
     return ""
 
 
@@ -496,6 +497,17 @@ def _href(value: Any) -> Any:
 
 def _looks_like_url(value: str) -> bool:
     return value.startswith(("http://", "https://", "/")) or "?" in value
+
+
+def _position_param(paging: PaginationSettings) -> str:
+    """The parameter of a page's position: `offset_param`, else the style's own name."""
+    return paging.offset_param or ("page" if paging.style == "page" else "offset")
+
+
+def _size_param(paging: PaginationSettings) -> str:
+    """The parameter of the page size: `limit_param`, else the offset style's own name
+    (the page style sends none unless told)."""
+    return paging.limit_param or ("" if paging.style == "page" else "limit")
 
 
 def _present(value: Any) -> bool:

@@ -197,7 +197,7 @@ held_people = Table(
 # Managers who left (filtered out of the export) while people still name them, by their
 # team's key: the team kept with a stand-in lead (`stand_in` "": nobody up the chain is
 # kept) since `since`. What the webhook last told: "" nothing, "late" that HR has not
-# re-pointed the people after `sync.lead_left_alert_days`; a team told late whose
+# re-pointed the people after `defaults.LEAD_LEFT_ALERT_DAYS`; a team told late whose
 # people are re-pointed stays, `cleared_at` set, until that is told too.
 leads_left = Table(
     "leads_left",

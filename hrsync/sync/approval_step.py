@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from hrsync import logs
+from hrsync.core import defaults
 from hrsync.core.command_lines import approve_command
 from hrsync.core.gate.guards import Deferral, Go, Refuse
 from hrsync.core.gate.plan import canonical_payload
@@ -62,10 +63,11 @@ def approvals_now(run: Run) -> Approved:
 
 
 def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
-    """Whether this daemon honours the approval by its own `sync.approval_ttl_hours`, not
-    only by the expiry the approver's configuration gave it: counted from the approval,
-    or from the end of the snapshot window that defers the runs, whichever is later."""
-    ttl = run.settings.sync.approval_ttl_hours
+    """Whether this daemon honours the approval by the time to live
+    (`defaults.APPROVAL_TTL_HOURS`), not only by the expiry the approver's hrsync gave it:
+    counted from the approval, or from the end of the snapshot window that defers the
+    runs, whichever is later."""
+    ttl = defaults.APPROVAL_TTL_HOURS
     if from_the_future(approval, now):
         log.warning(
             "sync.approval_from_the_future",
@@ -88,7 +90,7 @@ def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
         plan_id=approval.plan_id,
         approved_by=approval.approved_by,
         approved_at=approval.approved_at.isoformat(),
-        detail=f"older than this daemon's sync.approval_ttl_hours = {ttl:g}",
+        detail=f"older than an approval's time to live, {ttl:g} hours",
     )
     return False
 
@@ -167,7 +169,7 @@ def refused(
     request = run.request
     # The daemon's runs only: a person at a shell has `sync --preview PLAN_ID`. The gate
     # refused after it found no snapshot window open, so this preview is outside one.
-    if request.operational and request.trigger != "manual" and run.settings.notify.preview_refused:
+    if request.operational and request.trigger != "manual":
         preview_url = preview_for_notice(
             run.client, run.store, plan_id, planned.payload(), run.clock
         )
@@ -199,11 +201,11 @@ def _summary_of(stored: RefusedPlan | None) -> PlanSummary | None:
 
 def outlive_window(run: Run, deferral: Deferral) -> None:
     """A snapshot window defers the plan: an approval's lifetime does not run meanwhile,
-    so pending approvals expire no sooner than `sync.approval_ttl_hours` after the
+    so pending approvals expire no sooner than `defaults.APPROVAL_TTL_HOURS` after the
     window's end (the resume that applies them)."""
     if not run.request.operational or not deferral.kind.startswith("snapshot"):
         return
-    until = expires_at(deferral.resume_at, run.settings.sync.approval_ttl_hours)
+    until = expires_at(deferral.resume_at, defaults.APPROVAL_TTL_HOURS)
     for approval in run.store.approvals.extend(until, run.clock()):
         log.info(
             "sync.approval_extended",

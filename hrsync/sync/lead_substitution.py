@@ -1,5 +1,5 @@
 """A lead DX does not know yet: plan again in the same run with the nearest lead above
-standing in (`mapping.lead_not_in_dx = "next_manager"`; the rule is core/teams/substitutes.py).
+standing in (the rule is core/teams/substitutes.py).
 
 DX refuses a whole import when a row's `team_lead_email` is not a DX user. How it says
 which row is not public, so its answer is read whatever its shape
@@ -35,7 +35,7 @@ MAX_REPLANS = 2
 def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned | None:
     """`planned` again with stand-ins for the leads DX named, or None when DX's refusal
     is anything else (or cannot be read): then it stands."""
-    if run.settings.mapping.lead_not_in_dx != "next_manager" or planned.replans >= MAX_REPLANS:
+    if planned.replans >= MAX_REPLANS:
         return None
     if refusal.error != "invalid_rows":
         return None  # a cycle, a size, an address: nothing a stand-in lead mends

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from hrsync import logs
+from hrsync.core import defaults
 from hrsync.core.confirmation.dx_users import (
     Undecided,
     changed,
@@ -147,17 +148,16 @@ def recheck(
 ) -> bool:
     """True when a run with nothing else to send sends the hierarchy again, so that people
     DX does not count yet are placed once they joined DX (at most once per
-    `sync.recheck_not_in_dx_hours`). `last_sent`: when the last verified submission was
+    `defaults.RECHECK_NOT_IN_DX_HOURS`). `last_sent`: when the last verified submission was
     made. Only an operational run sends again."""
     waiting = not_in_dx(planned.assignment.teams, known, {})
-    hours = run.settings.sync.recheck_not_in_dx_hours
+    hours = defaults.RECHECK_NOT_IN_DX_HOURS
     if not recheck_due(len(waiting), last_sent, run.clock(), hours):
         return False
     log.info(
         "sync.recheck_not_in_dx",
         count=len(waiting),
         people=capped_list(waiting),
-        detail=f"sending the hierarchy again (at most every {hours:g} h, "
-        "sync.recheck_not_in_dx_hours) in case they joined DX",
+        detail=f"sending the hierarchy again (at most every {hours:g} h) in case they joined DX",
     )
     return True

@@ -122,9 +122,9 @@ def read_export(
 ) -> Export:
     """read: the export as people, or InputRefused / SourceUnavailable (retry later).
 
-    People with problems of their own row are held (`Directory.held`) unless
-    `sync.on_person_problem = "refuse"`, or there are more than the held guard lets
-    through (`allow_held`: `sync --allow-held N`): then the export is refused as a whole.
+    People with problems of their own row are held (`Directory.held`), unless there are
+    more than the held guard lets through (`sync.max_held = 0`: any; `allow_held`:
+    `sync --allow-held N`): then the export is refused as a whole.
     `lean`: the rows hold only the columns the config reads (a run's; `explain` and
     `check` show more of a row). `known_teams`: the teams DX last took (`teams_known`), so
     that a manager whose row is missing from the export is one who left, not a problem.
@@ -142,7 +142,7 @@ def read_export(
             also_used=read.value_names,
             null_values=src.null_values,
             unknown_manager=src.unknown_manager,
-            hold_people=settings.sync.on_person_problem == "hold",
+            hold_people=True,
             row_problems=joined.findings,
             known_teams=known_teams,
         )
@@ -179,13 +179,19 @@ def read_export(
         )
         if too_many is not None:
             problems = [p for person in directory.held for p in person.problems]
-            guard = _held_guard_line(too_many, held, problems, directory.held, joined.reports)
+            distinct = dict.fromkeys(problems)
+            # `max_held = 0` holds nobody: each problem refuses the export, said as itself.
+            guard = (
+                []
+                if sync.max_held == 0 and allow_held is None
+                else [_held_guard_line(too_many, held, problems, directory.held, joined.reports)]
+            )
             raise InputRefused(
                 "export",
-                [guard, *grouped_lines(dict.fromkeys(problems))],
+                [*guard, *grouped_lines(distinct)],
                 source=export.name,
                 directory=directory,
-                located=[guard, *located_lines(dict.fromkeys(problems))],
+                located=[*guard, *located_lines(distinct)],
             )
     parts = merged.parts if merged.unions else ()
     return Export(

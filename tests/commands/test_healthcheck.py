@@ -82,14 +82,11 @@ def test_evaluate(record: HeartbeatRecord | None, healthy: bool, phrases: list[s
 # ------------------------------------------------------------ against the store
 
 
-def settings_for(
-    path: Path, *, healthcheck_max_age_s: float = 120, quarantine_alert_s: float = 86400
-) -> Settings:
+def settings_for(path: Path, *, heartbeat_s: float = 30) -> Settings:
+    # The healthcheck allows four heartbeats: 120 s at the default.
     return Settings(
         state=StateSettings(database_url=f"sqlite:///{path}"),
-        sync=SyncSettings(
-            healthcheck_max_age_s=healthcheck_max_age_s, quarantine_alert_s=quarantine_alert_s
-        ),
+        sync=SyncSettings(heartbeat_s=heartbeat_s),
     )
 
 
@@ -120,7 +117,7 @@ def test_fresh_heartbeat_exits_0_with_one_line(db: tuple[Path, Store]) -> None:
 def test_stale_heartbeat_exits_1_naming_age_and_limit(db: tuple[Path, Store]) -> None:
     path, store = db
     store.heartbeat.beat(NOW - 300 * S, state="idle")
-    code, out, err = run_main(settings_for(path, healthcheck_max_age_s=90))
+    code, out, err = run_main(settings_for(path, heartbeat_s=22.5))
     assert code == 1 and out == ""
     assert err.startswith("unhealthy: stale heartbeat: last beat 300s ago")
     assert "limit 90s" in err and err.count("\n") == 1
@@ -129,11 +126,14 @@ def test_stale_heartbeat_exits_1_naming_age_and_limit(db: tuple[Path, Store]) ->
 def test_long_quarantine_exits_1(db: tuple[Path, Store]) -> None:
     path, store = db
     store.heartbeat.beat(
-        NOW - 5 * S, state="quarantined", quarantined_since=NOW - 3 * H, consecutive_failures=6
+        NOW - 5 * S, state="quarantined", quarantined_since=NOW - 25 * H, consecutive_failures=6
     )
-    code, _, err = run_main(settings_for(path, quarantine_alert_s=7200))
-    assert code == 1 and "quarantined for 3.0h" in err and "alert after 2h" in err
-    code, _, _ = run_main(settings_for(path, quarantine_alert_s=4 * 3600))
+    code, _, err = run_main(settings_for(path))
+    assert code == 1 and "quarantined for 25.0h" in err and "alert after 24h" in err
+    store.heartbeat.beat(
+        NOW - 5 * S, state="quarantined", quarantined_since=NOW - 23 * H, consecutive_failures=6
+    )
+    code, _, _ = run_main(settings_for(path))
     assert code == 0
 
 
@@ -176,8 +176,8 @@ def test_an_empty_database_file_is_unhealthy_and_left_empty(tmp_path: Path) -> N
 def probe(path: Path, **sync: float) -> healthcheck.Health | None:
     quick = healthcheck.ProbeSettings(
         sqlite_path=path,
-        max_age_s=sync.get("healthcheck_max_age_s", 120),
-        quarantine_alert_s=sync.get("quarantine_alert_s", 86400),
+        max_age_s=4 * sync.get("heartbeat_s", 30),
+        quarantine_alert_s=86400,
         listen="",
     )
     return healthcheck.probe_sqlite(quick, NOW)
@@ -188,7 +188,7 @@ def test_the_probe_defaults_are_the_settings_defaults(tmp_path: Path) -> None:
     quick = healthcheck.probe_settings(None, {})
     assert quick is not None
     assert quick.max_age_s == defaults.sync.healthcheck_max_age_s
-    assert quick.quarantine_alert_s == defaults.sync.quarantine_alert_s
+    assert quick.quarantine_alert_s == 86400
     assert defaults.state.database_url.endswith("/hrsync.db")
     assert quick.sqlite_path is not None and quick.sqlite_path.name == "hrsync.db"
 
@@ -197,9 +197,9 @@ def test_the_probe_defaults_are_the_settings_defaults(tmp_path: Path) -> None:
     ("stored", "sync"),
     [
         ({"age": 15 * S, "state": "idle"}, {}),
-        ({"age": 300 * S, "state": "idle"}, {"healthcheck_max_age_s": 90}),
-        ({"age": 5 * S, "state": "quarantined", "q": 3 * H}, {"quarantine_alert_s": 7200}),
-        ({"age": 5 * S, "state": "quarantined", "q": 3 * H}, {"quarantine_alert_s": 4 * 3600}),
+        ({"age": 300 * S, "state": "idle"}, {"heartbeat_s": 22.5}),
+        ({"age": 5 * S, "state": "quarantined", "q": 25 * H}, {}),
+        ({"age": 5 * S, "state": "quarantined", "q": 3 * H}, {}),
         ({"age": 5 * S, "state": "stopped"}, {}),
     ],
 )
@@ -244,9 +244,9 @@ def test_the_sqlite_probe_hands_an_unmigrated_store_to_the_full_path(tmp_path: P
     [
         ("", {}, ("{base}/hrsync.db", 120.0, 86400.0, "")),
         (
-            '[state]\ndatabase_url = "sqlite:///data/h.db"\n[sync]\nhealthcheck_max_age_s = 60\n',
-            {"HRSYNC_SYNC__QUARANTINE_ALERT_S": "7200"},
-            ("{base}/data/h.db", 60.0, 7200.0, ""),
+            '[state]\ndatabase_url = "sqlite:///data/h.db"\n',
+            {"HRSYNC_SYNC__HEARTBEAT_S": "15"},
+            ("{base}/data/h.db", 60.0, 86400.0, ""),
         ),
         (
             '[daemon]\nlisten = "0.0.0.0:9464"\n',
@@ -282,8 +282,8 @@ def test_probe_settings(
     ("toml", "env"),
     [
         ("not = [valid", {}),
-        ("[sync]\nhealthcheck_max_age_s = 'soon'\n", {}),
-        ("", {"HRSYNC_SYNC__HEALTHCHECK_MAX_AGE_S": "soon"}),
+        ("[sync]\nheartbeat_s = 'soon'\n", {}),
+        ("", {"HRSYNC_SYNC__HEARTBEAT_S": "soon"}),
     ],
 )
 def test_probe_settings_it_cannot_read_go_to_the_full_loader(
@@ -399,7 +399,7 @@ def test_the_http_probe_asks_an_ipv6_listener_with_a_bracketed_host() -> None:
 
 def test_the_probe_reads_the_config_in_the_current_folder(tmp_path: Path) -> None:
     # As every other command does: no --config, no $HRSYNC_CONFIG, ./hrsync.toml.
-    (tmp_path / "hrsync.toml").write_text("[sync]\nhealthcheck_max_age_s = 42\n")
+    (tmp_path / "hrsync.toml").write_text("[sync]\nheartbeat_s = 10.5\n")
     quick = healthcheck.probe_settings(None, {}, cwd=tmp_path)
     assert quick is not None
     assert quick.max_age_s == 42.0

@@ -32,10 +32,9 @@ URL = '[source]\nurl = "https://hr.example.com/api"\n'
         (URL + '[source.pagination]\nstyle = "cursor"\n', "source.pagination.next_cursor_path"),
         (URL + "[source.pagination]\nmax_pages = 0\n", "source.pagination.max_pages must be at"),
         (URL + "[source.pagination]\npage_size = 0\n", "source.pagination.page_size must be at"),
-        (URL + 'body = "{}"\n', 'source.body is sent only with source.method = "POST"'),
-        (URL + 'method = "POST"\nbody = "{oops"\n', "source.body must be JSON text"),
+        (URL + 'body = "{oops"\n', "source.body must be JSON text"),
         (
-            URL + 'method = "POST"\nbody = \'[1]\'\n[source.pagination]\nstyle = "offset"\n',
+            URL + "body = '[1]'\n[source.pagination]\nstyle = \"offset\"\n",
             "source.body must be a JSON object",
         ),
         (URL + '[source.headers]\nAuthorization = "SSWS 00abc"\n', "source.headers.Authorization"),
@@ -115,18 +114,13 @@ PAGING = URL + "[source.pagination]\n"
     ("text", "expected"),
     [
         (PAGING + 'style = "next_url"\n', "source.pagination.next_url_path must name where"),
-        (PAGING + 'style = "page"\npage_param = ""\n', "source.pagination.page_param must name"),
         (PAGING + 'style = "page"\nfirst_page = 2\n', "first_page must be 0 or 1, got 2"),
         (
             PAGING + 'next_url_path = "links.next"\n',
             'source.pagination.next_url_path is only used with style = "next_url"',
         ),
         (
-            PAGING + 'style = "offset"\npage_size_param = "per_page"\n',
-            'source.pagination.page_size_param is only used with style = "page"',
-        ),
-        (
-            URL + 'method = "POST"\nbody = \'[1]\'\n[source.pagination]\nstyle = "scim"\n',
+            URL + "body = '[1]'\n[source.pagination]\nstyle = \"scim\"\n",
             "source.body must be a JSON object",
         ),
     ],
@@ -140,7 +134,7 @@ def test_the_paging_styles_keys_are_checked(tmp_path: Path, text: str, expected:
     "text",
     [
         'style = "next_url"\nnext_url_path = "links.next"\n',
-        'style = "page"\npage_param = "page"\nfirst_page = 0\npage_size_param = "per_page"\n',
+        'style = "page"\noffset_param = "page"\nfirst_page = 0\nlimit_param = "per_page"\n',
         'style = "scim"\npage_size = 10\n',
     ],
 )

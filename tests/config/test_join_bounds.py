@@ -31,7 +31,9 @@ def problems(tmp_path: Path, extra: str) -> list[str]:
 
 
 def test_credentials_over_plain_http_to_another_host_are_refused(tmp_path: Path) -> None:
-    said = problems(tmp_path, 'url = "http://hr.example.com/d"\nauth_header_env = "HR_AUTH"')
+    said = problems(
+        tmp_path, 'url = "http://hr.example.com/d"\nheaders = { Authorization = "HR_AUTH" }'
+    )
     assert any(
         "source.join[departments].url" in p and "hr.example.com" in p and "allow_insecure_http" in p
         for p in said
@@ -40,9 +42,10 @@ def test_credentials_over_plain_http_to_another_host_are_refused(tmp_path: Path)
 
 def test_a_credential_pasted_into_an_env_key_is_refused_unseen(tmp_path: Path) -> None:
     said = problems(
-        tmp_path, f'url = "https://hr.example.com/d"\nauth_header_env = "Bearer {SECRET}"'
+        tmp_path,
+        f'url = "https://hr.example.com/d"\nheaders = {{ Authorization = "Bearer {SECRET}" }}',
     )
-    assert any("source.join[departments].auth_header_env" in p for p in said), said
+    assert any("source.join[departments].headers.Authorization" in p for p in said), said
     assert SECRET not in "\n".join(said)
 
 

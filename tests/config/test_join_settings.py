@@ -37,7 +37,7 @@ def test_a_join_reads_its_table_with_the_source_keys(tmp_path: Path) -> None:
         JOIN
         + 'match = "optional"\ndelimiter = ";"\nnull_values = ["(none)"]\nmax_bytes = 1000\n'
         + '[[source.join]]\nname = "okta"\nurl = "https://acme.okta.com/api/v1/users"\n'
-        + 'on = { email = "profile.email" }\nauth_header_env = "OKTA_AUTH"\n'
+        + 'on = { email = "profile.email" }\nheaders = { Authorization = "OKTA_AUTH" }\n'
         + '[source.join.pagination]\nstyle = "link_header"\n',
     )
     departments, okta = settings.source.join
@@ -50,8 +50,7 @@ def test_a_join_reads_its_table_with_the_source_keys(tmp_path: Path) -> None:
     assert okta.match == "one"  # the default
     assert okta.table.url == "https://acme.okta.com/api/v1/users"
     assert okta.table.pagination.style == "link_header"
-    assert okta.table.auth_header_env == "OKTA_AUTH"
-    assert settings.sync.min_join_fraction == 0.9
+    assert okta.table.headers == {"Authorization": "OKTA_AUTH"}
 
 
 def test_no_join_is_no_join(tmp_path: Path) -> None:
@@ -103,7 +102,6 @@ def test_no_join_is_no_join(tmp_path: Path) -> None:
         (JOIN + "max_bytes = 0\n", "source.join[departments].max_bytes must be at least 1"),
         (JOIN + 'encoding = "nope"\n', "source.join[departments].encoding must be a known"),
         ('join = "x"\n', "source.join must be [[source.join]] tables"),
-        ("[sync]\nmin_join_fraction = 1.5\n", "sync.min_join_fraction must be between 0 and 1"),
         (
             '[[source.join]]\nname = "a"\npath = "a.csv"\non = { "b.X" = "Y" }\n'
             '[[source.join]]\nname = "b"\npath = "b.csv"\non = { K = "K" }\n',

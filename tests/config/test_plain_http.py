@@ -1,8 +1,8 @@
 """Plain http:// is refused where a credential would travel over it to another machine:
 the DX token (dx.base_url), the HR source's credentials (source.url, its OAuth2 token
 URL), the webhook URL (itself a secret). Loopback (and 0.0.0.0, which connects to
-loopback) is this machine: allowed. Each section's
-`allow_insecure_http = true` lets a trusted network through.
+loopback) is this machine: allowed. `dx.allow_insecure_http = true`, one key for every
+URL, lets a trusted network through.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ HR = "http://hr.example.test/people"
 @pytest.mark.parametrize(
     ("extra", "env", "why"),
     [
-        ('auth_header_env = "HR_AUTH"\n', {}, "source.auth_header_env"),
+        ('[source.headers]\nAuthorization = "HR_AUTH"\n', {}, "source.headers"),
         ('username_env = "HR_USER"\npassword_env = "HR_PASSWORD"\n', {}, "basic auth"),
         ('[source.headers]\nX-Api-Key = "HR_KEY"\n', {}, "source.headers"),
         (
@@ -109,9 +109,9 @@ def test_a_credentialed_source_over_plain_http_is_refused(
     assert settings_problems(tmp_path, text, env) == [
         f"source.url is plain http:// to hr.example.test and sends {why}: it would cross "
         "the network readable by anyone on the way; use https://, or set "
-        "source.allow_insecure_http = true for a network you trust"
+        "dx.allow_insecure_http = true for a network you trust"
     ]
-    allowed = text.replace("[source]\n", "[source]\nallow_insecure_http = true\n")
+    allowed = text.replace("[dx]\n", "[dx]\nallow_insecure_http = true\n")
     assert settings_problems(tmp_path, allowed, env) == []
 
 
@@ -138,7 +138,7 @@ def test_an_oauth2_token_url_over_plain_http_is_refused(tmp_path: Path) -> None:
     assert settings_problems(tmp_path, text) == [
         "source.oauth2.token_url is plain http:// to login.example.test: the client secret "
         "would cross the network readable by anyone on the way; use https://, or set "
-        "source.allow_insecure_http = true for a network you trust"
+        "dx.allow_insecure_http = true for a network you trust"
     ]
-    allowed = text.replace("[source]\n", "[source]\nallow_insecure_http = true\n")
+    allowed = text.replace("[dx]\n", "[dx]\nallow_insecure_http = true\n")
     assert settings_problems(tmp_path, allowed) == []

@@ -46,7 +46,6 @@ ENV_KEYS = env_keys()
 
 def test_the_walk_finds_every_env_key_the_settings_have() -> None:
     assert set(ENV_KEYS) >= {
-        "source.auth_header_env",
         "source.username_env",
         "source.password_env",
         "source.oauth2.client_id_env",
@@ -114,8 +113,8 @@ def test_a_key_file_variable_without_source_url_is_not_echoed(tmp_path: Path) ->
 
 def test_a_variable_name_is_still_accepted_and_shown_where_it_helps(tmp_path: Path) -> None:
     path = tmp_path / "hrsync.toml"
-    path.write_text(in_file("source.auth_header_env", '"HR_API_AUTH"'), encoding="utf-8")
-    assert load_settings(path, TOKEN).source.auth_header_env == "HR_API_AUTH"
+    path.write_text(in_file("source.username_env", '"HR_API_USER"'), encoding="utf-8")
+    assert load_settings(path, TOKEN).source.username_env == "HR_API_USER"
 
 
 # ------------------------------------------------------------------- URLs' user-info

@@ -112,18 +112,19 @@ def test_the_source_rules_apply_to_a_unions_export_named_by_it(tmp_path: Path) -
     found = problems(
         tmp_path,
         '[[source.union]]\nname = "acq"\nurl = "http://hr.acq.example/people"\n'
-        + 'auth_header_env = "ACQ_AUTH"\nmethod = "PUT"\n[source.union.fields]\nemail = ""\n',
+        + 'format = "xml"\nheaders = { Authorization = "ACQ_AUTH" }\n'
+        + '[source.union.fields]\nemail = ""\n',
     )
-    assert any(p.startswith("source.union[acq].method must be one of") for p in found), found
+    assert any(p.startswith("source.union[acq].format must be one of") for p in found), found
     assert "source.union[acq].fields.email must name a column, got ''" in found
     assert any(p.startswith("source.union[acq].url ") for p in found), found
 
 
 def test_a_credential_in_an_env_key_is_refused_unseen(tmp_path: Path) -> None:
     secret = "Bearer s3cr3t-value-0a9b8c"
-    found = problems(tmp_path, UNION + f'auth_header_env = "{secret}"\n')
+    found = problems(tmp_path, UNION + f'headers = {{ Authorization = "{secret}" }}\n')
     assert found and all(secret not in p and "s3cr3t" not in p for p in found)
-    assert any("source.union[acq].auth_header_env" in p for p in found)
+    assert any("source.union[acq].headers.Authorization" in p for p in found)
 
 
 def test_the_environment_cannot_write_a_union(tmp_path: Path) -> None:

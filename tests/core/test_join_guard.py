@@ -19,10 +19,11 @@ LAST = {"departments": TableCount.join("departments", 100, 100)}
 @pytest.mark.parametrize(
     ("matched", "rows", "last", "refused"),
     [
-        (90, 100, (100, 100), False),  # 90% of 100%: the limit itself is allowed
-        (89, 100, (100, 100), True),
-        (45, 100, (50, 100), False),  # an optional join matching half, then 45%
-        (44, 100, (50, 100), True),
+        # sync.min_people_fraction (0.8) of the share matched last time.
+        (80, 100, (100, 100), False),  # 80% of 100%: the limit itself is allowed
+        (79, 100, (100, 100), True),
+        (40, 100, (50, 100), False),  # an optional join matching half, then 40%
+        (39, 100, (50, 100), True),
         (180, 200, (100, 100), False),  # the export doubled: the share is what counts
         (0, 100, (0, 100), False),  # nothing matched last time: no baseline to fall from
         (0, 0, (100, 100), True),
@@ -51,7 +52,7 @@ def test_the_join_guards_message_names_the_join_and_the_numbers() -> None:
     assert refusal is not None
     assert refusal.trips[0].message == (
         "join 'departments' matched 40 of 107 rows (37.4%); the last accepted run matched "
-        "106 of 107 (99.1%), minimum 90% of that = 96 rows (sync.min_join_fraction)"
+        "106 of 107 (99.1%), minimum 80% of that = 85 rows (sync.min_people_fraction)"
     )
 
 
@@ -88,8 +89,10 @@ def test_one_call_judges_joins_and_sources_each_by_its_own_measure() -> None:
     last = {"okta": TableCount.join("okta", 100, 100), "acq": TableCount.source("acq", 10, 10)}
     now = [TableCount.join("okta", 100, 50), TableCount.source("acq", 10, 5)]
     trips = table_trips(now, last, SyncSettings())
+    # Both at sync.min_people_fraction (0.8): a join of its share of the rows, a source
+    # of its people.
     assert [(t.guard, t.actual, t.limit) for t in trips] == [
-        ("min_join_fraction", 50, 90),
+        ("min_join_fraction", 50, 80),
         ("min_people_fraction", 5, 8),
     ]
     # A join's count is never measured against a source's of the same name.

@@ -52,7 +52,6 @@ def test_attribute_columns_only_when_the_attributes_are_on() -> None:
         "Job Level",
         "Cost Center",
     )
-    assert attribute_names(AttributeSettings(entries=ENTRIES, enabled=False)) == ()
     assert attribute_names(AttributeSettings()) == ()
 
 

@@ -721,7 +721,7 @@ def test_a_crash_the_store_cannot_record_is_still_told_to_the_monitor(
 
 def test_stop_lets_the_current_run_finish_and_starts_no_new_one(store: Store, clock: Clock) -> None:
     sync = BlockingSync()
-    d = Daemon(settings_with(shutdown_grace_s=5), store=store, run_sync=sync, clock=clock)
+    d = Daemon(settings_with(), store=store, run_sync=sync, clock=clock, shutdown_grace_s=5)
     d.start(paused=True)
     worker = threading.Thread(target=d.execute, args=("schedule",))
     worker.start()
@@ -748,13 +748,25 @@ def test_stop_lets_the_current_run_finish_and_starts_no_new_one(store: Store, cl
 
 
 def run_in_thread(
-    settings: Settings, store: Store, sync: Any, stop: threading.Event
+    settings: Settings,
+    store: Store,
+    sync: Any,
+    stop: threading.Event,
+    *,
+    shutdown_grace_s: float = 30.0,
 ) -> tuple[threading.Thread, list[int]]:
     codes: list[int] = []
 
     def target() -> None:
         codes.append(
-            daemon_module.run(settings, now=True, store=store, run_sync=sync, stop_event=stop)
+            daemon_module.run(
+                settings,
+                now=True,
+                store=store,
+                run_sync=sync,
+                stop_event=stop,
+                shutdown_grace_s=shutdown_grace_s,
+            )
         )
 
     thread = threading.Thread(target=target)
@@ -765,8 +777,8 @@ def run_in_thread(
 def test_run_returns_0_once_the_current_run_finishes(store: Store) -> None:
     sync = BlockingSync()
     stop = threading.Event()
-    settings = settings_with(shutdown_grace_s=3, heartbeat_s=0.05)
-    thread, codes = run_in_thread(settings, store, sync, stop)
+    settings = settings_with(heartbeat_s=0.05)
+    thread, codes = run_in_thread(settings, store, sync, stop, shutdown_grace_s=3)
     assert sync.started.wait(3), "--now did not start a run"
     stop.set()
     threading.Timer(0.2, sync.release.set).start()
@@ -802,7 +814,7 @@ def test_runs_happen_in_daemon_threads_so_an_overdue_run_cannot_hold_the_exit(
 def test_run_exits_0_when_the_grace_expires(store: Store) -> None:
     sync = BlockingSync()
     stop = threading.Event()
-    thread, codes = run_in_thread(settings_with(shutdown_grace_s=0.2), store, sync, stop)
+    thread, codes = run_in_thread(settings_with(), store, sync, stop, shutdown_grace_s=0.2)
     try:
         assert sync.started.wait(3)
         with capture_logs() as logs:
@@ -833,7 +845,7 @@ def test_sigterm_stops_the_daemon_gracefully(store: Store) -> None:
     threading.Thread(target=terminate_once_running, daemon=True).start()
     with capture_logs() as logs:
         code = daemon_module.run(
-            settings_with(shutdown_grace_s=3), now=True, store=store, run_sync=sync
+            settings_with(), now=True, store=store, run_sync=sync, shutdown_grace_s=3
         )
     assert code == 0
     assert events(logs, "daemon.signal")[0]["signal"] == "SIGTERM"

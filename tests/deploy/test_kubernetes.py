@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from hrsync.config.loading import ConfigError, Settings, load_settings
+from hrsync.core import defaults
 from tests.deploy.tools import DEPLOY, ROOT, require_tool
 
 KUBERNETES = DEPLOY / "kubernetes"
@@ -438,7 +439,7 @@ def test_the_configmap_s_config_loads_with_the_pod_s_environment(path: str, tmp_
     assert settings.token is not None  # from the token file the Secret becomes
     deployment = the(render(path), "Deployment")
     grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
-    assert grace > settings.sync.shutdown_grace_s
+    assert grace > defaults.SHUTDOWN_GRACE_S
 
 
 # ------------------------------------------------------------------ the overlays

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hrsync.config.loading import load_settings
-from hrsync.core.settings import SyncSettings
+from hrsync.core import defaults
 from tests.deploy.tools import DEPLOY, require_tool
 
 UNIT = DEPLOY / "systemd" / "hrsync.service"
@@ -127,7 +127,7 @@ def test_it_is_hardened_as_documented() -> None:
     }.items():
         assert one(unit, key) == value, key
     assert "HRSYNC_DX__TOKEN_FILE=%d/dx-token" in unit["Service.Environment"]
-    assert float(one(unit, "Service.TimeoutStopSec")) > SyncSettings().shutdown_grace_s
+    assert float(one(unit, "Service.TimeoutStopSec")) > defaults.SHUTDOWN_GRACE_S
 
 
 def test_its_environment_names_config_keys_and_keeps_the_store_in_the_state_directory(

@@ -219,15 +219,20 @@ def test_an_approval_expires_after_approval_ttl_hours(workspace: Workspace) -> N
 def test_the_daemon_honours_an_approval_no_longer_than_its_own_ttl(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The approver's configuration gave it 1000 hours; the daemon's says 72."""
+    """An earlier release's approver gave it 1000 hours; the daemon honours 72."""
     plan_id = reorganised(workspace)
     settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
     approved_at = datetime.now(UTC).replace(microsecond=0)
-    with monkeypatch.context() as env, freeze_time(approved_at):
-        env.setenv("HRSYNC_SYNC__APPROVAL_TTL_HOURS", "1000")
-        assert main(["--config", str(workspace.config), "approve", plan_id, "--by", "ana"]) == 0
     store = Store.open(settings.state.database_url)
     try:
+        # As `hrsync approve` records it, with the expiry an older configuration allowed.
+        store.approvals.add(
+            plan_id,
+            approved_by="ana",
+            note=None,
+            now=approved_at,
+            expires_at=approved_at + timedelta(hours=1000),
+        )
         (approval,) = store.approvals.recent()
         assert approval.expires_at == approved_at + timedelta(hours=1000)
         with freeze_time(approved_at + timedelta(hours=72, seconds=1), tick=True):
@@ -243,7 +248,7 @@ def test_an_approval_from_the_future_is_not_honoured(
     workspace: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An approver's clock a day ahead (or a row written into the store) would otherwise
-    live a day past this daemon's own sync.approval_ttl_hours."""
+    live a day past an approval's 72 hours."""
     plan_id = reorganised(workspace)
     settings = load_settings(workspace.config, {"HRSYNC_DX_TOKEN": TOKEN, **STRICT})
     now = datetime.now(UTC).replace(microsecond=0)

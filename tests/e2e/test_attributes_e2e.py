@@ -210,7 +210,7 @@ def test_sigterm_midway_then_a_restart_sends_only_the_rest(ws: Workspace) -> Non
     ws.sim.dx.add_fault(Fault(method=UPDATE, kind="latency", count=len(people), latency_s=0.1))
     log_path = ws.root / "daemon.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
-    env |= {"HRSYNC_DX_TOKEN": TOKEN, "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5"}
+    env |= {"HRSYNC_DX_TOKEN": TOKEN}
     with log_path.open("w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "hrsync", "--config", str(ws.config), "run", "--now"],

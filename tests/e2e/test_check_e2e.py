@@ -43,7 +43,7 @@ def test_invalid_export_is_reported(workspace: Workspace) -> None:
     assert "[WARN] held people:" in held.stdout
     assert "people.csv line 3: Employee ID must be unique" in held.stdout
     # Refusing on a person's problem makes it the export's failure.
-    run = workspace.hrsync("check", env={"HRSYNC_SYNC__ON_PERSON_PROBLEM": "refuse"})
+    run = workspace.hrsync("check", env={"HRSYNC_SYNC__MAX_HELD": "0"})
     assert run.code == 1
     assert "[FAIL] export:" in run.stdout and "Employee ID" in run.stdout
 

@@ -21,7 +21,6 @@ def test_daemon_runs_on_schedule_and_stops_on_sigterm(workspace: Workspace) -> N
     env |= {
         "HRSYNC_DX_TOKEN": TOKEN,
         "HRSYNC_SYNC__SCHEDULE": "*/2 * * * * *",  # every two seconds
-        "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5",
     }
     with log_path.open("w") as log:
         proc = subprocess.Popen(

@@ -231,11 +231,11 @@ def test_more_held_people_than_the_guard_allows_refuse_the_run_until_allowed(
     assert team_of(workspace, "samuel.osei@example.com")["name"] == "Payments"
 
 
-def test_on_person_problem_refuse_keeps_refusing_the_whole_export(workspace: Workspace) -> None:
+def test_max_held_0_keeps_refusing_the_whole_export(workspace: Workspace) -> None:
     rows = first_sync(workspace)
     rows.append(CARL)
     workspace.write_export(rows)
-    run = workspace.hrsync("sync", env={"HRSYNC_SYNC__ON_PERSON_PROBLEM": "refuse"})
+    run = workspace.hrsync("sync", env={"HRSYNC_SYNC__MAX_HELD": "0"})
     assert run.finished["outcome"] == "refused"
     assert "Work Email must not be empty" in run.finished["reason"]
     assert run.named("sync.person_held") == []

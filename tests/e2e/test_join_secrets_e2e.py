@@ -68,7 +68,7 @@ def join_table(auth: str, base: str) -> str:
             'client_id_env = "DEPT_CLIENT_ID", client_secret_env = "DEPT_CLIENT_SECRET" }'
         )
     if auth == "bearer":
-        return f'url = "{url}"\nauth_header_env = "DEPT_AUTH"'
+        return f'url = "{url}"\nheaders = {{ Authorization = "DEPT_AUTH" }}'
     return 'url = "{}"'.format(url.replace("http://", f"http://{USER}:{PASSWORD}@"))
 
 
@@ -162,7 +162,7 @@ def test_a_joined_tables_credentials_reach_no_output_log_webhook_or_store(
         assert refused.code == 4, refused.stdout[-2000:] + refused.stderr[-2000:]
         reason = refused.finished["reason"]
         assert "join 'departments'" in reason, reason
-        assert "source.join[departments].auth_header_env" in reason, reason
+        assert "source.join[departments].headers" in reason, reason
 
     api.answer = 500
     failed = setup.run("sync")

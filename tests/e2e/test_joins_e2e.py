@@ -207,7 +207,7 @@ def test_a_join_matching_far_less_than_last_time_is_refused_until_a_person_says(
         refused,
         oracle,
         "join 'departments' matched 27 of 107 rows (25.2%); the last accepted run matched 106 "
-        "of 107 (99.1%), minimum 90% of that = 96 rows (sync.min_join_fraction)",
+        "of 107 (99.1%), minimum 80% of that = 85 rows (sync.min_people_fraction)",
     )
     (event,) = refused.named("sync.refused")
     assert event["guards"] == ["min_join_fraction"] and "--allow-shrink" in event["override"]
@@ -267,15 +267,14 @@ def test_a_joined_table_over_http_keeps_its_credentials_out_of_logs_and_store(
     with serve(api) as server:
         text = oracle.config.read_text(encoding="utf-8").replace(
             'path = "DEPARTMENTS.csv"',
-            f'url = "{server.base_url}/hr/departments.csv"\nauth_header_env = "DEPT_AUTH"',
+            f'url = "{server.base_url}/hr/departments.csv"\n'
+            'headers = { Authorization = "DEPT_AUTH" }',
         )
         oracle.config.write_text(text, encoding="utf-8")
         wrong = oracle.hrsync("sync", env={"DEPT_AUTH": "Bearer wrong-0a9b8c7d"})
         run = oracle.hrsync("sync", env={"DEPT_AUTH": secret})
         check = oracle.hrsync("check", env={"DEPT_AUTH": secret})
-    assert_refused(
-        wrong, oracle, "join 'departments': ", "source.join[departments].auth_header_env"
-    )
+    assert_refused(wrong, oracle, "join 'departments': ", "source.join[departments].headers")
     assert run.finished["outcome"] == "applied", run.stdout[-3000:]
     assert leads(oracle) == LEADS
     assert "[WARN] join departments: " in check.stdout

@@ -95,27 +95,6 @@ def test_a_lead_dx_does_not_know_is_stood_in_for_by_the_manager_above(
     assert stand_ins(workspace) == []
 
 
-def test_reject_keeps_the_import_refused_naming_the_row(workspace: Workspace) -> None:
-    with_a_new_team(workspace)
-    run = workspace.hrsync("sync", env={"HRSYNC_MAPPING__LEAD_NOT_IN_DX": "reject"})
-    assert run.code == 6 and run.finished["outcome"] == "rejected"
-    (rejected,) = run.named("sync.rejected")
-    assert rejected["error"] == "invalid_rows"
-    answer = workspace.sim.dx.requests[-1]
-    assert answer.error == "invalid_rows"
-    # DX's details are logged verbatim, whatever their shape (the seed picks one).
-    if workspace.sim.dx.variation.invalid_rows == "message":
-        assert rejected["error_details"] is None
-        assert run.named("sync.rejected.row") == []
-    else:
-        assert rejected["error_details"]
-        (row,) = run.named("sync.rejected.row")
-        assert row["team"] == "Newcomers" and row["lead"] == NEW_LEAD
-        assert row["about"] == "lead"
-    assert run.named("sync.lead_substituted") == []
-    assert workspace.dx_teams() == {}
-
-
 def test_a_top_team_whose_lead_dx_does_not_know_is_still_rejected(
     workspace: Workspace,
 ) -> None:

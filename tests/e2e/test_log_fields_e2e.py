@@ -65,7 +65,7 @@ def test_a_refusal_s_sentence_names_its_reason(workspace: Workspace) -> None:
 def test_the_daemon_s_lines_carry_them_too(workspace: Workspace) -> None:
     log_path = workspace.root / "daemon.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
-    env |= {"HRSYNC_DX_TOKEN": TOKEN, "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5"}
+    env |= {"HRSYNC_DX_TOKEN": TOKEN}
     with log_path.open("w") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "hrsync", "--config", str(workspace.config), "run", "--now"],

@@ -96,7 +96,6 @@ def test_endpoints_metrics_webhook_and_status_follow_the_daemon(workspace: Works
         env |= {
             "HRSYNC_DX_TOKEN": TOKEN,
             "HRSYNC_SYNC__SCHEDULE": "*/2 * * * * *",
-            "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5",
             "HRSYNC_SYNC__MAX_ARCHIVE": "0",
             "HRSYNC_DAEMON__LISTEN": f"127.0.0.1:{port}",
             "HRSYNC_NOTIFY__WEBHOOK_URL_ENV": "TEST_HOOK_URL",
@@ -220,7 +219,6 @@ def test_a_fix_by_hand_shows_within_a_heartbeat_and_is_told_recovered_once(
             "HRSYNC_DX_TOKEN": TOKEN,
             "HRSYNC_SYNC__SCHEDULE": "0 6 * * *",  # once a day: only `--now` runs here
             "HRSYNC_SYNC__HEARTBEAT_S": "1",
-            "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5",
             "HRSYNC_SYNC__MAX_ARCHIVE": "0",
             "HRSYNC_DAEMON__LISTEN": f"127.0.0.1:{port}",
             "HRSYNC_NOTIFY__WEBHOOK_URL_ENV": "TEST_HOOK_URL",

@@ -7,12 +7,16 @@ changes are such people ends `applied` in the same verify window and names them.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from sqlalchemy import select, update
 
+from hrsync.core import defaults
 from hrsync.simulator.faults import Fault
+from hrsync.store import tables
+from hrsync.store.repo import Store
 from tests.e2e.conftest import TOKEN, Workspace, read_rows
 
 pytestmark = pytest.mark.slow
@@ -59,6 +63,27 @@ def join_dx(workspace: Workspace, name: str, email: str) -> None:
     assert reply.json()["ok"] is True
 
 
+def a_day_later(workspace: Workspace) -> None:
+    """The store as a day later finds it: each submission made a day and an hour earlier."""
+    store = Store.open(f"sqlite:///{workspace.db}")
+    try:
+        with store.engine.begin() as connection:
+            rows = connection.execute(
+                select(tables.submissions.c.id, tables.submissions.c.created_at)
+            )
+            for key, created_at in rows.all():
+                connection.execute(
+                    update(tables.submissions)
+                    .where(tables.submissions.c.id == key)
+                    .values(
+                        created_at=created_at
+                        - timedelta(hours=defaults.RECHECK_NOT_IN_DX_HOURS + 1)
+                    )
+                )
+    finally:
+        store.close()
+
+
 def test_listed_until_they_join_then_placed_by_the_recheck(workspace: Workspace) -> None:
     assert workspace.hrsync("sync").code == 0
     add_nina(workspace)
@@ -82,8 +107,8 @@ def test_listed_until_they_join_then_placed_by_the_recheck(workspace: Workspace)
     assert len(workspace.process_requests()) == imports
 
     join_dx(workspace, "Nina Newhire", NINA)
-    due = {"HRSYNC_SYNC__RECHECK_NOT_IN_DX_HOURS": "0.0001"}
-    recheck = workspace.hrsync("sync", env=due)
+    a_day_later(workspace)  # the recheck is due: the last hierarchy DX took is a day old
+    recheck = workspace.hrsync("sync")
     assert recheck.code == 0, recheck.stdout[-3000:]
     assert recheck.finished["outcome"] == "applied"
     assert recheck.finished["counts"]["not_in_dx"] == 0
@@ -98,7 +123,8 @@ def test_listed_until_they_join_then_placed_by_the_recheck(workspace: Workspace)
     assert "a DX user" in workspace.hrsync("explain", NINA).stdout
 
     # Nobody is listed any more: no recheck, however due.
-    assert workspace.hrsync("sync", env=due).finished["outcome"] == "in_sync"
+    a_day_later(workspace)
+    assert workspace.hrsync("sync").finished["outcome"] == "in_sync"
     assert len(workspace.process_requests()) == imports + 1
 
 

@@ -62,7 +62,7 @@ def test_the_daemon_warns_once_at_start_not_at_every_run(workspace: Workspace) -
     token = with_token_file(workspace, 0o640)
     log = workspace.root / "daemon.log"
     base = {k: v for k, v in os.environ.items() if not k.startswith("HRSYNC_")}
-    env = {**base, "HRSYNC_SYNC__SCHEDULE": "* * * * * *", "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5"}
+    env = {**base, "HRSYNC_SYNC__SCHEDULE": "* * * * * *"}
 
     def finished() -> int:
         return sum(1 for e in parse_events(log.read_text()) if e["event"] == "sync.finished")

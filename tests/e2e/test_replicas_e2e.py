@@ -45,7 +45,6 @@ class Replica:
             "HRSYNC_DX_TOKEN": TOKEN,
             "HRSYNC_STATE__DATABASE_URL": database_url,
             "HRSYNC_SYNC__SCHEDULE": SCHEDULE,
-            "HRSYNC_SYNC__SHUTDOWN_GRACE_S": "5",
         } | extra
         self._log: IO[str] = self.log_path.open("w")
         self.proc = subprocess.Popen(

@@ -126,7 +126,7 @@ def test_a_value_pasted_into_a_variable_setting_stops_every_command_unechoed(
 
 @pytest.mark.parametrize("secret", NAME_LIKE_SECRETS)
 @pytest.mark.parametrize(
-    "key", ["source.auth_header_env", "source.password_env", "source.headers.X-Api-Key"]
+    "key", ["source.headers.Authorization", "source.password_env", "source.headers.X-Api-Key"]
 )
 def test_a_secret_shaped_like_a_name_stops_every_command_unechoed(
     workspace: Workspace,
@@ -155,10 +155,10 @@ def test_a_secret_shaped_like_a_name_stops_every_command_unechoed(
     assert_nowhere(workspace, outputs, posts, (secret,))
 
 
-def test_a_value_pasted_into_auth_header_env_stops_check_sync_and_run_unechoed(
+def test_a_value_pasted_as_the_authorization_header_stops_check_sync_and_run_unechoed(
     workspace: Workspace,
 ) -> None:
-    key = "source.auth_header_env"
+    key = "source.headers.Authorization"
     os.environ["HR_EXPORT"] = str(workspace.export)
     with serve(export_server) as hr, receiver() as (hook_url, posts):
         with_secret(workspace, key, hr.base_url)

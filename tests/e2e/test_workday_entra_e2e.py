@@ -185,7 +185,7 @@ def test_a_graph_answer_missing_a_page_refuses_the_run_naming_the_join(
     assert refused.finished["outcome"] == "refused"
     reason = refused.finished["reason"]
     assert "join 'entra' matched 10 of 40 rows" in reason, reason
-    assert "sync.min_join_fraction" in reason, reason
+    assert "sync.min_people_fraction" in reason, reason
     # Trusting Entra alone, the same answer leaves 27 workers without an e-mail: the held
     # guard refuses, naming the join, and offers no --allow-held.
     text = workspace.config.read_text(encoding="utf-8")

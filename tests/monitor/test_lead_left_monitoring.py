@@ -1,6 +1,6 @@
 """A manager who left, as the daemon tells it: the gauges `hrsync_people{state="lead_left"}`
 and `{state="no_team"}`, and one webhook message when HR has not re-pointed the people
-after `sync.lead_left_alert_days`, one more when it has (never per run)."""
+after 3 days, one more when it has (never per run)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 
 from hrsync.commands.status import gather, render
-from hrsync.core.settings import NotifySettings, Settings, SyncSettings
+from hrsync.core.settings import NotifySettings, Settings
 from hrsync.monitor.gauges import read_state
 from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
@@ -75,7 +75,7 @@ def test_status_names_the_stand_in_and_needs_a_person_past_the_alert_days(store:
         people_count=40,
     )  # fmt: skip
     store.leads_left.replace([PAYMENTS], NOW)
-    settings = Settings(sync=SyncSettings(lead_left_alert_days=3))
+    settings = Settings()  # a manager who left is told after 3 days
     early = gather(settings, store, NOW + DAY)
     assert [a["reason"] for a in early["attention"]] == ["no_team"]
     assert early["leads_left"][0]["stand_in"] == "tomas@x.test"

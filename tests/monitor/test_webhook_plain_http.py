@@ -20,7 +20,7 @@ def test_a_webhook_over_plain_http_is_not_used_and_said_at_start(
     (said,) = logs
     assert said["event"] == "notify.insecure_url" and said["log_level"] == "error"
     assert said["host"] == "hooks.example.test" and said["variable"] == "HOOK"
-    assert "notify.allow_insecure_http" in said["detail"]
+    assert "dx.allow_insecure_http" in said["detail"]
     assert "s3cret-path" not in str(said)
     allowed = NotifySettings(webhook_url_env="HOOK", allow_insecure_http=True)
     assert Notifier.configured(allowed, store) is not None

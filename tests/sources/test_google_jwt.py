@@ -370,7 +370,7 @@ def test_a_plain_http_token_uri_to_another_host_is_refused(
     path = account.write_key_file(tmp_path / "key.json", "http://login.example.test/token")
     message = _refused(tmp_path, {KEY_ENV: str(path)})
     assert "token_uri" in message and "plain http:// to login.example.test" in message
-    assert "source.allow_insecure_http" in message
+    assert "dx.allow_insecure_http" in message
     assert account.pem not in message
 
 

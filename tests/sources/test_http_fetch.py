@@ -129,13 +129,13 @@ def test_format_comes_from_the_content_type_when_the_url_has_no_extension(server
 
 
 def test_auth_header_value_comes_from_the_named_environment_variable(server: str) -> None:
-    settings = SourceSettings(url=f"{server}/people.csv", auth_header_env="HR_AUTH")
+    settings = SourceSettings(url=f"{server}/people.csv", headers={"Authorization": "HR_AUTH"})
     open_export(settings, environ={"HR_AUTH": TOKEN})
     assert Handler.seen[-1]["authorization"] == TOKEN
 
 
 def test_auth_variable_may_name_another_header(server: str) -> None:
-    settings = SourceSettings(url=f"{server}/people.csv", auth_header_env="HR_AUTH")
+    settings = SourceSettings(url=f"{server}/people.csv", headers={"Authorization": "HR_AUTH"})
     open_export(settings, environ={"HR_AUTH": "X-Api-Key: abc123"})
     assert Handler.seen[-1]["x-api-key"] == "abc123"
     assert "authorization" not in Handler.seen[-1]
@@ -151,15 +151,15 @@ def test_basic_auth_from_environment_variables(server: str) -> None:
 
 
 def test_missing_credential_variable_is_named(server: str) -> None:
-    settings = SourceSettings(url=f"{server}/people.csv", auth_header_env="HR_AUTH")
-    with pytest.raises(SourceError, match=r"\$HR_AUTH \(named by source.auth_header_env\)"):
+    settings = SourceSettings(url=f"{server}/people.csv", headers={"Authorization": "HR_AUTH"})
+    with pytest.raises(SourceError, match=r"\$HR_AUTH \(named by source.headers.Authorization\)"):
         open_export(settings, environ={})
     assert Handler.seen == []  # nothing was sent without the credentials
 
 
 def test_rejected_credentials_say_where_to_look(server: str) -> None:
-    settings = SourceSettings(url=f"{server}/secret", auth_header_env="HR_AUTH")
-    with pytest.raises(SourceError, match=r"HTTP 401.*source\.auth_header_env") as caught:
+    settings = SourceSettings(url=f"{server}/secret", headers={"Authorization": "HR_AUTH"})
+    with pytest.raises(SourceError, match=r"HTTP 401.*source\.headers") as caught:
         open_export(settings, environ={"HR_AUTH": "Bearer wrong-token"})
     assert "wrong-token" not in str(caught.value)
     # Said as what happened: the HR API refused the credentials, not "an answer".
@@ -184,7 +184,7 @@ def test_size_cap_refuses_an_announced_oversized_body(server: str) -> None:
 def test_server_error_names_the_url_without_credentials(server: str) -> None:
     host = server.removeprefix("http://")
     url = f"http://isu_dx:{PASSWORD}@{host}/broken?format=csv&token=abc987"
-    settings = SourceSettings(url=url, auth_header_env="HR_AUTH", retries=0)
+    settings = SourceSettings(url=url, headers={"Authorization": "HR_AUTH"}, retries=0)
     with capture_logs() as logs, pytest.raises(SourceUnavailable) as caught:
         open_export(settings, environ={"HR_AUTH": TOKEN})
     message = str(caught.value)
@@ -216,7 +216,7 @@ def test_a_given_client_is_used_and_left_open(server: str) -> None:
 
 
 def test_a_given_client_keeps_no_hook_of_a_read_that_ended(server: str) -> None:
-    settings = SourceSettings(url=f"{server}/people.csv", auth_header_env="HR_AUTH")
+    settings = SourceSettings(url=f"{server}/people.csv", headers={"Authorization": "HR_AUTH"})
     with httpx.Client() as client:
         for _ in range(3):
             export = open_export(settings, environ={"HR_AUTH": TOKEN}, http=client)
@@ -239,7 +239,9 @@ def test_an_unfollowed_redirect_is_an_error_not_an_export(server: str) -> None:
 
 
 def test_success_is_logged_without_secrets(server: str) -> None:
-    settings = SourceSettings(url=f"{server}/people.csv?api_key=k3y", auth_header_env="HR_AUTH")
+    settings = SourceSettings(
+        url=f"{server}/people.csv?api_key=k3y", headers={"Authorization": "HR_AUTH"}
+    )
     with capture_logs() as logs:
         open_export(settings, environ={"HR_AUTH": TOKEN})
     fetched = [entry for entry in logs if entry["event"] == "source.fetched"]
@@ -277,7 +279,7 @@ def test_the_sources_credentials_are_masked_everywhere_hrsync_scrubs(server: str
 
     settings = SourceSettings(
         url=f"{server}/people.csv?api_key=k3y-5ecret&format=csv",
-        auth_header_env="HR_AUTH",
+        headers={"Authorization": "HR_AUTH"},
         username_env="HR_USER",
         password_env="HR_PASS",
     )

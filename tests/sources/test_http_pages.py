@@ -110,7 +110,6 @@ def test_cursor_in_a_post_body_keeps_the_configured_body() -> None:
     with serve(api) as server:
         settings = SourceSettings(
             url=f"{server.base_url}/v1/people/search",
-            method="POST",
             body='{"fields": ["root.id"], "showInactive": true}',
             records_path="employees",
             headers={"Authorization": "HIBOB_AUTH"},

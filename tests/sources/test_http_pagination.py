@@ -66,7 +66,6 @@ def test_offset_and_cursor_requests_for_get_and_post() -> None:
     assert next_request(get, second, {}, "", 1) is None
     post = SourceSettings(
         url="https://h/s",
-        method="POST",
         body='{"q": {"a": 1}}',
         pagination=PaginationSettings(
             style="cursor", next_cursor_path="page.next", cursor_param="page.cursor"
@@ -99,7 +98,7 @@ def test_an_unparsable_next_page_url_is_a_source_error(
 def test_page_and_scim_requests() -> None:
     page = SourceSettings(
         url="https://h/e?x=1",
-        pagination=PaginationSettings(style="page", first_page=0, page_param="p"),
+        pagination=PaginationSettings(style="page", first_page=0, offset_param="p"),
     )
     first = first_request(page)
     assert first.url == "https://h/e?x=1&p=0"
@@ -153,7 +152,9 @@ PAGING = PaginationSettings(
         ("next_url", "x", {}, None),
         ("cursor", "c2", {"after": "c2"}, None),
         ("offset", 100, {"skip": 100, "top": 50}, 0),
-        ("page", 3, {"page": 3}, 0),
+        # page_param and page_size_param are gone: the page style names its number and
+        # size with offset_param and limit_param, as the offset style does
+        ("page", 3, {"skip": 3, "top": 50}, 0),
         ("scim", 51, {"startIndex": 51, "count": 50}, 1),
     ],
 )
@@ -166,7 +167,7 @@ def test_each_style_sends_its_own_parameters_from_its_first_page(
 
 
 def test_a_page_style_sends_the_page_size_only_when_it_has_a_parameter() -> None:
-    sized = PaginationSettings(style="page", page_size_param="per_page", page_size=25)
+    sized = PaginationSettings(style="page", limit_param="per_page", page_size=25)
     assert STYLES["page"].sends(sized, 2) == {"page": 2, "per_page": 25}
     request = first_request(SourceSettings(url="https://hr/api/people", pagination=sized))
     assert request.url == "https://hr/api/people?page=1&per_page=25"

@@ -38,7 +38,7 @@ def rippling(base: str, paging: PaginationSettings, api: RipplingApi) -> tuple[A
     settings = SourceSettings(
         url=f"{base}/workers?limit=10",
         records_path="results",
-        auth_header_env="RIPPLING_AUTH",
+        headers={"Authorization": "RIPPLING_AUTH"},
         pagination=paging,
     )
     return settings, {"RIPPLING_AUTH": f"Bearer {api.token}"}, "id", "w-"
@@ -47,7 +47,6 @@ def rippling(base: str, paging: PaginationSettings, api: RipplingApi) -> tuple[A
 def bamboo(base: str, paging: PaginationSettings, api: BambooHrDatasetsApi) -> tuple[Any, ...]:
     settings = SourceSettings(
         url=f"{base}/api/v1/datasets/employee",
-        method="POST",
         body='{"fields": ["employeeNumber", "name", "email", "supervisorEId"]}',
         records_path="data",
         username_env="BAMBOO_KEY",
@@ -61,7 +60,7 @@ def scim(base: str, paging: PaginationSettings, api: ScimApi) -> tuple[Any, ...]
     settings = SourceSettings(
         url=f"{base}/scim/v2/Users",
         records_path="Resources",
-        auth_header_env="SCIM_AUTH",
+        headers={"Authorization": "SCIM_AUTH"},
         pagination=paging,
     )
     return settings, {"SCIM_AUTH": f"Bearer {api.token}"}, "id", "u-"
@@ -222,10 +221,9 @@ def test_scim_over_post_puts_the_position_in_the_body() -> None:
     with serve(search) as server:
         settings = SourceSettings(
             url=f"{server.base_url}/scim/v2/Users/.search",
-            method="POST",
             body='{"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"]}',
             records_path="Resources",
-            auth_header_env="SCIM_AUTH",
+            headers={"Authorization": "SCIM_AUTH"},
             pagination=PaginationSettings(style="scim", page_size=15),
         )
         export = open_export(settings, environ={"SCIM_AUTH": f"Bearer {api.token}"})
@@ -269,7 +267,7 @@ def test_page_numbers_from_0_or_1_stop_on_a_short_or_empty_page_or_total_pages(
             url=f"{server.base_url}/employees",
             records_path="employees",
             pagination=PaginationSettings(
-                style="page", first_page=first, page_size=10, page_size_param="per_page"
+                style="page", first_page=first, page_size=10, limit_param="per_page"
             ),
         )
         export = open_export(settings, environ={})
@@ -286,7 +284,7 @@ def test_page_numbers_an_api_ignoring_the_page_parameter_is_refused() -> None:
         settings = SourceSettings(
             url=f"{server.base_url}/employees",
             records_path="employees",
-            pagination=PaginationSettings(style="page", page_param="p"),
+            pagination=PaginationSettings(style="page", offset_param="p"),
         )
         with pytest.raises(SourceError, match="page 2 starts with the same record"):
             open_export(settings, environ={})
@@ -369,7 +367,7 @@ def test_a_total_that_matches_and_a_page_count_are_no_problem() -> None:
             {"data": [{"id": "1"}], "page": 1, "total_pages": 3},
             {},
             "'total_pages' in the body is 3 pages",
-            'style = "page", page_param = "page", first_page = 1',
+            'style = "page", first_page = 1',
         ),
         (
             {"data": [{"id": "1"}], "paging": {"total": 30, "offset": 0, "limit": 1}},
@@ -387,7 +385,7 @@ def test_a_total_that_matches_and_a_page_count_are_no_problem() -> None:
             {"data": [{"id": "1"}]},
             {"X-Next-Page": "2"},
             "the X-Next-Page header points",
-            'style = "page", page_param = "page"',
+            'style = "page"',
         ),
     ],
 )

@@ -28,7 +28,10 @@ URL = "http://127.0.0.1:9/people.csv"  # never reached: the credentials fail fir
 @pytest.mark.parametrize(
     ("settings", "key"),
     [
-        (SourceSettings(url=URL, auth_header_env=PASTED), "source.auth_header_env"),
+        (
+            SourceSettings(url=URL, headers={"Authorization": PASTED}),
+            "source.headers.Authorization",
+        ),
         (
             SourceSettings(url=URL, username_env=PASTED, password_env="P"),
             "source.username_env",

@@ -63,10 +63,8 @@ def test_rows_with_problems_are_refused_with_every_problem_and_the_people_read(
     rows = _rows()
     rows[2]["Employee ID"] = rows[1]["Employee ID"]
     _write(settings, rows)
-    # A duplicate id alone holds its rows; `on_person_problem = "refuse"` refuses them.
-    strict = dataclasses.replace(
-        settings, sync=dataclasses.replace(settings.sync, on_person_problem="refuse")
-    )
+    # A duplicate id alone holds its rows; `max_held = 0` refuses them.
+    strict = dataclasses.replace(settings, sync=dataclasses.replace(settings.sync, max_held=0))
     with pytest.raises(InputRefused) as refused:
         read_export(strict)
     assert refused.value.stage == "export"
@@ -126,9 +124,7 @@ def test_a_refusal_of_the_export_locates_its_problems_without_the_hr_values(
     rows[5]["Full Name"] = "<https://evil.example/approve|Click to approve plan>"
     rows[5]["Work Email"] = "<https://evil.example/approve|Click>"
     _write(settings, rows)
-    strict = dataclasses.replace(
-        settings, sync=dataclasses.replace(settings.sync, on_person_problem="refuse")
-    )
+    strict = dataclasses.replace(settings, sync=dataclasses.replace(settings.sync, max_held=0))
     with pytest.raises(InputRefused) as refused:
         read_export(strict)
     located = refused.value.located

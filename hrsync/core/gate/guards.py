@@ -13,8 +13,8 @@ Threshold convention (inclusive limits): a limit is the largest value still allo
 `max_archive = 10` allows 10 archives and refuses 11; `max_archive_fraction = 0.2` of 50
 current teams allows 10 and refuses 11, and never fewer than one team (the floor:
 0.2 of 3 teams allows 1); `min_people_fraction = 0.8` of 80 people allows
-64 and refuses 63; `min_join_fraction = 0.9` of a join that matched 100 of 100 rows last
-time allows 90 of 100 and refuses 89; a payload of exactly 5,000,000 bytes is allowed,
+64 and refuses 63; the same 0.8 of a join that matched 100 of 100 rows last time
+allows 80 of 100 and refuses 79; a payload of exactly 5,000,000 bytes is allowed,
 one byte more is refused.
 """
 
@@ -379,7 +379,7 @@ def table_trips(
     counts: Sequence[TableCount], last: Mapping[str, TableCount], settings: SyncSettings
 ) -> list[GuardTrip]:
     """The second tables that fell far below the last accepted run (`last`, by name): a
-    join matching a smaller share of the export's rows than `sync.min_join_fraction` of
+    join matching a smaller share of the export's rows than `sync.min_people_fraction` of
     the share it matched then; a source of `[[source.union]]` (the primary among them)
     whose people fell below `sync.min_people_fraction` of its people then: the people
     guard, per source, so that a source gone small is not hidden by the others. A table
@@ -405,7 +405,7 @@ def _fell(join: TableCount, before: TableCount, settings: SyncSettings) -> Guard
     fraction of its share in the last accepted run."""
     if not before.rows:
         return None
-    fraction = settings.min_join_fraction
+    fraction = settings.min_people_fraction
     minimum = math.ceil(fraction * before.kept * join.rows / before.rows - _EPSILON)
     if join.kept >= minimum and join.rows:
         return None
@@ -417,11 +417,11 @@ def _fell(join: TableCount, before: TableCount, settings: SyncSettings) -> Guard
             f"the last accepted run matched {before.kept} of {before.rows} "
             f"({_percent(before.kept, before.rows)}), minimum "
             f"{_fraction(fraction)} of that = {plural(minimum, 'row')} "
-            "(sync.min_join_fraction)"
+            "(sync.min_people_fraction)"
         ),
         actual=join.kept,
         limit=minimum,
-        setting="sync.min_join_fraction",
+        setting="sync.min_people_fraction",
         override="--allow-shrink",
     )
 

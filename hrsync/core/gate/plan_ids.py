@@ -134,7 +134,7 @@ CLOCK_SKEW = timedelta(minutes=5)
 def from_the_future(approval: Approval, now: datetime) -> bool:
     """Whether `approval` is dated later than `now` allows: a wrong clock where it was
     given, or a row written into the store. Counted from such a date, its time to live
-    would run past the runner's own `sync.approval_ttl_hours`."""
+    would run past an approval's time to live (`defaults.APPROVAL_TTL_HOURS`)."""
     return approval.approved_at > now + CLOCK_SKEW
 
 

@@ -31,8 +31,9 @@ class Problem:
     expected: str  # what was expected, in words
     fatal: bool = True
     # The rows (positions) of the people this problem holds when a run holds people for
-    # problems of their own row (`sync.on_person_problem`); empty: a problem of the export,
-    # which refuses the run. Not part of what the problem says, so not compared.
+    # problems of their own row (`hold_people`; the held guard, `sync.max_held`, may still
+    # refuse them); empty: a problem of the export, which refuses the run. Not part of
+    # what the problem says, so not compared.
     holds: tuple[int, ...] = dataclasses.field(default=(), compare=False)
     # The value is the export's header (the columns found), not a person's data: where a
     # problem is told without values (a run's stored reason, its webhook), it is kept.

@@ -448,7 +448,7 @@ LEAD_LEFT = "lead_left"  # the `notify.on` event
 
 class LeftTeam(NamedTuple):
     """A team kept for a manager who left while people still name them, as the store
-    keeps it (`sync.lead_left_alert_days` counts from `since`)."""
+    keeps it (`defaults.LEAD_LEFT_ALERT_DAYS` counts from `since`)."""
 
     key: str  # the team's HR key
     team: str  # "" when not kept: nobody up the chain to stand in
