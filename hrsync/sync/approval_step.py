@@ -121,6 +121,7 @@ def let_past(run: Run, planned: Planned, decision: Go, approved: Approved) -> Pl
         request = run.request
         flags = [f"--allow-archive={request.allow_archive}"] if request.allow_archive else []
         flags += ["--allow-shrink"] if request.allow_shrink else []
+        flags += [f"--allow-held={request.allow_held}"] if request.allow_held is not None else []
         approval = Approval(
             id=0,  # recorded only when the run submits
             plan_id=decision.plan_id,
@@ -154,6 +155,7 @@ def refused(
         people=planned.people_count,
         last_accepted_people=run.store.last_accepted_people_count(),
         current_teams=len(planned.dx_teams),
+        held=len(planned.directory.held) if planned.directory is not None else 0,
     )
     run.store.save_refused_plan(
         plan_id,

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from hrsync import logs
-from hrsync.core.gate.guards import join_trips, source_trips
+from hrsync.core.gate.guards import held_trips, join_trips, source_trips
 from hrsync.core.gate.plan import MembershipChange, Plan, make_plan
 from hrsync.core.report.render import describe, event_fields
 from hrsync.core.teams.identity import TeamRow
@@ -92,10 +92,23 @@ def _untrusted_sources(run: Run, planned: Planned) -> Planned:
     return dataclasses.replace(planned, sources_trusted=False) if trips else planned
 
 
+def _held_over(run: Run, planned: Planned) -> bool:
+    """Whether the held guard trips: a plan with nothing to change still goes to the gate
+    then, which refuses it with an id a person can approve (so many held people may say
+    the export is broken, changes or not)."""
+    directory = planned.directory
+    if directory is None or not directory.held:
+        return False
+    held = len(directory.held)
+    return bool(
+        held_trips(held, planned.people_count + held, run.settings.sync, run.request.allow_held)
+    )
+
+
 def end_when_in_sync(run: Run, planned: Planned) -> None:
     """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
     leads and members match what DX last verifiably took."""
-    if planned.plan.has_changes:
+    if planned.plan.has_changes or _held_over(run, planned):
         return
     if not run.request.operational:  # a dry run or preview keeps and learns nothing
         log.info("sync.in_sync", teams=planned.plan.desired_count)

@@ -121,12 +121,16 @@ def read_export(
     allow_held: int | None = None,
     lean: bool = False,
     known_teams: Mapping[str, KnownTeam] = {},
+    gate_held: bool = False,
 ) -> Export:
     """read: the export as people, or InputRefused / SourceUnavailable (retry later).
 
     People with problems of their own row are held (`Directory.held`) unless
     `sync.on_person_problem = "refuse"`, or there are more than the held guard lets
     through (`allow_held`: `sync --allow-held N`): then the export is refused as a whole.
+    `gate_held` (a run's): too many held people are left to the gate, which refuses the
+    plan with an id a person can approve, unless what the rows say proves the export
+    itself broken (managers of another kind of id, a join's table missing rows).
     `lean`: the rows hold only the columns the config reads (a run's; `explain` and
     `check` show more of a row). `known_teams`: the teams DX last took (`teams_known`), so
     that a manager whose row is missing from the export is one who left, not a problem.
@@ -181,14 +185,17 @@ def read_export(
         )
         if too_many is not None:
             problems = [p for person in directory.held for p in person.problems]
-            guard = _held_guard_line(too_many, held, problems, directory.held, joined.reports)
-            raise InputRefused(
-                "export",
-                [guard, *grouped_lines(dict.fromkeys(problems))],
-                source=export.name,
-                directory=directory,
-                located=[guard, *located_lines(dict.fromkeys(problems))],
-            )
+            broken = _broken_export(problems, directory.held, joined.reports)
+            # Else the gate judges it, as it does every guard of a plan.
+            if broken is not None or not gate_held:
+                guard = _held_guard_line(too_many, held, broken)
+                raise InputRefused(
+                    "export",
+                    [guard, *grouped_lines(dict.fromkeys(problems))],
+                    source=export.name,
+                    directory=directory,
+                    located=[guard, *located_lines(dict.fromkeys(problems))],
+                )
     parts = merged.parts if merged.unions else ()
     return Export(
         export.name,
@@ -310,30 +317,30 @@ def _ranked(
     return preceded
 
 
-def _held_guard_line(
-    too_many: str,
-    held: int,
-    problems: Sequence[Problem],
-    people: Sequence[HeldPerson],
-    joins: Sequence[JoinReport],
-) -> str:
-    """The held guard's refusal. When managers matching nobody are too many to be strays
-    (a missing page, a column of another kind of id), or most of the people matched no
-    row of a join (its table missing rows), it says so: holding those people would sync
-    a wrong org, so `--allow-held` is no fix then."""
+def _broken_export(
+    problems: Sequence[Problem], people: Sequence[HeldPerson], joins: Sequence[JoinReport]
+) -> str | None:
+    """Why so many held people say the export itself is broken, when they do: managers
+    matching nobody too many to be strays (a missing page, a column of another kind of
+    id), or most of the people matching no row of a join (its table missing rows).
+    Holding those people would sync a wrong org, so `--allow-held` is no fix then."""
     behind = join_behind([person.row for person in people], joins)
     if behind is not None:
-        return f"{too_many}: {behind}"
+        return behind
     suspect = next((p for p in problems if SUSPECT_REFERENCES in p.expected), None)
     if suspect is None:
-        return (
-            f"{too_many}: so many rows with problems say the export itself is broken; fix "
-            f"them, or run `hrsync sync --allow-held {held}` to hold them and sync everyone else"
-        )
+        return None
     why = suspect.expected.partition("; ")[2]
+    return f"so many rows with problems say the export itself is broken: {suspect.field}: {why}"
+
+
+def _held_guard_line(too_many: str, held: int, broken: str | None) -> str:
+    """The held guard's refusal, as `check` (and a run, for a broken export) says it."""
+    if broken is not None:
+        return f"{too_many}: {broken}"
     return (
-        f"{too_many}: so many rows with problems say the export itself is broken: "
-        f"{suspect.field}: {why}"
+        f"{too_many}: so many rows with problems say the export itself is broken; fix "
+        f"them, or run `hrsync sync --allow-held {held}` to hold them and sync everyone else"
     )
 
 
@@ -403,6 +410,7 @@ def read_and_map(run: Run) -> Mapped:
             allow_held=run.request.allow_held,
             lean=True,
             known_teams=teams_known(run.store, run.settings),
+            gate_held=True,
         )
     except SourceUnavailable as exc:
         # Not the export's fault: a failed run, retried on the next schedule.

@@ -123,6 +123,8 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         last_joins=run.store.last_accepted_join_counts() if planned.joins else None,
         sources=planned.sources,
         last_sources=run.store.last_accepted_source_counts() if planned.sources else None,
+        held=[person.key for person in planned.directory.held] if planned.directory else (),
+        allow_held=run.request.allow_held,
     )
     if isinstance(decision, Defer):
         text = render_deferral(decision.deferral)

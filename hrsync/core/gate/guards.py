@@ -33,6 +33,7 @@ from hrsync.core.gate.plan_ids import plan_id
 from hrsync.core.people.joins import JoinCount
 from hrsync.core.people.union import PRIMARY, SourceCount
 from hrsync.core.settings import SyncSettings
+from hrsync.core.teams.held import held_over
 from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
 from hrsync.dx.payload import MAX_PAYLOAD_BYTES
@@ -211,12 +212,15 @@ GuardName = Literal[
     "max_archive_fraction",
     "min_people_fraction",
     "min_join_fraction",
+    "max_held",
+    "max_held_fraction",
 ]
 
 
 # The guards nothing lets through: no flag, no approval (an empty export, an oversized
 # payload are never what a person meant to send).
 NEVER_OVERRIDDEN: tuple[GuardName, ...] = ("empty_export", "payload_too_large")
+HELD_GUARDS: tuple[GuardName, ...] = ("max_held", "max_held_fraction")
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,13 +281,16 @@ def check_safety(
     last_joins: Mapping[str, JoinCount] | None = None,
     sources: Sequence[SourceCount] = (),
     last_sources: Mapping[str, SourceCount] | None = None,
+    held: int = 0,
+    allow_held: int | None = None,
 ) -> Refusal | None:
     """Every guard, in a fixed order; all that trip are reported.
 
     `allow_archive = N` lets up to N archives through both archive guards (a manual,
     one-off decision); `allow_shrink` lets a shrunken export through, and a join that
     matched less (`joins` against `last_joins`, the last accepted run's), and a source of
-    `[[source.union]]` that shrank (`sources` against `last_sources`). The
+    `[[source.union]]` that shrank (`sources` against `last_sources`); `allow_held = N`
+    lets up to `held` = N people be held (`people_count` counts the others). The
     empty-export and payload guards cannot be overridden.
     """
     if allow_archive < 0:
@@ -371,9 +378,38 @@ def check_safety(
     if not allow_shrink:
         trips.extend(source_trips(sources, last_sources or {}, settings.min_people_fraction))
         trips.extend(join_trips(joins, last_joins or {}, settings.min_join_fraction))
+    trips.extend(held_trips(held, people_count + held, settings, allow_held))
     if not trips:
         return None
     return Refusal(trips=tuple(trips), archives=tuple(plan.archives))
+
+
+def held_trips(
+    held: int, people: int, settings: SyncSettings, allowed: int | None = None
+) -> list[GuardTrip]:
+    """The held guard: so many people held for a problem of their own row (of `people`,
+    the export's, held included) may say the export itself is broken. `allowed`
+    (`sync --allow-held N`) lets up to N through."""
+    if not held or (allowed is not None and held <= allowed):
+        return []
+    over = held_over(held, people, settings.max_held, settings.max_held_fraction)
+    if over is None:
+        return []
+    not_enough = f"; --allow-held {allowed} was given, {held} needed" if allowed is not None else ""
+    return [
+        GuardTrip(
+            guard=over.setting,
+            message=(
+                f"{over.message}{not_enough}: so many rows with problems say the export itself "
+                f"is broken; fix them, or run `hrsync sync --allow-held {held}` to hold them "
+                "and sync everyone else"
+            ),
+            actual=held,
+            limit=over.limit,
+            setting=f"sync.{over.setting}",
+            override=f"--allow-held {held}",
+        )
+    ]
 
 
 def join_trips(
@@ -513,6 +549,8 @@ def gate(
     last_joins: Mapping[str, JoinCount] | None = None,
     sources: Sequence[SourceCount] = (),
     last_sources: Mapping[str, SourceCount] | None = None,
+    held: Collection[str] = (),
+    allow_held: int | None = None,
 ) -> Decision:
     """Deferral first (a run in a snapshot window sends nothing and judges nothing, and
     an approval never bypasses a window: it waits), then safety. Call it for a plan that
@@ -521,13 +559,15 @@ def gate(
     `approved` holds the plan ids a person approved (pending, unexpired): a plan whose
     id is among them goes ahead as if the guards it trips were allowed. The guards that
     can never be overridden stay, approved or not. The id is computed without the run's
-    override flags, so a plan has one id however it was let through.
+    override flags, so a plan has one id however it was let through. `held`: the keys of
+    the people the plan holds for a problem of their own row (`people_count` counts the
+    others); when the held guard trips they are part of the id.
     """
     deferral = check_snapshots(snapshots, now, settings.retro_window_days, recheck=recheck)
     if deferral is not None:
         return Defer(deferral)
 
-    def safety(archive: int, shrink: bool) -> Refusal | None:
+    def safety(archive: int, shrink: bool, held_allowed: int | None) -> Refusal | None:
         return check_safety(
             plan,
             people_count=people_count,
@@ -541,15 +581,24 @@ def gate(
             last_joins=last_joins,
             sources=sources,
             last_sources=last_sources,
+            held=len(held),
+            allow_held=held_allowed,
         )
 
-    strict = safety(0, False)
+    strict = safety(0, False, None)
     if strict is None:
         return Go(plan)
-    refused_id = plan_id(plan.payload_digest, strict.guards, (a.dx_id for a in strict.archives))
+    held_guard = any(g in HELD_GUARDS for g in strict.guards)
+    refused_id = plan_id(
+        plan.payload_digest,
+        strict.guards,
+        (a.dx_id for a in strict.archives),
+        held if held_guard else (),
+    )
     if strict.overridable and refused_id in approved:
         return Go(plan, plan_id=refused_id, approved=True)
-    refusal = safety(allow_archive, allow_shrink) if allow_archive or allow_shrink else strict
+    flagged = allow_archive or allow_shrink or allow_held is not None
+    refusal = safety(allow_archive, allow_shrink, allow_held) if flagged else strict
     if refusal is None:
         return Go(plan, plan_id=refused_id)
     return Refuse(dataclasses.replace(refusal, plan_id=refused_id), tripped=strict.guards)
