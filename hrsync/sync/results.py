@@ -128,6 +128,7 @@ class AttributeResult:
     # People not sent because DX does not count them yet (known before, or answered so
     # this run), by e-mail: named, never a failure.
     waiting: tuple[str, ...] = ()
+    plan_id: str | None = None  # a refused step's plan id: what a person approves
 
     @property
     def counts(self) -> dict[str, int]:

@@ -205,6 +205,8 @@ def test_a_refused_attribute_step_has_a_plan_id_that_a_person_approves(ws: Works
     assert run.code == 4 and run.finished["attributes_outcome"] == "refused"
     plan_id = run.finished["plan_id"]
     assert f"approve {plan_id}" in run.stdout and "no preview" in run.stdout, run.stdout
+    preview = ws.hrsync("sync", "--preview", plan_id)
+    assert preview.code == 2 and "no preview of attribute changes" in preview.stderr
     approved = ws.hrsync("approve", plan_id, "--by", "ana@example.com")
     assert approved.code == 0, approved.stderr
     assert len(updates(ws)) == before

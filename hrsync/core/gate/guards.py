@@ -32,6 +32,7 @@ from hrsync.core.gate.plan import Plan
 from hrsync.core.gate.plan_ids import plan_id
 from hrsync.core.gate.safety import (
     ARCHIVE_FLOOR,
+    ATTRIBUTE_GUARDS,
     HELD_GUARDS,
     NEVER_OVERRIDDEN,
     GuardName,
@@ -52,6 +53,7 @@ from hrsync.dx.payload import MAX_PAYLOAD_BYTES
 # comes with the gate.
 __all__ = [
     "ARCHIVE_FLOOR",
+    "ATTRIBUTE_GUARDS",
     "DEFAULT_RECHECK",
     "HELD_GUARDS",
     "IMPORT_BACKOFF_CAP",

@@ -45,6 +45,8 @@ GuardName = Literal[
     "min_join_fraction",
     "max_held",
     "max_held_fraction",
+    # The attribute step's (`core.attributes`): its calls, not the hierarchy's payload.
+    "max_change_fraction",
 ]
 
 
@@ -52,6 +54,9 @@ GuardName = Literal[
 # payload are never what a person meant to send).
 NEVER_OVERRIDDEN: tuple[GuardName, ...] = ("empty_export", "payload_too_large")
 HELD_GUARDS: tuple[GuardName, ...] = ("max_held", "max_held_fraction")
+# The attribute step's guards: their plans are calls of `users.attributes.update`, of
+# which DX shows no preview.
+ATTRIBUTE_GUARDS: tuple[GuardName, ...] = ("max_change_fraction",)
 
 
 @dataclass(frozen=True, slots=True)
