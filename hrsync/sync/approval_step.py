@@ -30,8 +30,9 @@ from hrsync.core.gate.plan_ids import (
     summarize,
 )
 from hrsync.store.approvals import RefusedPlan
-from hrsync.sync.context import Planned, Run
+from hrsync.sync.context import Run
 from hrsync.sync.plan_preview import preview_for_notice
+from hrsync.sync.results import Planned
 
 log = logs.get_logger(__name__)
 

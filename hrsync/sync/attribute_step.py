@@ -86,12 +86,11 @@ def with_attributes(run: Run, result: SyncResult, mapped: Mapped | None) -> Sync
         attributes = AttributeResult(
             AttributeOutcome.FAILED, reason=f"attributes: {type(exc).__name__}: {exc}"
         )
-    reason, action, plan_id = result.reason, result.action, result.plan_id
+    reason, action = result.reason, result.action
     if attributes.reason and attributes.outcome in _NEEDS_A_PERSON:
         reason = f"{reason}; {attributes.reason}" if reason else attributes.reason
         # The hierarchy's own approval comes first: it is the one sent before the attributes.
         action = action or attributes.action
-        plan_id = plan_id or attributes.plan_id
     report = result.report
     if attributes.report:
         report = f"{report.rstrip()}\n\n{attributes.report}" if report else attributes.report
@@ -102,7 +101,6 @@ def with_attributes(run: Run, result: SyncResult, mapped: Mapped | None) -> Sync
         reason=reason,
         action=action,
         report=report,
-        plan_id=plan_id,
     )
 
 

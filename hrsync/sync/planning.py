@@ -14,8 +14,9 @@ from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped, debug_enabled
 from hrsync.outcome import Outcome
-from hrsync.sync.context import Planned, Run, end
+from hrsync.sync.context import Run, end
 from hrsync.sync.not_in_dx import counted_by_email, learn_people, recheck
+from hrsync.sync.results import Planned, Uncounted
 
 log = logs.get_logger(__name__)
 
@@ -74,7 +75,10 @@ def _untrusted_joins(run: Run, planned: Planned) -> Planned:
     )
     for trip in trips:
         log.warning("join.baseline_kept", detail=trip.message)
-    return dataclasses.replace(planned, joins_trusted=False) if trips else planned
+    if not trips:
+        return planned
+    reading = dataclasses.replace(planned.reading, joins_trusted=False)
+    return dataclasses.replace(planned, reading=reading)
 
 
 def _untrusted_sources(run: Run, planned: Planned) -> Planned:
@@ -89,7 +93,10 @@ def _untrusted_sources(run: Run, planned: Planned) -> Planned:
     )
     for trip in trips:
         log.warning("union.baseline_kept", detail=trip.message)
-    return dataclasses.replace(planned, sources_trusted=False) if trips else planned
+    if not trips:
+        return planned
+    reading = dataclasses.replace(planned.reading, sources_trusted=False)
+    return dataclasses.replace(planned, reading=reading)
 
 
 def _held_over(run: Run, planned: Planned) -> bool:
@@ -126,4 +133,4 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     missing, undecided = learn_people(
         run, planned, planned.assignment.teams, planned.dx_teams, when, known, settled=True
     )
-    end(run, Outcome.IN_SYNC, planned, not_in_dx=missing, undecided=undecided)
+    end(run, Outcome.IN_SYNC, planned, uncounted=Uncounted(missing, undecided))

@@ -65,6 +65,7 @@ from hrsync.sources.unioned import open_unions
 from hrsync.store.repo import LeadLeftRecord, Store
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
+from hrsync.sync.results import Reading
 
 log = logs.get_logger(__name__)
 
@@ -473,16 +474,17 @@ def read_and_map(run: Run) -> Mapped:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(
-        export.source,
+    reading = Reading(
+        len(directory.people),
         directory,
-        team_map,
         placed.holds,
-        export.notes,
+        team_map.unplaced,
+        team_map.leads_left,
         export.joins,
-        precedence=export.precedence,
-        sources=export.sources,
+        export.precedence,
+        export.sources,
     )
+    return Mapped(export.source, team_map, reading, export.notes)
 
 
 def _left_record(entry: LeadLeft) -> LeadLeftRecord:

@@ -28,11 +28,12 @@ from hrsync.core.teams.identity import assign
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sync import approval_step
-from hrsync.sync.context import Mapped, Planned, Run, end
+from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.error_outcomes import dx_read
 from hrsync.sync.not_in_dx import learn_settled
 from hrsync.sync.planning import end_when_in_sync, plan_rows
 from hrsync.sync.reading import Export, InputRefused, map_teams, read_and_map, read_export
+from hrsync.sync.results import Planned
 from hrsync.sync.submit import preview, submit
 
 log = logs.get_logger(__name__)
@@ -76,26 +77,19 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     plan = plan_rows(run, assignment.teams, dx_teams, assignment.unreferenced_dx)
     notes = (
         render_source_notes(mapped.source_notes)
-        + render_held(mapped.holds)
+        + render_held(mapped.reading.holds)
         + render_unknown_managers(mapped.directory.unknown_managers)
         + render_leads_left(mapped.team_map.leads_left)
         + render_unplaced(mapped.team_map.unplaced)
     )
     return Planned(
-        people_count=mapped.people_count,
+        plan,
         assignment=assignment,
         dx_teams=tuple(dx_teams),
         snapshots=tuple(snapshots),
-        plan=plan,
         report=render_plan(plan) + notes,
-        unplaced=mapped.team_map.unplaced,
-        leads_left=mapped.team_map.leads_left,
-        holds=mapped.holds,
         notes=notes,
-        directory=mapped.directory,
-        joins=mapped.joins,
-        precedence=mapped.precedence,
-        sources=mapped.sources,
+        reading=mapped.reading,
     )
 
 
@@ -145,6 +139,7 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         planned = dataclasses.replace(planned, plan_id=refusal.plan_id)
         text = render_refusal(refusal, config_path)
         difference, preview_url = approval_step.refused(run, planned, decision, approved)
+        planned = dataclasses.replace(planned, preview_url=preview_url)
         text += difference
         for archive in refusal.archives:
             log.warning(
@@ -165,7 +160,6 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
             report=planned.report + "\n" + text,
             reason=refusal.reason,
             action=approval_command(refusal, config_path),
-            preview_url=preview_url,
         )
     if isinstance(decision, Go):
         planned = approval_step.let_past(run, planned, decision, approved)
