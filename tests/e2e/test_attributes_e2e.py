@@ -209,6 +209,7 @@ def test_a_refused_attribute_step_has_a_plan_id_that_a_person_approves(ws: Works
     assert preview.code == 2 and "no preview of attribute changes" in preview.stderr
     approved = ws.hrsync("approve", plan_id, "--by", "ana@example.com")
     assert approved.code == 0, approved.stderr
+    assert "(attributes.max_change_fraction)" in approved.stdout
     assert len(updates(ws)) == before
     applied = ws.hrsync("sync")
     assert applied.code == 0, applied.stdout[-3000:]

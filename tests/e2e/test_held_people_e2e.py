@@ -288,3 +288,11 @@ def test_a_changed_export_after_a_held_approval_is_refused_naming_the_difference
     assert f"than plan {plan_id} approved by ana@example.com" in again.stdout, again.stdout
     assert f"approve {new_id}" in again.stdout
     assert team_of(workspace, "emily.nguyen@example.com")["name"] == "Payments"
+    # HR moves her back: the approved plan again (nothing to change but the people it
+    # holds), applied as approved.
+    changed(rows, "E111", Manager_ID="E022")
+    workspace.write_export(rows)
+    applied = workspace.hrsync("sync")
+    assert applied.code == 0, applied.stdout[-3000:]
+    assert applied.finished["approval"]["plan_id"] == plan_id
+    assert applied.finished["counts"]["held"] == 5

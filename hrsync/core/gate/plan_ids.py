@@ -54,6 +54,12 @@ def plan_id(
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:PLAN_ID_LENGTH]
 
 
+def guard_setting(guard: str) -> str:
+    """The setting a guard's limit is, as a person finds it in the configuration: the
+    attribute step's in `[attributes]`, every other in `[sync]`."""
+    return f"attributes.{guard}" if guard == "max_change_fraction" else f"sync.{guard}"
+
+
 def normalise_plan_id(text: str) -> str | None:
     """A plan id as a person typed it (any case, spaces around), or None if it is not one."""
     value = text.strip().lower()
@@ -212,10 +218,10 @@ def difference(now: PlanSummary, approved: PlanSummary) -> list[str]:
         clauses.append(f"{_more(people, 'person')} in the export")
     new_guards = [g for g in now.guards if g not in approved.guards]
     if new_guards:
-        clauses.append("also trips " + ", ".join(f"sync.{g}" for g in new_guards))
+        clauses.append("also trips " + ", ".join(map(guard_setting, new_guards)))
     cleared = [g for g in approved.guards if g not in now.guards]
     if cleared:
-        clauses.append("no longer trips " + ", ".join(f"sync.{g}" for g in cleared))
+        clauses.append("no longer trips " + ", ".join(map(guard_setting, cleared)))
     for kind, (noun, tail) in _KINDS.items():
         delta = now.counts.get(kind, 0) - approved.counts.get(kind, 0)
         if delta:
