@@ -178,25 +178,11 @@ def read_export(
         ]
         if refusals:
             raise InputRefused("export", refusals, source=export.name, directory=directory)
-    if directory.held:
-        held = len(directory.held)
-        sync = settings.sync
-        too_many = held_refusal(
-            held, held + len(directory.people), sync.max_held, sync.max_held_fraction, allow_held
-        )
-        if too_many is not None:
-            problems = [p for person in directory.held for p in person.problems]
-            broken = _broken_export(problems, directory.held, joined.reports)
-            # Else the gate judges it, as it does every guard of a plan.
-            if broken is not None or not gate_held:
-                guard = _held_guard_line(too_many, held, broken)
-                raise InputRefused(
-                    "export",
-                    [guard, *grouped_lines(dict.fromkeys(problems))],
-                    source=export.name,
-                    directory=directory,
-                    located=[guard, *located_lines(dict.fromkeys(problems))],
-                )
+    refused = held_refused(
+        settings, export.name, directory, joined.reports, allow_held, gate_held=gate_held
+    )
+    if refused is not None:
+        raise refused
     parts = merged.parts if merged.unions else ()
     return Export(
         export.name,
@@ -316,6 +302,41 @@ def _ranked(
     if preceded.refusals:
         raise InputRefused("export", preceded.refusals, source=name)
     return preceded
+
+
+def held_refused(
+    settings: Settings,
+    source: str,
+    directory: Directory,
+    joins: Sequence[JoinReport],
+    allow_held: int | None,
+    *,
+    gate_held: bool = False,
+) -> InputRefused | None:
+    """The export refused for its held people: more than the held guard lets through
+    (`allow_held`: `sync --allow-held N`). `gate_held`: only when what their rows say
+    proves the export broken; the gate judges the rest, with a plan id to approve."""
+    if not directory.held:
+        return None
+    held = len(directory.held)
+    sync = settings.sync
+    too_many = held_refusal(
+        held, held + len(directory.people), sync.max_held, sync.max_held_fraction, allow_held
+    )
+    if too_many is None:
+        return None
+    problems = [p for person in directory.held for p in person.problems]
+    broken = _broken_export(problems, directory.held, joins)
+    if broken is None and gate_held:
+        return None
+    guard = _held_guard_line(too_many, held, broken)
+    return InputRefused(
+        "export",
+        [guard, *grouped_lines(dict.fromkeys(problems))],
+        source=source,
+        directory=directory,
+        located=[guard, *located_lines(dict.fromkeys(problems))],
+    )
 
 
 def _broken_export(
@@ -464,7 +485,12 @@ def read_and_map(run: Run) -> Mapped:
     try:
         placed = map_teams(run.settings, export, known)
     except InputRefused as exc:
-        _refuse_input(run, exc)
+        # So many held people that the teams cannot be made (leads held that DX never
+        # took): the held guard is the cause to tell, as it was before any plan.
+        held = held_refused(
+            run.settings, export.source, directory, export.joins, run.request.allow_held
+        )
+        _refuse_input(run, held or exc)
     team_map = placed.team_map
     log_held(placed.holds)
     if run.request.operational:

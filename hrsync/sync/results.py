@@ -1,9 +1,15 @@
 """The run's vocabulary, shared by every stage and by what reads a run's result (the
-daemon, the monitor, the commands): the request, the result, the attribute step's result,
+daemon, the monitor, the commands): the request, what reading the export found
+(`Reading`), the plan a run made (`Planned`), the result, the attribute step's result,
 and `RunEnded`, the control-flow exception a stage ends the run with.
 
-A leaf of the `sync` room: it imports only the core and the outcome, so nothing that
-reads a result pulls in the run's machinery, and no stage imports another for a type.
+The result holds the plan it ran, and the plan what reading found, each as one value:
+a new finding is a field of the record it belongs to, not copied into every record a
+stage hands on (tests/test_architecture.py keeps each to a dozen fields).
+
+A leaf of the `sync` room: it imports only the core, DX's models and the outcome, so
+nothing that reads a result pulls in the run's machinery, and no stage imports another
+for a type.
 """
 
 from __future__ import annotations

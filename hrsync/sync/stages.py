@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 from hrsync import logs
-from hrsync.core.gate.guards import Defer, Go, Refuse, gate
+from hrsync.core.gate.guards import HELD_GUARDS, Defer, Go, Refusal, Refuse, gate
 from hrsync.core.gate.snapshot_ahead import next_snapshot
+from hrsync.core.report.problems import located_lines
 from hrsync.core.report.render import (
     approval_command,
     render_deferral,
@@ -145,6 +146,7 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
             log.warning(
                 "sync.refused.would_archive", team=archive.name, reference_id=archive.reference_id
             )
+        _log_held_problems(planned, refusal)
         log.warning(
             "sync.refused",
             plan_id=refusal.plan_id,
@@ -182,6 +184,18 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
             reason="lost the lease to another sync before submitting; nothing sent",
         )
     return planned
+
+
+def _log_held_problems(planned: Planned, refusal: Refusal) -> None:
+    """A refusal of the held guard logs what is wrong with the held people's rows, where
+    (never the values), one event per kind, as a refused export's problems are: what to
+    fix first."""
+    directory = planned.directory
+    if directory is None or not any(g in HELD_GUARDS for g in refusal.guards):
+        return
+    problems = dict.fromkeys(p for person in directory.held for p in person.problems)
+    for line in located_lines(problems):
+        log.error("export.problem", detail=line)
 
 
 def _let_past_note(planned: Planned) -> str:
