@@ -19,7 +19,7 @@ from datetime import datetime
 
 from hrsync import logs
 from hrsync.core.command_lines import approve_command
-from hrsync.core.gate.guards import Deferral, Go, Refuse
+from hrsync.core.gate.guards import ATTRIBUTE_GUARDS, Deferral, Go, Refuse
 from hrsync.core.gate.plan import canonical_payload
 from hrsync.core.gate.plan_ids import (
     Approval,
@@ -186,7 +186,16 @@ def difference_from_approved(
 ) -> str:
     """The lines a refusal adds while a person approved another plan: how this one
     differs from the newest such approval, and its own id to approve ("" when none)."""
-    others = [a for a in approved.pending if a.plan_id != plan_id]
+    kind = _changes_attributes(summary)
+    others = [
+        a
+        for a in approved.pending
+        if a.plan_id != plan_id
+        and (
+            (stored := approved.refused.get(a.plan_id)) is None
+            or _changes_attributes(stored.summary) == kind
+        )
+    ]
     if not others:
         return ""
     newest = others[0]
@@ -206,6 +215,11 @@ def difference_from_approved(
         detail=line,
     )
     return line + "\n"
+
+
+def _changes_attributes(summary: PlanSummary) -> bool:
+    """Whether a plan is the attribute step's: a difference compares like with like."""
+    return any(guard in ATTRIBUTE_GUARDS for guard in summary.guards)
 
 
 def _summary_of(stored: RefusedPlan | None) -> PlanSummary | None:
