@@ -500,3 +500,20 @@ def test_the_core_is_grouped_by_step() -> None:
         docstring = ast.get_docstring(ast.parse((package / "__init__.py").read_text("utf-8")))
         summary = (docstring or "").split("\n\n")[0]
         assert summary and "\n" not in summary, f"{name}: a docstring opening with one line"
+
+
+# Records that stop growing: what a run planned travels in its result as one value (the
+# Planned), and what reading the export found travels in the plan as one (the Reading),
+# rather than each new finding copied field by field from stage to stage.
+MAX_RECORD_FIELDS = 12
+
+
+def test_the_run_s_records_keep_to_a_dozen_fields() -> None:
+    from dataclasses import fields
+
+    from hrsync.sync.context import Mapped
+    from hrsync.sync.results import Planned, Reading, SyncResult
+
+    for record in (Planned, SyncResult, Reading, Mapped):
+        named = [f.name for f in fields(record)]
+        assert len(named) <= MAX_RECORD_FIELDS, (record.__name__, len(named), named)

@@ -21,7 +21,13 @@ from hrsync.commands.startup import load_local, open_store
 from hrsync.core import defaults
 from hrsync.core.command_lines import hrsync_command
 from hrsync.core.gate.guards import NEVER_OVERRIDDEN
-from hrsync.core.gate.plan_ids import Approval, expires_at, normalise_plan_id, when
+from hrsync.core.gate.plan_ids import (
+    Approval,
+    expires_at,
+    guard_setting,
+    normalise_plan_id,
+    when,
+)
 from hrsync.core.text import plural
 from hrsync.outcome import EXIT_OK, EXIT_USAGE
 from hrsync.store.repo import Store
@@ -101,7 +107,7 @@ def approve(args: argparse.Namespace) -> int:
         expires_at=approval.expires_at.isoformat(),
     )
     summary = refused.summary
-    trips = ", ".join(f"sync.{g}" for g in summary.guards) or "no guard"
+    trips = ", ".join(map(guard_setting, summary.guards)) or "no guard"
     archives = f"; archives {plural(len(summary.archives), 'team')}" if summary.archives else ""
     ttl = f"{defaults.APPROVAL_TTL_HOURS:g} hours"
     if window_ends is not None:

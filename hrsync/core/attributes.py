@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -42,6 +43,7 @@ from enum import StrEnum
 from typing import Any
 
 from hrsync.core.export.templates import Template, check_template
+from hrsync.core.gate.safety import GuardTrip
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person
 from hrsync.core.text import shown_value as text_shown_value
@@ -348,24 +350,54 @@ def plan_attributes(
 
 
 def guard(plan: AttributePlan, max_change_fraction: float) -> list[str]:
-    """Why the attribute step must not send this plan; [] when it may.
+    """Why the attribute step must not send this plan; [] when it may."""
+    return [trip.message for trip in guard_trips(plan, max_change_fraction)]
+
+
+def guard_trips(
+    plan: AttributePlan, max_change_fraction: float, override: str | None = None
+) -> list[GuardTrip]:
+    """The attribute guard's trips, one per attribute changing too many confirmed values,
+    of the kind every guard gives the gate (`core.gate.guards.judge`). `override`: the
+    `hrsync sync` flag that lets them through once.
 
     One changed value never trips it, whatever the fraction (a one-person org must be able
     to change an office).
     """
-    reasons: list[str] = []
+    trips: list[GuardTrip] = []
     for count in plan.counts:
         if count.changed <= 1 or count.changed <= max_change_fraction * count.confirmed:
             continue
         share = count.changed / count.confirmed
         more = count.changed - len(count.examples)
         tail = f" and {more} more" if more > 0 else ""
-        reasons.append(
-            f"attribute {count.name!r} would change {count.changed} of {count.confirmed} "
-            f"confirmed values ({share:.0%}, over attributes.max_change_fraction "
-            f"{max_change_fraction:.0%}), e.g. {'; '.join(count.examples)}{tail}"
+        trips.append(
+            GuardTrip(
+                guard="max_change_fraction",
+                message=(
+                    f"attribute {count.name!r} would change {count.changed} of "
+                    f"{count.confirmed} confirmed values ({share:.0%}, over "
+                    f"attributes.max_change_fraction {max_change_fraction:.0%}), "
+                    f"e.g. {'; '.join(count.examples)}{tail}"
+                ),
+                actual=count.changed,
+                limit=int(max_change_fraction * count.confirmed),
+                setting="attributes.max_change_fraction",
+                override=override,
+            )
         )
-    return reasons
+    return trips
+
+
+def calls_json(plan: AttributePlan) -> str:
+    """Exactly what the step would send, one call per person: what a refused attribute
+    plan is kept as, and digested into its id."""
+    calls = [{"email": c.email, "values": dict(sorted(c.values.items()))} for c in plan.changes]
+    return json.dumps(calls, sort_keys=True, separators=(",", ":"))
+
+
+def calls_digest(plan: AttributePlan) -> str:
+    return hashlib.sha256(calls_json(plan).encode()).hexdigest()
 
 
 # ---------------------------------------------------------------- DX's answer

@@ -219,7 +219,7 @@ class Monitor:
             plan_id=result.plan_id,
             approve_plan=(
                 approve_command(result.plan_id, self.settings.command_config)
-                if result.plan_id and result.outcome.value == "refused" and result.action
+                if result.plan_id and result.overall.value == "refused" and result.action
                 else None
             ),
             preview_url=result.preview_url if result.outcome.value == "refused" else None,

@@ -20,7 +20,7 @@ from datetime import datetime
 from hrsync import logs
 from hrsync.core import defaults
 from hrsync.core.command_lines import approve_command
-from hrsync.core.gate.guards import Deferral, Go, Refuse
+from hrsync.core.gate.guards import ATTRIBUTE_GUARDS, Deferral, Go, Refuse
 from hrsync.core.gate.plan import canonical_payload
 from hrsync.core.gate.plan_ids import (
     Approval,
@@ -31,8 +31,9 @@ from hrsync.core.gate.plan_ids import (
     summarize,
 )
 from hrsync.store.approvals import RefusedPlan
-from hrsync.sync.context import Planned, Run
+from hrsync.sync.context import Run
 from hrsync.sync.plan_preview import preview_for_notice
+from hrsync.sync.results import Planned
 
 log = logs.get_logger(__name__)
 
@@ -104,6 +105,16 @@ def os_user() -> str:
         return os.environ.get("USER") or os.environ.get("USERNAME") or f"uid {os.getuid()}"
 
 
+def honoured(approval: Approval) -> None:
+    log.info(
+        "sync.approval_honoured",
+        plan_id=approval.plan_id,
+        approved_by=approval.approved_by,
+        approved_at=approval.approved_at.isoformat(),
+        note=approval.note,
+    )
+
+
 def let_past(run: Run, planned: Planned, decision: Go, approved: Approved) -> Planned:
     """The plan with what let it past the guards, if anything did: the approval a person
     gave, or this run's own flags (audited as an approval by the OS user)."""
@@ -112,17 +123,12 @@ def let_past(run: Run, planned: Planned, decision: Go, approved: Approved) -> Pl
     now = run.clock()
     if decision.approved:
         approval = next(a for a in approved.pending if a.plan_id == decision.plan_id)
-        log.info(
-            "sync.approval_honoured",
-            plan_id=approval.plan_id,
-            approved_by=approval.approved_by,
-            approved_at=approval.approved_at.isoformat(),
-            note=approval.note,
-        )
+        honoured(approval)
     else:
         request = run.request
         flags = [f"--allow-archive={request.allow_archive}"] if request.allow_archive else []
         flags += ["--allow-shrink"] if request.allow_shrink else []
+        flags += [f"--allow-held={request.allow_held}"] if request.allow_held is not None else []
         approval = Approval(
             id=0,  # recorded only when the run submits
             plan_id=decision.plan_id,
@@ -156,6 +162,7 @@ def refused(
         people=planned.people_count,
         last_accepted_people=run.store.runs.last_accepted_people_count(),
         current_teams=len(planned.dx_teams),
+        held=len(planned.directory.held) if planned.directory is not None else 0,
     )
     run.store.approvals.save_refused_plan(
         plan_id,
@@ -173,9 +180,26 @@ def refused(
         preview_url = preview_for_notice(
             run.client, run.store, plan_id, planned.payload(), run.clock
         )
-    others = [a for a in approved.pending if a.plan_id != plan_id]
+    return difference_from_approved(run, plan_id, summary, approved), preview_url
+
+
+def difference_from_approved(
+    run: Run, plan_id: str, summary: PlanSummary, approved: Approved
+) -> str:
+    """The lines a refusal adds while a person approved another plan: how this one
+    differs from the newest such approval, and its own id to approve ("" when none)."""
+    kind = _changes_attributes(summary)
+    others = [
+        a
+        for a in approved.pending
+        if a.plan_id != plan_id
+        and (
+            (stored := approved.refused.get(a.plan_id)) is None
+            or _changes_attributes(stored.summary) == kind
+        )
+    ]
     if not others:
-        return "", preview_url
+        return ""
     newest = others[0]
     stored = approved.refused.get(newest.plan_id)
     line = difference_line(
@@ -192,7 +216,12 @@ def refused(
         approved_by=newest.approved_by,
         detail=line,
     )
-    return line + "\n", preview_url
+    return line + "\n"
+
+
+def _changes_attributes(summary: PlanSummary) -> bool:
+    """Whether a plan is the attribute step's: a difference compares like with like."""
+    return any(guard in ATTRIBUTE_GUARDS for guard in summary.guards)
 
 
 def _summary_of(stored: RefusedPlan | None) -> PlanSummary | None:
@@ -220,8 +249,29 @@ def applied(run: Run, planned: Planned) -> None:
     """DX took the run's plan: its approval is used (a person's is marked applied by this run;
     a run's own flags are recorded as applied)."""
     approval = planned.approval
-    if approval is None:
-        return
+    if approval is not None:
+        _used(run, approval)
+
+
+def attributes_applied(run: Run, plan_id: str, found: Approval | None) -> None:
+    """DX took the attribute calls of a plan a guard would refuse: the approval that let
+    them through (`found`) is used, or the run's `--allow-attribute-changes` recorded as
+    applied (`found` None), as the hierarchy's are."""
+    if found is None:
+        now = run.clock()
+        found = Approval(
+            id=0,
+            plan_id=plan_id,
+            approved_by=os_user(),
+            approved_at=now,
+            expires_at=now,
+            note="sync --allow-attribute-changes",
+            via="sync",
+        )
+    _used(run, found)
+
+
+def _used(run: Run, approval: Approval) -> None:
     now = run.clock()
     if approval.via == "sync":
         run.store.approvals.add(

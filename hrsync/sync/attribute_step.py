@@ -25,25 +25,30 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from hrsync import logs
 from hrsync.core.attributes import (
     AttributeOutcome,
     AttributePlan,
+    calls_digest,
+    calls_json,
     column_problems,
     compile_sources,
     desired_values,
-    guard,
+    guard_trips,
     plan_attributes,
     shown_value,
 )
-from hrsync.core.command_lines import hrsync_command
+from hrsync.core.command_lines import approve_command, hrsync_command
+from hrsync.core.gate.guards import Refusal, Verdict, judge
+from hrsync.core.gate.plan_ids import Approval, PlanSummary
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, export_columns
 from hrsync.core.text import plural
 from hrsync.outcome import Outcome
 from hrsync.store.attribute_values import AttributeStore
+from hrsync.sync import approval_step
 from hrsync.sync.attribute_calls import send
 from hrsync.sync.context import Mapped, Run
 from hrsync.sync.results import AttributeResult, SyncResult
@@ -151,17 +156,17 @@ def sync_attributes(
     report = render_attribute_plan(plan)
     _log_plan(plan)
     held = len(plan.held)
-    tripped = guard(plan, settings.max_change_fraction)
-    if tripped and allow_changes:
-        log.warning("attributes.guard_overridden", reasons=tripped, flag=OVERRIDE_FLAG)
-    elif tripped:
+    judged = _judged(run, plan, hierarchy, allow_changes=allow_changes, people=len(people))
+    verdict = judged.verdict
+    if verdict.refusal is not None:
+        refusal = verdict.refusal
         command = hrsync_command(run.settings.command_config, "sync", OVERRIDE_FLAG)
         reason = (
             "attributes refused, nothing sent: "
-            + "; ".join(tripped)
+            + refusal.reason
             + f". If these changes are intended, run once: {command}"
         )
-        log.error("attributes.refused", reason=reason, approve=command)
+        log.error("attributes.refused", reason=reason, approve=command, plan_id=refusal.plan_id)
         return AttributeResult(
             AttributeOutcome.REFUSED,
             unchanged=plan.unchanged,
@@ -169,7 +174,8 @@ def sync_attributes(
             reason=reason,
             action=command,
             plan=plan,
-            report=report + "\n" + reason,
+            report="\n".join((report, reason, judged.difference + _approve_lines(run, refusal))),
+            plan_id=refusal.plan_id,
         )
     if run.request.dry_run or not plan.changes:
         outcome = AttributeOutcome.PLANNED if plan.changes else AttributeOutcome.IN_SYNC
@@ -182,6 +188,8 @@ def sync_attributes(
             waiting=_log_waiting([w.email for w in plan.waiting]),
         )
     sent = send(run, store, plan, progress_to)
+    if verdict.plan_id is not None and sent.updated:
+        approval_step.attributes_applied(run, verdict.plan_id, judged.approval)
     if sent.waiting:
         report += "\n" + render_waiting(sent.waiting, "DX answered: no such user")
     return AttributeResult(
@@ -194,6 +202,78 @@ def sync_attributes(
         report=report,
         failures=sent.failures,
         waiting=_log_waiting([*(w.email for w in plan.waiting), *sent.waiting]),
+    )
+
+
+class Judged(NamedTuple):
+    verdict: Verdict
+    approval: Approval | None = None  # the person's approval that let it through
+    difference: str = ""  # how a refused plan differs from another approved one
+
+
+def _judged(
+    run: Run, plan: AttributePlan, hierarchy: Outcome, *, allow_changes: bool, people: int
+) -> Judged:
+    """The attribute guard through the one gate: a refused plan has an id, kept with its
+    calls; an approval of exactly that id lets it through, never while the hierarchy
+    waits for a snapshot window; `--allow-attribute-changes` lets it through once. With
+    the verdict, how a refused plan differs from another one a person approved."""
+    trips = guard_trips(plan, run.settings.attributes.max_change_fraction, OVERRIDE_FLAG)
+    if not trips:
+        return Judged(Verdict())
+    strict = Refusal(tuple(trips), ())
+    digest = calls_digest(plan)
+    approved = approval_step.approvals_now(run)
+    in_window = hierarchy is Outcome.DEFERRED
+    verdict = judge(
+        strict,
+        lambda: None if allow_changes else strict,
+        payload_digest=digest,
+        approved=() if in_window else approval_step.ids_for(approved, digest),
+    )
+    approval = next((a for a in approved.pending if a.plan_id == verdict.plan_id), None)
+    if verdict.approved and approval is not None:
+        approval_step.honoured(approval)
+    elif verdict.refusal is None:
+        log.warning(
+            "attributes.guard_overridden", reasons=[t.message for t in trips], flag=OVERRIDE_FLAG
+        )
+    if verdict.refusal is None or not run.request.operational:
+        return Judged(verdict, approval if verdict.approved else None)
+    plan_id = verdict.plan_id
+    assert plan_id is not None, "the gate gives every refusal its plan id"
+    summary = PlanSummary(
+        guards=verdict.tripped,
+        archives=(),
+        people=people,
+        last_accepted_people=None,
+        current_teams=0,
+        counts={"attribute_calls": len(plan.changes)},
+    )
+    run.store.approvals.save_refused_plan(
+        plan_id,
+        run_id=run.run_id,
+        now=run.clock(),
+        payload_digest=digest,
+        summary=summary,
+        payload_json=calls_json(plan),
+    )
+    return Judged(
+        verdict, difference=approval_step.difference_from_approved(run, plan_id, summary, approved)
+    )
+
+
+def _approve_lines(run: Run, refusal: Refusal) -> str:
+    """The refusal's approval, as the hierarchy's says it: DX has no preview of attribute
+    changes, so the report above is what a person reviews."""
+    plan_id = refusal.plan_id
+    if plan_id is None:
+        return ""
+    return (
+        f"Plan {plan_id}: to approve exactly these attribute changes (the daemon applies "
+        "them while the changes it computes are unchanged), run: "
+        f"{approve_command(plan_id, run.settings.config_path)}\n"
+        "DX has no preview of attribute changes: the changes listed above are the plan."
     )
 
 

@@ -39,6 +39,7 @@ from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.approval_step import applied
 from hrsync.sync.context import Run, Submitted, end
 from hrsync.sync.not_in_dx import counted_by_email, forget_contradicted, learn_people
+from hrsync.sync.results import Uncounted
 
 log = logs.get_logger(__name__)
 
@@ -124,7 +125,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             known,
             settled=settled,
         )
-        end(run, Outcome.APPLIED, planned, not_in_dx=missing, undecided=undecided)
+        end(run, Outcome.APPLIED, planned, uncounted=Uncounted(missing, undecided))
     store.submissions.mark(sid, SubmissionStatus.UNVERIFIED, run.clock())
     if confirmation.last is not None:
         forget_contradicted(run, planned.assignment.teams, confirmation.last, known)

@@ -23,7 +23,8 @@ from hrsync.dx.errors import DxAuthError, DxDeferred, DxError, DxRejected, Impor
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
-from hrsync.sync.context import Planned, Run, end
+from hrsync.sync.context import Run, end
+from hrsync.sync.results import Planned
 
 log = logs.get_logger(__name__)
 

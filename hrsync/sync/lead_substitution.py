@@ -23,8 +23,9 @@ from hrsync.core.report.render import render_plan, render_substitutes
 from hrsync.core.teams.substitutes import LeadSubstitute, substitute_leads
 from hrsync.dx.errors import DxRejected
 from hrsync.logcap import capped
-from hrsync.sync.context import Planned, Run
+from hrsync.sync.context import Run
 from hrsync.sync.planning import plan_rows
+from hrsync.sync.results import Planned, StandIns
 
 log = logs.get_logger(__name__)
 
@@ -35,7 +36,7 @@ MAX_REPLANS = 2
 def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned | None:
     """`planned` again with stand-ins for the leads DX named, or None when DX's refusal
     is anything else (or cannot be read): then it stands."""
-    if planned.replans >= MAX_REPLANS:
+    if planned.stand_ins.replans >= MAX_REPLANS:
         return None
     if refusal.error != "invalid_rows":
         return None  # a cycle, a size, an address: nothing a stand-in lead mends
@@ -55,7 +56,7 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
             see="the sync.lead_substituted events",
         )
     unknown = set(suspects) | {s.lead_email for s in planned.substitutes}
-    hr_rows = planned.hr_rows or planned.assignment.teams
+    hr_rows = planned.stand_ins.hr_rows or planned.assignment.teams
     substituted = substitute_leads(hr_rows, unknown)
     if substituted is None:
         return None  # a top team's lead: nobody above can stand in
@@ -69,9 +70,7 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
         assignment=dataclasses.replace(planned.assignment, teams=rows),
         plan=plan,
         report=render_plan(plan) + render_substitutes(substitutes) + planned.notes,
-        substitutes=substitutes,
-        replans=planned.replans + 1,
-        hr_rows=hr_rows,
+        stand_ins=StandIns(substitutes, planned.stand_ins.replans + 1, hr_rows),
     )
 
 

@@ -28,8 +28,9 @@ from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped
 from hrsync.store.repo import Store
-from hrsync.sync.context import Planned, Run
+from hrsync.sync.context import Run
 from hrsync.sync.people_record import remember_people
+from hrsync.sync.results import Planned
 
 log = logs.get_logger(__name__)
 

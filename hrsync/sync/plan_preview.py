@@ -17,7 +17,7 @@ from typing import cast
 from hrsync import logs
 from hrsync.clock import Clock, utcnow
 from hrsync.config.loading import Settings
-from hrsync.core.gate.guards import check_snapshots
+from hrsync.core.gate.guards import ATTRIBUTE_GUARDS, check_snapshots
 from hrsync.core.report.render import render_deferral
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxDeferred, DxError, DxRejected
@@ -47,6 +47,13 @@ def preview_plan(
             EXIT_USAGE,
             f"hrsync: no refused plan {plan_id} in the state store: check the id the refusal "
             "printed, and that this command uses the daemon's state store",
+        )
+    if stored.guards and all(g in ATTRIBUTE_GUARDS for g in stored.guards):
+        return PlanPreview(
+            EXIT_USAGE,
+            f"hrsync: plan {plan_id} changes people's attributes, and DX has no preview of "
+            "attribute changes: the refusal (and `hrsync plan`) lists every change; approve "
+            f"it with `hrsync approve {plan_id}` once they are what you meant",
         )
     if stored.preview_url:
         log.info("sync.preview", plan_id=plan_id, preview_url=stored.preview_url, reused=True)

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from hrsync import logs
-from hrsync.core.gate.guards import table_trips
+from hrsync.core.gate.guards import held_trips, table_trips
 from hrsync.core.gate.plan import MembershipChange, Plan, make_plan
 from hrsync.core.people.second_tables import JOIN, UNION
 from hrsync.core.report.render import describe, event_fields
@@ -15,8 +15,9 @@ from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped, debug_enabled
 from hrsync.outcome import Outcome
-from hrsync.sync.context import Planned, Run, end
+from hrsync.sync.context import Run, end
 from hrsync.sync.not_in_dx import counted_by_email, learn_people, recheck
+from hrsync.sync.results import Planned, Uncounted
 
 log = logs.get_logger(__name__)
 
@@ -68,7 +69,7 @@ def _untrusted(run: Run, planned: Planned) -> Planned:
     far below the last accepted run (a join that matched far less, a source of
     `[[source.union]]` that shrank) must not become its guard's baseline."""
     settings, store = run.settings.sync, run.store
-    untrusted = set(planned.untrusted)
+    untrusted = set(planned.reading.untrusted)
     joins = [join.count for join in planned.joins]
     for trip in (
         table_trips(joins, store.runs.last_accepted_join_counts(), settings) if joins else ()
@@ -80,13 +81,27 @@ def _untrusted(run: Run, planned: Planned) -> Planned:
     for trip in table_trips(sources, last_sources, settings):
         log.warning("union.baseline_kept", detail=trip.message)
         untrusted.add(UNION)
-    return dataclasses.replace(planned, untrusted=frozenset(untrusted))
+    reading = dataclasses.replace(planned.reading, untrusted=frozenset(untrusted))
+    return dataclasses.replace(planned, reading=reading)
+
+
+def _held_over(run: Run, planned: Planned) -> bool:
+    """Whether the held guard trips: a plan with nothing to change still goes to the gate
+    then, which refuses it with an id a person can approve (so many held people may say
+    the export is broken, changes or not)."""
+    directory = planned.directory
+    if directory is None or not directory.held:
+        return False
+    held = len(directory.held)
+    return bool(
+        held_trips(held, planned.people_count + held, run.settings.sync, run.request.allow_held)
+    )
 
 
 def end_when_in_sync(run: Run, planned: Planned) -> None:
     """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
     leads and members match what DX last verifiably took."""
-    if planned.plan.has_changes:
+    if planned.plan.has_changes or _held_over(run, planned):
         return
     if not run.request.operational:  # a dry run or preview keeps and learns nothing
         log.info("sync.in_sync", teams=planned.plan.desired_count)
@@ -104,4 +119,4 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     missing, undecided = learn_people(
         run, planned, planned.assignment.teams, planned.dx_teams, when, known, settled=True
     )
-    end(run, Outcome.IN_SYNC, planned, not_in_dx=missing, undecided=undecided)
+    end(run, Outcome.IN_SYNC, planned, uncounted=Uncounted(missing, undecided))

@@ -63,6 +63,7 @@ from hrsync.sources.secondary import open_tables
 from hrsync.store.repo import LeadLeftRecord, Store
 from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.holding import known_places, log_held, remember_held
+from hrsync.sync.results import Reading
 
 log = logs.get_logger(__name__)
 
@@ -119,12 +120,16 @@ def read_export(
     allow_held: int | None = None,
     lean: bool = False,
     known_teams: Mapping[str, KnownTeam] = {},
+    gate_held: bool = False,
 ) -> Export:
     """read: the export as people, or InputRefused / SourceUnavailable (retry later).
 
     People with problems of their own row are held (`Directory.held`), unless there are
     more than the held guard lets through (`sync.max_held = 0`: any; `allow_held`:
     `sync --allow-held N`): then the export is refused as a whole.
+    `gate_held` (a run's): too many held people are left to the gate, which refuses the
+    plan with an id a person can approve, unless what the rows say proves the export
+    itself broken (managers of another kind of id, a join's table missing rows).
     `lean`: the rows hold only the columns the config reads (a run's; `explain` and
     `check` show more of a row). `known_teams`: the teams DX last took (`teams_known`), so
     that a manager whose row is missing from the export is one who left, not a problem.
@@ -171,28 +176,11 @@ def read_export(
         ]
         if refusals:
             raise InputRefused("export", refusals, source=export.name, directory=directory)
-    if directory.held:
-        held = len(directory.held)
-        sync = settings.sync
-        too_many = held_refusal(
-            held, held + len(directory.people), sync.max_held, sync.max_held_fraction, allow_held
-        )
-        if too_many is not None:
-            problems = [p for person in directory.held for p in person.problems]
-            distinct = dict.fromkeys(problems)
-            # `max_held = 0` holds nobody: each problem refuses the export, said as itself.
-            guard = (
-                []
-                if sync.max_held == 0 and allow_held is None
-                else [_held_guard_line(too_many, held, problems, directory.held, joined.reports)]
-            )
-            raise InputRefused(
-                "export",
-                [*guard, *grouped_lines(distinct)],
-                source=export.name,
-                directory=directory,
-                located=[*guard, *located_lines(distinct)],
-            )
+    refused = held_refused(
+        settings, export.name, directory, joined.reports, allow_held, gate_held=gate_held
+    )
+    if refused is not None:
+        raise refused
     parts = merged.parts if merged.unions else ()
     return Export(
         export.name,
@@ -314,30 +302,69 @@ def _ranked(
     return preceded
 
 
-def _held_guard_line(
-    too_many: str,
-    held: int,
-    problems: Sequence[Problem],
-    people: Sequence[HeldPerson],
+def held_refused(
+    settings: Settings,
+    source: str,
+    directory: Directory,
     joins: Sequence[JoinReport],
-) -> str:
-    """The held guard's refusal. When managers matching nobody are too many to be strays
-    (a missing page, a column of another kind of id), or most of the people matched no
-    row of a join (its table missing rows), it says so: holding those people would sync
-    a wrong org, so `--allow-held` is no fix then."""
+    allow_held: int | None,
+    *,
+    gate_held: bool = False,
+) -> InputRefused | None:
+    """The export refused for its held people: more than the held guard lets through
+    (`allow_held`: `sync --allow-held N`). `gate_held`: only when what their rows say
+    proves the export broken; the gate judges the rest, with a plan id to approve."""
+    if not directory.held:
+        return None
+    held = len(directory.held)
+    sync = settings.sync
+    too_many = held_refusal(
+        held, held + len(directory.people), sync.max_held, sync.max_held_fraction, allow_held
+    )
+    if too_many is None:
+        return None
+    problems = dict.fromkeys(p for person in directory.held for p in person.problems)
+    if sync.max_held == 0 and allow_held is None:
+        # `max_held = 0` holds nobody: each problem refuses the export, said as itself.
+        guard = []
+    else:
+        broken = _broken_export(list(problems), directory.held, joins)
+        if broken is None and gate_held:
+            return None
+        guard = [_held_guard_line(too_many, held, broken)]
+    return InputRefused(
+        "export",
+        [*guard, *grouped_lines(problems)],
+        source=source,
+        directory=directory,
+        located=[*guard, *located_lines(problems)],
+    )
+
+
+def _broken_export(
+    problems: Sequence[Problem], people: Sequence[HeldPerson], joins: Sequence[JoinReport]
+) -> str | None:
+    """Why so many held people say the export itself is broken, when they do: managers
+    matching nobody too many to be strays (a missing page, a column of another kind of
+    id), or most of the people matching no row of a join (its table missing rows).
+    Holding those people would sync a wrong org, so `--allow-held` is no fix then."""
     behind = join_behind([person.row for person in people], joins)
     if behind is not None:
-        return f"{too_many}: {behind}"
+        return behind
     suspect = next((p for p in problems if SUSPECT_REFERENCES in p.expected), None)
     if suspect is None:
-        return (
-            f"{too_many}: so many rows with problems say the export itself is broken; fix "
-            f"them, or run `hrsync sync --allow-held {held}` to hold them and sync everyone else"
-        )
+        return None
     why = suspect.expected.partition("; ")[2]
+    return f"so many rows with problems say the export itself is broken: {suspect.field}: {why}"
+
+
+def _held_guard_line(too_many: str, held: int, broken: str | None) -> str:
+    """The held guard's refusal, as `check` (and a run, for a broken export) says it."""
+    if broken is not None:
+        return f"{too_many}: {broken}"
     return (
-        f"{too_many}: so many rows with problems say the export itself is broken: "
-        f"{suspect.field}: {why}"
+        f"{too_many}: so many rows with problems say the export itself is broken; fix "
+        f"them, or run `hrsync sync --allow-held {held}` to hold them and sync everyone else"
     )
 
 
@@ -407,6 +434,7 @@ def read_and_map(run: Run) -> Mapped:
             allow_held=run.request.allow_held,
             lean=True,
             known_teams=teams_known(run.store, run.settings),
+            gate_held=True,
         )
     except SourceUnavailable as exc:
         # Not the export's fault: a failed run, retried on the next schedule.
@@ -459,7 +487,12 @@ def read_and_map(run: Run) -> Mapped:
     try:
         placed = map_teams(run.settings, export, known)
     except InputRefused as exc:
-        _refuse_input(run, exc)
+        # So many held people that the teams cannot be made (leads held that DX never
+        # took): the held guard is the cause to tell, as it was before any plan.
+        held = held_refused(
+            run.settings, export.source, directory, export.joins, run.request.allow_held
+        )
+        _refuse_input(run, held or exc)
     team_map = placed.team_map
     log_held(placed.holds)
     if run.request.operational:
@@ -469,16 +502,17 @@ def read_and_map(run: Run) -> Mapped:
         for note in team_map.notes:
             notes.emit(lambda note: {"detail": note}, note)
     _log_unplaced(team_map)
-    return Mapped(
-        export.source,
+    reading = Reading(
+        len(directory.people),
         directory,
-        team_map,
         placed.holds,
-        export.notes,
+        team_map.unplaced,
+        team_map.leads_left,
         export.joins,
-        precedence=export.precedence,
-        sources=export.sources,
+        export.precedence,
+        export.sources,
     )
+    return Mapped(export.source, team_map, reading, export.notes)
 
 
 def _left_record(entry: LeadLeft) -> LeadLeftRecord:

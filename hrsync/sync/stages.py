@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 from hrsync import logs
-from hrsync.core.gate.guards import Defer, Go, Refuse, gate
+from hrsync.core.gate.guards import HELD_GUARDS, Defer, Go, Refusal, Refuse, gate
 from hrsync.core.gate.snapshot_ahead import next_snapshot
+from hrsync.core.report.problems import located_lines
 from hrsync.core.report.render import (
     approval_command,
     render_deferral,
@@ -28,11 +29,12 @@ from hrsync.core.teams.identity import assign
 from hrsync.logcap import capped
 from hrsync.outcome import Outcome
 from hrsync.sync import approval_step
-from hrsync.sync.context import Mapped, Planned, Run, end
+from hrsync.sync.context import Mapped, Run, end
 from hrsync.sync.error_outcomes import dx_read
 from hrsync.sync.not_in_dx import learn_settled
 from hrsync.sync.planning import end_when_in_sync, plan_rows
 from hrsync.sync.reading import Export, InputRefused, map_teams, read_and_map, read_export
+from hrsync.sync.results import Planned
 from hrsync.sync.submit import preview, submit
 
 log = logs.get_logger(__name__)
@@ -76,26 +78,19 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     plan = plan_rows(run, assignment.teams, dx_teams, assignment.unreferenced_dx)
     notes = (
         render_source_notes(mapped.source_notes)
-        + render_held(mapped.holds)
+        + render_held(mapped.reading.holds)
         + render_unknown_managers(mapped.directory.unknown_managers)
         + render_leads_left(mapped.team_map.leads_left)
         + render_unplaced(mapped.team_map.unplaced)
     )
     return Planned(
-        people_count=mapped.people_count,
+        plan,
         assignment=assignment,
         dx_teams=tuple(dx_teams),
         snapshots=tuple(snapshots),
-        plan=plan,
         report=render_plan(plan) + notes,
-        unplaced=mapped.team_map.unplaced,
-        leads_left=mapped.team_map.leads_left,
-        holds=mapped.holds,
         notes=notes,
-        directory=mapped.directory,
-        joins=mapped.joins,
-        precedence=mapped.precedence,
-        sources=mapped.sources,
+        reading=mapped.reading,
     )
 
 
@@ -123,6 +118,8 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         last_joins=run.store.runs.last_accepted_join_counts() if planned.joins else None,
         sources=planned.sources,
         last_sources=run.store.runs.last_accepted_source_counts() if planned.sources else None,
+        held=[person.key for person in planned.directory.held] if planned.directory else (),
+        allow_held=run.request.allow_held,
     )
     if isinstance(decision, Defer):
         text = render_deferral(decision.deferral)
@@ -143,11 +140,13 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         planned = dataclasses.replace(planned, plan_id=refusal.plan_id)
         text = render_refusal(refusal, config_path)
         difference, preview_url = approval_step.refused(run, planned, decision, approved)
+        planned = dataclasses.replace(planned, preview_url=preview_url)
         text += difference
         for archive in refusal.archives:
             log.warning(
                 "sync.refused.would_archive", team=archive.name, reference_id=archive.reference_id
             )
+        _log_held_problems(planned, refusal)
         log.warning(
             "sync.refused",
             plan_id=refusal.plan_id,
@@ -163,7 +162,6 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
             report=planned.report + "\n" + text,
             reason=refusal.reason,
             action=approval_command(refusal, config_path),
-            preview_url=preview_url,
         )
     if isinstance(decision, Go):
         planned = approval_step.let_past(run, planned, decision, approved)
@@ -186,6 +184,18 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
             reason="lost the lease to another sync before submitting; nothing sent",
         )
     return planned
+
+
+def _log_held_problems(planned: Planned, refusal: Refusal) -> None:
+    """A refusal of the held guard logs what is wrong with the held people's rows, where
+    (never the values), one event per kind, as a refused export's problems are: what to
+    fix first."""
+    directory = planned.directory
+    if directory is None or not any(g in HELD_GUARDS for g in refusal.guards):
+        return
+    problems = dict.fromkeys(p for person in directory.held for p in person.problems)
+    for line in located_lines(problems):
+        log.error("export.problem", detail=line)
 
 
 def _let_past_note(planned: Planned) -> str:

@@ -4,6 +4,7 @@ recorded in the store first; what follows DX's answer is in confirm.py).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NoReturn
 
 from hrsync import logs
@@ -14,10 +15,11 @@ from hrsync.dx.errors import DxDeferred, DxError, DxOutcomeUnknown, DxRejected
 from hrsync.outcome import Outcome
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.approval_step import applied
-from hrsync.sync.context import Planned, Run, Submitted, end
+from hrsync.sync.context import Run, Submitted, end
 from hrsync.sync.error_outcomes import end_deferred_by_dx, end_rejected
 from hrsync.sync.lead_substitution import with_substitutes
 from hrsync.sync.planning import end_when_in_sync
+from hrsync.sync.results import Planned
 
 log = logs.get_logger(__name__)
 
@@ -34,13 +36,8 @@ def preview(run: Run, planned: Planned) -> NoReturn:
         end(run, Outcome.FAILED, planned, reason=str(exc))
     url = accepted.preview_url
     log.info("sync.preview", preview_url=url, import_id=accepted.import_id)
-    end(
-        run,
-        Outcome.PLANNED,
-        planned,
-        report=planned.report + f"\nPreview: {url}\n",
-        preview_url=url,
-    )
+    shown = dataclasses.replace(planned, preview_url=url)
+    end(run, Outcome.PLANNED, shown, report=planned.report + f"\nPreview: {url}\n")
 
 
 def submit(run: Run, planned: Planned) -> Submitted:

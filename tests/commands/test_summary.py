@@ -10,7 +10,7 @@ from hrsync.commands.summary import human_summary
 from hrsync.core.confirmation.dx_users import Undecided
 from hrsync.core.gate.plan import Create, Plan
 from hrsync.outcome import Outcome
-from hrsync.sync.results import SyncResult
+from hrsync.sync.results import Planned, Reading, SyncResult, Uncounted
 
 PLAN = Plan(
     changes=(Create("r1", "Data", None, None, "a@example.com", 3),),
@@ -19,6 +19,7 @@ PLAN = Plan(
     desired_count=12,
     payload_bytes=100,
 )
+PLANNED = Planned(PLAN, reading=Reading(40))
 
 
 @pytest.mark.parametrize(
@@ -50,8 +51,7 @@ def test_one_paragraph_per_outcome(
         "run1",
         outcome,
         counts=PLAN.counts,
-        plan=PLAN,
-        people_count=40,
+        planned=PLANNED,
         **extra,  # type: ignore[arg-type]
     )
     text = human_summary(result, "c.toml")
@@ -73,8 +73,7 @@ def test_an_attribute_step_that_needs_a_person_is_not_nothing_to_do(hierarchy: O
         "run1",
         hierarchy,
         counts=PLAN.counts,
-        plan=PLAN,
-        people_count=40,
+        planned=PLANNED,
         reason=why,  # what with_attributes sets when the hierarchy had none
         attributes=AttributeResult(AttributeOutcome.REFUSED, reason=why),
     )
@@ -93,7 +92,9 @@ def test_held_people_are_named_in_the_paragraph_with_where_to_see_them() -> None
         41, "people.csv line 42", "E901", "", "Carl", None, "E002", True, True, (), {}
     )
     result = SyncResult(
-        "r1", Outcome.APPLIED, plan=PLAN, people_count=40, held=(Hold(carl, None, None, (), ()),)
+        "r1",
+        Outcome.APPLIED,
+        planned=Planned(PLAN, reading=Reading(40, holds=(Hold(carl, None, None, (), ()),))),
     )
     text = human_summary(result, "c.toml")
     assert "1 person is held" in text and "Carl (E901), people.csv line 42" in text
@@ -105,10 +106,11 @@ def test_applied_names_people_dx_does_not_count_and_what_cannot_be_told_yet() ->
         "run1",
         Outcome.APPLIED,
         counts={"create": 1},
-        plan=PLAN,
-        people_count=40,
-        not_in_dx=("nina@example.com",),
-        not_in_dx_undecided=(Undecided("Platform", 4, 3, 1, ("olga@example.com", "yuki@e.com")),),
+        planned=PLANNED,
+        uncounted=Uncounted(
+            ("nina@example.com",),
+            (Undecided("Platform", 4, 3, 1, ("olga@example.com", "yuki@e.com")),),
+        ),
     )
     text = human_summary(result)
     assert "DX does not count 1 of the people sent" in text and "nina@example.com" in text
@@ -122,7 +124,7 @@ def test_applied_names_people_dx_does_not_count_and_what_cannot_be_told_yet() ->
 def test_a_failed_run_on_a_terminal_says_where_its_log_is() -> None:
     # On a terminal only the short warning and error lines are above the summary, not the
     # log: the summary says how to see it.
-    result = SyncResult("run1", Outcome.FAILED, counts=PLAN.counts, plan=PLAN, reason="boom")
+    result = SyncResult("run1", Outcome.FAILED, counts=PLAN.counts, planned=PLANNED, reason="boom")
     short = human_summary(result, "c.toml", log_shown=False)
     assert "the log above" not in short
     assert "`hrsync --config c.toml sync -v` shows the run's log" in short

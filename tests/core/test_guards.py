@@ -586,3 +586,43 @@ def test_the_archive_floor_does_not_lift_max_archive() -> None:
 def test_the_archive_floor_holds_even_at_fraction_zero() -> None:
     settings = SyncSettings(max_archive_fraction=0.0)
     assert safety(plan_archiving(1), current_team_count=100, settings=settings) is None
+
+
+# ---------------------------------------------------------------- the held guard, at the gate
+
+
+@pytest.mark.parametrize(
+    ("held", "guard"),
+    [(25, None), (26, "max_held"), (4, None), (5, "max_held_fraction")],
+)
+def test_the_held_guard_trips_at_the_gate_like_every_other(held: int, guard: str | None) -> None:
+    # 100 people besides the held: 25 held passes sync.max_held (25) but 2% of 125 is 2.5,
+    # so sync.max_held_fraction refuses from 5 held (it counts from 5) up to the cap.
+    settings = SyncSettings(max_held_fraction=0.2 if held > 20 else 0.02)
+    decision = gate_with(plan_archiving(1), [], held=held_keys(held), settings=settings)
+    if guard is None:
+        assert isinstance(decision, Go)
+        return
+    assert isinstance(decision, Refuse)
+    assert decision.refusal.guards == (guard,)
+    (trip,) = decision.refusal.trips
+    assert (trip.setting, trip.override) == (f"sync.{guard}", f"--allow-held {held}")
+    assert decision.refusal.plan_id is not None
+
+
+def held_keys(n: int, first: int = 0) -> list[str]:
+    return [f"E{i:03}" for i in range(first, first + n)]
+
+
+def test_a_held_refusal_is_approved_or_let_through_by_its_flag_under_one_id() -> None:
+    plan, held = plan_archiving(1), held_keys(30)
+    plan_id = refused_id(plan, held=held)
+    assert refused_id(plan, held=held, allow_held=29) == plan_id
+    assert gate_with(plan, [], held=held, allow_held=30) == Go(plan, plan_id=plan_id)
+    assert gate_with(plan, [], held=held, approved={plan_id}) == Go(
+        plan, plan_id=plan_id, approved=True
+    )
+    # One more held person, or another one, is another plan (a held person is kept where
+    # DX had them: the payload alone is the same): the approval does not cover it.
+    assert refused_id(plan, held=held_keys(31)) != plan_id
+    assert refused_id(plan, held=held_keys(30, first=1)) != plan_id

@@ -149,3 +149,22 @@ def test_the_difference_line_names_the_approval_and_the_new_id() -> None:
 def test_a_summary_survives_the_store() -> None:
     kept = summary(create=1)
     assert PlanSummary.from_json(kept.to_json()) == kept
+
+
+def test_a_plan_holding_people_names_them_in_its_id_and_its_difference() -> None:
+    # Plans that hold nobody keep the ids they always had; the people a plan holds (a
+    # held person is kept where DX had them: the payload alone does not change) make
+    # another id, and a difference a person reads.
+    assert plan_id("d" * 64, ["max_held"], [], []) == plan_id("d" * 64, ["max_held"], [])
+    held = plan_id("d" * 64, ["max_held"], [], ["E1", "E2"])
+    assert held == plan_id("d" * 64, ["max_held"], [], ["E2", "E1"])
+    assert held != plan_id("d" * 64, ["max_held"], [], ["E1", "E3"])
+    now = summary(guards=("max_held",), held=6)
+    assert difference(now, summary(guards=("max_held",), held=5)) == ["1 more person held"]
+
+
+def test_the_attribute_guard_is_named_by_its_own_setting() -> None:
+    now = summary(guards=("max_change_fraction",))
+    clauses = difference(now, summary())
+    assert "also trips attributes.max_change_fraction" in clauses
+    assert "no longer trips sync.max_archive" in clauses

@@ -195,6 +195,30 @@ def test_a_template_changing_every_value_trips_the_guard_until_approved(ws: Work
     assert approved.finished["attributes_outcome"] == "applied"
 
 
+def test_a_refused_attribute_step_has_a_plan_id_that_a_person_approves(ws: Workspace) -> None:
+    # The attribute guard trips as the hierarchy's do: a plan id and the approve command
+    # (DX shows no preview of attribute changes, and the refusal says so).
+    assert ws.hrsync("sync").code == 0
+    before = len(updates(ws))
+    ws.config.write_text(ws.config.read_text().replace('"{Office}"', '"{Office|upper}"'))
+    run = ws.hrsync("sync")
+    assert run.code == 4 and run.finished["attributes_outcome"] == "refused"
+    plan_id = run.finished["plan_id"]
+    assert f"approve {plan_id}" in run.stdout and "no preview" in run.stdout, run.stdout
+    preview = ws.hrsync("sync", "--preview", plan_id)
+    assert preview.code == 2 and "no preview of attribute changes" in preview.stderr
+    approved = ws.hrsync("approve", plan_id, "--by", "ana@example.com")
+    assert approved.code == 0, approved.stderr
+    assert "(attributes.max_change_fraction)" in approved.stdout
+    assert len(updates(ws)) == before
+    applied = ws.hrsync("sync")
+    assert applied.code == 0, applied.stdout[-3000:]
+    assert applied.finished["attributes_outcome"] == "applied"
+    assert len(updates(ws)) > before
+    listing = ws.hrsync("approvals").stdout
+    assert f"plan {plan_id}  applied" in listing, listing
+
+
 def test_a_token_without_users_write_is_rejected_for_attributes_only(ws: Workspace) -> None:
     run = ws.hrsync("sync", env={"HRSYNC_DX_TOKEN": NO_USERS_WRITE})
     assert run.code == 6, run.stdout + run.stderr

@@ -239,3 +239,60 @@ def test_max_held_0_keeps_refusing_the_whole_export(workspace: Workspace) -> Non
     assert run.finished["outcome"] == "refused"
     assert "Work Email must not be empty" in run.finished["reason"]
     assert run.named("sync.person_held") == []
+
+
+def test_a_held_people_refusal_has_a_plan_id_that_a_person_approves(
+    workspace: Workspace,
+) -> None:
+    # The held guard trips as every other guard does: a plan id, the approve command,
+    # the refused plan kept; the next sync applies exactly that plan, the people held.
+    rows = first_sync(workspace)
+    for employee_id in ("E108", "E109", "E110", "E120", "E121"):
+        changed(rows, employee_id, Work_Email="")
+    changed(rows, "E111", Manager_ID="E023")
+    workspace.write_export(rows)
+    refused = workspace.hrsync("sync")
+    assert refused.code == 4, refused.stdout[-3000:]
+    plan_id = refused.finished["plan_id"]
+    assert plan_id and f"approve {plan_id}" in refused.stdout, refused.stdout[-3000:]
+    assert "sync --allow-held 5" in refused.stdout
+    assert len(workspace.process_requests()) == 1
+
+    approved = workspace.hrsync("approve", plan_id, "--by", "ana@example.com")
+    assert approved.code == 0, approved.stderr
+    assert "sync.max_held_fraction" in approved.stdout
+    applied = workspace.hrsync("sync")
+    assert applied.code == 0, applied.stdout[-3000:]
+    assert applied.finished["outcome"] == "applied"
+    assert applied.finished["approval"]["plan_id"] == plan_id
+    assert applied.finished["counts"]["held"] == 5
+    assert team_of(workspace, "emily.nguyen@example.com")["name"] == "Mobile"
+    assert team_of(workspace, "samuel.osei@example.com")["name"] == "Payments"
+
+
+def test_a_changed_export_after_a_held_approval_is_refused_naming_the_difference(
+    workspace: Workspace,
+) -> None:
+    rows = first_sync(workspace)
+    for employee_id in ("E108", "E109", "E110", "E120", "E121"):
+        changed(rows, employee_id, Work_Email="")
+    workspace.write_export(rows)
+    plan_id = workspace.hrsync("sync").finished["plan_id"]
+    assert workspace.hrsync("approve", plan_id, "--by", "ana@example.com").code == 0
+    changed(rows, "E111", Manager_ID="E023")  # HR moves Emily meanwhile
+    workspace.write_export(rows)
+    again = workspace.hrsync("sync")
+    assert again.code == 4, again.stdout[-3000:]
+    new_id = again.finished["plan_id"]
+    assert new_id != plan_id
+    assert f"than plan {plan_id} approved by ana@example.com" in again.stdout, again.stdout
+    assert f"approve {new_id}" in again.stdout
+    assert team_of(workspace, "emily.nguyen@example.com")["name"] == "Payments"
+    # HR moves her back: the approved plan again (nothing to change but the people it
+    # holds), applied as approved.
+    changed(rows, "E111", Manager_ID="E022")
+    workspace.write_export(rows)
+    applied = workspace.hrsync("sync")
+    assert applied.code == 0, applied.stdout[-3000:]
+    assert applied.finished["approval"]["plan_id"] == plan_id
+    assert applied.finished["counts"]["held"] == 5

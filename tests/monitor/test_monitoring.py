@@ -20,6 +20,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from hrsync.core.attributes import AttributeOutcome
+from hrsync.core.gate.plan import Plan
 from hrsync.core.report.notify import observe
 from hrsync.core.settings import NotifySettings, Settings, SyncSettings
 from hrsync.core.teams.substitutes import LeadSubstitute
@@ -29,11 +30,14 @@ from hrsync.monitor.metrics import Metrics
 from hrsync.monitor.webhook import Notifier
 from hrsync.outcome import Outcome
 from hrsync.store.repo import HeldRecord, Store
-from hrsync.sync.results import AttributeResult, SyncResult
+from hrsync.sync.results import AttributeResult, Planned, Reading, StandIns, SyncResult
 from tests.monitor.exposition import sample
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parents[2]
+
+# A plan that changes nothing: what a result holds once the run planned.
+NO_CHANGE = Plan((), (), "0" * 64, 0, 0)
 
 
 def record(
@@ -87,7 +91,9 @@ def shown(store: Store, *, quarantined: bool = False) -> str:
 def test_the_counters_are_this_processs_runs() -> None:
     m = Metrics()
     finish(m, SyncResult("r1", Outcome.REFUSED, reason="too many archives"), duration_s=2.0)
-    text = finish(m, SyncResult("r2", Outcome.APPLIED, people_count=40))
+    text = finish(
+        m, SyncResult("r2", Outcome.APPLIED, planned=Planned(NO_CHANGE, reading=Reading(40)))
+    )
     assert sample(text, 'hrsync_runs_total{outcome="refused"}') == 1
     assert sample(text, 'hrsync_runs_total{outcome="applied"}') == 1
     assert sample(text, "hrsync_run_duration_seconds_count") == 2
@@ -510,7 +516,8 @@ def test_the_daemons_monitor_tells_of_stand_ins_after_a_success(
             Settings(notify=NotifySettings(webhook_url_env="HOOK")), store, lambda: NOW
         )
         record(store, "s1", "applied", NOW, substitutes=(STAND_IN_FOR_NINA,))
-        result = SyncResult("s1", Outcome.APPLIED, substitutes=(STAND_IN_FOR_NINA,))
+        stood_in = Planned(NO_CHANGE, stand_ins=StandIns((STAND_IN_FOR_NINA,)))
+        result = SyncResult("s1", Outcome.APPLIED, planned=stood_in)
         monitor.run_finished(result, 1.0, quarantined=False)
         assert [(n["event"], len(n["started"])) for n in got] == [("stand_in", 1)]
         # A run that did not succeed says nothing of stand-ins (it sent none).

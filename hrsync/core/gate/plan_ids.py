@@ -1,7 +1,8 @@
 """Plan ids and approvals bound to them (pure).
 
 A plan a guard refuses gets a short id: a digest of exactly what would be sent (the
-payload digest), the guards it trips and the DX teams it would archive. The archives are
+payload digest), the guards it trips, the DX teams it would archive and, when the held
+guard trips, the people it holds. The archives are
 in the digest because `process` archives whatever the payload leaves out: the same
 payload archives one more team once somebody adds a team in DX's web app, and a person
 who approved six archives has not approved seven. A person approves that id
@@ -32,16 +33,31 @@ PLAN_ID_LENGTH = 8
 ApprovalState = Literal["pending", "applied", "expired"]
 
 
-def plan_id(payload_digest: str, guards: Iterable[str], archived_dx_ids: Iterable[str]) -> str:
-    """The id of a refused plan: equal inputs give equal ids whatever their order."""
-    text = "\n".join(
-        (
-            payload_digest,
-            ",".join(sorted(set(guards))),
-            ",".join(sorted(set(archived_dx_ids))),
-        )
-    )
-    return hashlib.sha256(text.encode()).hexdigest()[:PLAN_ID_LENGTH]
+def plan_id(
+    payload_digest: str,
+    guards: Iterable[str],
+    archived_dx_ids: Iterable[str],
+    held: Iterable[str] = (),
+) -> str:
+    """The id of a refused plan: equal inputs give equal ids whatever their order.
+    `held`: the people the plan holds (their keys), when the held guard is among `guards`:
+    a held person is kept where DX had them, so one more leaves the payload as it was,
+    and a person who approved holding five has not approved holding six."""
+    parts = [
+        payload_digest,
+        ",".join(sorted(set(guards))),
+        ",".join(sorted(set(archived_dx_ids))),
+    ]
+    people = sorted(set(held))
+    if people:  # the ids of plans holding nobody stay as they were
+        parts.append(",".join(people))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:PLAN_ID_LENGTH]
+
+
+def guard_setting(guard: str) -> str:
+    """The setting a guard's limit is, as a person finds it in the configuration: the
+    attribute step's in `[attributes]`, every other in `[sync]`."""
+    return f"attributes.{guard}" if guard == "max_change_fraction" else f"sync.{guard}"
 
 
 def normalise_plan_id(text: str) -> str | None:
@@ -94,14 +110,16 @@ def summarize(
     people: int,
     last_accepted_people: int | None,
     current_teams: int,
+    held: int = 0,
 ) -> PlanSummary:
+    """`held`: the people the plan holds for a problem of their own row (none: not kept)."""
     return PlanSummary(
         guards=tuple(guards),
         archives=tuple(sorted((a.name for a in plan.archives), key=str.casefold)),
         people=people,
         last_accepted_people=last_accepted_people,
         current_teams=current_teams,
-        counts=plan.counts,
+        counts={**plan.counts, "held": held} if held else plan.counts,
     )
 
 
@@ -170,6 +188,7 @@ _KINDS = {
     "move": ("move", ""),
     "lead_change": ("lead change", ""),
     "membership_change": ("membership change", ""),
+    "held": ("person", " held"),
 }
 
 
@@ -199,10 +218,10 @@ def difference(now: PlanSummary, approved: PlanSummary) -> list[str]:
         clauses.append(f"{_more(people, 'person')} in the export")
     new_guards = [g for g in now.guards if g not in approved.guards]
     if new_guards:
-        clauses.append("also trips " + ", ".join(f"sync.{g}" for g in new_guards))
+        clauses.append("also trips " + ", ".join(map(guard_setting, new_guards)))
     cleared = [g for g in approved.guards if g not in now.guards]
     if cleared:
-        clauses.append("no longer trips " + ", ".join(f"sync.{g}" for g in cleared))
+        clauses.append("no longer trips " + ", ".join(map(guard_setting, cleared)))
     for kind, (noun, tail) in _KINDS.items():
         delta = now.counts.get(kind, 0) - approved.counts.get(kind, 0)
         if delta:

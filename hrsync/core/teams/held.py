@@ -11,9 +11,10 @@ by the nearest lead above, as for a lead DX does not know (hrsync.core.teams.sub
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from hrsync.core.export.rows import MAX_FIELD_CHARS
 from hrsync.core.people import HeldPerson, Person, Problem
@@ -257,6 +258,36 @@ def _lead_above(
 SHARE_COUNTS_FROM = 5
 
 
+@dataclass(frozen=True, slots=True)
+class HeldOver:
+    """The held guard tripped: which of its limits (`sync.max_held`, or
+    `sync.max_held_fraction` as a number of people), and why, in a person's words."""
+
+    setting: Literal["max_held", "max_held_fraction"]
+    limit: int
+    message: str
+
+
+def held_over(held: int, people: int, max_held: int, max_fraction: float) -> HeldOver | None:
+    """Whether holding `held` of `people` (the export's, held included) trips the held
+    guard: so many problems of single rows say the export itself may be broken."""
+    if held > max_held:
+        return HeldOver(
+            "max_held",
+            max_held,
+            f"{plural(held, 'person')} would be held, more than sync.max_held ({max_held})",
+        )
+    share = held / people if people else 1.0
+    if held >= SHARE_COUNTS_FROM and share > max_fraction:
+        return HeldOver(
+            "max_held_fraction",
+            max(SHARE_COUNTS_FROM - 1, math.floor(max_fraction * people)),
+            f"{held} of the export's {people} people ({_share_above(share, max_fraction)}) "
+            f"would be held, more than sync.max_held_fraction ({max_fraction:.1%})",
+        )
+    return None
+
+
 def held_refusal(
     held: int, people: int, max_held: int, max_fraction: float, allowed: int | None = None
 ) -> str | None:
@@ -269,15 +300,8 @@ def held_refusal(
         return (
             f"{plural(held, 'person')} would be held, more than --allow-held {allowed} lets through"
         )
-    if held > max_held:
-        return f"{plural(held, 'person')} would be held, more than sync.max_held ({max_held})"
-    share = held / people if people else 1.0
-    if held >= SHARE_COUNTS_FROM and share > max_fraction:
-        return (
-            f"{held} of the export's {people} people ({_share_above(share, max_fraction)}) "
-            f"would be held, more than sync.max_held_fraction ({max_fraction:.1%})"
-        )
-    return None
+    over = held_over(held, people, max_held, max_fraction)
+    return None if over is None else over.message
 
 
 def _share_above(share: float, limit: float) -> str:
