@@ -262,14 +262,5 @@ def _refused(row: Row[Any]) -> RefusedPlan:
 
 
 def _approval(row: Row[Any]) -> Approval:
-    return Approval(
-        id=row.id,
-        plan_id=row.plan_id,
-        approved_by=row.approved_by,
-        approved_at=row.approved_at,
-        expires_at=row.expires_at,
-        note=row.note,
-        applied_run_id=row.applied_run_id,
-        applied_at=row.applied_at,
-        via=row.via,
-    )
+    # The approval's fields are the table's columns.
+    return Approval(**row._mapping)
