@@ -3,7 +3,7 @@ of state survives restarts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from sqlalchemy import select
@@ -48,9 +48,5 @@ class NotificationQueries(StoreSessions):
 
 
 def _values(record: NotifyRecord) -> dict[str, object]:
-    return {
-        "state": record.state,
-        "digest": record.digest,
-        "notified_at": record.notified_at,
-        "run_id": record.run_id,
-    }
+    # The record's fields are the table's columns but its key (`name`).
+    return asdict(record)
