@@ -29,6 +29,7 @@ from hrsync.core.gate.plan import (
 )
 from hrsync.core.gate.reporting_floor import UnderFloor, floor_document
 from hrsync.core.listing import LIMIT
+from hrsync.core.report.render import change_fields, team_name
 from hrsync.core.text import plural, quoted
 from hrsync.outcome import Outcome
 from hrsync.terminal import one_line
@@ -189,7 +190,7 @@ def change_document(change: Change) -> dict[str, Any]:
     """One change: the same keys for every kind (null or empty where they do not apply)."""
     doc: dict[str, Any] = {
         "kind": change.kind,
-        "team": _team_name(change),
+        "team": team_name(change),
         "reference_id": change.reference_id,
         "from": None,
         "to": None,
@@ -197,31 +198,12 @@ def change_document(change: Change) -> dict[str, Any]:
         "members_removed": [],
         "drift": bool(getattr(change, "drift", False)),
     }
+    doc |= change_fields(change)
     match change:
         case Create():
-            doc |= {
-                "parent": change.parent_name,
-                "parent_reference_id": change.parent_reference_id,
-                "lead": change.lead_email,
-                "contributors": change.contributors,
-                "members_added": list(change.members),
-            }
-        case Rename():
-            doc |= {"from": change.old_name, "to": change.new_name}
-        case Move():
-            doc |= {
-                "from": change.old_parent_name,
-                "to": change.new_parent_name,
-                "from_reference_id": change.old_parent_reference_id,
-                "to_reference_id": change.new_parent_reference_id,
-            }
+            doc["members_added"] = list(change.members)
         case LeadChange():
-            doc |= {
-                "from": change.old_lead,
-                "to": change.new_lead,
-                "lead_known": change.old_lead_known,
-                "contributors": change.contributors,
-            }
+            doc["contributors"] = change.contributors
         case MembershipChange():
             doc |= {
                 "members_added": list(change.added),
@@ -229,13 +211,7 @@ def change_document(change: Change) -> dict[str, Any]:
                 "contributors_from": change.old_count,
                 "contributors_to": change.new_count,
             }
-        case Archive():
-            doc |= {"dx_id": change.dx_id, "contributors": change.contributors, "note": change.note}
     return doc
-
-
-def _team_name(change: Change) -> str:
-    return change.new_name if isinstance(change, Rename) else change.name
 
 
 def guard_document(result: SyncResult, config_path: Path | str | None = None) -> dict[str, Any]:

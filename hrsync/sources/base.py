@@ -10,13 +10,14 @@ import os
 import stat
 import tempfile
 import weakref
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from hrsync.config.small_files import kind_of
 from hrsync.core.export.rows import RowTable, SourceRow
+from hrsync.secret import is_variable_name, not_a_name
 
 CHUNK_BYTES = 64 * 1024
 
@@ -300,3 +301,15 @@ def redact(text: str, hidden: list[str]) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+def required_env(environ: Mapping[str, str], name: str, key: str, doing: str) -> str:
+    """The value of the variable `name` that the setting `key` names, for `doing` (e.g.
+    "fetch the export"): a SourceError when `key` holds no variable's name, or the
+    variable is unset or blank."""
+    if not is_variable_name(name):
+        raise SourceError(f"cannot {doing}: {not_a_name(key)}")
+    value = environ.get(name, "").strip()
+    if not value:
+        raise SourceError(f"cannot {doing}: ${name} (named by {key}) is not set or empty")
+    return value

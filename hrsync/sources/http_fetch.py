@@ -40,8 +40,14 @@ from hrsync import logs
 from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, codings, iter_capped
 from hrsync.core.settings import SourceSettings
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
-from hrsync.secret import is_variable_name, not_a_name
-from hrsync.sources.base import Payload, SourceError, SourceUnavailable, redact, too_large
+from hrsync.sources.base import (
+    Payload,
+    SourceError,
+    SourceUnavailable,
+    redact,
+    required_env,
+    too_large,
+)
 from hrsync.sources.deadline import ReadDeadline
 from hrsync.sources.google_jwt import JwtBearer
 from hrsync.sources.oauth2 import ClientCredentials, Grant, TokenSource
@@ -386,12 +392,7 @@ def _required_env(environ: Mapping[str, str], name: str, key: str, shown: str) -
             f"cannot fetch {shown}: {key} is not set, but basic auth needs both "
             f"source.username_env and source.password_env"
         )
-    if not is_variable_name(name):
-        raise SourceError(f"cannot fetch {shown}: {not_a_name(key)}")
-    value = environ.get(name, "").strip()
-    if not value:
-        raise SourceError(f"cannot fetch {shown}: ${name} (named by {key}) is not set or empty")
-    return value
+    return required_env(environ, name, key, f"fetch {shown}")
 
 
 def _status_hint(status: int, location: str) -> str:

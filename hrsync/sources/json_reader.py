@@ -175,9 +175,10 @@ class Records:
                 self.paths.append(parse_path(text))
             except ValueError:
                 continue  # refused with the config; read as a plain name (a missing column)
-        self.columns: dict[str, None] = {}
-        self.texts: set[str] = set()  # paths holding text in some record
-        self.others: set[str] = set()  # paths holding a number, a boolean or an object
+        # Each path with a value in some record: True once a record has text there.
+        self.columns: dict[str, bool] = {}
+        self._numbers: dict[str, None] = {}  # paths holding a number or boolean in some record
+        self._objects: dict[str, None] = {}  # paths holding an object in some record
         self.count = 0  # records read
         self._sample = sample
         self._shapes: dict[tuple[str, ...], dict[str, int]] = {}
@@ -198,7 +199,7 @@ class Records:
         it is not an object."""
         if not isinstance(record, dict):
             return False
-        _paths_and_kinds(record, "", self.columns, self.texts, self.others)
+        _collect_paths(record, "", self.columns, self._numbers, self._objects)
         position = self.count
         self.count += 1
         slot = self._slot(position)
@@ -262,7 +263,7 @@ class Records:
         slots = {position: slot for slot, position in enumerate(positions)}
         # Paths where one record's value is of another kind than text the others give:
         # each such value is marked on its row (usually none).
-        for suspect in self.texts & self.others:
+        for suspect in {p for p in (*self._numbers, *self._objects) if self.columns.get(p)}:
             for position, mark in self._marks.get(suspect, ()):
                 slot = slots.get(position)
                 if slot is None:
@@ -271,7 +272,7 @@ class Records:
                 held[slot] = (values, {**(several or {}), suspect: mark})
         self._marks.clear()
         order = sorted(range(len(held)), key=positions.__getitem__)
-        columns = dict(self.columns)
+        columns: dict[str, None] = dict.fromkeys(self.columns)
         # A pick is a column only when the export has its plain path (as `records_export`).
         unknown = [path.text for path in self.paths if path.plain not in columns]
         for path in self.paths:
@@ -331,37 +332,6 @@ def _marks(
                     )
     elif isinstance(value, list) and len(value) == 1:
         _marks(value[0], prefix, position, kept, out)
-
-
-def _paths_and_kinds(
-    value: Any, prefix: str, out: dict[str, None], texts: set[str], others: set[str]
-) -> None:
-    """The dotted paths `flatten` would produce, without the per-item ``.N`` ones; into
-    `texts` those holding text, into `others` those holding a number, a boolean or an
-    object."""
-    if isinstance(value, dict):
-        if prefix:
-            others.add(prefix)
-        for key, item in value.items():
-            path = f"{prefix}.{key}" if prefix else key
-            kind = type(item)
-            if kind is str:
-                out[path] = None
-                texts.add(path)
-            elif kind is int or kind is float or kind is bool:  # without a call
-                out[path] = None
-                others.add(path)
-            else:
-                _paths_and_kinds(item, path, out, texts, others)
-    elif isinstance(value, list) and value:
-        for item in value:
-            _paths_and_kinds(item, prefix, out, texts, others)
-    elif prefix:
-        out[prefix] = None
-        if isinstance(value, str):
-            texts.add(prefix)
-        elif isinstance(value, bool | int | float):
-            others.add(prefix)
 
 
 def picked_paths(settings: SourceSettings, also: Iterable[str] = ()) -> tuple[str, ...]:

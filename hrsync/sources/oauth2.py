@@ -24,8 +24,7 @@ from hrsync import logs
 from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, read_capped
 from hrsync.core.settings import OAuth2Settings
 from hrsync.dx.retry import is_retryable_status
-from hrsync.secret import is_variable_name, not_a_name
-from hrsync.sources.base import SourceError, SourceUnavailable, redact
+from hrsync.sources.base import SourceError, SourceUnavailable, redact, required_env
 
 log = structlog.get_logger(__name__)
 
@@ -35,6 +34,8 @@ UNSTATED_LIFETIME_S = float("inf")
 # A token answer is a few hundred bytes of JSON (a JWT access token a few KB): anything
 # past this is not a token endpoint's answer, and is not read further.
 MAX_TOKEN_ANSWER_BYTES = 1024 * 1024
+# What a missing client id or secret stops, in its error.
+_DOING = "fetch an OAuth2 token"
 _ERROR_CODE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -75,8 +76,12 @@ class ClientCredentials:
         self._settings = settings
         self.token_url = settings.token_url
         self.setting = "source.oauth2.token_url"
-        self._client_id = _env(environ, settings.client_id_env, "source.oauth2.client_id_env")
-        self._secret = _env(environ, settings.client_secret_env, "source.oauth2.client_secret_env")
+        self._client_id = required_env(
+            environ, settings.client_id_env, "source.oauth2.client_id_env", _DOING
+        )
+        self._secret = required_env(
+            environ, settings.client_secret_env, "source.oauth2.client_secret_env", _DOING
+        )
         logs.register_secret(self._secret)  # every log line and stored reason: not only ours
 
     @property
@@ -201,15 +206,6 @@ class TokenSource:
             token_url=self.shown,
             expires_in_s=None if lifetime == UNSTATED_LIFETIME_S else lifetime,
         )
-
-
-def _env(environ: Mapping[str, str], name: str, key: str) -> str:
-    if not is_variable_name(name):
-        raise SourceError(f"cannot fetch an OAuth2 token: {not_a_name(key)}")
-    value = environ.get(name, "").strip()
-    if not value:
-        raise SourceError(f"cannot fetch an OAuth2 token: ${name} (named by {key}) is not set")
-    return value
 
 
 def _json_object(text: bytes) -> dict[str, object] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -113,22 +113,8 @@ class ApprovalQueries(StoreSessions):
         via: str = "approve",
         applied_run_id: str | None = None,
     ) -> Approval:
-        with self._write() as s:
-            result = s.execute(
-                insert(tables.approvals).values(
-                    plan_id=plan_id,
-                    approved_by=approved_by,
-                    note=note,
-                    approved_at=now,
-                    expires_at=expires_at,
-                    via=via,
-                    applied_run_id=applied_run_id,
-                    applied_at=now if applied_run_id is not None else None,
-                )
-            )
-            (approval_id,) = result.inserted_primary_key or (0,)
-        return Approval(
-            id=int(approval_id),
+        approval = Approval(
+            id=0,  # the store's, once inserted
             plan_id=plan_id,
             approved_by=approved_by,
             approved_at=now,
@@ -138,6 +124,12 @@ class ApprovalQueries(StoreSessions):
             applied_at=now if applied_run_id is not None else None,
             via=via,
         )
+        # The table's columns are the approval's fields.
+        values = {k: v for k, v in asdict(approval).items() if k != "id"}
+        with self._write() as s:
+            result = s.execute(insert(tables.approvals).values(**values))
+            (approval_id,) = result.inserted_primary_key or (0,)
+        return replace(approval, id=int(approval_id))
 
     def pending(self, now: datetime) -> list[Approval]:
         """Approvals not applied and not expired, newest first: what a run may apply."""
@@ -270,14 +262,5 @@ def _refused(row: Row[Any]) -> RefusedPlan:
 
 
 def _approval(row: Row[Any]) -> Approval:
-    return Approval(
-        id=row.id,
-        plan_id=row.plan_id,
-        approved_by=row.approved_by,
-        approved_at=row.approved_at,
-        expires_at=row.expires_at,
-        note=row.note,
-        applied_run_id=row.applied_run_id,
-        applied_at=row.applied_at,
-        via=row.via,
-    )
+    # The approval's fields are the table's columns.
+    return Approval(**row._mapping)

@@ -108,14 +108,5 @@ class LeadLeftQueries(StoreSessions):
 
 
 def _record(r: Any) -> LeadLeftRecord:
-    return LeadLeftRecord(
-        r.team_key,
-        r.team,
-        r.lead,
-        r.lead_name,
-        r.stand_in,
-        r.people,
-        r.since,
-        r.notified,
-        r.cleared_at,
-    )
+    # The record's fields are the table's columns.
+    return LeadLeftRecord(**r._mapping)

@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from hrsync.store import tables
 from hrsync.store.lease import LeaseState, this_host
 from hrsync.store.sessions import StoreSessions
-from hrsync.store.upsert import insert_or_nothing, upsert
+from hrsync.store.upsert import insert_or_nothing, swap, upsert
 
 _LEASES = tables.leases
 
@@ -93,15 +93,8 @@ class RowLease(StoreSessions):
                 else:
                     # Compare-and-swap on the row we judged: a rival that replaced it
                     # in the meantime keeps it.
-                    replaced = s.execute(
-                        update(_LEASES)
-                        .where(
-                            _LEASES.c.name == name,
-                            _LEASES.c.holder == lease.holder,
-                            _LEASES.c.acquired_at == lease.acquired_at,
-                        )
-                        .values(**values)
-                    )
+                    judged = {"holder": lease.holder, "acquired_at": lease.acquired_at}
+                    replaced = s.execute(swap(_LEASES, {"name": name}, judged, values))
                     won = _rowcount(replaced) == 1
                 if won:
                     return taken

@@ -3,14 +3,14 @@ of state survives restarts."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
-from hrsync.store.upsert import upsert
+from hrsync.store.upsert import swap, upsert
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,40 +31,22 @@ class NotificationQueries(StoreSessions):
             return NotifyRecord(row.state, row.digest, row.notified_at, row.run_id)
 
     def save_state(self, record: NotifyRecord, name: str = "webhook") -> None:
-        values = {
-            "state": record.state,
-            "digest": record.digest,
-            "notified_at": record.notified_at,
-            "run_id": record.run_id,
-        }
         with self._write() as s:
-            s.execute(upsert(self.engine, tables.notify_state, {"name": name}, values))
+            s.execute(upsert(self.engine, tables.notify_state, {"name": name}, _values(record)))
 
     def claim_state(
         self, expected: NotifyRecord, record: NotifyRecord, name: str = "webhook"
     ) -> bool:
         """Replace the state with `record` only if it is still `expected`: True when this
         caller did. Two replicas (or a run and a heartbeat) that see the same news race
-        here, and one wins: a conditional UPDATE, atomic on PostgreSQL (the loser's
-        UPDATE waits for the winner's row lock, then finds the row changed) and on SQLite
-        (one writer at a time)."""
-        notify_state = tables.notify_state
-        run_id = notify_state.c.run_id
+        here, and one wins (`swap`)."""
         with self._write() as s:
             claimed = s.execute(
-                update(notify_state)
-                .where(
-                    notify_state.c.name == name,
-                    notify_state.c.state == expected.state,
-                    notify_state.c.digest == expected.digest,
-                    notify_state.c.notified_at == expected.notified_at,
-                    run_id.is_(None) if expected.run_id is None else run_id == expected.run_id,
-                )
-                .values(
-                    state=record.state,
-                    digest=record.digest,
-                    notified_at=record.notified_at,
-                    run_id=record.run_id,
-                )
+                swap(tables.notify_state, {"name": name}, _values(expected), _values(record))
             )
             return claimed.rowcount == 1
+
+
+def _values(record: NotifyRecord) -> dict[str, object]:
+    # The record's fields are the table's columns but its key (`name`).
+    return asdict(record)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hrsync.core.command_lines import approve_command, hrsync_command
 from hrsync.core.gate.guards import Deferral, Refusal
@@ -117,41 +117,57 @@ def _capped(emails: Sequence[str]) -> list[str]:
     return list(emails[:LIMIT])
 
 
-def event_fields(change: Change, *, emails: bool = True) -> dict[str, object]:
-    """Key-value fields for the one log event per change (`plan.change`). The readable
-    line is `describe(change)`, kept out of here so callers can name that field.
-    `emails=False` leaves out the members' e-mails (their counts stay)."""
-    fields: dict[str, object] = {"change": change.kind, "reference_id": change.reference_id}
+def team_name(change: Change) -> str:
+    """The team a change is about, by the name it has after the change."""
+    return change.new_name if isinstance(change, Rename) else change.name
+
+
+def change_fields(change: Change) -> dict[str, Any]:
+    """What a change of each kind carries besides its team, under the names both its log
+    event (`event_fields`) and its JSON document (`plan --format json`) give them."""
     match change:
         case Create():
-            fields |= {
-                "team": change.name,
+            return {
                 "parent": change.parent_name,
                 "parent_reference_id": change.parent_reference_id,
                 "lead": change.lead_email,
                 "contributors": change.contributors,
             }
         case Rename():
-            fields |= {"team": change.new_name, "from": change.old_name, "to": change.new_name}
+            return {"from": change.old_name, "to": change.new_name}
         case Move():
-            fields |= {
-                "team": change.name,
+            return {
                 "from": change.old_parent_name,
                 "to": change.new_parent_name,
                 "from_reference_id": change.old_parent_reference_id,
                 "to_reference_id": change.new_parent_reference_id,
             }
         case LeadChange():
-            fields |= {
-                "team": change.name,
+            return {
                 "from": change.old_lead,
                 "to": change.new_lead,
                 "lead_known": change.old_lead_known,
-                "drift": change.drift,
             }
+        case Archive():
+            return {"dx_id": change.dx_id, "contributors": change.contributors, "note": change.note}
+    return {}  # a membership change's fields differ between the two; unchanged has none
+
+
+def event_fields(change: Change, *, emails: bool = True) -> dict[str, object]:
+    """Key-value fields for the one log event per change (`plan.change`). The readable
+    line is `describe(change)`, kept out of here so callers can name that field.
+    `emails=False` leaves out the members' e-mails (their counts stay)."""
+    fields: dict[str, object] = {
+        "change": change.kind,
+        "reference_id": change.reference_id,
+        "team": team_name(change),
+        **change_fields(change),
+    }
+    match change:
+        case LeadChange():
+            fields["drift"] = change.drift
         case MembershipChange():
             fields |= {
-                "team": change.name,
                 "added_count": len(change.added),
                 "removed_count": len(change.removed),
                 **(
@@ -163,15 +179,6 @@ def event_fields(change: Change, *, emails: bool = True) -> dict[str, object]:
                 "to_count": change.new_count,
                 "drift": change.drift,
             }
-        case Archive():
-            fields |= {
-                "team": change.name,
-                "dx_id": change.dx_id,
-                "contributors": change.contributors,
-                "note": change.note,
-            }
-        case Unchanged():
-            fields |= {"team": change.name}
     return fields
 
 
