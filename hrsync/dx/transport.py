@@ -11,6 +11,7 @@ arrived, the call raises ``DxOutcomeUnknown`` so the sync verifies instead of re
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -54,6 +55,18 @@ _LOCAL_ERRORS: tuple[type[httpx.TransportError], ...] = (
     httpx.UnsupportedProtocol,
     httpx.LocalProtocolError,
 )
+
+
+def tls_verify_for(base_url: str) -> ssl.SSLContext | bool:
+    """What the connection pool verifies TLS with for DX at `base_url`.
+
+    https: httpx's default, the CA bundle (loading it is ~30 ms of every command's start).
+    http (a local simulator, a test): no TLS is ever spoken, so a context that trusts no
+    certificate at all; should an https connection ever go through it, verification fails
+    rather than passing."""
+    if httpx.URL(base_url).scheme != "http":
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, with no CA loaded
 
 
 @dataclass(frozen=True)
@@ -123,6 +136,11 @@ class Transport:
             max_requests_per_minute, 60.0, clock=self._seconds, sleep=self._sleep
         )
         connect_s = min(timeout_s, 10.0)
+        limits = httpx.Limits(max_connections=10, max_keepalive_connections=5)
+        if transport is None:
+            # Built here only to choose its TLS context; proxies from the environment
+            # still get httpx's default verification.
+            transport = httpx.HTTPTransport(verify=tls_verify_for(base_url), limits=limits)
         self._http = httpx.Client(
             auth=BearerAuth(token),
             headers={
@@ -133,7 +151,7 @@ class Transport:
             timeout=httpx.Timeout(
                 connect=connect_s, read=timeout_s, write=timeout_s, pool=connect_s
             ),
-            limits=httpx.Limits(max_connections=10, max_keepalive_connections=5),
+            limits=limits,
             follow_redirects=False,
             transport=transport,
         )

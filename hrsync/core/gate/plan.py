@@ -189,13 +189,71 @@ def canonical_payload(rows: Iterable[TeamRow]) -> bytes:
     """The desired rows as compact JSON in a canonical order (teams by reference_id,
     contributors sorted): equal payloads give equal bytes whatever order they came in.
 
-    Its length is `payload_size`: reordering keys and list items changes no byte count."""
-    teams = [_canonical_team(row) for row in sorted(rows, key=lambda r: r.reference_id)]
+    Its length is `payload_size`: reordering keys and list items changes no byte count.
+
+    Text with nothing JSON escapes (no quote, backslash or control character: almost every
+    export) is written out directly, ~3x faster than the encoder; `canonical_payload_json`
+    is the encoder's way, the reference the fast one is tested against byte for byte."""
+    ordered = sorted(rows, key=_by_reference)
+    written = _written_out(ordered)
+    # Nothing to escape if the text holds no control character (`isprintable` is False
+    # for each, and for more, which only costs the encoder's way), no backslash, and
+    # no quote beyond those the layout puts around keys and values.
+    if written.isprintable() and "\\" not in written and written.count('"') == _quotes(ordered):
+        return written.encode()
+    return canonical_payload_json(ordered)
+
+
+def canonical_payload_json(rows: Iterable[TeamRow]) -> bytes:
+    """`canonical_payload` through the JSON encoder, for any text."""
+    teams = [_canonical_team(row) for row in sorted(rows, key=_by_reference)]
     # Built just above from plain rows, so no cycle to look for: the encoder's check
     # costs ~15% of a 50,000-person plan's encoding (issue 12).
     return json.dumps(
         teams, sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False
     ).encode()
+
+
+def _by_reference(row: TeamRow) -> str:
+    return row.reference_id
+
+
+def _quotes(rows: Sequence[TeamRow]) -> int:
+    """How many quotes `_written_out` puts around keys and values: six keys, three values
+    always, the parent's two when set, and each contributor's."""
+    return sum(
+        18
+        + 2 * len(r.contributors)
+        + (r.parent_name is not None) * 2
+        + (r.parent_reference_id is not None) * 2
+        for r in rows
+    )
+
+
+def _written_out(rows: Sequence[TeamRow]) -> str:
+    """The canonical JSON of `rows` (sorted by reference_id) whose text needs no escaping:
+    each value between quotes as it is, the keys in sorted order."""
+    return (
+        "["
+        + ",".join(
+            [
+                f'{{"contributors":{_strings(sorted(r.contributors))},"name":"{r.name}",'
+                f'"parent_team_name":{_string_or_null(r.parent_name)},'
+                f'"parent_team_reference_id":{_string_or_null(r.parent_reference_id)},'
+                f'"reference_id":"{r.reference_id}","team_lead_email":"{r.lead_email}"}}'
+                for r in rows
+            ]
+        )
+        + "]"
+    )
+
+
+def _strings(values: Sequence[str]) -> str:
+    return '["' + '","'.join(values) + '"]' if values else "[]"
+
+
+def _string_or_null(value: str | None) -> str:
+    return "null" if value is None else f'"{value}"'
 
 
 def payload_digest(rows: Iterable[TeamRow]) -> str:
