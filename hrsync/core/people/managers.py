@@ -359,6 +359,7 @@ def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
             what, own = "name", None
         else:
             continue
+        at = (row, location[row], column, written)  # where a finding about it points
         chosen = kept_by.first.get(ref)
         if chosen is None:
             chosen = dropped_by.get(ref)
@@ -366,10 +367,7 @@ def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
             out.gone[row] = ref
             out.findings.append(
                 warning(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     f"names {ref!r}, who is no longer in the export but led "
                     f"{known[ref].name!r} when DX last took the teams; "
                     f"{fields.describe(row)} stays in that team, led by the nearest manager "
@@ -391,10 +389,7 @@ def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
             listed = capped((f"{fields.describe(i)} at {location[i]}" for i in same), sep="; ")
             out.findings.append(
                 of_person(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     f"must name one person, but it matches {len(same)}: {listed}; "
                     "give the manager by id or e-mail too (source.fields.manager_id or "
                     "manager_email), which wins over the name",
@@ -408,10 +403,7 @@ def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
             out.left[row] = chosen
             out.findings.append(
                 warning(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     f"names {fields.describe(chosen)} at {location[chosen]}, who is excluded "
                     f"by {reason[chosen]}; {fields.describe(row)} stays in their team, led "
                     "by the nearest manager above who is kept, until HR names a new manager",
@@ -421,10 +413,7 @@ def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
         if chosen == row or ref == own:
             out.findings.append(
                 of_person(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     "must name someone else: a person cannot be their own manager",
                 )
             )
