@@ -14,7 +14,7 @@ is on: describing thousands of changes nobody reads cost most of a plan's time.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
@@ -90,3 +90,18 @@ def capped(log: Any, event: str, *, cap: int | None = None, see: str = SEE_ALL) 
         yield emitter
     finally:
         emitter.close()
+
+
+def log_each(
+    log: Any,
+    event: str,
+    items: Iterable[T],
+    fields: Callable[[T], Mapping[str, object]],
+    level: Level = "info",
+    *,
+    see: str = SEE_ALL,
+) -> None:
+    """One event per item through `capped`: the loop most callers would write."""
+    with capped(log, event, see=see) as emitter:
+        for item in items:
+            emitter.emit(fields, item, level)

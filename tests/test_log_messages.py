@@ -54,21 +54,22 @@ def _is_log_call(func: ast.expr) -> bool:
 
 
 def _capped_code(node: ast.expr) -> str | None:
-    """The code of `capped(log, "code")` / `Capped(log, "code")`."""
+    """The code of `capped(log, "code")` / `Capped(log, "code")` / `log_each(log, "code", …)`."""
     if not isinstance(node, ast.Call) or len(node.args) < 2:
         return None
     name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-    if name not in ("capped", "Capped"):
+    if name not in ("capped", "Capped", "log_each"):
         return None
     codes = _literals(node.args[1])
     return codes[0] if codes else None
 
 
-def _emitted_fields(call: ast.Call) -> frozenset[str] | None:
-    """The keys of `emitter.emit(lambda x: {...}, ...)`; None when not a plain dict."""
-    if not call.args or not isinstance(call.args[0], ast.Lambda):
+def _emitted_fields(fields: ast.expr | None) -> frozenset[str] | None:
+    """The keys of `lambda x: {...}` given to `emit` or `log_each`; None when not a plain
+    dict."""
+    if not isinstance(fields, ast.Lambda):
         return None
-    body = call.args[0].body
+    body = fields.body
     if not isinstance(body, ast.Dict) or any(k is None for k in body.keys):
         return None
     keys = [k.value for k in body.keys if isinstance(k, ast.Constant)]
@@ -97,6 +98,9 @@ def call_sites() -> list[CallSite]:
             code = _capped_code(node)
             if code is not None:  # its events come through `emit`, below
                 sites.append(CallSite(code, f"{where}:{node.lineno}", None))
+                if getattr(node.func, "id", None) == "log_each" and len(node.args) > 3:
+                    fields = _emitted_fields(node.args[3])
+                    sites.append(CallSite(code, f"{where}:{node.lineno}", fields))
             if _is_log_call(node.func) and node.args:
                 for code in _literals(node.args[0]):
                     sites.append(CallSite(code, f"{where}:{node.lineno}", _fields(node.keywords)))
@@ -109,7 +113,8 @@ def call_sites() -> list[CallSite]:
                 and node.func.value.id in emitters
             ):
                 code = emitters[node.func.value.id]
-                sites.append(CallSite(code, f"{where}:{node.lineno}", _emitted_fields(node)))
+                fields = _emitted_fields(node.args[0] if node.args else None)
+                sites.append(CallSite(code, f"{where}:{node.lineno}", fields))
     return sites
 
 

@@ -270,15 +270,27 @@ def _bullets(items: Sequence[object]) -> str:
     return lines
 
 
+def _listing(
+    name: str, heading: str, items: Sequence[object], fix: str, needs_person: int = 0
+) -> Check:
+    """A warning, not a failure: `heading`, then the items as bullets (`_bullets`)."""
+    return Check(
+        name,
+        True,
+        f"{heading}:{_bullets(items)}",
+        warning=True,
+        fix=fix,
+        needs_person=needs_person,
+    )
+
+
 def _held(held: Sequence[HeldPerson]) -> Check:
     # Not a failure (everyone else syncs), but each needs their row fixed in HR.
-    lines = _bullets([f"{p.shown}, {p.location}: {p.detail}" for p in held])
-    return Check(
+    return _listing(
         "held people",
-        True,
         f"{len(held)} held for a problem of their own row; DX keeps what it last "
-        f"verifiably had for them:{lines}",
-        warning=True,
+        "verifiably had for them",
+        [f"{p.shown}, {p.location}: {p.detail}" for p in held],
         fix="fix their rows in HR; `hrsync explain PERSON` says where DX keeps each",
     )
 
@@ -286,14 +298,12 @@ def _held(held: Sequence[HeldPerson]) -> Check:
 def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
     # Not a failure (a contractor without a manager is normal), never silence either:
     # anyone not meant to be in no team is counted as needing a person.
-    lines = _bullets(unplaced)
     needing = sum(1 for u in unplaced if u.needs_person)
     need = f" ({needing} need a person)" if needing else ""
-    return Check(
+    return _listing(
         "people in no team",
-        True,
-        f"{len(unplaced)} kept from the export, neither lead nor member of a team{need}:{lines}",
-        warning=True,
+        f"{len(unplaced)} kept from the export, neither lead nor member of a team{need}",
+        unplaced,
         fix="give them a manager (or reports) in HR, or filter them out if intended",
         needs_person=needing,
     )
@@ -301,23 +311,19 @@ def _unplaced(unplaced: Sequence[Unplaced]) -> Check:
 
 def _leads_left(gone: Sequence[LeadLeft]) -> Check:
     # Not a failure: the team stays, a stand-in leads it, until HR re-points its people.
-    return Check(
+    return _listing(
         "managers who left",
-        True,
-        f"{plural(len(gone), 'manager')} filtered out while people still name them:"
-        f"{_bullets(gone)}",
-        warning=True,
+        f"{plural(len(gone), 'manager')} filtered out while people still name them",
+        gone,
         fix="in HR, give their people their new manager (`hrsync explain PERSON` tells each)",
     )
 
 
 def _weak_leads(weak: Sequence[LeadWithoutReports]) -> Check:
-    lines = _bullets(weak)
-    return Check(
+    return _listing(
         "department leads",
-        True,
-        f"{len(weak)} units led by someone without reports:{lines}",
-        warning=True,
+        f"{len(weak)} units led by someone without reports",
+        weak,
         fix="set source.fields.department_lead to name each unit's lead",
     )
 

@@ -37,6 +37,7 @@ from hrsync.core.report.notify import (
     STAND_IN,
     HeldEntry,
     LeftTeam,
+    MessageContext,
     Notice,
     Observation,
     Sent,
@@ -165,9 +166,7 @@ class Notifier:
         change = stand_in_change(told.substitutes if told else (), substitutes)
         if change is None:
             return None
-        body = stand_in_message(
-            change, self.settings.format, run_id=run_id, now=now, host=socket.gethostname()
-        )
+        body = stand_in_message(change, self._context(run_id, now))
         if not self._post(body, STAND_IN):
             return None
         self.store.notifications.save_state(NotifyRecord(STAND_IN, STAND_IN, now, run_id), STAND_IN)
@@ -185,10 +184,7 @@ class Notifier:
         body = held_message(
             [HeldEntry(r.person, r.location, r.detail) for r in pending.started],
             [HeldEntry(r.person, r.location, r.detail) for r in pending.cleared],
-            self.settings.format,
-            run_id=run_id,
-            now=now,
-            host=socket.gethostname(),
+            self._context(run_id, now),
         )
         if not self._post(body, HELD):
             return False
@@ -220,15 +216,7 @@ class Notifier:
         late, cleared = lead_left_notices(teams, now, alert_days=alert_days)
         if not late and not cleared:
             return False
-        body = lead_left_message(
-            late,
-            cleared,
-            self.settings.format,
-            alert_days=alert_days,
-            run_id=run_id,
-            now=now,
-            host=socket.gethostname(),
-        )
+        body = lead_left_message(late, cleared, self._context(run_id, now), alert_days=alert_days)
         if not self._post(body, LEAD_LEFT):
             return False
         self.store.leads_left.told([t.key for t in late], [t.key for t in cleared])
@@ -246,14 +234,7 @@ class Notifier:
         last = self.store.notifications.state(NOT_IN_DX)
         if not newly_overdue(late, last.notified_at if last else None, alert_days=alert_days):
             return False
-        body = not_in_dx_message(
-            late,
-            self.settings.format,
-            alert_days=alert_days,
-            run_id=run_id,
-            now=now,
-            host=socket.gethostname(),
-        )
+        body = not_in_dx_message(late, self._context(run_id, now), alert_days=alert_days)
         if not self._post(body, NOT_IN_DX):
             return False
         self.store.notifications.save_state(
@@ -291,10 +272,7 @@ class Notifier:
             kind,
             snapshot,
             ready,
-            self.settings.format,
-            run_id=run_id,
-            now=now,
-            host=socket.gethostname(),
+            self._context(run_id, now),
             floor=floor,
         )
         if not self._post(body, kind):
@@ -302,6 +280,9 @@ class Notifier:
         self.store.notifications.save_state(remember, SNAPSHOT_NOTICE)
         log.info("notify.sent", notify_event=kind, run_id=run_id, snapshot_id=snapshot.snapshot_id)
         return kind
+
+    def _context(self, run_id: str, now: datetime) -> MessageContext:
+        return MessageContext(self.settings.format, run_id, now, socket.gethostname())
 
     def _post(self, body: Mapping[str, object], event: str) -> bool:
         assert self._url is not None

@@ -39,6 +39,7 @@ from hrsync.sources.http_fetch import Fetched, HttpSession, origin, safe_url
 from hrsync.sources.json_pages import read_page
 from hrsync.sources.json_reader import Records, find_records, parse_json
 from hrsync.sources.pagination import (
+    PageAnswer,
     PageRequest,
     default_records_path,
     first_request,
@@ -275,7 +276,7 @@ def _refuse_unread_marker(
     """
     paging = settings.pagination
     marker, setting = next_page_marker(
-        paging, document, fetched.link, fetched.paging, settings.records_path, url
+        paging, PageAnswer(document, fetched.link, fetched.paging, settings.records_path, url)
     )
     if marker:
         keys = {"cursor": "next_cursor_path", "next_url": "next_url_path"}
@@ -301,18 +302,11 @@ def _refuse_marker(
     """Style "none": refuse an answer that shows it is one page. `records` is None for a
     CSV answer, not counted here: only a next page (a Link header) is looked for."""
     if records is None:
-        marker, setting = next_page_marker(settings.pagination, None, fetched.link)
+        marker, setting = next_page_marker(settings.pagination, PageAnswer(None, fetched.link))
         seen = f"{marker} points to a next page" if marker else ""
     else:
-        seen, setting = one_page_of_more(
-            settings.pagination,
-            document,
-            fetched.link,
-            fetched.paging,
-            records=records,
-            records_path=settings.records_path,
-            url=url,
-        )
+        answer = PageAnswer(document, fetched.link, fetched.paging, settings.records_path, url)
+        seen, setting = one_page_of_more(settings.pagination, answer, records=records)
     if seen:
         raise SourceError(
             f"{shown} answered one page of a longer list ({seen}): read alone it would leave "
@@ -349,14 +343,8 @@ def _refuse_wrong_total(
     """The last page's total (``totalResults``, ``metadata.total_elements``…) must be what
     was read: a style that misreads the API's paging skips or repeats people."""
     paging = settings.pagination
-    wrong = total_disagrees(
-        paging,
-        document,
-        fetched.paging,
-        records=records,
-        pages=pages,
-        records_path=settings.records_path,
-    )
+    answer = PageAnswer(document, headers=fetched.paging, records_path=settings.records_path)
+    wrong = total_disagrees(paging, answer, records=records, pages=pages)
     if wrong:
         raise SourceError(
             f"{shown} says {wrong} with source.pagination.style {paging.style!r}: the "

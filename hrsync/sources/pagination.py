@@ -301,76 +301,65 @@ def short_first_page_probe(
     )
 
 
-def page_signs(
-    paging: PaginationSettings,
-    document: Any,
-    link: str,
-    headers: Mapping[str, str] | None = None,
-    records_path: str = "",
-    url: str = "",
-) -> list[Sign]:
+@dataclass(frozen=True)
+class PageAnswer:
+    """One answer as the paging rules read it: the body, the Link header, the headers that
+    may tell of more pages (lower-case names), where its records sit, the URL it came from."""
+
+    document: Any
+    link: str = ""
+    headers: Mapping[str, str] | None = None
+    records_path: str = ""
+    url: str = ""
+
+
+def page_signs(paging: PaginationSettings, answer: PageAnswer) -> list[Sign]:
     """Everything in an answer that says it may be one page (`hrsync.core.export.page_signs`,
     judged by its shape), the configured next_url_path and next_cursor_path first."""
+    document = answer.document
     signs: list[Sign] = []
     for path in (paging.next_url_path, paging.next_cursor_path):
         value = at_path(document, path) if path else None
         if _present(value):
             signs.append(Sign("next", f"{path!r} in the body", path, value, True))
     found = signs_in(
-        document, records_path=records_path, url=url, link_next=link_next(link), headers=headers
+        document,
+        records_path=answer.records_path,
+        url=answer.url,
+        link_next=link_next(answer.link),
+        headers=answer.headers,
     )
     taken = {sign.path for sign in signs}
     return signs + [sign for sign in found if sign.path not in taken or not sign.path]
 
 
 def one_page_of_more(
-    paging: PaginationSettings,
-    document: Any,
-    link: str,
-    headers: Mapping[str, str] | None = None,
-    *,
-    records: int,
-    records_path: str = "",
-    url: str = "",
+    paging: PaginationSettings, answer: PageAnswer, *, records: int
 ) -> tuple[str, str]:
     """For style "none": what shows the answer is one page of a longer list, and the
     [source.pagination] setting that reads every page; ("", "") when nothing does."""
-    signs = page_signs(paging, document, link, headers, records_path, url)
-    sign = one_page_sign(signs, records)
+    sign = one_page_sign(page_signs(paging, answer), records)
     if sign is None:
         return "", ""
-    return seen(sign, records), "[source.pagination] " + _setting(sign, document)
+    return seen(sign, records), "[source.pagination] " + _setting(sign, answer.document)
 
 
-def next_page_marker(
-    paging: PaginationSettings,
-    document: Any,
-    link: str,
-    headers: Mapping[str, str] | None = None,
-    records_path: str = "",
-    url: str = "",
-) -> tuple[str, str]:
+def next_page_marker(paging: PaginationSettings, answer: PageAnswer) -> tuple[str, str]:
     """What in an answer points to a next page (a next link or cursor, a flag that more
     follow), and the [source.pagination] setting that follows it; ("", "") when nothing
     does."""
-    for sign in page_signs(paging, document, link, headers, records_path, url):
+    for sign in page_signs(paging, answer):
         if sign.kind in ("next", "more", "done"):
-            return sign.where, "[source.pagination] " + _setting(sign, document)
+            return sign.where, "[source.pagination] " + _setting(sign, answer.document)
     return "", ""
 
 
 def total_disagrees(
-    paging: PaginationSettings,
-    document: Any,
-    headers: Mapping[str, str] | None,
-    *,
-    records: int,
-    pages: int,
-    records_path: str = "",
+    paging: PaginationSettings, answer: PageAnswer, *, records: int, pages: int
 ) -> str:
-    """For a paged read, with `document` its last page: a total the answer gives that the
+    """For a paged read, with `answer` its last page: a total the answer gives that the
     records or pages read do not match ("" when none)."""
-    for sign in page_signs(paging, document, "", headers, records_path):
+    for sign in page_signs(paging, answer):
         if sign.kind == "total" and _counts_all(sign) and sign.value != records:
             return f"{sign.where} is {sign.value:,}, but {records:,} records were read"
         if sign.kind == "pages" and sign.value > pages:
@@ -381,7 +370,7 @@ def total_disagrees(
 def stated_total(document: Any) -> int | None:
     """The records the whole list holds, as the answer states it (a total but a
     page's own ``count``), if it does."""
-    for sign in page_signs(_NO_PAGING, document, ""):
+    for sign in page_signs(_NO_PAGING, PageAnswer(document)):
         if sign.kind == "total" and _counts_all(sign):
             return int(sign.value)
     return None
@@ -395,7 +384,7 @@ def _counts_all(sign: Sign) -> bool:
 
 def total_pages(document: Any) -> int | None:
     """The answer's total page count (`PAGES_NAMES`, top level or metadata), if it has one."""
-    for sign in page_signs(_NO_PAGING, document, ""):
+    for sign in page_signs(_NO_PAGING, PageAnswer(document)):
         if sign.kind == "pages":
             return int(sign.value)
     return None

@@ -32,7 +32,7 @@ from hrsync.core.report.render import describe
 from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.errors import DxError, DxOutcomeUnknown, ImportInProgress
 from hrsync.dx.models import DxTeam
-from hrsync.logcap import capped
+from hrsync.logcap import log_each
 from hrsync.outcome import Outcome
 from hrsync.store.repo import SubmissionRecord
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
@@ -283,18 +283,19 @@ def _converged(
     # A shortfall people DX is not known to count explain is theirs (sync.not_in_dx);
     # one they do not explain means DX lacks someone it counted before.
     lacking = unexplained(convergence.contributors_uncounted, target.rows, known)
-    with capped(log, "verify.contributors_unknown", see="DX's teams") as unknown:
-        for u in lacking:
-            unknown.emit(
-                lambda u: {
-                    "team": u.name,
-                    "reference_id": u.reference_id,
-                    "sent": u.sent,
-                    "counted": u.counted,
-                },
-                u,
-                "warning",
-            )
+    log_each(
+        log,
+        "verify.contributors_unknown",
+        lacking,
+        lambda u: {
+            "team": u.name,
+            "reference_id": u.reference_id,
+            "sent": u.sent,
+            "counted": u.counted,
+        },
+        "warning",
+        see="DX's teams",
+    )
     return current
 
 
@@ -458,41 +459,45 @@ def check_audit(run: Run, plan: Plan, submitted_at: datetime, submission_id: int
         if not match.missing or time.monotonic() + delay > give_up_at or _pause(run, delay):
             break
         delay = min(delay * 2, run.pacing.poll_max_s)
-    with capped(log, "verify.audit_matched", see="DX's audit trail") as matched:
-        for change, event in match.matched:
-            matched.emit(
-                lambda pair: {
-                    "change": pair[0].kind,
-                    "team": pair[1].team,
-                    "action": pair[1].action,
-                    "event_id": pair[1].id,
-                },
-                (change, event),
-            )
-    with capped(log, "verify.audit_missing") as missing:
-        for change in match.missing:
-            missing.emit(
-                lambda c: {"change": c.kind, "summary": describe(c, emails=False)},
-                change,
-                "warning",
-            )
-    with capped(log, "verify.audit_unexpected", see="DX's audit trail") as unexpected:
-        for event in match.unexpected:
-            unexpected.emit(
-                lambda e: {
-                    "team": e.team,
-                    "action": e.action,
-                    "actor": e.actor,
-                    "event_id": e.id,
-                },
-                event,
-                "warning",
-            )
-    with capped(log, "verify.audit_earlier", see="DX's audit trail") as earlier_events:
-        for event in match.earlier:
-            earlier_events.emit(
-                lambda e: {"team": e.team, "action": e.action, "event_id": e.id}, event
-            )
+    log_each(
+        log,
+        "verify.audit_matched",
+        match.matched,
+        lambda pair: {
+            "change": pair[0].kind,
+            "team": pair[1].team,
+            "action": pair[1].action,
+            "event_id": pair[1].id,
+        },
+        see="DX's audit trail",
+    )
+    log_each(
+        log,
+        "verify.audit_missing",
+        match.missing,
+        lambda c: {"change": c.kind, "summary": describe(c, emails=False)},
+        "warning",
+    )
+    log_each(
+        log,
+        "verify.audit_unexpected",
+        match.unexpected,
+        lambda e: {
+            "team": e.team,
+            "action": e.action,
+            "actor": e.actor,
+            "event_id": e.id,
+        },
+        "warning",
+        see="DX's audit trail",
+    )
+    log_each(
+        log,
+        "verify.audit_earlier",
+        match.earlier,
+        lambda e: {"team": e.team, "action": e.action, "event_id": e.id},
+        see="DX's audit trail",
+    )
     log.info(
         "verify.audit",
         matched=len(match.matched),

@@ -10,7 +10,7 @@ from datetime import datetime
 from hrsync import logs
 from hrsync.core.people import Directory
 from hrsync.core.teams.held import NOTHING_KNOWN, Hold, KnownPlaces
-from hrsync.logcap import capped
+from hrsync.logcap import log_each
 from hrsync.store.repo import HeldRecord, Store
 
 log = logs.get_logger(__name__)
@@ -36,19 +36,20 @@ def log_held(holds: Sequence[Hold]) -> None:
     if not holds:
         return
     log.warning("sync.held", total=len(holds), see="hrsync plan")
-    with capped(log, "sync.person_held", see="hrsync plan") as people:
-        for hold in holds:
-            people.emit(
-                lambda h: {
-                    "person": h.person.key,
-                    "name": h.person.name,
-                    "location": h.person.location,
-                    "detail": h.person.detail,
-                    "kept": h.kept,
-                },
-                hold,
-                "warning",
-            )
+    log_each(
+        log,
+        "sync.person_held",
+        holds,
+        lambda h: {
+            "person": h.person.key,
+            "name": h.person.name,
+            "location": h.person.location,
+            "detail": h.person.detail,
+            "kept": h.kept,
+        },
+        "warning",
+        see="hrsync plan",
+    )
 
 
 def remember_held(store: Store, holds: Sequence[Hold], now: datetime) -> None:

@@ -22,7 +22,7 @@ from hrsync.core.confirmation.refusal_details import read_refusal, suspected_lea
 from hrsync.core.report.render import render_plan, render_substitutes
 from hrsync.core.teams.substitutes import LeadSubstitute, substitute_leads
 from hrsync.dx.errors import DxRejected
-from hrsync.logcap import capped
+from hrsync.logcap import log_each
 from hrsync.sync.context import Run
 from hrsync.sync.planning import plan_rows
 from hrsync.sync.results import Planned, StandIns
@@ -61,9 +61,7 @@ def with_substitutes(run: Run, planned: Planned, refusal: DxRejected) -> Planned
     if substituted is None:
         return None  # a top team's lead: nobody above can stand in
     rows, substitutes = substituted
-    with capped(log, "sync.lead_substituted") as events:
-        for substitute in substitutes:
-            events.emit(LeadSubstitute.log_fields, substitute, "warning")
+    log_each(log, "sync.lead_substituted", substitutes, LeadSubstitute.log_fields, "warning")
     plan = plan_rows(run, rows, planned.dx_teams, planned.assignment.unreferenced_dx)
     return dataclasses.replace(
         planned,

@@ -26,7 +26,7 @@ from hrsync.core.confirmation.verify import Convergence
 from hrsync.core.listing import capped as capped_list
 from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
-from hrsync.logcap import capped
+from hrsync.logcap import log_each
 from hrsync.store.repo import Store
 from hrsync.sync.context import Run
 from hrsync.sync.people_record import remember_people
@@ -62,18 +62,19 @@ def learn_people(
     run.store.people.set_undecided(
         {e: undecided_evidence(u, when=day) for u in unclear for e in u.candidates}
     )
-    with capped(log, "sync.not_in_dx_undecided", see="hrsync status") as told:
-        for u in unclear:
-            told.emit(
-                lambda u: {
-                    "team": u.team,
-                    "sent": u.sent,
-                    "counted": u.counted,
-                    "not_counted": u.not_counted,
-                    "candidates": capped_list(u.candidates),
-                },
-                u,
-            )
+    log_each(
+        log,
+        "sync.not_in_dx_undecided",
+        unclear,
+        lambda u: {
+            "team": u.team,
+            "sent": u.sent,
+            "counted": u.counted,
+            "not_counted": u.not_counted,
+            "candidates": capped_list(u.candidates),
+        },
+        see="hrsync status",
+    )
     came = joined(known, verdicts)
     if came:
         log.info(

@@ -54,7 +54,7 @@ from hrsync.core.teams.mapping import (
     no_team_problem,
     team_name_problems,
 )
-from hrsync.logcap import capped
+from hrsync.logcap import log_each
 from hrsync.outcome import Outcome
 from hrsync.sources.base import Export as SourceExport
 from hrsync.sources.base import SourceError, SourceUnavailable
@@ -498,9 +498,7 @@ def read_and_map(run: Run) -> Mapped:
     if run.request.operational:
         remember_held(run.store, placed.holds, run.clock())
         run.store.leads_left.replace(map(_left_record, team_map.leads_left), run.clock())
-    with capped(log, "mapping.note") as notes:
-        for note in team_map.notes:
-            notes.emit(lambda note: {"detail": note}, note)
+    log_each(log, "mapping.note", team_map.notes, lambda note: {"detail": note})
     _log_unplaced(team_map)
     reading = Reading(
         len(directory.people),
@@ -529,9 +527,14 @@ def _left_record(entry: LeadLeft) -> LeadLeftRecord:
 
 def _log_warnings(directory: Directory) -> None:
     # Warnings of one kind are one event with a count, as problems are.
-    with capped(log, "export.warning", see="hrsync check") as warnings:
-        for group in group_problems(directory.warnings):
-            warnings.emit(lambda g: {"detail": str(g)}, group, "warning")
+    log_each(
+        log,
+        "export.warning",
+        group_problems(directory.warnings),
+        lambda g: {"detail": str(g)},
+        "warning",
+        see="hrsync check",
+    )
 
 
 def _log_unplaced(team_map: TeamMap) -> None:
@@ -540,34 +543,41 @@ def _log_unplaced(team_map: TeamMap) -> None:
     unplaced = team_map.unplaced
     if unplaced:
         log.warning("mapping.people_in_no_team", total=len(unplaced), see="hrsync plan")
-    with capped(log, "mapping.person_in_no_team", see="hrsync plan") as people:
-        for person in unplaced:
-            people.emit(
-                lambda p: {
-                    "person": p.employee_id,
-                    "name": p.name,
-                    "location": p.location,
-                    "reason": p.reason,
-                    "needs_person": p.needs_person,
-                },
-                person,
-                "warning",
-            )
-    with capped(log, "mapping.lead_left", see="hrsync plan") as gone:
-        for entry in team_map.leads_left:
-            gone.emit(LeadLeft.log_fields, entry, "warning")
-    with capped(log, "mapping.lead_without_reports", see="hrsync check") as leads:
-        for lead in team_map.leads_without_reports:
-            leads.emit(
-                lambda w: {
-                    "unit": w.unit,
-                    "person": w.employee_id,
-                    "location": w.location,
-                    "detail": str(w),
-                },
-                lead,
-                "warning",
-            )
+    log_each(
+        log,
+        "mapping.person_in_no_team",
+        unplaced,
+        lambda p: {
+            "person": p.employee_id,
+            "name": p.name,
+            "location": p.location,
+            "reason": p.reason,
+            "needs_person": p.needs_person,
+        },
+        "warning",
+        see="hrsync plan",
+    )
+    log_each(
+        log,
+        "mapping.lead_left",
+        team_map.leads_left,
+        LeadLeft.log_fields,
+        "warning",
+        see="hrsync plan",
+    )
+    log_each(
+        log,
+        "mapping.lead_without_reports",
+        team_map.leads_without_reports,
+        lambda w: {
+            "unit": w.unit,
+            "person": w.employee_id,
+            "location": w.location,
+            "detail": str(w),
+        },
+        "warning",
+        see="hrsync check",
+    )
 
 
 def _refuse_input(run: Run, refused: InputRefused) -> None:

@@ -26,7 +26,7 @@ from hrsync.core.report.render import (
     render_unplaced,
 )
 from hrsync.core.teams.identity import assign
-from hrsync.logcap import capped
+from hrsync.logcap import log_each
 from hrsync.outcome import Outcome
 from hrsync.sync import approval_step
 from hrsync.sync.context import Mapped, Run, end
@@ -63,18 +63,12 @@ def assign_and_plan(run: Run, mapped: Mapped) -> Planned:
     run.store.snapshot_outlook.save_next_snapshot(next_snapshot(snapshots, now), now, run.run_id)
     # New ids are derived from the HR keys inside `assign`: the one place they are made.
     assignment = assign(mapped.team_map.teams, run.store.identities.load(), dx_teams)
-    with capped(log, "identity.decision") as decisions:
-        for decision in assignment.decisions:
-            if decision.how != "known":
-                decisions.emit(
-                    lambda d: {
-                        "how": d.how,
-                        "key": d.key,
-                        "reference_id": d.reference_id,
-                        "detail": d.detail,
-                    },
-                    decision,
-                )
+    log_each(
+        log,
+        "identity.decision",
+        (d for d in assignment.decisions if d.how != "known"),
+        lambda d: {"how": d.how, "key": d.key, "reference_id": d.reference_id, "detail": d.detail},
+    )
     plan = plan_rows(run, assignment.teams, dx_teams, assignment.unreferenced_dx)
     notes = (
         render_source_notes(mapped.source_notes)

@@ -21,7 +21,12 @@ from hrsync.core.people import (
     read_people,
 )
 from hrsync.core.report.explanation import explain, find_person
-from hrsync.core.report.notify import LeftTeam, lead_left_message, lead_left_notices
+from hrsync.core.report.notify import (
+    LeftTeam,
+    MessageContext,
+    lead_left_message,
+    lead_left_notices,
+)
 from hrsync.core.settings import FieldSettings, FilterSettings, MappingSettings
 from hrsync.core.teams.held import NOTHING_KNOWN, graph_people, place_held
 from hrsync.core.teams.mapping import DesiredTeam, TeamMap, build_teams
@@ -380,7 +385,7 @@ def test_a_manager_who_left_is_told_once_after_the_alert_days_and_once_when_clea
 
 def test_the_late_message_names_the_manager_the_stand_in_and_what_to_do() -> None:
     body = lead_left_message(
-        [left_team("manager:E128", 4)], [], "json", alert_days=3, run_id="r1", now=NOW
+        [left_team("manager:E128", 4)], [], MessageContext("json", "r1", NOW), alert_days=3
     )
     assert body["event"] == "lead_left" and body["late_count"] == 1
     assert body["late"][0]["stand_in"] == "lead@example.com"

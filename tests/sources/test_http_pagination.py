@@ -11,6 +11,7 @@ from hrsync.core.settings import PaginationSettings, SourceSettings
 from hrsync.sources.base import SourceError
 from hrsync.sources.pagination import (
     STYLES,
+    PageAnswer,
     PageRequest,
     first_request,
     link_next,
@@ -52,7 +53,7 @@ def test_link_next(header: str, target: str | None) -> None:
 )
 def test_next_page_marker(document: Any, link: str, marker: str) -> None:
     paging = PaginationSettings(next_cursor_path="meta.cursor")
-    assert next_page_marker(paging, document, link)[0] == marker
+    assert next_page_marker(paging, PageAnswer(document, link))[0] == marker
 
 
 def test_offset_and_cursor_requests_for_get_and_post() -> None:
@@ -129,7 +130,8 @@ def test_page_and_scim_requests() -> None:
     ],
 )
 def test_page_signs(document: Any, headers: dict[str, str], kinds: list[str]) -> None:
-    signs = page_signs(PaginationSettings(), document, "", headers, "data.people")
+    answer = PageAnswer(document, headers=headers, records_path="data.people")
+    signs = page_signs(PaginationSettings(), answer)
     assert [sign.kind for sign in signs] == kinds
 
 

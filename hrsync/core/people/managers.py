@@ -136,26 +136,29 @@ class Managers(NamedTuple):
     gone: Mapping[int, str] = {}
 
 
+class ManagerRules(NamedTuple):
+    """What reading a manager reference takes, for every row alike."""
+
+    fields: PersonColumns
+    reason: Sequence[str | None]  # by row: why it is filtered out (None: kept)
+    refs: Refs
+    labels: Mapping[str, str]  # the configured column of each field
+    # With unknown_manager = "top": references matching nobody are returned, grouped by
+    # value, instead of reported.
+    top: bool
+    # The teams DX last took, by their manager's id: an id matching nobody but one of them
+    # is a manager who left, not a problem.
+    known: Mapping[str, KnownTeam] = {}
+
+
 def resolve_managers(
-    export_name: str,
-    fields: PersonColumns,
-    reason: Sequence[str | None],
-    kept: Sequence[int],
-    refs: Refs,
-    labels: Mapping[str, str],
-    *,
-    top: bool,
-    links: bool,
-    known: Mapping[str, KnownTeam] = {},
+    export_name: str, kept: Sequence[int], rules: ManagerRules, *, links: bool
 ) -> Managers:
     """Each kept row's manager: the common case in bulk (`_by_id_in_bulk`), the others row
-    by row (`_by_rules`). `reason`: why each row is filtered out (None: kept). With `top`,
-    references matching nobody are returned, grouped by value, instead of reported;
-    `links` keeps every row's manager row, for filter.root. `known`: the teams DX last
-    took, by their manager's id: an id matching nobody but one of them is a manager who
-    left, not a problem."""
-    bulk = _by_id_in_bulk(fields, kept, refs.kept_by_id, links=links)
-    exact = _by_rules(fields, reason, bulk.left, refs, labels, top=top, known=known)
+    by row (`_by_rules`). `links` keeps every row's manager row, for filter.root."""
+    fields, labels = rules.fields, rules.labels
+    bulk = _by_id_in_bulk(fields, kept, rules.refs.kept_by_id, links=links)
+    exact = _by_rules(rules, bulk.left)
     manager = bulk.manager
     scatter(manager, exact.manager.keys(), exact.manager.values())
     unknown = tuple(
@@ -326,18 +329,10 @@ class _Exact(NamedTuple):
     gone: dict[int, str]  # by row: the id it names, of a known team's manager not in the export
 
 
-def _by_rules(
-    fields: PersonColumns,
-    reason: Sequence[str | None],
-    rows: Sequence[int],
-    refs: Refs,
-    labels: Mapping[str, str],
-    *,
-    top: bool,
-    known: Mapping[str, KnownTeam] = {},
-) -> _Exact:
+def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
     """The manager of each of `rows` by every rule: the id wins when several references
     are given, then the e-mail, then the name."""
+    fields, reason, refs, labels, top, known = rules
     id_column = labels.get("manager_id", "")
     email_column = labels.get("manager_email", "")
     name_column = labels.get("manager_name", "")
@@ -364,6 +359,7 @@ def _by_rules(
             what, own = "name", None
         else:
             continue
+        at = (row, location[row], column, written)  # where a finding about it points
         chosen = kept_by.first.get(ref)
         if chosen is None:
             chosen = dropped_by.get(ref)
@@ -371,10 +367,7 @@ def _by_rules(
             out.gone[row] = ref
             out.findings.append(
                 warning(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     f"names {ref!r}, who is no longer in the export but led "
                     f"{known[ref].name!r} when DX last took the teams; "
                     f"{fields.describe(row)} stays in that team, led by the nearest manager "
@@ -396,10 +389,7 @@ def _by_rules(
             listed = capped((f"{fields.describe(i)} at {location[i]}" for i in same), sep="; ")
             out.findings.append(
                 of_person(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     f"must name one person, but it matches {len(same)}: {listed}; "
                     "give the manager by id or e-mail too (source.fields.manager_id or "
                     "manager_email), which wins over the name",
@@ -413,10 +403,7 @@ def _by_rules(
             out.left[row] = chosen
             out.findings.append(
                 warning(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     f"names {fields.describe(chosen)} at {location[chosen]}, who is excluded "
                     f"by {reason[chosen]}; {fields.describe(row)} stays in their team, led "
                     "by the nearest manager above who is kept, until HR names a new manager",
@@ -426,10 +413,7 @@ def _by_rules(
         if chosen == row or ref == own:
             out.findings.append(
                 of_person(
-                    row,
-                    location[row],
-                    column,
-                    written,
+                    *at,
                     "must name someone else: a person cannot be their own manager",
                 )
             )

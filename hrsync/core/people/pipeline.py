@@ -17,6 +17,7 @@ from hrsync.core.people.managers import (
     NO_MANAGER_LEFT,
     KnownTeam,
     LeftManagers,
+    ManagerRules,
     Org,
     Refs,
     RowIndex,
@@ -176,17 +177,15 @@ def read_people(
     duplicates = report_duplicates(
         person_columns, refs.kept_by_id.repeated, refs.kept_by_email.repeated, labels
     )
+    rules = ManagerRules(
+        person_columns, reason, refs, labels, top=unknown_manager == "top", known=known_teams
+    )
     managers = resolve_managers(  # 7
         export_name,
-        person_columns,
-        reason,
         kept,
-        refs,
-        labels,
-        top=unknown_manager == "top",
+        rules,
         # Reporting lines by row are for filter.root only: without it they are not kept.
         links=bool(filters.root and filters.root.strip()),
-        known=known_teams,
     )
     cycles = find_cycles(person_columns, kept, refs.kept_by_id, managers, labels)  # 8
     org = apply_root(  # 9

@@ -165,9 +165,7 @@ def stand_in_change(
     return StandInChange(started, ended) if started or ended else None
 
 
-def stand_in_message(
-    change: StandInChange, fmt: str, *, run_id: str, now: datetime, host: str = ""
-) -> dict[str, Any]:
+def stand_in_message(change: StandInChange, context: MessageContext) -> dict[str, Any]:
     """The webhook's body for a change of stand-ins (`json` or `slack`)."""
     lines = []
     if change.started:
@@ -185,36 +183,37 @@ def stand_in_message(
     return _body(
         STAND_IN,
         lines,
-        fmt,
-        run_id=run_id,
-        now=now,
-        host=host,
+        context,
         started=[s.shown() for s in change.started[:LIMIT]],
         ended=[s.shown() for s in change.ended[:LIMIT]],
     )
 
 
+class MessageContext(NamedTuple):
+    """What every message about a run is sent with: the format (`notify.format`), the run,
+    the time and the host it ran on."""
+
+    fmt: str
+    run_id: str
+    now: datetime
+    host: str = ""
+
+
 def _body(
-    event: str,
-    lines: list[str],
-    fmt: str,
-    *,
-    run_id: str,
-    now: datetime,
-    host: str,
-    **fields: object,
+    event: str, lines: list[str], context: MessageContext, **fields: object
 ) -> dict[str, Any]:
     """A notice's body: its lines and the run as text (`slack`), or `fields` with the run,
     the host, the time and the same text (`json`)."""
+    run_id, host = context.run_id, context.host
     text = _text([*lines, f"Run {run_id}" + (f" on {host}" if host else "")])
-    if fmt != "json":
-        return for_people(text, fmt)
+    if context.fmt != "json":
+        return for_people(text, context.fmt)
     return {
         "event": event,
         **fields,
         "run_id": run_id,
         "host": host or None,
-        "at": now.astimezone(UTC).isoformat(),
+        "at": context.now.astimezone(UTC).isoformat(),
         "text": text,
     }
 
@@ -244,11 +243,8 @@ def _bullets(items: Iterable[str]) -> list[str]:
 def held_message(
     started: Sequence[HeldEntry],
     cleared: Sequence[HeldEntry],
-    fmt: str,
+    context: MessageContext,
     *,
-    run_id: str,
-    now: datetime,
-    host: str = "",
     explain: str = "hrsync explain",
 ) -> dict[str, Any]:
     """The webhook's body for people newly held and people whose hold ended: each told
@@ -267,10 +263,7 @@ def held_message(
     return _body(
         HELD,
         lines,
-        fmt,
-        run_id=run_id,
-        now=now,
-        host=host,
+        context,
         started=[p._asdict() for p in started[:LIMIT]],
         started_count=len(started),
         cleared=[p.person for p in cleared[:LIMIT]],
@@ -411,13 +404,7 @@ def newly_overdue(
 
 
 def not_in_dx_message(
-    late: Sequence[NotCounted],
-    fmt: str,
-    *,
-    alert_days: float,
-    run_id: str,
-    now: datetime,
-    host: str = "",
+    late: Sequence[NotCounted], context: MessageContext, *, alert_days: float
 ) -> dict[str, Any]:
     """The webhook's body: people DX has not counted for longer than `alert_days`."""
     lines = [
@@ -430,10 +417,7 @@ def not_in_dx_message(
     return _body(
         NOT_IN_DX,
         lines,
-        fmt,
-        run_id=run_id,
-        now=now,
-        host=host,
+        context,
         people=[
             {"email": p.email, "since": p.since.astimezone(UTC).isoformat()} for p in late[:LIMIT]
         ],
@@ -490,12 +474,9 @@ def _left_line(team: LeftTeam) -> str:
 def lead_left_message(
     late: Sequence[LeftTeam],
     cleared: Sequence[LeftTeam],
-    fmt: str,
+    context: MessageContext,
     *,
     alert_days: float,
-    run_id: str,
-    now: datetime,
-    host: str = "",
 ) -> dict[str, Any]:
     """The webhook's body: managers who left whose people HR has not re-pointed after
     `alert_days`, and those it has re-pointed since that was told."""
@@ -514,10 +495,7 @@ def lead_left_message(
     return _body(
         LEAD_LEFT,
         lines,
-        fmt,
-        run_id=run_id,
-        now=now,
-        host=host,
+        context,
         late=[
             {
                 "team": t.team or None,
@@ -542,11 +520,8 @@ def snapshot_message(
     kind: NoticeKind,
     snapshot: NextSnapshot,
     ready: Readiness,
-    fmt: str,
+    context: MessageContext,
     *,
-    run_id: str,
-    now: datetime,
-    host: str = "",
     floor: UnderFloor | None = None,
 ) -> dict[str, Any]:
     """The webhook's body when DX will not be ready for the next snapshot (what blocks it,
@@ -554,11 +529,8 @@ def snapshot_message(
     will leave out of its results (`floor`), with their people."""
     return _body(
         kind,
-        readiness_lines(kind, snapshot, ready, now) + floor_lines(floor),
-        fmt,
-        run_id=run_id,
-        now=now,
-        host=host,
+        readiness_lines(kind, snapshot, ready, context.now) + floor_lines(floor),
+        context,
         snapshot_id=snapshot.snapshot_id,
         scheduled_for=snapshot.day.isoformat(),
         ready=ready.ready,

@@ -428,9 +428,7 @@ def _adopt_and_create(
         if not open_teams:  # nothing in DX to adopt (a first run): a new team
             take(team, fresh(team.key), "new", _NEW)
             continue
-        adopted = _by_hashed_ref(team, by_hashed, claimed, taken_refs) or _by_derived_ref(
-            team, by_derived, claimed, taken_refs
-        )
+        adopted = _first_free(_by_reference(team, by_hashed, by_derived), claimed, taken_refs)
         if adopted is not None and adopted.reference_id:
             claimed.add(adopted.id)
             dx_of_key[team.key] = adopted.id
@@ -525,28 +523,20 @@ class _Taken:
         return sum(len(s) for s in self._sets)
 
 
-def _by_hashed_ref(
+def _by_reference(
     team: DesiredTeam,
     by_hashed: dict[str, list[tuple[int, DxTeam]]],
-    claimed: set[str],
-    taken_refs: set[str],
-) -> DxTeam | None:
-    if not by_hashed:  # no DX team holds a derived id (e.g. a first run): spare the hash
-        return None
-    candidates = (candidate for _, candidate in by_hashed.get(derived_reference_id(team.key), ()))
-    return _first_free(candidates, claimed, taken_refs)
-
-
-def _by_derived_ref(
-    team: DesiredTeam,
     by_derived: dict[str, list[DxTeam]],
-    claimed: set[str],
-    taken_refs: set[str],
-) -> DxTeam | None:
-    if not by_derived:  # DX lists no team open to adoption by reference (e.g. a first run)
-        return None
-    candidates = (c for ref in sorted(_derived_refs(team)) for c in by_derived.get(ref, ()))
-    return _first_free(candidates, claimed, taken_refs)
+) -> Iterator[DxTeam]:
+    """The DX teams holding an id derived from this team's HR data: its hashed id (plain,
+    then with a suffix) first, then the other ids its data derives. Lazily: the first
+    free one ends the search."""
+    if by_hashed:  # no DX team holds a derived id (e.g. a first run): spare the hash
+        for _, candidate in by_hashed.get(derived_reference_id(team.key), ()):
+            yield candidate
+    if by_derived:  # DX lists no team open to adoption by reference (e.g. a first run)
+        for ref in sorted(_derived_refs(team)):
+            yield from by_derived.get(ref, ())
 
 
 def _by_name_and_parent(
