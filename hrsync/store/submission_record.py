@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -101,11 +101,17 @@ class SubmittedPlan:
         )
 
     @classmethod
-    def from_json(cls, text: str, payload: Sequence[Mapping[str, Any]] = ()) -> SubmittedPlan:
-        """`payload`: the rows as sent, for records older than the `rows` key."""
+    def from_json(
+        cls,
+        text: str,
+        payload: Sequence[Mapping[str, Any]] | Callable[[], Sequence[Mapping[str, Any]]] = (),
+    ) -> SubmittedPlan:
+        """`payload`: the rows as sent, for records older than the `rows` key; a callable
+        is called only then (the payload of a large org is megabytes of JSON)."""
         d: Mapping[str, Any] = json.loads(text or "{}")
+        rows = d.get("rows") or (payload() if callable(payload) else payload)
         return cls(
-            rows=tuple(_row_from_dict(r) for r in (d.get("rows") or payload)),
+            rows=tuple(_row_from_dict(r) for r in rows),
             archived_refs=tuple(d.get("archived_refs", ())),
             archived_dx_ids=tuple(d.get("archived_dx_ids", ())),
             awaiting_change={

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, insert, select, update
+from sqlalchemy import ColumnElement, Engine, Row, insert, select, update
 
 from hrsync.core.gate.plan import SeenTeam
 from hrsync.dx.methods import PROCESS
@@ -47,6 +47,13 @@ class SubmissionRecord:
 
 
 class SubmissionQueries(StoreSessions):
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
+        # A submission's plan, by its id: its columns are written once, at insert, and a
+        # run asks for the last verified one at several stages; parsing a large org's
+        # plan is a tenth of a second each time.
+        self._plans: dict[int, SubmittedPlan] = {}
+
     def record(
         self,
         run_id: str,
@@ -131,7 +138,7 @@ class SubmissionQueries(StoreSessions):
         if since is not None:
             query = query.where(sub.c.created_at >= since)
         with self._read() as s:
-            return [_submission_record(r) for r in s.execute(query)]
+            return [self._record(r) for r in s.execute(query)]
 
     def _latest_submission(self, condition: ColumnElement[bool]) -> SubmissionRecord | None:
         sub = tables.submissions
@@ -142,16 +149,29 @@ class SubmissionQueries(StoreSessions):
                 .order_by(sub.c.id.desc())
                 .limit(1)
             ).first()
-            return None if row is None else _submission_record(row)
+            return None if row is None else self._record(row)
+
+    def _record(self, r: Row[Any]) -> SubmissionRecord:
+        plan = self._plans.get(r.id)
+        if plan is None:
+            plan = SubmittedPlan.from_json(r.plan_json, lambda: json.loads(r.payload_json))
+            if len(self._plans) >= _PLANS_KEPT:
+                self._plans.clear()
+            self._plans[r.id] = plan
+        return _submission_record(r, plan)
 
 
-def _submission_record(r: Row[Any]) -> SubmissionRecord:
+# Plans kept parsed: the last verified one and the one a run is sending, a few over.
+_PLANS_KEPT = 4
+
+
+def _submission_record(r: Row[Any], plan: SubmittedPlan) -> SubmissionRecord:
     return SubmissionRecord(
         id=r.id,
         run_id=r.run_id,
         method=r.method,
         payload_digest=r.payload_digest,
-        plan=SubmittedPlan.from_json(r.plan_json, json.loads(r.payload_json)),
+        plan=plan,
         people_count=r.people_count,
         status=SubmissionStatus(r.status),
         created_at=r.created_at,

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hrsync.core.gate.plan import LeadChange, Rename, SeenTeam
 from hrsync.core.teams.identity import KnownIdentity, TeamRow
+from hrsync.store.repo import Store
 from hrsync.store.submission_record import (
     NEVER_REACHED_DX,
     UNFINISHED,
@@ -103,3 +105,34 @@ def test_the_watched_teams_are_kept_only_when_there_are_any() -> None:
     assert SubmittedPlan.from_json(watched.to_json()).watching == {"hrsync-1": AT}
     assert "watching" not in json.loads(FULL.to_json())
     assert SubmittedPlan.from_json(FULL.to_json()).watching == {}
+
+
+def test_the_payload_is_read_only_for_a_record_older_than_the_rows_key() -> None:
+    def payload() -> list[dict[str, object]]:
+        raise AssertionError("a record with its rows needs no payload")
+
+    assert SubmittedPlan.from_json(FULL.to_json(), payload) == FULL
+    old = SubmittedPlan.from_json('{"counts": {}}', lambda: [ROW.to_payload()])
+    assert old.rows[0].reference_id == "hrsync-1"
+
+
+def test_the_last_verified_plan_reads_the_same_from_a_fresh_store(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'state.db'}"
+    store = Store.open(url)
+    try:
+        store.runs.start("run-1", "manual", AT, dry_run=False)
+        sid = store.submissions.record("run-1", FULL, people_count=2, now=AT)
+        store.submissions.mark(sid, SubmissionStatus.VERIFIED, AT)
+        first = store.submissions.last_verified()
+        again = store.submissions.last_verified()
+        assert first is not None and again is not None
+        assert again.plan is first.plan  # parsed once a store
+        assert again.status is SubmissionStatus.VERIFIED
+    finally:
+        store.close()
+    fresh = Store.open(url)
+    try:
+        read = fresh.submissions.last_verified()
+        assert read is not None and read.plan == FULL
+    finally:
+        fresh.close()
