@@ -44,7 +44,7 @@ from hrsync.simulator.scenario import scenario_from_dict
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_cli import FLOOR, base_env, hrsync
 from bench_sync import TOKEN, scenario_for
-from generator import generate_org, write_csv
+from generator import generate_org, workday_entry, write_csv
 
 JSON_TARGET_MIB = 400
 CSV_TARGET_MIB = 300
@@ -101,16 +101,7 @@ def write_wide_json(rows: list[dict[str, str]], path: Path) -> None:
     with path.open("w", encoding="utf-8") as fh:
         fh.write('{"Report_Entry": [')
         for position, row in enumerate(rows):
-            entry: dict[str, object] = {
-                "Employee_ID": row["Employee ID"],
-                "Worker": row["Full Name"],
-                "Email_-_Work": row["Work Email"],
-            }
-            if row["Manager ID"].strip():
-                entry["Manager"] = {"ID": row["Manager ID"]}
-            entry["Supervisory_Organization"] = row["Department"]
-            entry["Worker_Status"] = row["Status"]
-            entry["Business_Title"] = row["Title"]
+            entry = workday_entry(row)
             for name in EXTRA_FIELDS:
                 entry[name] = " ".join(rng.choice(words) for _ in range(8)) + f" {position}"
             fh.write(("," if position else "") + json.dumps(entry, ensure_ascii=False))

@@ -189,21 +189,24 @@ def write_csv(rows: list[dict[str, str]], path: Path) -> None:
         writer.writerows(rows)
 
 
+def workday_entry(row: dict[str, str]) -> dict[str, object]:
+    """One generated person as a Workday RaaS report entry."""
+    entry: dict[str, object] = {
+        "Employee_ID": row["Employee ID"],
+        "Worker": row["Full Name"],
+        "Email_-_Work": row["Work Email"],
+    }
+    if row["Manager ID"].strip():
+        entry["Manager"] = {"ID": row["Manager ID"]}
+    entry["Supervisory_Organization"] = row["Department"]
+    entry["Worker_Status"] = row["Status"]
+    entry["Business_Title"] = row["Title"]
+    return entry
+
+
 def write_json(rows: list[dict[str, str]], path: Path) -> None:
     """Workday RaaS shape, like config/sample-org.json."""
-    entries = []
-    for row in rows:
-        entry: dict[str, object] = {
-            "Employee_ID": row["Employee ID"],
-            "Worker": row["Full Name"],
-            "Email_-_Work": row["Work Email"],
-        }
-        if row["Manager ID"].strip():
-            entry["Manager"] = {"ID": row["Manager ID"]}
-        entry["Supervisory_Organization"] = row["Department"]
-        entry["Worker_Status"] = row["Status"]
-        entry["Business_Title"] = row["Title"]
-        entries.append(entry)
+    entries = [workday_entry(row) for row in rows]
     with path.open("w", encoding="utf-8") as fh:
         json.dump({"Report_Entry": entries}, fh, ensure_ascii=False)
 
