@@ -41,6 +41,18 @@ def _detail(event: Event) -> Iterable[object]:
     return (event.get("detail"),)
 
 
+_FIRST_OF_MANY = re.compile(r"^(?:warning: )?\d+ rows, first at ")
+
+
+def _located(event: Event) -> Iterable[object]:
+    """An export problem where it is: told for many rows as "N rows, first at WHERE: what",
+    which the report shows by its row of the first ("WHERE: what", with a value or more
+    after it), as a held person's or a grouped problem's line."""
+    detail = str(event.get("detail") or "")
+    where, _, what = _FIRST_OF_MANY.sub("", detail).partition(": ")
+    return (where, what) if what else (detail,)
+
+
 def _person(event: Event) -> Iterable[object]:
     # Who and which row: `sync`'s summary names the first held person so, and points to
     # `plan` for why; a report lists each with why.
@@ -52,7 +64,7 @@ def _person(event: Event) -> Iterable[object]:
 # by its section's heading word.
 _SHOWN_BY: dict[str, Callable[[Event], Iterable[object]]] = {
     "export.warning": _detail,
-    "export.problem": _detail,
+    "export.problem": _located,
     "source.unreadable": _detail,
     "source.note": _detail,
     "sync.held": lambda _: ("held",),

@@ -116,3 +116,18 @@ def test_a_refused_run_s_reason_is_shown_by_the_report_quoting_its_problems(
     one_account.settle()
     assert told(terminal) == []
     capsys.readouterr()
+
+
+def test_a_problem_told_for_many_rows_is_shown_by_the_report_s_row_of_its_first(
+    terminal: io.StringIO, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A held-guard refusal logs each kind of problem where it is ("5 rows, first at …");
+    # the report lists every held person with it: said there, not told again.
+    log = logs.get_logger("t")
+    problem = "Work E-mail must not be empty"
+    log.error("export.problem", detail=f"5 rows, first at people.csv line 17: {problem}")
+    log.error("export.problem", detail=f"people.csv line 30: {problem}")
+    show(f"Held (5):\n  ! Pia Novak (1015), people.csv line 17: {problem}; DX keeps them")
+    one_account.settle()
+    assert told(terminal) == [f"hrsync: error: export problem: people.csv line 30: {problem}"]
+    capsys.readouterr()
