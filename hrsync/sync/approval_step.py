@@ -30,6 +30,7 @@ from hrsync.core.gate.plan_ids import (
     from_the_future,
     summarize,
 )
+from hrsync.core.report.notify import SUCCESS
 from hrsync.store.approvals import RefusedPlan
 from hrsync.sync.context import Run
 from hrsync.sync.plan_preview import preview_for_notice
@@ -44,6 +45,15 @@ class Approved:
 
     pending: tuple[Approval, ...]
     refused: Mapping[str, RefusedPlan]
+    # The approval the last accepted run went by, while that run's plan is the one this
+    # run meets again: DX has what the person let through, HR has not changed since (the
+    # same people held, say, until their rows are fixed), and the same plan is no new
+    # decision to refuse, and page for, every run. Any change makes a new plan id.
+    standing: Approval | None = None
+
+    @property
+    def usable(self) -> tuple[Approval, ...]:
+        return self.pending if self.standing is None else (*self.pending, self.standing)
 
 
 def ids_for(approved: Approved, payload_digest: str) -> set[str]:
@@ -51,7 +61,7 @@ def ids_for(approved: Approved, payload_digest: str) -> set[str]:
     the stored plan it names sends exactly this payload (the full digest)."""
     return {
         a.plan_id
-        for a in approved.pending
+        for a in approved.usable
         if (stored := approved.refused.get(a.plan_id)) is not None
         and stored.payload_digest == payload_digest
     }
@@ -60,7 +70,17 @@ def ids_for(approved: Approved, payload_digest: str) -> set[str]:
 def approvals_now(run: Run) -> Approved:
     now = run.clock()
     pending = tuple(a for a in run.store.approvals.pending(now) if _within_ttl(run, a, now))
-    return Approved(pending, run.store.approvals.refused_plans({a.plan_id for a in pending}))
+    standing = _standing(run)
+    ids = {a.plan_id for a in pending} | ({standing.plan_id} if standing else set())
+    return Approved(pending, run.store.approvals.refused_plans(ids), standing)
+
+
+def _standing(run: Run) -> Approval | None:
+    """The approval the last accepted run was let through by (`Approved.standing`)."""
+    last = run.store.runs.newest(SUCCESS)
+    if last is None or not last.plan_id:
+        return None
+    return run.store.approvals.applied(last.plan_id)
 
 
 def _within_ttl(run: Run, approval: Approval, now: datetime) -> bool:
@@ -122,7 +142,7 @@ def let_past(run: Run, planned: Planned, decision: Go, approved: Approved) -> Pl
         return planned
     now = run.clock()
     if decision.approved:
-        approval = next(a for a in approved.pending if a.plan_id == decision.plan_id)
+        approval = next(a for a in approved.usable if a.plan_id == decision.plan_id)
         honoured(approval)
     else:
         request = run.request
@@ -273,6 +293,8 @@ def attributes_applied(run: Run, plan_id: str, found: Approval | None) -> None:
 
 def _used(run: Run, approval: Approval) -> None:
     now = run.clock()
+    if approval.applied_at is not None:
+        return  # a standing approval: recorded when it was first applied
     if approval.via == "sync":
         run.store.approvals.add(
             approval.plan_id,

@@ -15,6 +15,7 @@ from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import DxTeam
 from hrsync.logcap import capped, debug_enabled
 from hrsync.outcome import Outcome
+from hrsync.sync import approval_step
 from hrsync.sync.context import Run, end
 from hrsync.sync.not_in_dx import counted_by_email, learn_people, recheck
 from hrsync.sync.results import Planned, Uncounted
@@ -98,10 +99,12 @@ def _held_over(run: Run, planned: Planned) -> bool:
     )
 
 
-def end_when_in_sync(run: Run, planned: Planned) -> None:
+def end_when_in_sync(run: Run, planned: Planned, *, judged: bool = False) -> None:
     """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
-    leads and members match what DX last verifiably took."""
-    if planned.plan.has_changes or _held_over(run, planned):
+    leads and members match what DX last verifiably took. A plan the held guard trips
+    goes to the gate first (`judged`: the gate let it through, by an approval or the
+    run's flags, which are then used: DX already has what they let through)."""
+    if planned.plan.has_changes or (not judged and _held_over(run, planned)):
         return
     if not run.request.operational:  # a dry run or preview keeps and learns nothing
         log.info("sync.in_sync", teams=planned.plan.desired_count)
@@ -119,4 +122,5 @@ def end_when_in_sync(run: Run, planned: Planned) -> None:
     missing, undecided = learn_people(
         run, planned, planned.assignment.teams, planned.dx_teams, when, known, settled=True
     )
+    approval_step.applied(run, planned)
     end(run, Outcome.IN_SYNC, planned, uncounted=Uncounted(missing, undecided))

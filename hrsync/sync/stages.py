@@ -159,6 +159,7 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         )
     if isinstance(decision, Go):
         planned = approval_step.let_past(run, planned, decision, approved)
+        end_when_in_sync(run, planned, judged=True)  # only held people tripped a guard
     if run.request.dry_run:
         end(run, Outcome.PLANNED, planned, report=planned.report + _let_past_note(planned))
     if run.stopping():

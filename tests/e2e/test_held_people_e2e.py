@@ -274,6 +274,33 @@ def test_a_held_people_refusal_has_a_plan_id_that_a_person_approves(
     assert team_of(workspace, "samuel.osei@example.com")["name"] == "Payments"
 
 
+def test_once_an_approved_held_plan_is_applied_the_same_export_is_not_refused_again(
+    workspace: Workspace,
+) -> None:
+    # A person approved holding these five; until HR fixes their rows (or more go
+    # wrong), each run meets the same plan: it is no new decision, not refused and
+    # paged for again every day.
+    rows = first_sync(workspace)
+    five_without_an_email(rows)
+    workspace.write_export(rows)
+    plan_id = workspace.hrsync("sync").finished["plan_id"]
+    assert workspace.hrsync("approve", plan_id, "--by", "ana@example.com").code == 0
+    sent = len(workspace.process_requests())
+    approved = workspace.hrsync("sync")  # DX has everyone else already: nothing to send
+    assert approved.finished["outcome"] == "in_sync", approved.stdout[-3000:]
+    assert approved.finished["approval"]["plan_id"] == plan_id
+    assert "applied" in workspace.hrsync("approvals").stdout
+    again = workspace.hrsync("sync")
+    assert again.code == 0, again.stdout[-3000:]
+    assert len(workspace.process_requests()) == sent  # nothing new to send
+    assert again.finished["outcome"] in ("in_sync", "applied")
+    assert again.finished["counts"]["held"] == 5
+    changed(rows, "E111", Work_Email="")  # a sixth: a new decision for a person
+    workspace.write_export(rows)
+    worse = workspace.hrsync("sync")
+    assert worse.code == 4 and worse.finished["plan_id"] != plan_id, worse.stdout[-3000:]
+
+
 def test_a_changed_export_after_a_held_approval_is_refused_naming_the_difference(
     workspace: Workspace,
 ) -> None:
