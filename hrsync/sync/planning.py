@@ -99,13 +99,14 @@ def _held_over(run: Run, planned: Planned) -> bool:
     )
 
 
-def end_when_in_sync(run: Run, planned: Planned, *, judged: bool = False) -> None:
+def end_when_in_sync(run: Run, planned: Planned, *, judged: bool = False) -> bool:
     """Ends the run `in_sync` when there is nothing to send: names and parents match DX,
     leads and members match what DX last verifiably took. A plan the held guard trips
     goes to the gate first (`judged`: the gate let it through, by an approval or the
-    run's flags, which are then used: DX already has what they let through)."""
+    run's flags, which are then used: DX already has what they let through). True when
+    it returns because the hierarchy is sent again for people DX does not count yet."""
     if planned.plan.has_changes or (not judged and _held_over(run, planned)):
-        return
+        return False
     if not run.request.operational:  # a dry run or preview keeps and learns nothing
         log.info("sync.in_sync", teams=planned.plan.desired_count)
         end(run, Outcome.IN_SYNC, planned)
@@ -113,7 +114,7 @@ def end_when_in_sync(run: Run, planned: Planned, *, judged: bool = False) -> Non
     known = counted_by_email(run.store)
     last = run.store.submissions.last_verified()
     if recheck(run, planned, known, last.created_at if last is not None else None):
-        return
+        return True
     log.info("sync.in_sync", teams=planned.plan.desired_count)
     planned = _untrusted(run, planned)
     run.store.identities.save(planned.assignment.identities, run.clock())

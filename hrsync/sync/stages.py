@@ -93,7 +93,7 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
     past a guard, if any); ends the run when there is nothing to send, a deferral or a
     guard stops it, or this is a dry run."""
     plan = planned.plan
-    end_when_in_sync(run, planned)
+    resend = end_when_in_sync(run, planned)
     run.renew_lease()
     approved = approval_step.approvals_now(run)
     decision = gate(
@@ -159,7 +159,8 @@ def gate_plan(run: Run, planned: Planned) -> Planned:
         )
     if isinstance(decision, Go):
         planned = approval_step.let_past(run, planned, decision, approved)
-        end_when_in_sync(run, planned, judged=True)  # only held people tripped a guard
+        if not resend:  # only held people took it to the gate: nothing else to send
+            end_when_in_sync(run, planned, judged=True)
     if run.request.dry_run:
         end(run, Outcome.PLANNED, planned, report=planned.report + _let_past_note(planned))
     if run.stopping():
