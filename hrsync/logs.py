@@ -53,9 +53,12 @@ def register_secret(secret: Secret | str) -> None:
     global _lasting
     value = secret.reveal() if isinstance(secret, Secret) else secret
     if len(value) >= 4:  # masking tiny strings would garble ordinary text
+        # A library quoting the value escapes what is not printable (`b'…\\n…'`): the
+        # escaped form is masked too.
+        forms = {value, value.encode("unicode_escape").decode("ascii")}
         with _secrets_lock:
-            if value not in _lasting:
-                _lasting = _lasting | {value}
+            if not forms <= _lasting:
+                _lasting = _lasting | forms
                 _publish()
 
 

@@ -29,6 +29,30 @@ def not_a_name(key: str) -> str:
     )
 
 
+def header_value_problem(value: str) -> str | None:
+    """What keeps `value` from being sent as an HTTP header's value, said without it; None
+    when nothing does. A value that took the line after it (`$(cat file)` of a two-line
+    file, a paste) is the usual case, and the HTTP library's complaint would quote it."""
+    if "\n" in value or "\r" in value:
+        return "holds a line break"
+    if not value.isascii():
+        return "holds a character outside ASCII"
+    if not value.isprintable():
+        return "holds a control character"
+    return None
+
+
+def token_problem(value: str) -> str | None:
+    """What keeps `value` from being a bearer token (one word of printable ASCII), said
+    without it; None when nothing does."""
+    if value[:7].lower() == "bearer ":
+        return "starts with 'Bearer ': set the token alone (hrsync adds the word)"
+    problem = header_value_problem(value)
+    if problem is None and " " in value:
+        problem = "holds a space"
+    return f"{problem}: a token is one word" if problem else None
+
+
 class Secret:
     """Holds a secret string; only ``reveal()`` gives the value back."""
 

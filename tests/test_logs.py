@@ -228,6 +228,15 @@ def test_scrub_masks_registered_secrets_and_bearer_values() -> None:
     assert text.count(logs.REDACTED) == 2
 
 
+def test_a_registered_secret_is_masked_where_a_library_quotes_it_escaped() -> None:
+    # An HTTP library refusing a header value of two lines quotes it as bytes, its line
+    # break written `\n`: the value as registered is not in that text.
+    secret = "two-line-secret-41\n# the next line"
+    logs.register_secret(secret)
+    text = logs.scrub(f"Illegal header value {secret.encode()!r}")
+    assert "two-line-secret-41" not in text and "the next line" not in text, text
+
+
 def test_console_tracebacks_are_scrubbed_too() -> None:
     secret = "console-secret-token-31"
     logs.register_secret(secret)

@@ -55,7 +55,7 @@ from hrsync.core.settings import (
     is_key,
 )
 from hrsync.core.text import shown_value
-from hrsync.secret import Secret
+from hrsync.secret import Secret, token_problem
 from hrsync.store.url import anchor_sqlite
 
 __all__ = [
@@ -753,5 +753,14 @@ def _read_token(
             problems.append(
                 f"dx token is missing: set ${TOKEN_ENV} or dx.token_file to a file holding it"
             )
+        return None
+    problem = token_problem(text)
+    if problem is not None:
+        where = (
+            f"${TOKEN_ENV}"
+            if env.get(TOKEN_ENV, "").strip()
+            else (f"dx.token_file {str(settings.dx.token_file)!r}")
+        )
+        problems.append(f"{where} {problem} (the value is not shown)")
         return None
     return Secret(text)

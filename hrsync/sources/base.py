@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 from hrsync.config.small_files import kind_of
 from hrsync.core.export.rows import RowTable, SourceRow
-from hrsync.secret import is_variable_name, not_a_name
+from hrsync.secret import header_value_problem, is_variable_name, not_a_name
 
 CHUNK_BYTES = 64 * 1024
 
@@ -312,4 +312,10 @@ def required_env(environ: Mapping[str, str], name: str, key: str, doing: str) ->
     value = environ.get(name, "").strip()
     if not value:
         raise SourceError(f"cannot {doing}: ${name} (named by {key}) is not set or empty")
+    problem = header_value_problem(value)
+    if problem is not None:
+        raise SourceError(
+            f"cannot {doing}: ${name} (named by {key}) {problem}; a credential is one line "
+            "(the value is not shown)"
+        )
     return value

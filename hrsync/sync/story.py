@@ -103,6 +103,9 @@ def run_sync(
                     )
             result = dataclasses.replace(
                 result,
+                # The reason is stored, printed and sent: a secret an error quoted is
+                # masked here, whatever raised it.
+                reason=logs.scrub(result.reason) if result.reason else result.reason,
                 counts={
                     **dict.fromkeys((*COUNT_KEYS, *PEOPLE_COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS), 0),
                     **result.counts,

@@ -603,3 +603,27 @@ def test_a_printed_command_repeats_the_config_only_when_the_person_named_it(
     settings = load_settings(path, env, require_token=False, require_source=False)
     assert settings.config_path == Path("hrsync.toml")
     assert settings.command_config == (None if repeated is None else Path(repeated))
+
+
+@pytest.mark.parametrize(
+    ("token", "said"),
+    [
+        # `export HRSYNC_DX_TOKEN="$(cat a-file-of-two-lines)"`, or a copy that took the
+        # line after it: an HTTP header cannot hold a line break.
+        ("tok-first-line-123456\n# second line", "holds a line break"),
+        ("tok-with\tcontrol-123456", "holds a control character"),
+        ("tok-with space-123456", "holds a space"),
+        ("Bearer tok-pasted-whole-123456", "starts with 'Bearer '"),
+    ],
+)
+def test_a_token_that_cannot_be_one_header_value_is_refused_and_not_echoed(
+    tmp_path: Path, token: str, said: str
+) -> None:
+    problems = problems_of(write(tmp_path, MINIMAL), {"HRSYNC_DX_TOKEN": token})
+    assert any("$HRSYNC_DX_TOKEN" in p and said in p for p in problems), problems
+    assert all("123456" not in p for p in problems), problems
+    (tmp_path / "token").write_text(token + "\n")
+    text = MINIMAL.replace("[dx]", '[dx]\ntoken_file = "token"')
+    problems = problems_of(write(tmp_path, text), {})
+    assert any("dx.token_file" in p and said in p for p in problems), problems
+    assert all("123456" not in p for p in problems), problems

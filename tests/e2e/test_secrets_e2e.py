@@ -223,3 +223,36 @@ def test_a_password_in_the_source_url_reaches_no_reason_log_webhook_or_store(
         assert all(fragment not in text for text in outputs), fragment
         assert all(fragment not in repr(body) for body in posts), fragment
         assert all(fragment not in text for text in store_texts(workspace)), fragment
+
+
+# A value that took the line after it (`$(cat file)` of a two-line file, a paste): no HTTP
+# header can hold it. The HTTP library's complaint quotes the header escaped (`\n`), which
+# no masking of the value itself finds, so it reached the summary and the stored reason.
+TWO_LINES = "tok-first-line-0123456789\n# the second line"
+
+
+@pytest.mark.parametrize("where", ["HRSYNC_DX_TOKEN", "source.headers.X-Api-Key"])
+def test_a_secret_of_two_lines_stops_the_run_unechoed(
+    workspace: Workspace,
+    where: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in [n for n in os.environ if n.startswith("HRSYNC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HR_EXPORT", str(workspace.export))
+    monkeypatch.setenv("HRSYNC_DX_TOKEN", TOKEN)
+    with serve(export_server) as hr:
+        if where == "HRSYNC_DX_TOKEN":
+            monkeypatch.setenv("HRSYNC_DX_TOKEN", TWO_LINES)
+        else:
+            with_secret(workspace, where, hr.base_url, "HR_API_KEY")
+            monkeypatch.setenv("HR_API_KEY", TWO_LINES)
+        outputs = []
+        for command in ("check", "sync"):
+            code = main(["--config", str(workspace.config), command])
+            out, err = capsys.readouterr()
+            outputs.append(out + err)
+            assert code in (1, 2, 4), out + err
+            assert "line break" in out + err, out + err
+    assert_nowhere(workspace, outputs, [], ("0123456789",))
