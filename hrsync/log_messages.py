@@ -190,7 +190,11 @@ def _recovered(f: _Fields) -> str:
 
 
 def _lead_left(f: _Fields) -> str:
-    who = f"{short(f['lead_name'])} ({short(f['lead'])}) left ({short(f['why'])})"
+    # With their row gone, their name is not known: the id stands alone.
+    named = f["lead_name"] not in (None, "", f["lead"])
+    who = (
+        f"{short(f['lead_name'])} ({short(f['lead'])})" if named else f"manager {short(f['lead'])}"
+    ) + f" left ({short(f['why'])})"
     if f.get("stand_in") is None:
         return f"{who}: nobody up the chain is kept, {counted(f['people'], 'person')} in no team"
     return (

@@ -368,10 +368,12 @@ def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
             out.findings.append(
                 warning(
                     *at,
-                    f"names {ref!r}, who is no longer in the export but led "
-                    f"{known[ref].name!r} when DX last took the teams; "
-                    f"{fields.describe(row)} stays in that team, led by the nearest manager "
-                    "above who is kept, until HR names a new manager",
+                    # The same words for each of their reports: one warning with a
+                    # count, not a line per person, for one manager who left.
+                    f"names a manager no longer in the export, who led {known[ref].name!r} "
+                    "when DX last took the teams; whoever names them stays in that team, "
+                    "led by the nearest manager above who is kept, until HR names a new "
+                    "manager",
                 )
             )
             continue
