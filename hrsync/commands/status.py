@@ -296,6 +296,11 @@ def render(doc: dict[str, Any]) -> str:
                 lines.append(
                     f"  approve:   {item['approve']} (the daemon then applies exactly this plan)"
                 )
+    elif doc["held"]:
+        # No run failed, but fixing a held row is a person's job (the webhook told of it).
+        count = len(doc["held"])
+        rows = "row" if count == 1 else "rows"
+        lines.append(f"Attention:   {plural(count, 'person')} held: HR to fix their {rows} (below)")
     else:
         lines.append("Attention:   nothing needs a person")
     for item in doc["stand_in_leads"][:LIMIT]:

@@ -591,6 +591,9 @@ def test_status_lists_held_people_with_the_day_their_hold_began(store: Store) ->
         }
     ]
     assert "Held:        E901 since 2026-11-19, people.csv line 42: Work Email" in render(doc)
+    # Fixing the row is a person's job (the webhook told of it): not "nothing needs a person".
+    assert "Attention:   1 person held: HR to fix their row (below)" in render(doc)
+    assert "nothing needs a person" not in render(doc)
 
 
 def test_the_people_gauge_counts_held_people_from_the_store(store: Store) -> None:
