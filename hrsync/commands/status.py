@@ -23,7 +23,7 @@ from hrsync.core.gate.reporting_floor import floor_document, floor_lines
 from hrsync.core.gate.snapshot_ahead import describe, readiness, waiting_text
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.report.notify import SUCCESS
-from hrsync.core.text import plural
+from hrsync.core.text import name_and_id, plural
 from hrsync.daemon.cron import next_cron_fire
 from hrsync.outcome import EXIT_OK
 from hrsync.store.repo import RunRecord, Store
@@ -319,7 +319,7 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"             and {len(held) - LIMIT} more held")
     for item in doc["leads_left"][:LIMIT]:
         since = (item["since"] or "")[:10]
-        who = f"{item['lead_name']} ({item['lead']})"
+        who = name_and_id(item["lead_name"] or "", item["lead"])
         lines.append(
             f"Lead left:   {item['stand_in']} stands in for {who} as lead of {item['team']!r} "
             f"since {since} ({plural(item['people'], 'person')} still name them)"

@@ -18,6 +18,12 @@ def quoted(name: str) -> str:
     return f'"{name}"'
 
 
+def name_and_id(name: str, employee_id: str) -> str:
+    """A person as messages name them, `Name (id)`; the id alone when the name is not
+    known (a manager whose row is gone is known by the id their reports still give)."""
+    return f"{name} ({employee_id})" if name and name != employee_id else employee_id
+
+
 def parent_label(name: str | None) -> str:
     """A parent team as a person reads it: its name, or `(root)` for none."""
     return "(root)" if name is None else quoted(name)

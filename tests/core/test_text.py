@@ -12,6 +12,7 @@ from hrsync.core.text import (
     collapse_whitespace,
     collapse_whitespace_each,
     joined,
+    name_and_id,
     natural_key,
     padded,
     plural,
@@ -72,3 +73,15 @@ def test_natural_key_orders_as_the_keys_it_replaced(a: str, b: str) -> None:
 )
 def test_plural_says_people_for_persons(count: int, word: str, said: str) -> None:
     assert plural(count, word) == said
+
+
+@pytest.mark.parametrize(
+    ("name", "employee_id", "shown"),
+    [
+        ("Cleo Moss", "W1002", "Cleo Moss (W1002)"),
+        ("W1002", "W1002", "W1002"),  # a manager whose row is gone: the id alone
+        ("", "W1002", "W1002"),
+    ],
+)
+def test_a_person_is_named_with_their_id_once(name: str, employee_id: str, shown: str) -> None:
+    assert name_and_id(name, employee_id) == shown

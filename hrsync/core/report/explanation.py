@@ -25,7 +25,7 @@ from hrsync.core.settings import FieldSettings
 from hrsync.core.teams.held import Hold
 from hrsync.core.teams.identity import TeamRow
 from hrsync.core.teams.mapping import DesiredTeam, TeamMap, Unplaced, written_manager
-from hrsync.core.text import plural, quoted
+from hrsync.core.text import name_and_id, plural, quoted
 from hrsync.dx.models import DxTeam
 
 # A chain longer than this is cut (the mapping already refused any cycle).
@@ -354,8 +354,9 @@ def explain(
         stood_for = left_by_key.get(team.key)
         if stood_for is not None:
             why = (
-                f"lead left: {person.name} stands in for {stood_for.name} "
-                f"({stood_for.employee_id}), {stood_for.how}, until HR re-points "
+                f"lead left: {person.name} stands in for "
+                f"{name_and_id(stood_for.name, stood_for.employee_id)}, {stood_for.how}, "
+                "until HR re-points "
                 f"its {plural(len(stood_for.reports), 'person')} (the nearest kept manager up "
                 "the chain)"
             )

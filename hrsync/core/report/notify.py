@@ -21,7 +21,7 @@ from hrsync.core.gate.reporting_floor import UnderFloor, floor_document, floor_l
 from hrsync.core.gate.snapshot_ahead import NextSnapshot, NoticeKind, Readiness, readiness_lines
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.teams.substitutes import LeadSubstitute
-from hrsync.core.text import plural
+from hrsync.core.text import name_and_id, plural
 from hrsync.terminal import one_line
 
 ATTENTION = ("refused", "rejected", "quarantined", "unverified")
@@ -458,7 +458,7 @@ def lead_left_notices(
 
 
 def _left_line(team: LeftTeam) -> str:
-    who = f"{team.lead_name} ({team.lead})"
+    who = name_and_id(team.lead_name, team.lead)
     since = team.since.date().isoformat()
     if not team.stand_in:
         return (

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from hrsync.core.people import NOT_IN_EXPORT, Problem
+from hrsync.core.text import name_and_id
 
 MANAGER_PREFIX = "manager:"
 DEPARTMENT_PREFIX = "department:"
@@ -81,7 +82,7 @@ class LeadLeft:
         return NOT_IN_EXPORT if self.why == NOT_IN_EXPORT else f"excluded by {self.why}"
 
     def __str__(self) -> str:
-        who = f"{self.name} ({self.employee_id})"
+        who = name_and_id(self.name, self.employee_id)
         count = f"{len(self.reports)} {'person' if len(self.reports) == 1 else 'people'}"
         if self.stand_in_id is None:
             return (
