@@ -19,7 +19,7 @@ from hrsync.clock import Clock
 from hrsync.core import defaults
 from hrsync.core.command_lines import approve_command
 from hrsync.core.gate.plan import Archive
-from hrsync.core.report.notify import SUCCESS, Sent, observe, recovered_since
+from hrsync.core.report.notify import SUCCESS, observe, recovered_since
 from hrsync.core.run_bounds import RUN_SLACK_S, overdue_after_s
 from hrsync.core.settings import Settings
 from hrsync.logs import get_logger, scrub
@@ -185,7 +185,7 @@ class Monitor:
         last = self.store.notifications.state()
         told = self.store.runs.get(last.run_id) if last and last.run_id else None
         news = recovered_since(
-            Sent(last.state, last.digest, last.notified_at) if last else None,
+            last,
             told_run_started=told.started_at if told else None,
             success_started=decisive.started_at if decisive.waiting_on is None else None,
             quarantined=quarantined,

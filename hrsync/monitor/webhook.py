@@ -58,7 +58,7 @@ from hrsync.core.settings import NotifySettings
 from hrsync.core.teams.substitutes import LeadSubstitute
 from hrsync.secret import is_variable_name
 from hrsync.store.leads_left import LATE
-from hrsync.store.repo import NotifyRecord, Store
+from hrsync.store.repo import Store
 
 log = logs.get_logger(__name__)
 
@@ -126,16 +126,15 @@ class Notifier:
         """Send what `seen` calls for; the notice delivered, or None."""
         return self.tell(self.store.notifications.state(), seen, now)
 
-    def tell(self, last: NotifyRecord | None, seen: Observation, now: datetime) -> Notice | None:
+    def tell(self, last: Sent | None, seen: Observation, now: datetime) -> Notice | None:
         """Send what `seen` calls for after `last` (the state as read); the notice
         delivered, or None. A success may be seen by two at once (the replica that ran
         it and another's heartbeat): the end of an attention state is claimed from
         exactly `last` (store.notifications.claim_state), so one of them tells it."""
-        sent = Sent(last.state, last.digest, last.notified_at) if last else None
-        notice = decide(sent, seen, now, on=self.settings.on, repeat_s=self.settings.repeat_s)
-        ok = NotifyRecord(OK, seen.digest, now, seen.run_id)
+        notice = decide(last, seen, now, on=self.settings.on, repeat_s=self.settings.repeat_s)
+        ok = Sent(OK, seen.digest, now, seen.run_id)
         if notice is None:
-            if last is not None and recovered_quietly(sent, seen):
+            if last is not None and recovered_quietly(last, seen):
                 self.store.notifications.claim_state(last, ok)
             return None
         claimed = last if notice.event == RECOVERED else None
@@ -148,7 +147,7 @@ class Notifier:
             return None
         if claimed is None:
             self.store.notifications.save_state(
-                NotifyRecord(notice.remember, seen.digest, now, seen.run_id)
+                Sent(notice.remember, seen.digest, now, seen.run_id)
             )
         log.info("notify.sent", notify_event=notice.event, run_id=seen.run_id)
         return notice
@@ -169,7 +168,7 @@ class Notifier:
         body = stand_in_message(change, self._context(run_id, now))
         if not self._post(body, STAND_IN):
             return None
-        self.store.notifications.save_state(NotifyRecord(STAND_IN, STAND_IN, now, run_id), STAND_IN)
+        self.store.notifications.save_state(Sent(STAND_IN, STAND_IN, now, run_id), STAND_IN)
         log.info("notify.sent", notify_event=STAND_IN, run_id=run_id)
         return change
 
@@ -237,9 +236,7 @@ class Notifier:
         body = not_in_dx_message(late, self._context(run_id, now), alert_days=alert_days)
         if not self._post(body, NOT_IN_DX):
             return False
-        self.store.notifications.save_state(
-            NotifyRecord(NOT_IN_DX, NOT_IN_DX, now, run_id), NOT_IN_DX
-        )
+        self.store.notifications.save_state(Sent(NOT_IN_DX, NOT_IN_DX, now, run_id), NOT_IN_DX)
         log.info("notify.sent", notify_event=NOT_IN_DX, run_id=run_id, people=len(late))
         return True
 
@@ -263,7 +260,7 @@ class Notifier:
         kind = readiness_notice(told, snapshot, ready, now, hours=hours, small_teams=small)
         if kind is None or snapshot is None:
             return None
-        remember = NotifyRecord(kind, snapshot.snapshot_id, now, run_id)
+        remember = Sent(kind, snapshot.snapshot_id, now, run_id)
         if kind not in self.settings.on:
             # Left out of `notify.on`: remembered all the same, so the next change is news.
             self.store.notifications.save_state(remember, SNAPSHOT_NOTICE)

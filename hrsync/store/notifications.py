@@ -3,40 +3,30 @@ of state survives restarts."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from datetime import datetime
+from dataclasses import asdict
 
 from sqlalchemy import select
 
+from hrsync.core.report.notify import Sent
 from hrsync.store import tables
 from hrsync.store.sessions import StoreSessions
 from hrsync.store.upsert import swap, upsert
 
 
-@dataclass(frozen=True, slots=True)
-class NotifyRecord:
-    state: str
-    digest: str
-    notified_at: datetime
-    run_id: str | None
-
-
 class NotificationQueries(StoreSessions):
-    def state(self, name: str = "webhook") -> NotifyRecord | None:
+    def state(self, name: str = "webhook") -> Sent | None:
         notify_state = tables.notify_state
         with self._read() as s:
             row = s.execute(select(notify_state).where(notify_state.c.name == name)).first()
             if row is None:
                 return None
-            return NotifyRecord(row.state, row.digest, row.notified_at, row.run_id)
+            return Sent(row.state, row.digest, row.notified_at, row.run_id)
 
-    def save_state(self, record: NotifyRecord, name: str = "webhook") -> None:
+    def save_state(self, record: Sent, name: str = "webhook") -> None:
         with self._write() as s:
             s.execute(upsert(self.engine, tables.notify_state, {"name": name}, _values(record)))
 
-    def claim_state(
-        self, expected: NotifyRecord, record: NotifyRecord, name: str = "webhook"
-    ) -> bool:
+    def claim_state(self, expected: Sent, record: Sent, name: str = "webhook") -> bool:
         """Replace the state with `record` only if it is still `expected`: True when this
         caller did. Two replicas (or a run and a heartbeat) that see the same news race
         here, and one wins (`swap`)."""
@@ -47,6 +37,6 @@ class NotificationQueries(StoreSessions):
             return claimed.rowcount == 1
 
 
-def _values(record: NotifyRecord) -> dict[str, object]:
+def _values(record: Sent) -> dict[str, object]:
     # The record's fields are the table's columns but its key (`name`).
     return asdict(record)

@@ -25,7 +25,7 @@ from hrsync.store.lease import Leases, LeaseState
 from hrsync.store.lease_postgres import AdvisoryLease
 from hrsync.store.lease_row import RowLease
 from hrsync.store.migrate import ensure_current
-from hrsync.store.notifications import NotificationQueries, NotifyRecord
+from hrsync.store.notifications import NotificationQueries
 from hrsync.store.people import DxPerson, HeldChanges, HeldRecord, PeopleQueries
 from hrsync.store.pruning import PruningQueries
 from hrsync.store.runs import ACCEPTED_OUTCOMES, RunQueries, RunRecord
@@ -41,7 +41,6 @@ __all__ = [
     "HeldChanges",
     "HeldRecord",
     "LeadLeftRecord",
-    "NotifyRecord",
     "RefusedPlan",
     "RunRecord",
     "SnapshotOutlook",

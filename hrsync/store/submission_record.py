@@ -168,15 +168,9 @@ def _row_from_dict(d: Mapping[str, Any]) -> TeamRow:
 
 
 def _identity_to_dict(identity: KnownIdentity) -> dict[str, Any]:
-    return {
-        "key": identity.key,
-        "reference_id": identity.reference_id,
-        "name": identity.name,
-        "parent_key": identity.parent_key,
-        "lead_email": identity.lead_email,
-        "members": sorted(identity.members),
-        "retired": identity.retired,
-    }
+    # Every field under its own name, as `renames` are kept; the members in one stable
+    # order.
+    return identity._asdict() | {"members": sorted(identity.members)}
 
 
 def _identity_from_dict(d: Mapping[str, Any]) -> KnownIdentity:

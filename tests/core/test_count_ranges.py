@@ -88,7 +88,7 @@ def test_name_parent_and_missing_teams_are_still_checked_exactly_with_a_range() 
     seen = check_convergence(rows, [], [renamed], count_ranges=ranges)
     assert not seen.converged
     assert [m.reference_id for m in seen.missing] == ["ops"]
-    assert [m.actual for m in seen.wrong_names] == ["Old"]
+    assert [m.old_name for m in seen.wrong_names] == ["Old"]
 
 
 def test_without_a_range_a_shortfall_does_not_hold_up_convergence() -> None:

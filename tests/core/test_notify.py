@@ -29,7 +29,7 @@ def seen(state: str, digest: str = "d1") -> Observation:
 
 
 def sent(state: str, digest: str = "d1", ago_s: float = 60) -> Sent:
-    return Sent(state, digest, NOW - timedelta(seconds=ago_s))
+    return Sent(state, digest, NOW - timedelta(seconds=ago_s), "r0")
 
 
 @pytest.mark.parametrize(

@@ -6,15 +6,13 @@ from typing import Any
 import pytest
 
 from hrsync.core.confirmation.verify import (
-    NameMismatch,
     Overcounted,
-    ParentMismatch,
     Uncounted,
     awaiting_since,
     check_convergence,
     match_audit,
 )
-from hrsync.core.gate.plan import Create, LeadChange, Plan, Rename, make_plan
+from hrsync.core.gate.plan import Create, LeadChange, Move, Plan, Rename, make_plan
 from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import AuditEvent, DxTeam
 from hrsync.dx.parse import parse_audit_events
@@ -59,15 +57,13 @@ def test_the_summary_names_five_teams_then_how_many_more() -> None:
 def test_wrong_name() -> None:
     result = check_convergence([ENG, PLAT], [], [GOOD[0], team("plat", "Plat", "id-eng", 1)])
     assert not result.converged
-    assert result.wrong_names == (NameMismatch("plat", "Platform", "Plat"),)
+    assert result.wrong_names == (Rename("plat", "Plat", "Platform"),)
 
 
 def test_wrong_parent_is_judged_by_reference_id() -> None:
     current = [GOOD[0], team("plat", "Platform", "LTE", 1)]
     result = check_convergence([ENG, PLAT], [], current)
-    assert result.wrong_parents == (
-        ParentMismatch("plat", "Platform", "Engineering", "eng", None, None),
-    )
+    assert result.wrong_parents == (Move("plat", "Platform", None, "Engineering", None, "eng"),)
     # A root sentinel DX does not list, and DX ids that are not ours, still converge.
     current = [team("eng", "Engineering", "XYZ", 2, tid="Q1"), team("plat", "Platform", "Q1", 1)]
     assert check_convergence([ENG, PLAT], [], current).converged

@@ -13,12 +13,13 @@ import pytest
 from sqlalchemy import text
 from structlog.testing import capture_logs
 
+from hrsync.core.report.notify import Sent
 from hrsync.core.settings import NotifySettings, Settings
 from hrsync.monitor.gauges import read_state
 from hrsync.monitor.metrics import STATE_GAUGES, Metrics
 from hrsync.monitor.reporting import Monitor
 from hrsync.outcome import Outcome
-from hrsync.store.repo import NotifyRecord, Store
+from hrsync.store.repo import Store
 from hrsync.sync.results import SyncResult
 from tests.monitor.exposition import sample
 from tests.monitor.test_monitoring import receiver
@@ -279,16 +280,14 @@ def test_a_claim_on_the_notify_state_is_won_once(database_url: str) -> None:
     state at the same moment, exactly one wins, on SQLite and on PostgreSQL."""
     stores = [Store.open(database_url) for _ in range(4)]
     try:
-        told = NotifyRecord("refused", "d1", NOW, "r1")
+        told = Sent("refused", "d1", NOW, "r1")
         stores[0].notifications.save_state(told)
         start = threading.Barrier(len(stores))
         won: list[str] = []
 
         def claim(i: int) -> None:
             start.wait(5)
-            if stores[i].notifications.claim_state(
-                told, NotifyRecord("ok", "d2", NOW + MIN, f"m{i}")
-            ):
+            if stores[i].notifications.claim_state(told, Sent("ok", "d2", NOW + MIN, f"m{i}")):
                 won.append(f"m{i}")
 
         threads = [threading.Thread(target=claim, args=(i,)) for i in range(len(stores))]
@@ -300,7 +299,7 @@ def test_a_claim_on_the_notify_state_is_won_once(database_url: str) -> None:
         now = stores[0].notifications.state()
         assert now is not None and now.run_id == won[0]
         # A claim from a state that is gone wins nothing, and changes nothing.
-        assert not stores[1].notifications.claim_state(told, NotifyRecord("ok", "d3", NOW, "x"))
+        assert not stores[1].notifications.claim_state(told, Sent("ok", "d3", NOW, "x"))
         assert stores[1].notifications.state() == now
     finally:
         for s in stores:

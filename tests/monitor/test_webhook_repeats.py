@@ -50,8 +50,8 @@ def test_recovered_quietly_is_a_success_after_an_attention_state() -> None:
     from hrsync.core.report.notify import Sent, recovered_quietly
 
     ok = observe("r", "applied", quarantined=False, plan_digest="p")
-    assert recovered_quietly(Sent("rejected", "d", NOW), ok)
-    assert not recovered_quietly(Sent("ok", "d", NOW), ok)
+    assert recovered_quietly(Sent("rejected", "d", NOW, "r0"), ok)
+    assert not recovered_quietly(Sent("ok", "d", NOW, "r0"), ok)
     assert not recovered_quietly(None, ok)
     failed = observe("r", "failed", quarantined=False, reason="x")
-    assert not recovered_quietly(Sent("rejected", "d", NOW), failed)
+    assert not recovered_quietly(Sent("rejected", "d", NOW, "r0"), failed)

@@ -17,12 +17,12 @@ from sqlalchemy import func, select, text
 from hrsync.core.gate.guards import TURNED_AWAY
 from hrsync.core.gate.plan_ids import PlanSummary
 from hrsync.core.gate.snapshot_ahead import NextSnapshot
-from hrsync.core.report.notify import ATTENTION, SUCCESS
+from hrsync.core.report.notify import ATTENTION, SUCCESS, Sent
 from hrsync.core.teams.identity import KnownIdentity, TeamRow
 from hrsync.dx.methods import PROCESS
 from hrsync.outcome import Outcome
 from hrsync.store import tables
-from hrsync.store.repo import HeldRecord, NotifyRecord, Store
+from hrsync.store.repo import HeldRecord, Store
 from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 
 NOW = datetime(2030, 6, 1, 6, 0, tzinfo=UTC)
@@ -218,9 +218,7 @@ def test_identities_people_and_single_rows_are_never_pruned(store: Store) -> Non
     store.people.record_sent_people({"a@example.test": "E1"}, NOW - 900 * DAY)
     run(store, "told", 800 * DAY, "refused")
     run(store, "later", 700 * DAY, "refused")
-    store.notifications.save_state(
-        NotifyRecord("refused", "d", NOW - 800 * DAY, "told"), "stand_in"
-    )
+    store.notifications.save_state(Sent("refused", "d", NOW - 800 * DAY, "told"), "stand_in")
     store.snapshot_outlook.save_next_snapshot(
         NextSnapshot("s1", NOW.date()), NOW - 800 * DAY, "told"
     )
@@ -357,7 +355,7 @@ def random_history(store: Store, seed: int) -> None:
             store.deferrals.add(run_id, "why", resume, NOW - age)
     if rng.random() < 0.5:
         store.deferrals.resolve(NOW - DAY)
-    store.notifications.save_state(NotifyRecord("ok", "d", NOW, rng.choice(ids)), "stand_in")
+    store.notifications.save_state(Sent("ok", "d", NOW, rng.choice(ids)), "stand_in")
     store.people.replace_held([HeldRecord("E1", "line 2", "blank e-mail")], NOW - 500 * DAY)
 
 

@@ -12,30 +12,13 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from hrsync.core.gate.compare import compare, index_dx
-from hrsync.core.gate.plan import Change, Create, LeadChange, Plan, Rename
+from hrsync.core.gate.compare import index_dx
+from hrsync.core.gate.plan import Change, Create, LeadChange, Move, Plan, Rename, rename_and_move
 from hrsync.core.listing import capped
 from hrsync.core.teams.identity import TeamRow
 from hrsync.dx.models import AuditEvent, DxTeam
 
 # ---------------------------------------------------------------- convergence
-
-
-@dataclass(frozen=True, slots=True)
-class NameMismatch:
-    reference_id: str
-    expected: str
-    actual: str
-
-
-@dataclass(frozen=True, slots=True)
-class ParentMismatch:
-    reference_id: str
-    name: str
-    expected_parent: str | None  # name; None: root
-    expected_parent_reference_id: str | None
-    actual_parent: str | None
-    actual_parent_reference_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +67,9 @@ class Undercounted:
 @dataclass(frozen=True, slots=True)
 class Convergence:
     missing: tuple[TeamRow, ...]
-    wrong_names: tuple[NameMismatch, ...]
-    wrong_parents: tuple[ParentMismatch, ...]
+    # The renames and moves DX has not taken yet, as the plan would propose them now.
+    wrong_names: tuple[Rename, ...]
+    wrong_parents: tuple[Move, ...]
     still_present: tuple[DxTeam, ...]  # planned archives DX still lists
     contributors_uncounted: tuple[Uncounted, ...]  # reported, never fatal
     # Teams whose new lead or members teams.list cannot show: DX has not touched them
@@ -132,7 +116,7 @@ class Convergence:
                 (
                     self.wrong_names,
                     "with the wrong name",
-                    (f"{m.actual!r} should be {m.expected!r}" for m in self.wrong_names),
+                    (f"{m.old_name!r} should be {m.new_name!r}" for m in self.wrong_names),
                 ),
                 (
                     self.wrong_parents,
@@ -212,8 +196,8 @@ def check_convergence(
     dx = index_dx(current)
 
     missing: list[TeamRow] = []
-    wrong_names: list[NameMismatch] = []
-    wrong_parents: list[ParentMismatch] = []
+    wrong_names: list[Rename] = []
+    wrong_parents: list[Move] = []
     uncounted: list[Uncounted] = []
     overcounted: list[Overcounted] = []
     undercounted: list[Undercounted] = []
@@ -222,20 +206,11 @@ def check_convergence(
         if team is None:
             missing.append(row)
             continue
-        seen = compare(row, team, dx)
-        if seen.renamed:
-            wrong_names.append(NameMismatch(row.reference_id, row.name, seen.name))
-        if seen.moved:
-            wrong_parents.append(
-                ParentMismatch(
-                    reference_id=row.reference_id,
-                    name=row.name,
-                    expected_parent=row.parent_name,
-                    expected_parent_reference_id=row.parent_reference_id,
-                    actual_parent=seen.parent.name,
-                    actual_parent_reference_id=seen.parent.reference_id,
-                )
-            )
+        rename, move = rename_and_move(row, team, dx)
+        if rename is not None:
+            wrong_names.append(rename)
+        if move is not None:
+            wrong_parents.append(move)
         sent = len(set(row.contributors))
         if team.contributors < sent:
             uncounted.append(Uncounted(row.reference_id, row.name, sent, team.contributors))

@@ -344,21 +344,7 @@ def _team_changes(
                 members=tuple(sorted(set(row.contributors))),
             )
         ]
-    found: list[Change] = []
-    seen = compare(row, team, dx)
-    if seen.renamed:
-        found.append(Rename(row.reference_id, seen.name, row.name))
-    if seen.moved:
-        found.append(
-            Move(
-                reference_id=row.reference_id,
-                name=row.name,
-                old_parent_name=seen.parent.name,
-                new_parent_name=row.parent_name,
-                old_parent_reference_id=seen.parent.reference_id,
-                new_parent_reference_id=row.parent_reference_id,
-            )
-        )
+    found: list[Change] = [c for c in rename_and_move(row, team, dx) if c is not None]
     if last is None:
         found.append(
             LeadChange(row.reference_id, row.name, None, row.lead_email, len(set(row.contributors)))
@@ -389,6 +375,28 @@ def _team_changes(
     if not found:
         found.append(Unchanged(row.reference_id, row.name))
     return found
+
+
+def rename_and_move(row: TeamRow, team: DxTeam, dx: DxTeams) -> tuple[Rename | None, Move | None]:
+    """The rename and the move that give DX's `team` the row's name and parent (None where
+    DX already has it). The plan proposes them; after a submission the check reports the
+    ones DX has not taken yet (`confirmation.verify`). Built here only, so the plan and
+    the check describe a difference the same way."""
+    seen = compare(row, team, dx)
+    rename = Rename(row.reference_id, seen.name, row.name) if seen.renamed else None
+    move = (
+        Move(
+            reference_id=row.reference_id,
+            name=row.name,
+            old_parent_name=seen.parent.name,
+            new_parent_name=row.parent_name,
+            old_parent_reference_id=seen.parent.reference_id,
+            new_parent_reference_id=row.parent_reference_id,
+        )
+        if seen.moved
+        else None
+    )
+    return rename, move
 
 
 def _same_payload(a: TeamRow, b: TeamRow) -> bool:

@@ -57,11 +57,13 @@ class Observation:
 
 @dataclass(frozen=True, slots=True)
 class Sent:
-    """The last notification delivered."""
+    """The last notification of a kind delivered, as the shell keeps it (the state store's
+    `notify_state`, one per kind): what it told, about what, when, and of which run."""
 
     state: str
     digest: str
-    at: datetime
+    notified_at: datetime
+    run_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +131,7 @@ def decide(
             last is None
             or last.state != seen.state
             or last.digest != seen.digest
-            or now - last.at >= timedelta(seconds=repeat_s)
+            or now - last.notified_at >= timedelta(seconds=repeat_s)
         )
         return Notice(seen.state, seen) if repeat else None
     if seen.state == OK and last is not None and last.state in ATTENTION and RECOVERED in on:
@@ -285,7 +287,7 @@ def recovered_since(
     is news here: a run by hand that was refused was seen by the person who ran it."""
     if last is None or last.state not in ATTENTION or success_started is None or quarantined:
         return False
-    return success_started > (told_run_started or last.at)
+    return success_started > (told_run_started or last.notified_at)
 
 
 def recovered_quietly(last: Sent | None, seen: Observation) -> bool:
