@@ -364,18 +364,9 @@ def _by_rules(rules: ManagerRules, rows: Sequence[int]) -> _Exact:
         if chosen is None:
             chosen = dropped_by.get(ref)
         if chosen is None and what == "employee id" and ref in known and ref != own:
+            # Not a finding of each row: the team's story is told once, for all who name
+            # them (`mapping.lead_left`), as for a manager a filter leaves out.
             out.gone[row] = ref
-            out.findings.append(
-                warning(
-                    *at,
-                    # The same words for each of their reports: one warning with a
-                    # count, not a line per person, for one manager who left.
-                    f"names a manager no longer in the export, who led {known[ref].name!r} "
-                    "when DX last took the teams; whoever names them stays in that team, "
-                    "led by the nearest manager above who is kept, until HR names a new "
-                    "manager",
-                )
-            )
             continue
         if chosen is None:
             if top:
