@@ -324,8 +324,8 @@ def explain(
         # A manager with no row has no location to show.
         where = "" if gone.why == NOT_IN_EXPORT else f" at {gone.location}"
         lines.append(
-            f"  manager chain: {gone.name} ({gone.employee_id}) left ({gone.how}{where}); "
-            "HR has not named a new manager yet"
+            f"  manager chain: {name_and_id(gone.name, gone.employee_id)} left "
+            f"({gone.how}{where}); HR has not named a new manager yet"
         )
     elif chain:
         lines.append(f"  manager chain: {capped((_who(p) for p in chain), sep=' -> ')} (top)")
@@ -379,7 +379,7 @@ def explain(
             why = f"their department is {team.key.removeprefix('department:')!r}"
         elif (left := left_by_key.get(team.key)) is not None:
             why = (
-                f"their manager {left.name} ({left.employee_id}) left; lead left: "
+                f"their manager {name_and_id(left.name, left.employee_id)} left; lead left: "
                 f"{left.stand_in_name} ({left.stand_in_id}) stands in until HR names their "
                 "new manager"
             )

@@ -16,7 +16,7 @@ from hrsync.core.people import Person
 from hrsync.core.settings import FieldSettings
 from hrsync.core.teams.by_department import cleaned
 from hrsync.core.teams.team_map import NO_MANAGER_NO_REPORTS, LeadLeft, Unplaced
-from hrsync.core.text import natural_key
+from hrsync.core.text import name_and_id, natural_key
 
 
 def unplaced_people(
@@ -48,7 +48,7 @@ def unplaced_people(
             _why(p, by_id, managers, strategy, fields, absent_managers)
             if gone is None
             else (
-                f"their manager {gone.name} ({gone.employee_id}) left ({gone.how}) "
+                f"their manager {name_and_id(gone.name, gone.employee_id)} left ({gone.how}) "
                 "and nobody up the chain is kept to stand in: set their "
                 "manager in HR"
             )
