@@ -567,6 +567,7 @@ def test_a_held_notice_names_the_row_the_problem_and_the_command(store: Store) -
     (message,) = got
     assert "E901, people.csv line 42: Work Email must not be empty" in message["text"]
     assert "hrsync explain E901" in message["text"]
+    assert message["text"].startswith("1 person held for a problem of their own HR row")
 
 
 def test_held_people_are_not_told_when_left_out_of_notify_on(store: Store) -> None:

@@ -254,13 +254,17 @@ def held_message(
     lines = []
     if started:
         lines.append(
-            f"{len(started)} person(s) held for a problem of their own HR row; DX keeps what "
-            "it last verifiably had for them, everyone else is synced. Fix the rows in HR:"
+            f"{plural(len(started), 'person')} held for a problem of their own HR row; DX "
+            "keeps what it last verifiably had for them, everyone else is synced. Fix the rows "
+            "in HR:"
         )
         lines.extend(_bullets(f"{p.person}, {p.location}: {p.detail}" for p in started))
         lines.append(f"Where DX keeps each: {explain} {started[0].person}")
     if cleared:
-        lines.append(f"{len(cleared)} held person(s) synced again (their row was fixed, or left):")
+        lines.append(
+            f"{plural(len(cleared), 'person')} no longer held, synced again (their row was "
+            "fixed, or left):"
+        )
         lines.extend(_bullets(p.person for p in cleared))
     return _body(
         HELD,
