@@ -97,6 +97,15 @@ def assert_nowhere(
         assert all(fragment not in text for text in store_texts(ws)), fragment
 
 
+def only_this_run(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's environment as a run of the workspace sees it (in-process runs):
+    no HRSYNC_ variable of the caller's, the export served, the DX token set."""
+    for name in [n for n in os.environ if n.startswith("HRSYNC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HR_EXPORT", str(workspace.export))
+    monkeypatch.setenv("HRSYNC_DX_TOKEN", TOKEN)
+
+
 @pytest.mark.parametrize("key", KEYS)
 def test_a_value_pasted_into_a_variable_setting_stops_every_command_unechoed(
     workspace: Workspace,
@@ -106,10 +115,7 @@ def test_a_value_pasted_into_a_variable_setting_stops_every_command_unechoed(
 ) -> None:
     # In this process (hrsync.cli.main), for speed: the subprocess test below runs the
     # key of the report the same way as a person would.
-    for name in [n for n in os.environ if n.startswith("HRSYNC_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HR_EXPORT", str(workspace.export))
-    monkeypatch.setenv("HRSYNC_DX_TOKEN", TOKEN)
+    only_this_run(workspace, monkeypatch)
     with serve(export_server) as hr, receiver() as (hook_url, posts):
         with_secret(workspace, key, hr.base_url)
         monkeypatch.setenv("TEST_HOOK_URL", hook_url)
@@ -137,10 +143,7 @@ def test_a_secret_shaped_like_a_name_stops_every_command_unechoed(
 ) -> None:
     # Such a value was taken for a variable's name, and "$<secret> is not set" was
     # printed, stored as the run's reason, logged and sent to the webhook.
-    for name in [n for n in os.environ if n.startswith("HRSYNC_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HR_EXPORT", str(workspace.export))
-    monkeypatch.setenv("HRSYNC_DX_TOKEN", TOKEN)
+    only_this_run(workspace, monkeypatch)
     with serve(export_server) as hr, receiver() as (hook_url, posts):
         with_secret(workspace, key, hr.base_url, secret)
         monkeypatch.setenv("TEST_HOOK_URL", hook_url)
@@ -238,10 +241,7 @@ def test_a_secret_of_two_lines_stops_the_run_unechoed(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    for name in [n for n in os.environ if n.startswith("HRSYNC_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("HR_EXPORT", str(workspace.export))
-    monkeypatch.setenv("HRSYNC_DX_TOKEN", TOKEN)
+    only_this_run(workspace, monkeypatch)
     with serve(export_server) as hr:
         if where == "HRSYNC_DX_TOKEN":
             monkeypatch.setenv("HRSYNC_DX_TOKEN", TWO_LINES)
