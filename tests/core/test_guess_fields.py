@@ -453,3 +453,16 @@ def test_a_one_word_preferred_name_is_a_preferred_first_name() -> None:
     names = ("Employee #", "First Name", "Last Name", "Work Email", "Preferred Name")
     proposal = propose(table(names, people))
     assert proposal.field("name") == "{Preferred Name || First Name} {Last Name}"
+
+
+def test_a_column_that_might_hold_the_department_is_named_in_the_note() -> None:
+    # Workday and SAP exports often group people by cost center (or function) and have
+    # no column called department: not proposed, since a cost center is often a finance
+    # code, but named, so a person knows where to look.
+    people = [(*p[:4], p[4]) for p in PEOPLE]
+    proposal = propose(
+        table(("Employee ID", "Full Name", "Work Email", "Manager ID", "Cost Center"), people)
+    )
+    assert proposal.field("department") == ""
+    (note,) = [n for n in proposal.notes if "department" in n]
+    assert "Cost Center might hold it (3 different values)" in note, note

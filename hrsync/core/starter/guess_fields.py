@@ -114,6 +114,10 @@ _DEPARTMENT_KEYS |= frozenset({"team", "orgunitpath", "businessunit", "abteilung
 # Words that make any column a department's wherever they stand in its name (ADP's
 # "Home Department Description", "Department Name", "Dept Code").
 _DEPARTMENT_WORDS = ("department", "dept", "abteilung")
+# Names of columns that may group people as a department does, but are not proposed: a
+# cost center is often a finance code, a function or group a looser grouping. Named in
+# the note, so a person knows where to look.
+_MAYBE_DEPARTMENT = ("costcenter", "costcentre", "function", "group", "unit", "area")
 # Endings of first- and last-name columns, whatever precedes them ("Legal First Name",
 # "Preferred First Name", "Given_Name", "Family Name").
 _FIRST_ENDINGS = ("firstname", "givenname", "forename", "vorname")
@@ -769,7 +773,17 @@ def _no_department(stats: Sequence[_Stats], taken: set[str]) -> str:
     )
     named = [s for s in stats if _department_named(s.name) and s.name not in taken]
     if not named:
-        return f"no column is named like a department (Department, Dept, Division …): {fix}"
+        maybe = [
+            f"{s.name} might hold it ({s.distinct} different values)"
+            for s in stats
+            if s.name not in taken
+            and any(w in _last(s.name) for w in _MAYBE_DEPARTMENT)
+            and not _mentions_manager(s.name)
+            and s.distinct > 1
+            and s.share(s.emails) < 0.5
+        ][:3]
+        hint = f"; {', '.join(maybe)}" if maybe else ""
+        return f"no column is named like a department (Department, Dept, Division …){hint}: {fix}"
     reasons = []
     for s in named:
         if _mentions_manager(s.name):
