@@ -25,7 +25,7 @@ from hrsync.core.people import (
     read_people,
     read_value,
 )
-from hrsync.core.people.columns import ExportColumns, normalise_column
+from hrsync.core.people.columns import ExportColumns, lower_each, normalise_column
 from hrsync.core.people.emails import is_valid_email, normalise_email, valid_emails
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.core.text import collapse_whitespace
@@ -1074,6 +1074,11 @@ def test_names_and_departments_read_with_their_whitespace_collapsed(
         (" ".join(name.split()) or f"p{i}@x.io", " ".join(dept.split()) or None)
         for i, (name, dept) in enumerate(values)
     ]
+
+
+@given(st.lists(st.text(alphabet="aA|.@ΣİßЖ", max_size=5), max_size=8))
+def test_a_column_lower_cases_as_each_value_would_alone(values: list[str]) -> None:
+    assert list(lower_each(values)) == [value.lower() for value in values]
 
 
 cell_words = st.text(alphabet=" aN\tUL\u00a0-\x00", max_size=5)

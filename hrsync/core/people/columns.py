@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from itertools import islice
-from operator import is_, itemgetter
+from itertools import compress, islice
+from operator import is_, itemgetter, ne
 from typing import NamedTuple, TypeVar
 
 from hrsync.core.export.rows import MAX_FIELD_CHARS, RowTable
@@ -35,7 +35,15 @@ def lower_each(values: Sequence[str]) -> Sequence[str]:
     """The values lower-cased: `values` itself when that changes none (e-mails mostly are;
     "|" has no case, so joined they lower-case as each would)."""
     whole = joined(values)
-    return values if whole == whole.lower() else list(map(str.lower, values))
+    if whole == whole.lower():
+        return values
+    # Only the values lower-casing changes are replaced. The others keep their string,
+    # already hashed: new copies of 100,000 addresses would each be memory a fresh
+    # process must map in, and hashed again by the e-mail index.
+    lowered = list(values)
+    for i in compress(range(len(values)), map(ne, map(str.lower, values), values)):
+        lowered[i] = values[i].lower()
+    return lowered
 
 
 class ColumnFacts(NamedTuple):
