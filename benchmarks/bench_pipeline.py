@@ -24,6 +24,8 @@ directory, then every measurement runs in a fresh child process, so that its pea
   company's column names, its ids in their own namespace, its CEO attached to the
   first's: `[[source.union]]`); printed as a ratio to the single-export pipeline of the
   whole size, in the same run;
+- steps (`--child steps FILE` only, not in the table): the first run once, with the time
+  of each step of read_people, build_teams and assign (`STEPS`) beside the stages';
 - pipeline, full store (steady state): the same, but `assign` gets the identities of a
   first pass and DX lists every team. A separate child prepares those (written to a JSON
   file); the measured child loads them before the clock starts, so its RSS holds them as
@@ -180,6 +182,65 @@ def measure_pipeline(path: Path, store: Path | None, templates: bool = False) ->
         "baseline_mb": baseline,
         "rss_mb": _rss_mb(),
     }
+
+
+# What `--child steps` times, by the module whose name for it a stage calls (a class's
+# method by "Class.method"): reading the whole file, the steps of read_people, of
+# build_teams and of assign.
+STEPS = {
+    "hrsync.sources.base": ("Export.table",),
+    "hrsync.core.people": ("read_people",),
+    "hrsync.core.people.pipeline": (
+        "read_fields",
+        "filter_rows",
+        "validate_rows",
+        "index_rows",
+        "resolve_managers",
+        "find_cycles",
+        "build_people",
+    ),
+    "hrsync.core.teams.mapping": ("manager_drafts", "team_depths", "name_teams"),
+    "hrsync.core.teams.identity": ("_ordered", "_adopt_and_create", "_rows", "_identities"),
+}
+
+
+def measure_steps(path: Path) -> dict[str, Any]:
+    """The first run (`measure_pipeline`, empty store) once, with the time of each of
+    `STEPS` beside it, and the page faults it took (each new page of memory a fresh
+    process maps in): where the stages' time goes, in a fresh process as a run has it."""
+    import importlib
+    import resource
+    import time
+
+    spent: dict[str, float] = {}
+    faults: dict[str, int] = {}
+
+    def faulted() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+    def timed(name: str, step: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started, before = time.perf_counter(), faulted()
+            try:
+                return step(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
+                faults[name] = faults.get(name, 0) + faulted() - before
+
+        return run
+
+    for module_name, names in STEPS.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            owner: Any = module
+            *classes, attribute = name.split(".")
+            for part in classes:
+                owner = getattr(owner, part)
+            setattr(owner, attribute, timed(name, getattr(owner, attribute)))
+    result = measure_pipeline(path, None)
+    result["steps"] = spent
+    result["faults"] = faults
+    return result
 
 
 def prepare_tables(path: Path, lookup: Path, identity: Path) -> dict[str, Any]:
@@ -590,6 +651,8 @@ def main(argv: list[str]) -> int:
             result = prepare_store(path, Path(argv[3]))
         elif kind == "templates":
             result = measure_pipeline(path, None, templates=True)
+        elif kind == "steps":
+            result = measure_steps(path)
         elif kind == "tables":
             result = prepare_tables(path, Path(argv[3]), Path(argv[4]))
         elif kind == "union-tables":

@@ -25,7 +25,7 @@ from hrsync.core.people import (
     read_people,
     read_value,
 )
-from hrsync.core.people.columns import normalise_column
+from hrsync.core.people.columns import ExportColumns, lower_each, normalise_column
 from hrsync.core.people.emails import is_valid_email, normalise_email, valid_emails
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.core.text import collapse_whitespace
@@ -1076,6 +1076,11 @@ def test_names_and_departments_read_with_their_whitespace_collapsed(
     ]
 
 
+@given(st.lists(st.text(alphabet="aA|.@ΣİßЖ", max_size=5), max_size=8))
+def test_a_column_lower_cases_as_each_value_would_alone(values: list[str]) -> None:
+    assert list(lower_each(values)) == [value.lower() for value in values]
+
+
 cell_words = st.text(alphabet=" aN\tUL\u00a0-\x00", max_size=5)
 
 
@@ -1099,6 +1104,27 @@ def test_a_column_reads_as_each_value_would_read_alone(values: list[str], spacin
     # Collapsed and spaceless are never said wrongly; collapsed only when asked.
     assert not facts.collapsed or (spacing and all(collapse_whitespace(v) == v for v in read))
     assert not facts.spaceless or all(v.split() in ([], [v]) for v in read)
+
+
+@given(
+    st.lists(st.sampled_from(["Active", " Active", "Active ", "NULL", "Leave"]), min_size=40),
+    st.booleans(),
+)
+def test_a_column_of_few_values_reads_as_each_cell_would_read_alone(
+    cells: list[str], trimmed: bool
+) -> None:
+    if trimmed:  # every value reads as it is: the rows keep the strings they were read as
+        cells = [cell.strip() for cell in cells if cell.strip() != "NULL"] or ["Active"] * 40
+    nulls = frozenset({"NULL"})
+    table = RowTable({"Status": 0}, [[cell] for cell in cells], ["x"] * len(cells), {})
+    column = ExportColumns(table, nulls, ()).column("Status")
+    assert column == [read_value(cell, nulls) for cell in cells]
+    # Equal cells read as one string, which later look-ups match by identity.
+    strings = {
+        cell: {id(value) for value, c in zip(column, cells, strict=True) if c == cell}
+        for cell in cells
+    }
+    assert all(len(ids) == 1 for ids in strings.values())
 
 
 def test_rows_that_read_their_cells_their_own_way_are_read_as_they_read() -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from operator import itemgetter
+from itertools import compress, islice
+from operator import is_, itemgetter, ne
 from typing import NamedTuple, TypeVar
 
 from hrsync.core.export.rows import MAX_FIELD_CHARS, RowTable
@@ -34,7 +35,15 @@ def lower_each(values: Sequence[str]) -> Sequence[str]:
     """The values lower-cased: `values` itself when that changes none (e-mails mostly are;
     "|" has no case, so joined they lower-case as each would)."""
     whole = joined(values)
-    return values if whole == whole.lower() else list(map(str.lower, values))
+    if whole == whole.lower():
+        return values
+    # Only the values lower-casing changes are replaced. The others keep their string,
+    # already hashed: new copies of 100,000 addresses would each be memory a fresh
+    # process must map in, and hashed again by the e-mail index.
+    lowered = list(values)
+    for i in compress(range(len(values)), map(ne, map(str.lower, values), values)):
+        lowered[i] = values[i].lower()
+    return lowered
 
 
 class ColumnFacts(NamedTuple):
@@ -89,10 +98,25 @@ def _normalise_distinct(
     sets then match them by identity)."""
     printable = all(map(str.isprintable, distinct))
     read = {value: read_value(value, nulls) for value in distinct}
-    values[:] = map(read.__getitem__, values)
+    if not all(map(is_, read.values(), read)):
+        values[:] = map(read.__getitem__, values)
+    # Else every value reads as it is, and the rows keep theirs: one string per value
+    # already when read by `ExportColumns` (`_cells_of`).
     collapsed = spacing and all(v.isprintable() and "  " not in v for v in read.values())
     spaceless = all(v.isprintable() and " " not in v for v in read.values())
     return ColumnFacts(printable, collapsed, spaceless)
+
+
+def _cells_of(cells: Sequence[Sequence[str]], position: int) -> list[str]:
+    """The cells of a column, in row order. In a column of few distinct values (statuses,
+    departments: `_SAMPLE` rows tell) equal cells are one string, the first of them,
+    matched as they are read: later look-ups and sets then match them by identity."""
+    cell = itemgetter(position)
+    sample = list(map(cell, islice(cells, _SAMPLE)))
+    if len(set(sample)) * 2 > len(sample):
+        return list(map(cell, cells))
+    first: dict[str, str] = {}
+    return list(map(first.setdefault, map(cell, cells), map(cell, cells)))
 
 
 class ExportColumns:
@@ -142,7 +166,7 @@ class ExportColumns:
             return self.blank
         values = self._columns.get(position)
         if values is None:
-            values = list(map(itemgetter(position), self.cells))
+            values = _cells_of(self.cells, position)
             spacing = position in self._spaced
             self._facts[position] = normalise_column(values, self.nulls, spacing=spacing)
             self._columns[position] = values

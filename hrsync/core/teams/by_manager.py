@@ -25,8 +25,10 @@ A manager who left (strategy ``manager``)
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter, eq
+from typing import cast
 
 from hrsync.core.people import LeftManagers, Person
 from hrsync.core.teams.team_drafts import Drafts
@@ -47,29 +49,11 @@ def manager_drafts(
         for person in people:
             by_manager[person.manager_id or of_person.get(person.employee_id)].append(person.email)
     else:
-        for person in people:
-            by_manager[person.manager_id].append(person.email)
-    reports: dict[str, list[str]] = {}
-    leads: list[Person] = []  # of `reports`, in its order
-    missing: list[tuple[str, int]] = []
-    gone: dict[str, list[str]] = {}  # a manager who left -> the e-mails still naming them
-    for manager, emails in by_manager.items():
-        if manager is None:
-            continue
-        lead = by_id.get(manager)
-        if lead is None:
-            if manager in left.people:
-                gone[manager] = emails
-            else:
-                missing.append((manager, len(emails)))
-            continue
-        if lead.manager_id == manager:
-            # Someone naming themselves as manager joins no team of their own.
-            if len(emails) == 1:
-                continue
-            emails.remove(lead.email)
-        reports[manager] = emails
-        leads.append(lead)
+        # The same grouping in C: each person's e-mail appended to their manager's list
+        # (`defaultdict` makes it on first sight, so the keys keep export order).
+        groups = map(by_manager.__getitem__, map(_MANAGER_ID, people))
+        deque(map(list.append, groups, map(_EMAIL, people)), maxlen=0)
+    reports, leads, missing, gone = _leads(by_manager, by_id, left)
     for manager, count in sorted(missing):
         notes.append(
             f"{count} {'person reports' if count == 1 else 'people report'} to {manager!r}, "
@@ -85,19 +69,34 @@ def manager_drafts(
             reports[stand_in.employee_id] = []
             leads.append(stand_in)
     # Each key made once, so a parent key is the very string of its team's key.
-    key_of = {lead_id: MANAGER_PREFIX + lead_id for lead_id in reports}
+    key_of = dict(zip(reports, map(MANAGER_PREFIX.__add__, reports), strict=True))
     kept_gone = [manager for manager in sorted(gone) if manager in stand_ins]
     key_of.update((manager, MANAGER_PREFIX + manager) for manager in kept_gone)
-    keys = [key_of[lead_id] for lead_id in reports]
-    parents = [lead.manager_id or of_person.get(lead.employee_id) for lead in leads]
+    keys = list(map(key_of.__getitem__, reports))
+    parents: list[str | None] = list(map(_MANAGER_ID, leads))
+    if of_person or "" in parents:
+        parents = [lead.manager_id or of_person.get(lead.employee_id) for lead in leads]
     drafts = Drafts()
-    drafts.parent = {
-        key: None if parent is None or parent == lead_id else _team_above(parent, key_of, left)
-        for key, lead_id, parent in zip(keys, reports, parents, strict=True)
-    }
+    if left.people:
+        drafts.parent = {
+            key: None if parent is None or parent == lead_id else _team_above(parent, key_of, left)
+            for key, lead_id, parent in zip(keys, reports, parents, strict=True)
+        }
+    else:
+        # Nobody left: the chain up from a lead ends at their own manager, so the team
+        # above is that manager's, if they lead one (`_team_above`, in C).
+        by_lead = cast(Mapping[str | None, str], key_of)  # None is no lead: None
+        drafts.parent = dict(zip(keys, map(by_lead.get, parents), strict=True))
+        if any(map(eq, reports, parents)):
+            for key, lead_id, parent in zip(keys, reports, parents, strict=True):
+                if parent == lead_id:
+                    drafts.parent[key] = None  # their own manager: a root
     drafts.lead = dict(zip(keys, leads, strict=True))
     drafts.contributors = dict(zip(keys, reports.values(), strict=True))
-    drafts.department = {key: lead.department or "" for key, lead in zip(keys, leads, strict=True)}
+    departments: list[str] = list(map(_DEPARTMENT, leads))
+    if not all(departments):  # None for a lead without one
+        departments = [department or "" for department in departments]
+    drafts.department = dict(zip(keys, departments, strict=True))
     for manager in kept_gone:
         key, person = key_of[manager], left.people[manager]
         drafts.add(
@@ -117,7 +116,9 @@ def manager_drafts(
     drafts.left = [
         _lead_left(manager, gone[manager], stand_ins.get(manager), left) for manager in gone
     ]
-    top_leads = sum(1 for parent in parents if parent is None or parent in absent)
+    top_leads = parents.count(None)
+    if absent:
+        top_leads += sum(1 for parent in parents if parent in absent)
     # No manager in the export (none, or one not in it): a lead of a root team, or a loner.
     tops = len(by_manager.get(None, ())) + sum(count for _, count in missing)
     loners = tops - top_leads
@@ -127,6 +128,45 @@ def manager_drafts(
             "nor reports in the filtered export and belong to no team"
         )
     return drafts
+
+
+_MANAGER_ID = attrgetter("manager_id")
+_EMAIL = attrgetter("email")
+_DEPARTMENT = attrgetter("department")
+
+
+def _leads(
+    by_manager: Mapping[str | None, list[str]], by_id: Mapping[str, Person], left: LeftManagers
+) -> tuple[dict[str, list[str]], list[Person], list[tuple[str, int]], dict[str, list[str]]]:
+    """The e-mails reporting to each lead and the leads, in `by_manager`'s order; the
+    managers named but not in the export (with how many name them); and the managers who
+    left, with the e-mails still naming them."""
+    managers = [manager for manager in by_manager if manager is not None]
+    found = list(map(by_id.get, managers))
+    if all(found) and not any(map(eq, map(_MANAGER_ID, found), managers)):
+        # The usual case, in C: every manager named is in the export, none their own.
+        reporting = dict(zip(managers, map(by_manager.__getitem__, managers), strict=True))
+        return reporting, cast(list[Person], found), [], {}
+    reports: dict[str, list[str]] = {}
+    leads: list[Person] = []  # of `reports`, in its order
+    missing: list[tuple[str, int]] = []
+    gone: dict[str, list[str]] = {}  # a manager who left -> the e-mails still naming them
+    for manager, lead in zip(managers, found, strict=True):
+        emails = by_manager[manager]
+        if lead is None:
+            if manager in left.people:
+                gone[manager] = emails
+            else:
+                missing.append((manager, len(emails)))
+            continue
+        if lead.manager_id == manager:
+            # Someone naming themselves as manager joins no team of their own.
+            if len(emails) == 1:
+                continue
+            emails.remove(lead.email)
+        reports[manager] = emails
+        leads.append(lead)
+    return reports, leads, missing, gone
 
 
 def _cut_cycles_through_gone(drafts: Drafts) -> None:

@@ -123,13 +123,13 @@ def _build_teams(
     # by depth keeps that within a depth: two sorts in C, no key tuple per team).
     keys, depth = team_depths(drafts)
     keys.sort(key=depth.__getitem__)
-    leads = [drafts.lead[key] for key in keys]
+    leads = list(map(drafts.lead.__getitem__, keys))
     names = name_teams(drafts, keys, leads, Template(settings.team_name), notes)
     if drafts.stand_in:
         # A team of a manager who left: named for them, led by the stand-in.
         leads = [drafts.stand_in.get(key, lead) for key, lead in zip(keys, leads, strict=True)]
     parent = drafts.parent
-    members = [drafts.contributors[key] for key in keys]
+    members = list(map(drafts.contributors.__getitem__, keys))
     placed: set[str] = set().union(*members)
     if len(placed) < sum(map(len, members)):
         # Some e-mail is listed twice (in one team, or two): each team's made unique. As

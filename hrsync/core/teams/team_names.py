@@ -19,7 +19,7 @@ above the plain one. Each such group is noted.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import islice
 from operator import attrgetter
@@ -119,8 +119,9 @@ def name_teams(
     if len(taken) == len(names):
         return names  # every name is unique already: nothing to suffix
     groups: dict[str, list[int]] = defaultdict(list)
-    for i, folded in enumerate(folded_names):
-        groups[folded].append(i)
+    # Each team's position appended to its folded name's list, in C.
+    positions = map(groups.__getitem__, folded_names)
+    deque(map(list.append, positions, range(len(folded_names))), maxlen=0)
     for folded in sorted(folded for folded, group in groups.items() if len(group) > 1):
         # Highest in the hierarchy first (the order of `keys`), so a suffixed team is
         # never the parent of the plain one ("Sales (2)" above "Sales"); keys break ties
