@@ -226,6 +226,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--people", type=int, default=50_000)
     parser.add_argument("--init-rows", type=int, default=100_000)
     parser.add_argument("--only", default="plan,init,sync", help="parts to run, by comma")
+    parser.add_argument(
+        "--plan-rounds", type=int, default=9, help="rounds of plan against the floor (9)"
+    )
     args = parser.parse_args(argv)
     parts = set(args.only.split(","))
     logs.configure("console", "warning", sys.stderr)  # the simulator's request log is noise
@@ -306,7 +309,9 @@ def main(argv: list[str]) -> int:
                     f"{wall:.2f} s wall"
                 )
             if cases_wanted:
-                plan_vs_floor(hrsync("--config", str(cases[-1][1]), "plan"), as_csv, env, 9)
+                plan_vs_floor(
+                    hrsync("--config", str(cases[-1][1]), "plan"), as_csv, env, args.plan_rounds
+                )
         if "init" not in parts:
             return 0
         wide = work / "init.csv"

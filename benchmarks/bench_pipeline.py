@@ -240,6 +240,7 @@ def measure_steps(path: Path) -> dict[str, Any]:
     result = measure_pipeline(path, None)
     result["steps"] = spent
     result["faults"] = faults
+    result["wrapped"] = [name for names in STEPS.values() for name in names]
     return result
 
 

@@ -24,7 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
         # pipeline's.
         ("bench_pipeline.py", ["--sizes", "400", "--repeat", "1"], "[[source.union]]"),
         ("bench_mapping.py", ["400"], "people"),
-        ("bench_large_export.py", ["--people", "300", "--init-rows", "300"], "init --from"),
+        (
+            "bench_large_export.py",
+            ["--people", "300", "--init-rows", "300", "--plan-rounds", "1"],
+            "init --from",
+        ),
     ],
 )
 def test_a_benchmark_runs_at_a_small_size(script: str, args: list[str], shows: str) -> None:
@@ -53,25 +57,10 @@ def test_the_pipeline_benchmark_times_each_step_it_names(tmp_path: Path) -> None
         )
         assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads(done.stdout)
-    # Every step was called where the benchmark wraps it: a renamed step shows here.
-    assert set(figures["steps"]) == {
-        "Export.table",
-        "read_people",
-        "read_fields",
-        "filter_rows",
-        "validate_rows",
-        "index_rows",
-        "resolve_managers",
-        "find_cycles",
-        "build_people",
-        "manager_drafts",
-        "team_depths",
-        "name_teams",
-        "_ordered",
-        "_adopt_and_create",
-        "_rows",
-        "_identities",
-    }
+    # Every step it wraps was called: one the pipeline no longer calls (or one renamed,
+    # which the wrapping itself refuses) shows here.
+    assert set(figures["steps"]) == set(figures["wrapped"])
+    assert len(figures["wrapped"]) >= 16
     assert set(figures["faults"]) == set(figures["steps"])
 
 
