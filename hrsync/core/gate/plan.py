@@ -346,20 +346,10 @@ def _team_changes(
         ]
     found: list[Change] = [c for c in rename_and_move(row, team, dx) if c is not None]
     if last is None:
-        found.append(
-            LeadChange(row.reference_id, row.name, None, row.lead_email, len(set(row.contributors)))
-        )
+        found.append(_lead_change(row, None))
     else:
         if last.lead_email != row.lead_email:
-            found.append(
-                LeadChange(
-                    row.reference_id,
-                    row.name,
-                    last.lead_email,
-                    row.lead_email,
-                    len(set(row.contributors)),
-                )
-            )
+            found.append(_lead_change(row, last.lead_email))
         before, after = set(last.contributors), set(row.contributors)
         if before != after:
             found.append(
@@ -375,6 +365,13 @@ def _team_changes(
     if not found:
         found.append(Unchanged(row.reference_id, row.name))
     return found
+
+
+def _lead_change(row: TeamRow, old_lead: str | None, *, drift: bool = False) -> LeadChange:
+    """`row`'s lead as a change from `old_lead` (None: the lead DX has is not known)."""
+    return LeadChange(
+        row.reference_id, row.name, old_lead, row.lead_email, len(set(row.contributors)), drift
+    )
 
 
 def rename_and_move(row: TeamRow, team: DxTeam, dx: DxTeams) -> tuple[Rename | None, Move | None]:
@@ -456,16 +453,7 @@ def _correct_drift(
         kept.append(change)
     lead_moved = seen.manager_id is not None and team.manager_id != seen.manager_id
     if lead_moved and not any(isinstance(c, LeadChange) for c in kept):
-        kept.append(
-            LeadChange(
-                row.reference_id,
-                row.name,
-                None,
-                row.lead_email,
-                len(set(row.contributors)),
-                drift=True,
-            )
-        )
+        kept.append(_lead_change(row, None, drift=True))
     if not kept:
         members = len(set(row.contributors))
         kept.append(
