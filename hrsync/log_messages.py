@@ -120,25 +120,35 @@ def _run(fields: Fields) -> str:
 
 
 # What each count of a plan is called in a sentence, done and to do (`sync.finished`,
-# `plan.ready`): (key, one done, many done, to do).
+# `plan.ready`, a sync's summary): (key, done: one, many; to do: one, many).
 _CHANGE_WORDS = (
-    ("create", "created", "created", "to create"),
-    ("rename", "renamed", "renamed", "to rename"),
-    ("move", "moved", "moved", "to move"),
-    ("lead_change", "lead change", "lead changes", "lead changes"),
-    ("membership_change", "membership change", "membership changes", "membership changes"),
-    ("archive", "archived", "archived", "to archive"),
+    ("create", "created", "created", "to create", "to create"),
+    ("rename", "renamed", "renamed", "to rename", "to rename"),
+    ("move", "moved", "moved", "to move", "to move"),
+    ("lead_change", "lead change", "lead changes", "lead change", "lead changes"),
+    (
+        "membership_change",
+        "membership change",
+        "membership changes",
+        "membership change",
+        "membership changes",
+    ),
+    ("archive", "archived", "archived", "to archive", "to archive"),
 )
 
 
-def _changes(counts: Any, *, planned: bool = False) -> str:
+def changes_said(counts: Any, *, planned: bool = False) -> str:
+    """A plan's counts in words: `1 created, 2 lead changes` once done, `1 to create, 2
+    lead changes` while to do; `no changes` when there are none."""
     if not isinstance(counts, Mapping):
         return "no counts"
     parts = []
-    for key, one, many, to_do in _CHANGE_WORDS:
+    for key, *words in _CHANGE_WORDS:
         count = counts.get(key)
         if count:
-            parts.append(f"{short(count)} {to_do if planned else one if count == 1 else many}")
+            done_one, done_many, to_do_one, to_do_many = words
+            one, many = (to_do_one, to_do_many) if planned else (done_one, done_many)
+            parts.append(f"{short(count)} {one if count == 1 else many}")
     return ", ".join(parts) if parts else "no changes"
 
 
@@ -146,7 +156,7 @@ def _sync_finished(f: _Fields) -> str:
     outcome = short(f["outcome"])
     run = "dry run" if f.get("dry_run") else "sync"
     if outcome in ("applied", "planned"):
-        text = f"{run} {outcome}: {_changes(f.get('counts'), planned=outcome == 'planned')}"
+        text = f"{run} {outcome}: {changes_said(f.get('counts'), planned=outcome == 'planned')}"
     elif outcome == "in_sync":
         text = f"{run} in_sync: DX already matches"
     elif outcome == "deferred":
@@ -167,7 +177,7 @@ def _sync_refused(f: _Fields) -> str:
 
 
 def _plan_ready(f: _Fields) -> str:
-    return f"plan ready: {_changes(f, planned=True)}, {short(f.get('unchanged', 0))} unchanged"
+    return f"plan ready: {changes_said(f, planned=True)}, {short(f.get('unchanged', 0))} unchanged"
 
 
 _SKIP_REASONS = {"run_in_progress": "a run is still going", "stopping": "the daemon is stopping"}
@@ -469,4 +479,13 @@ def _fallback(event: str, fields: Fields) -> str:
     return f"{event}: {short(detail, MAX_MESSAGE)}" if detail else event
 
 
-__all__ = ["LIST_SHOWN", "MAX_MESSAGE", "MESSAGES", "message_for", "one_line", "render", "short"]
+__all__ = [
+    "LIST_SHOWN",
+    "MAX_MESSAGE",
+    "MESSAGES",
+    "changes_said",
+    "message_for",
+    "one_line",
+    "render",
+    "short",
+]

@@ -185,6 +185,11 @@ EVENT = {
         ),
         (
             "sync.finished",
+            {"outcome": "planned", "dry_run": True, "counts": {"lead_change": 1, "archive": 2}},
+            "dry run planned: 1 lead change, 2 to archive",
+        ),
+        (
+            "sync.finished",
             {"outcome": "refused", "reason": "would archive 6 teams (max 5)\nsecond line"},
             "sync refused: would archive 6 teams (max 5)…",
         ),

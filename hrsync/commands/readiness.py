@@ -30,6 +30,7 @@ from hrsync.core.text import plural
 from hrsync.dx.client import DxClient
 from hrsync.dx.errors import DxAuthError, DxError
 from hrsync.dx.simulator_probe import at_simulator_address, not_the_simulator
+from hrsync.log_messages import changes_said
 from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError
 from hrsync.store.repo import Store
@@ -70,16 +71,16 @@ def plan_check(result: SyncResult, preview: bool) -> Check:
     """What the plan a sync would make says of readiness: a guard's refusal, DX's
     rejection of a preview, a window it waits for, or the changes it would send."""
     name = "preview" if preview else "plan"
-    changes = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result.counts.items() if v)
+    changes = changes_said(result.counts, planned=True)
     reason = (result.reason or result.outcome.value).rstrip(".")
     match result.outcome:
         case Outcome.IN_SYNC:
             return Check(name, True, "DX already matches the export: nothing to send")
         case Outcome.PLANNED if preview:
             shown = f" ({result.preview_url})" if result.preview_url else ""
-            return Check(name, True, f"DX validated the plan{shown}: {changes or 'no changes'}")
+            return Check(name, True, f"DX validated the plan{shown}: {changes}")
         case Outcome.PLANNED:
-            return Check(name, True, f"no guard trips: {changes or 'no changes'}")
+            return Check(name, True, f"no guard trips: {changes}")
         case Outcome.DEFERRED:
             return Check(name, True, f"deferred: {reason}", warning=True)
         case Outcome.REFUSED:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from hrsync.core.attributes import AttributeOutcome
 from hrsync.core.command_lines import hrsync_command
-from hrsync.core.gate.plan import COUNT_KEYS
+from hrsync.log_messages import changes_said
 from hrsync.outcome import Outcome
 
 if TYPE_CHECKING:
@@ -38,13 +38,7 @@ def human_summary(
         return hrsync_command(config_path, *words)
 
     approvals = _approval_flags(request)
-    counts = result.counts
-    changed = [
-        f"{counts[k]} {k.replace('_', ' ')}"
-        for k in COUNT_KEYS
-        if k != "unchanged" and counts.get(k)
-    ]
-    what = ", ".join(changed) if changed else "no changes"
+    what = changes_said(result.counts, planned=result.outcome is not Outcome.APPLIED)
     people = f" from {result.people_count} people" if result.people_count is not None else ""
     teams = f"{result.plan.desired_count} teams{people}" if result.plan is not None else "no plan"
     reason = f" Reason: {result.reason}." if result.reason else ""

@@ -25,9 +25,14 @@ PLANNED = Planned(PLAN, reading=Reading(40))
 @pytest.mark.parametrize(
     ("outcome", "extra", "phrases"),
     [
-        (Outcome.APPLIED, {}, ["Applied: 1 create (12 teams from 40 people)", "verified"]),
+        # The words of the log and the plan: done when applied, to do when not.
+        (Outcome.APPLIED, {}, ["Applied: 1 created (12 teams from 40 people)", "verified"]),
         (Outcome.IN_SYNC, {}, ["In sync", "Nothing to do"]),
-        (Outcome.PLANNED, {}, ["Planned, nothing sent", "`hrsync --config c.toml sync`"]),
+        (
+            Outcome.PLANNED,
+            {},
+            ["Planned, nothing sent: 1 to create (", "`hrsync --config c.toml sync`"],
+        ),
         (
             Outcome.DEFERRED,
             {"resume_at": datetime(2030, 6, 1, 7, 0, tzinfo=UTC), "reason": "snapshot window"},
