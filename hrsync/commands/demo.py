@@ -230,6 +230,8 @@ def _keep(sim: RunningSimulator, scenario_file: Path, work: Path) -> None:
             "reference_id": team["reference_id"],
             "lead_email": email_of[team["manager_id"]],
             "contributors": team["member_emails"],
+            # Else every team would look edited by hand since hrsync last verified it.
+            "last_changed_at": team["last_changed_at"],
         }
         parent = by_id.get(team["parent_id"])
         if parent is not None and parent["reference_id"]:

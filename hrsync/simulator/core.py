@@ -204,7 +204,9 @@ class SimulatedDx:
                 parent_id=None,
                 manager_id=self._users_by_email[team.lead_email.casefold()].id,
                 member_emails=self._known_members(team.contributors),
-                last_changed_at=start,
+                last_changed_at=_resolve(team.last_changed_at, start)
+                if team.last_changed_at is not None
+                else start,
             )
             self._teams[record.id] = record
             ids_by_position.append(record.id)

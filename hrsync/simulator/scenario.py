@@ -30,7 +30,9 @@ until then DX ignores them as a contributor and refuses them as a lead. Tokens a
 seeded teams need users who are there from the start. ``scheduled_for``
 is a ``YYYY-MM-DD`` date or relative the same way. A team's parent is given by
 ``parent_reference_id`` or, for teams created in the web app without one, by
-``parent_name``; ``reference_id`` null makes such a web-app team.
+``parent_name``; ``reference_id`` null makes such a web-app team. A team's
+``last_changed_at`` (a time) is when DX last changed it, else the simulator's start:
+`hrsync demo --keep` writes it, so a kept DX started again shows no team edited since.
 
 ``seed`` picks what the simulator varies where DX's contract is silent (the shape of
 ``invalid_rows``, the order of ``teams.list``, how late audit events and contributor
@@ -118,6 +120,8 @@ class ScenarioTeam:
     contributors: tuple[str, ...] = ()
     parent_reference_id: str | None = None
     parent_name: str | None = None
+    # When DX last changed it (a kept DX started again); None: when the simulator starts.
+    last_changed_at: TimeRef | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +413,7 @@ class _Reader:
                 "contributors",
                 "parent_reference_id",
                 "parent_name",
+                "last_changed_at",
             },
         )
         lead = self.email(data, "lead_email", where)
@@ -429,6 +434,7 @@ class _Reader:
             contributors=self.strings(data, "contributors", where),
             parent_reference_id=parent_ref,
             parent_name=parent_name,
+            last_changed_at=self.optional_time(data, "last_changed_at", where),
         )
 
     def check_team_tree(self, teams: tuple[ScenarioTeam, ...]) -> None:

@@ -32,7 +32,12 @@ def minimal() -> dict[str, Any]:
             },
         ],
         "teams": [
-            {"name": "Root", "reference_id": "r", "lead_email": "lead@tiny.example"},
+            {
+                "name": "Root",
+                "reference_id": "r",
+                "lead_email": "lead@tiny.example",
+                "last_changed_at": "2026-11-20T08:30:00Z",
+            },
             {
                 "name": "Web-app team",
                 "reference_id": None,
@@ -86,6 +91,9 @@ def test_a_scenario_file_seeds_the_simulator(tmp_path: Path, clock: FakeClock) -
             teams["Child"]["id"],
         ]
         assert teams["Root"]["manager_id"] == "U1"
+        # A kept DX started again tells when each team last changed, not its own start.
+        assert teams["Root"]["last_changed_at"] == "2026-11-20T08:30:00.000Z"
+        assert teams["Child"]["last_changed_at"] == teams["Web-app team"]["last_changed_at"]
         snapshots = {s["id"]: s for s in api.get("snapshots.list").json()["snapshots"]}
         assert snapshots["s"]["completed_at"] == "2026-01-19T10:00:00.000Z"
         assert snapshots["t"]["completed_at"] == "2026-11-22T04:00:00.000Z"  # 5 h before START
