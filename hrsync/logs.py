@@ -53,9 +53,7 @@ def register_secret(secret: Secret | str) -> None:
     global _lasting
     value = secret.reveal() if isinstance(secret, Secret) else secret
     if len(value) >= 4:  # masking tiny strings would garble ordinary text
-        # A library quoting the value escapes what is not printable (`b'…\\n…'`): the
-        # escaped form is masked too.
-        forms = {value, value.encode("unicode_escape").decode("ascii")}
+        forms = _forms(value)
         with _secrets_lock:
             if not forms <= _lasting:
                 _lasting = _lasting | forms
@@ -69,8 +67,14 @@ def register_short_lived_secret(value: str) -> None:
     if len(value) >= 4:
         with _secrets_lock:
             if value not in _short_lived:
-                _short_lived = (*_short_lived, value)[-SHORT_LIVED_KEPT:]
+                _short_lived = (*_short_lived, *_forms(value))[-SHORT_LIVED_KEPT:]
                 _publish()
+
+
+def _forms(value: str) -> set[str]:
+    """`value`, and as a library quoting it writes it: escaped where it is not printable
+    (`b'…\\n…'`)."""
+    return {value, value.encode("unicode_escape").decode("ascii")}
 
 
 def _publish() -> None:

@@ -29,17 +29,22 @@ def not_a_name(key: str) -> str:
     )
 
 
+def line_break_problem(value: str) -> str | None:
+    """ "holds a line break" when `value` does (it took the line after it: `$(cat file)` of
+    a two-line file, a paste), else None. For a credential sent encoded (basic auth, a
+    form body), which may hold any other character."""
+    return "holds a line break" if "\n" in value or "\r" in value else None
+
+
 def header_value_problem(value: str) -> str | None:
-    """What keeps `value` from being sent as an HTTP header's value, said without it; None
-    when nothing does. A value that took the line after it (`$(cat file)` of a two-line
-    file, a paste) is the usual case, and the HTTP library's complaint would quote it."""
-    if "\n" in value or "\r" in value:
-        return "holds a line break"
-    if not value.isascii():
-        return "holds a character outside ASCII"
-    if not value.isprintable():
-        return "holds a control character"
-    return None
+    """What keeps `value` from being sent as an HTTP header's value as it is, said without
+    it; None when nothing does. The HTTP library's complaint would quote the value."""
+    problem = line_break_problem(value)
+    if problem is None and not value.isascii():
+        problem = "holds a character outside ASCII"
+    if problem is None and any((c < " " and c != "\t") or c == "\x7f" for c in value):
+        problem = "holds a control character"  # a tab is allowed in a header value
+    return problem
 
 
 def token_problem(value: str) -> str | None:
@@ -48,6 +53,8 @@ def token_problem(value: str) -> str | None:
     if value[:7].lower() == "bearer ":
         return "starts with 'Bearer ': set the token alone (hrsync adds the word)"
     problem = header_value_problem(value)
+    if problem is None and "\t" in value:
+        problem = "holds a control character"
     if problem is None and " " in value:
         problem = "holds a space"
     return f"{problem}: a token is one word" if problem else None

@@ -109,7 +109,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
                 "reason": "lead_left",
                 "detail": f"{plural(len(overdue_left), 'manager')} left more than "
                 f"{defaults.LEAD_LEFT_ALERT_DAYS:g} days ago and people still name them in HR: "
-                + capped(f"{r.lead_name} ({r.lead})" for r in overdue_left),
+                + capped(name_and_id(r.lead_name, r.lead) for r in overdue_left),
                 "command": hrsync_command(config, "plan"),
             }
         )

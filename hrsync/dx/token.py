@@ -8,7 +8,6 @@ from typing import Any
 
 import httpx
 
-from hrsync import logs
 from hrsync.dx.errors import DxError
 from hrsync.secret import Secret
 
@@ -27,13 +26,6 @@ class BearerAuth(httpx.Auth):
         if self._token.reveal():
             request.headers["Authorization"] = "Bearer " + self._token.reveal()
         yield request
-
-
-def mask_in_logs(token: Secret) -> None:
-    """Mask the token in every log line and stored reason: an error text the client does
-    not build (an HTTP library's) may quote it."""
-    if len(token.reveal()) >= _MIN_REDACTED_LEN:
-        logs.register_secret(token)
 
 
 def scrub(exc: DxError, token: Secret) -> None:

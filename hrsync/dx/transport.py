@@ -37,7 +37,7 @@ from hrsync.dx.errors import (
 )
 from hrsync.dx.ratelimit import SlidingWindowLimiter
 from hrsync.dx.retry import RetryPolicy, is_retryable_status, next_delay, parse_retry_after
-from hrsync.dx.token import BearerAuth, mask_in_logs, scrub
+from hrsync.dx.token import BearerAuth, scrub
 from hrsync.secret import Secret
 
 log = structlog.get_logger(__name__)
@@ -125,7 +125,6 @@ class Transport:
         self.base_url = base_url
         self._observer = observer
         self._token = token
-        mask_in_logs(token)
         self._retry = retry
         self._max_response_bytes = max_response_bytes
         self._clock = clock

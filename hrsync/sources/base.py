@@ -17,7 +17,12 @@ from typing import BinaryIO
 
 from hrsync.config.small_files import kind_of
 from hrsync.core.export.rows import RowTable, SourceRow
-from hrsync.secret import header_value_problem, is_variable_name, not_a_name
+from hrsync.secret import (
+    header_value_problem,
+    is_variable_name,
+    line_break_problem,
+    not_a_name,
+)
 
 CHUNK_BYTES = 64 * 1024
 
@@ -303,19 +308,22 @@ def redact(text: str, hidden: list[str]) -> str:
     return text
 
 
-def required_env(environ: Mapping[str, str], name: str, key: str, doing: str) -> str:
+def required_env(
+    environ: Mapping[str, str], name: str, key: str, doing: str, *, header: bool = False
+) -> str:
     """The value of the variable `name` that the setting `key` names, for `doing` (e.g.
-    "fetch the export"): a SourceError when `key` holds no variable's name, or the
-    variable is unset or blank."""
+    "fetch the export"): a SourceError when `key` holds no variable's name, the variable
+    is unset or blank, or its value cannot be sent: as a header's value (`header`), or
+    at all (a line break; basic auth and a form body encode any other character)."""
     if not is_variable_name(name):
         raise SourceError(f"cannot {doing}: {not_a_name(key)}")
     value = environ.get(name, "").strip()
     if not value:
         raise SourceError(f"cannot {doing}: ${name} (named by {key}) is not set or empty")
-    problem = header_value_problem(value)
+    problem = header_value_problem(value) if header else line_break_problem(value)
     if problem is not None:
         raise SourceError(
-            f"cannot {doing}: ${name} (named by {key}) {problem}; a credential is one line "
+            f"cannot {doing}: ${name} (named by {key}) {problem}, which cannot be sent "
             "(the value is not shown)"
         )
     return value

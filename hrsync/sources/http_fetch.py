@@ -374,7 +374,7 @@ def _credentials(
         logs.register_secret(password)  # the user name stays readable in the log
         secrets.extend([user, password])
     for header, variable in settings.headers.items():
-        value = _required_env(environ, variable, f"source.headers.{header}", shown)
+        value = _required_env(environ, variable, f"source.headers.{header}", shown, header=True)
         logs.register_secret(value)
         match = _HEADER_FORM.match(value) if header.lower() == "authorization" else None
         if match and " " not in match.group(1):
@@ -386,13 +386,15 @@ def _credentials(
     return headers, auth, secrets
 
 
-def _required_env(environ: Mapping[str, str], name: str, key: str, shown: str) -> str:
+def _required_env(
+    environ: Mapping[str, str], name: str, key: str, shown: str, *, header: bool = False
+) -> str:
     if not name:
         raise SourceError(
             f"cannot fetch {shown}: {key} is not set, but basic auth needs both "
             f"source.username_env and source.password_env"
         )
-    return required_env(environ, name, key, f"fetch {shown}")
+    return required_env(environ, name, key, f"fetch {shown}", header=header)
 
 
 def _status_hint(status: int, location: str) -> str:

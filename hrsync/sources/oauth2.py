@@ -24,6 +24,7 @@ from hrsync import logs
 from hrsync.capped_body import ACCEPT_ENCODING, BodyRefused, TooLarge, read_capped
 from hrsync.core.settings import OAuth2Settings
 from hrsync.dx.retry import is_retryable_status
+from hrsync.secret import header_value_problem
 from hrsync.sources.base import SourceError, SourceUnavailable, redact, required_env
 
 log = structlog.get_logger(__name__)
@@ -195,6 +196,12 @@ class TokenSource:
             raise SourceError(
                 f"the OAuth2 token endpoint {self.shown} answered without an access_token "
                 f"({self.grant.setting})"
+            )
+        problem = header_value_problem(token.strip())
+        if problem is not None:
+            raise SourceError(
+                f"the OAuth2 token endpoint {self.shown} answered an access token that "
+                f"{problem}, which cannot be sent as a bearer token (the value is not shown)"
             )
         lifetime = _lifetime(body.get("expires_in") if body else None)
         self._token = token.strip()

@@ -101,11 +101,15 @@ def run_sync(
                     result = SyncResult(
                         run_id, Outcome.FAILED, reason=f"{type(exc).__name__}: {exc}"
                     )
+            attributes = result.attributes
+            if attributes is not None and attributes.reason:
+                attributes = dataclasses.replace(attributes, reason=logs.scrub(attributes.reason))
             result = dataclasses.replace(
                 result,
-                # The reason is stored, printed and sent: a secret an error quoted is
+                # The reasons are stored, printed and sent: a secret an error quoted is
                 # masked here, whatever raised it.
                 reason=logs.scrub(result.reason) if result.reason else result.reason,
+                attributes=attributes,
                 counts={
                     **dict.fromkeys((*COUNT_KEYS, *PEOPLE_COUNT_KEYS, *ATTRIBUTE_COUNT_KEYS), 0),
                     **result.counts,

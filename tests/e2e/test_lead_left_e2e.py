@@ -98,6 +98,11 @@ def test_the_team_of_a_manager_whose_row_is_removed_stays_until_hr_re_points_its
     # One fact, told once: not a warning for each of her reports' rows as well, and her
     # id not given twice for want of her name (her row is gone).
     assert not day2.named("export.warning"), day2.named("export.warning")
+    # ... but which rows still name her is told: the plan names the people HR must
+    # re-point, as the warnings on their rows used to.
+    shown = workspace.hrsync("plan")
+    assert "Managers who left (1)" in shown.stdout, shown.stdout
+    assert all(p in shown.stdout for p in PAYMENTS), shown.stdout
     assert event["message"].startswith("manager E022 left (no longer in the export)"), event
     payments = workspace.dx_teams()["Payments"]
     assert payments["reference_id"] == before["reference_id"]

@@ -494,10 +494,11 @@ def lead_left_message(
             "their new manager in HR:"
         )
         lines.extend(_bullets(_left_line(t) for t in late))
-        lines.append(f"Who is in each: hrsync explain {late[0].lead}")
+        # Not `explain` of the manager: their row may be gone from the export.
+        lines.append("Who still names each: hrsync plan (its section Managers who left)")
     if cleared:
         lines.append(f"HR re-pointed the people of {plural(len(cleared), 'manager')} who left:")
-        lines.extend(_bullets(f"{t.lead_name} ({t.lead})" for t in cleared))
+        lines.extend(_bullets(name_and_id(t.lead_name, t.lead) for t in cleared))
     return _body(
         LEAD_LEFT,
         lines,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from hrsync.core.listing import capped
 from hrsync.core.people import NOT_IN_EXPORT, Problem
 from hrsync.core.text import name_and_id
 
@@ -84,15 +85,17 @@ class LeadLeft:
     def __str__(self) -> str:
         who = name_and_id(self.name, self.employee_id)
         count = f"{len(self.reports)} {'person' if len(self.reports) == 1 else 'people'}"
+        # Whom HR must re-point: the rows that still name them.
+        whom = capped(self.reports)
         if self.stand_in_id is None:
             return (
                 f"lead left: {who} is {self.how} and nobody up their chain is "
-                f"kept to stand in; {count} who still name them are in no team"
+                f"kept to stand in; {count} who still name them are in no team: {whom}"
             )
         return (
             f"lead left: {self.stand_in_name} ({self.stand_in_id}) stands in for {who} "
             f"({self.how}) as lead of {self.team!r} until HR re-points its "
-            f"{count}"
+            f"{count}: {whom}"
         )
 
     def log_fields(self) -> dict[str, object]:
