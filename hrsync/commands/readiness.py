@@ -18,6 +18,7 @@ from hrsync.config.file_modes import not_private
 from hrsync.config.loading import Settings
 from hrsync.core.attributes import column_problems, compile_sources
 from hrsync.core.gate.guards import check_snapshots
+from hrsync.core.gate.plan import COUNT_KEYS
 from hrsync.core.gate.reporting_floor import FOLD_HINT, UnderFloor, floor_lines
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import HeldPerson, Person, UnknownManager, export_columns
@@ -71,7 +72,14 @@ def plan_check(result: SyncResult, preview: bool) -> Check:
     """What the plan a sync would make says of readiness: a guard's refusal, DX's
     rejection of a preview, a window it waits for, or the changes it would send."""
     name = "preview" if preview else "plan"
-    changes = changes_said(result.counts, planned=True)
+    # The changes in the plan's words, then what else it counted (unchanged teams,
+    # attribute values held in a dry run), as the plan itself shows them.
+    others = [
+        f"{count} {key.replace('_', ' ')}"
+        for key, count in result.counts.items()
+        if count and (key == "unchanged" or key not in COUNT_KEYS)
+    ]
+    changes = ", ".join([changes_said(result.counts, planned=True), *others])
     reason = (result.reason or result.outcome.value).rstrip(".")
     match result.outcome:
         case Outcome.IN_SYNC:
@@ -314,7 +322,8 @@ def _leads_left(gone: Sequence[LeadLeft]) -> Check:
     # Not a failure: the team stays, a stand-in leads it, until HR re-points its people.
     return _listing(
         "managers who left",
-        f"{plural(len(gone), 'manager')} filtered out while people still name them",
+        f"{plural(len(gone), 'manager')} gone from the export or filtered out while people "
+        "still name them",
         gone,
         fix="in HR, give their people their new manager (`hrsync explain PERSON` tells each)",
     )

@@ -89,7 +89,10 @@ def test_check_runs_the_guards_and_says_not_ready_when_the_plan_would_be_refused
     assert len(workspace.process_requests()) == 1  # the first sync's only
     fine = workspace.hrsync("check")
     assert fine.code == 0, fine.stdout
-    assert "[  ok] plan: " in fine.stdout
+    (line,) = [ln for ln in fine.stdout.splitlines() if ln.startswith("[  ok] plan: ")]
+    # The changes in the plan's words, and what else it counted.
+    assert line.startswith("[  ok] plan: no guard trips: 1 to create, "), line
+    assert line.endswith(" unchanged"), line
 
 
 def test_check_preview_asks_dx_to_validate_the_rows_and_applies_nothing(
