@@ -466,3 +466,15 @@ def test_a_column_that_might_hold_the_department_is_named_in_the_note() -> None:
     assert proposal.field("department") == ""
     (note,) = [n for n in proposal.notes if "department" in n]
     assert "Cost Center might hold it (3 different values)" in note, note
+
+
+@pytest.mark.parametrize("name", ["Phone Area Code", "Community", "Pay Group ID"])
+def test_a_column_is_named_as_a_possible_department_only_when_it_groups_people(
+    name: str,
+) -> None:
+    # A word inside another ("Community" holds "unit"), or a column of a value per
+    # person, groups nobody.
+    people = [(*p[:4], f"value {i}") for i, p in enumerate(PEOPLE)]
+    proposal = propose(table(("Employee ID", "Full Name", "Work Email", "Manager ID", name), people))
+    (note,) = [n for n in proposal.notes if "department" in n]
+    assert "might hold it" not in note, note

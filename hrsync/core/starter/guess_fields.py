@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from hrsync.core.export.page_signs import one_page_sign, page_signs
@@ -118,6 +119,23 @@ _DEPARTMENT_WORDS = ("department", "dept", "abteilung")
 # cost center is often a finance code, a function or group a looser grouping. Named in
 # the note, so a person knows where to look.
 _MAYBE_DEPARTMENT = ("costcenter", "costcentre", "function", "group", "unit", "area")
+
+
+def _maybe_department(s: _Stats) -> bool:
+    """Named with one of those words, as a word ("Cost Center", "Job Function"; not
+    "Community"), and grouping people: far fewer values than people, none an id or
+    an e-mail address."""
+    words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", s.name).lower())
+    joined = {a + b for a, b in pairwise(words)}
+    named = any(w in words or w in joined for w in _MAYBE_DEPARTMENT)
+    return (
+        named
+        and not any(w in ("id", "code", "number") for w in words[-1:])
+        and 1 < s.distinct <= len(s.filled) // 2
+        and s.share(s.emails) < 0.5
+    )
+
+
 # Endings of first- and last-name columns, whatever precedes them ("Legal First Name",
 # "Preferred First Name", "Given_Name", "Family Name").
 _FIRST_ENDINGS = ("firstname", "givenname", "forename", "vorname")
@@ -776,11 +794,7 @@ def _no_department(stats: Sequence[_Stats], taken: set[str]) -> str:
         maybe = [
             f"{s.name} might hold it ({s.distinct} different values)"
             for s in stats
-            if s.name not in taken
-            and any(w in _last(s.name) for w in _MAYBE_DEPARTMENT)
-            and not _mentions_manager(s.name)
-            and s.distinct > 1
-            and s.share(s.emails) < 0.5
+            if s.name not in taken and not _mentions_manager(s.name) and _maybe_department(s)
         ][:3]
         hint = f"; {', '.join(maybe)}" if maybe else ""
         return f"no column is named like a department (Department, Dept, Division …){hint}: {fix}"
