@@ -475,6 +475,8 @@ def test_a_column_is_named_as_a_possible_department_only_when_it_groups_people(
     # A word inside another ("Community" holds "unit"), or a column of a value per
     # person, groups nobody.
     people = [(*p[:4], f"value {i}") for i, p in enumerate(PEOPLE)]
-    proposal = propose(table(("Employee ID", "Full Name", "Work Email", "Manager ID", name), people))
+    proposal = propose(
+        table(("Employee ID", "Full Name", "Work Email", "Manager ID", name), people)
+    )
     (note,) = [n for n in proposal.notes if "department" in n]
     assert "might hold it" not in note, note

@@ -27,9 +27,9 @@ def hr() -> Iterator[FakeServer]:
             return Response.of_json(
                 {"access_token": "tok-abcdef\n" + TAIL, "token_type": "Bearer", "expires_in": 3600}
             )
-        if request.path == "/basic.csv":
-            if request.headers.get("authorization") != basic_header("svc", PASSWORD):
-                return Response(401, b"no")
+        wanted = basic_header("svc", PASSWORD)
+        if request.path == "/basic.csv" and request.headers.get("authorization") != wanted:
+            return Response(401, b"no")
         return Response(200, CSV, {"Content-Type": "text/csv"})
 
     with serve(answer) as server:
