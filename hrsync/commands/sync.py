@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hrsync.clock import utcnow
 from hrsync.commands.output import show, unwritable_output, write_output
 from hrsync.commands.small_teams import floor_of, floor_text
 from hrsync.commands.startup import load_for, open_store
@@ -134,13 +135,17 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _daemon_seen(settings: Settings) -> bool:
-    """Whether a daemon has ever beaten on this store: the summary says who keeps DX in
-    step after this run only when one does."""
+    """Whether a daemon is running on this store (its heartbeat fresh, not stopped): the
+    summary says the daemon keeps DX in step after this run only when one does."""
     store = open_store(settings)
     try:
-        return store.heartbeat.read() is not None
+        beat = store.heartbeat.read()
     finally:
         store.close()
+    if beat is None or beat.state == "stopped":
+        return False
+    age = (utcnow() - beat.beat_at).total_seconds()
+    return age <= settings.sync.healthcheck_max_age_s
 
 
 def _plan_once(settings: Settings) -> tuple[SyncResult, UnderFloor | None]:

@@ -8,10 +8,12 @@ import os
 import pty
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import CONFIG, TOKEN, Workspace
+from hrsync.store.repo import Store
+from tests.e2e.conftest import CONFIG, TOKEN, Workspace, read_rows
 
 SCHEMA = json.loads((CONFIG / "plan.schema.json").read_text(encoding="utf-8"))
 _TYPES: dict[str, Any] = {
@@ -194,6 +196,24 @@ def test_sync_ends_with_a_paragraph_for_a_person(workspace: Workspace) -> None:
     # No daemon has run on this store: the summary does not say one keeps DX in step.
     assert "the daemon keeps it in step" not in last
     assert f"`hrsync --config {workspace.config} run` (the daemon) keeps it in step" in last
+    # A daemon that stopped (or whose heartbeat went stale) keeps nothing in step either;
+    # one beating now does. Each run applies a change: one person less each time.
+    rows = read_rows("sample-org.csv")
+    managers = {row["Manager ID"] for row in rows}
+    leavers = [row for row in rows if row["Employee ID"] not in managers][:3]
+    for leaver, (state, age, running) in zip(
+        leavers,
+        (("stopped", 60, False), ("idle", 3 * 3600, False), ("idle", 0, True)),
+        strict=True,
+    ):
+        rows.remove(leaver)
+        workspace.write_export(rows)
+        store = Store.open(f"sqlite:///{workspace.db}")
+        store.heartbeat.beat(datetime.now(UTC) - timedelta(seconds=age), state=state)
+        store.close()
+        told = workspace.hrsync("sync", "--summary", "always").stdout.strip().splitlines()[-1]
+        assert told.startswith("Applied: "), told
+        assert ("the daemon keeps it in step" in told) is running, (state, age, told)
     again = workspace.hrsync("sync", "--summary", "always")
     assert again.stdout.strip().splitlines()[-1].startswith("In sync: ")
     # On a pipe (auto): the paragraph alone on stdout, the JSON log on stderr.
