@@ -123,6 +123,9 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
             "state": beat.state,
             "at": _iso(beat.beat_at),
             "age_s": round((now - beat.beat_at).total_seconds(), 1),
+            # A daemon runs: its heartbeat is as fresh as the healthcheck asks, not stopped.
+            "running": beat.state != "stopped"
+            and (now - beat.beat_at).total_seconds() <= settings.sync.healthcheck_max_age_s,
             "host": beat.host,
             "pid": beat.pid,
             "run": _run_in_progress(beat.detail, now),
@@ -273,8 +276,10 @@ def render(doc: dict[str, Any]) -> str:
             if run
             else ""
         )
+        # A heartbeat this old is a daemon that died, whatever state it last wrote.
+        stale = "" if beat.get("running") or beat["state"] == "stopped" else " (not running)"
         lines.append(
-            f"Daemon:      {beat['state']}{running}, heartbeat {beat['age_s']:.0f}s ago "
+            f"Daemon:      {beat['state']}{stale}{running}, heartbeat {beat['age_s']:.0f}s ago "
             f"({beat['at']}, pid {beat['pid']} on {beat['host']})"
         )
     for label, key in (("Last run", "last_run"), ("Succeeded", "last_success")):
@@ -362,10 +367,14 @@ def render(doc: dict[str, Any]) -> str:
         lines.append(f"  resolve:   {snapshot['command']}")
     for number, line in enumerate(snapshot.get("under_floor_text") or [] if snapshot else []):
         lines.append(f"  {'small:' if number == 0 else '':<11}{line.strip()}")
-    lines.append(
-        f"Next run:    {doc['next_scheduled_run']} (schedule {doc['schedule']!r} "
-        f"in {doc['timezone']})"
-    )
+    schedule = f"schedule {doc['schedule']!r} in {doc['timezone']}"
+    if beat is not None and beat.get("running"):
+        lines.append(f"Next run:    {doc['next_scheduled_run']} ({schedule})")
+    else:
+        lines.append(
+            f"Next run:    none while no daemon runs (`hrsync run`; its {schedule} would run "
+            f"at {doc['next_scheduled_run']})"
+        )
     return "\n".join(lines)
 
 

@@ -656,3 +656,23 @@ def test_only_the_exact_paths_are_served_and_http_0_9_is_refused() -> None:
         assert old.startswith(b"HTTP/1.") and b" 400 " in old.split(b"\r\n", 1)[0], old[:200]
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("state", "age_s", "running"),
+    [("idle", 10, True), ("stopped", 10, False), ("idle", 3 * 3600, False)],
+)
+def test_status_says_no_run_comes_while_no_daemon_runs(
+    store: Store, state: str, age_s: int, running: bool
+) -> None:
+    # "Next run: tomorrow 06:00" under a daemon that stopped (or died) is a promise
+    # nobody keeps: the run only comes once a daemon runs again.
+    from hrsync.commands.status import gather, render
+
+    store.heartbeat.beat(NOW - timedelta(seconds=age_s), state=state)
+    text = render(gather(Settings(sync=SyncSettings(schedule="0 6 * * *")), store, NOW))
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("Next run:")]
+    assert line.startswith("Next run:    none while no daemon runs") is not running, line
+    assert "2026-11-23T06:00:00+00:00" in line, line
+    stale = state != "stopped" and not running
+    assert ("(not running)" in text.splitlines()[0]) is stale, text
