@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.e2e.conftest import Workspace, read_rows
+from tests.e2e.conftest import Run, Workspace, read_rows
 from tests.e2e.test_plan_output_e2e import SCHEMA, validate
 
 CARL = {
@@ -216,14 +216,33 @@ def five_without_an_email(rows: list[dict[str, str]]) -> None:
         changed(rows, employee_id, Work_Email="")
 
 
-def test_more_held_people_than_the_guard_allows_refuse_the_run_until_allowed(
-    workspace: Workspace,
-) -> None:
+def refused_for_five_held(workspace: Workspace) -> Run:
+    """After a first sync, five rows lose their e-mail and Emily moves to Mobile: the
+    held guard refuses the run (returned)."""
     rows = first_sync(workspace)
     five_without_an_email(rows)
     changed(rows, "E111", Manager_ID="E023")
     workspace.write_export(rows)
     refused = workspace.hrsync("sync")
+    assert refused.code == 4, refused.stdout[-3000:]
+    return refused
+
+
+def approved_five_held(workspace: Workspace) -> tuple[list[dict[str, str]], str]:
+    """After a first sync, five rows lose their e-mail, the run is refused and a person
+    approves its plan: the export's rows and that plan's id."""
+    rows = first_sync(workspace)
+    five_without_an_email(rows)
+    workspace.write_export(rows)
+    plan_id = workspace.hrsync("sync").finished["plan_id"]
+    assert workspace.hrsync("approve", plan_id, "--by", "ana@example.com").code == 0
+    return rows, plan_id
+
+
+def test_more_held_people_than_the_guard_allows_refuse_the_run_until_allowed(
+    workspace: Workspace,
+) -> None:
+    refused = refused_for_five_held(workspace)
     assert refused.finished["outcome"] == "refused", refused.stdout[-3000:]
     assert "sync.max_held_fraction" in refused.finished["reason"]
     assert "hrsync sync --allow-held 5" in refused.stdout + refused.stderr
@@ -251,12 +270,7 @@ def test_a_held_people_refusal_has_a_plan_id_that_a_person_approves(
 ) -> None:
     # The held guard trips as every other guard does: a plan id, the approve command,
     # the refused plan kept; the next sync applies exactly that plan, the people held.
-    rows = first_sync(workspace)
-    five_without_an_email(rows)
-    changed(rows, "E111", Manager_ID="E023")
-    workspace.write_export(rows)
-    refused = workspace.hrsync("sync")
-    assert refused.code == 4, refused.stdout[-3000:]
+    refused = refused_for_five_held(workspace)
     plan_id = refused.finished["plan_id"]
     assert plan_id and f"approve {plan_id}" in refused.stdout, refused.stdout[-3000:]
     assert "sync --allow-held 5" in refused.stdout
@@ -280,11 +294,7 @@ def test_once_an_approved_held_plan_is_applied_the_same_export_is_not_refused_ag
     # A person approved holding these five; until HR fixes their rows (or more go
     # wrong), each run meets the same plan: it is no new decision, not refused and
     # paged for again every day.
-    rows = first_sync(workspace)
-    five_without_an_email(rows)
-    workspace.write_export(rows)
-    plan_id = workspace.hrsync("sync").finished["plan_id"]
-    assert workspace.hrsync("approve", plan_id, "--by", "ana@example.com").code == 0
+    rows, plan_id = approved_five_held(workspace)
     sent = len(workspace.process_requests())
     approved = workspace.hrsync("sync")  # DX has everyone else already: nothing to send
     assert approved.finished["outcome"] == "in_sync", approved.stdout[-3000:]
@@ -304,11 +314,7 @@ def test_once_an_approved_held_plan_is_applied_the_same_export_is_not_refused_ag
 def test_a_changed_export_after_a_held_approval_is_refused_naming_the_difference(
     workspace: Workspace,
 ) -> None:
-    rows = first_sync(workspace)
-    five_without_an_email(rows)
-    workspace.write_export(rows)
-    plan_id = workspace.hrsync("sync").finished["plan_id"]
-    assert workspace.hrsync("approve", plan_id, "--by", "ana@example.com").code == 0
+    rows, plan_id = approved_five_held(workspace)
     changed(rows, "E111", Manager_ID="E023")  # HR moves Emily meanwhile
     workspace.write_export(rows)
     again = workspace.hrsync("sync")
