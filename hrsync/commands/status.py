@@ -123,9 +123,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
             "state": beat.state,
             "at": _iso(beat.beat_at),
             "age_s": round((now - beat.beat_at).total_seconds(), 1),
-            # A daemon runs: its heartbeat is as fresh as the healthcheck asks, not stopped.
-            "running": beat.state != "stopped"
-            and (now - beat.beat_at).total_seconds() <= settings.sync.healthcheck_max_age_s,
+            "running": beat.running(now, settings.sync.healthcheck_max_age_s),
             "host": beat.host,
             "pid": beat.pid,
             "run": _run_in_progress(beat.detail, now),

@@ -36,11 +36,11 @@ def sync(args: argparse.Namespace) -> int:
     settings = load_for(args)
     if request.dry_run:
         with collector_paused():
-            result = _run_once(settings, request)
+            result, daemon_running = _run_once(settings, request)
     else:
         # A real sync can poll DX for minutes: its collector runs, except over the
         # stages that build the org (sync/story.py).
-        result = _run_once(settings, request)
+        result, daemon_running = _run_once(settings, request)
     if args.format == "json":
         from hrsync.commands.documents import dumps, plan_document
 
@@ -61,7 +61,7 @@ def sync(args: argparse.Namespace) -> int:
             result,
             settings.command_config,
             request,
-            _daemon_seen(settings),
+            daemon_running,
             log_shown=not one_account.active(),
         )
         show("\n" + summary)
@@ -134,20 +134,6 @@ def _plan(args: argparse.Namespace) -> int:
     return 2 if result.plan.has_changes or changes else 0
 
 
-def _daemon_seen(settings: Settings) -> bool:
-    """Whether a daemon is running on this store (its heartbeat fresh, not stopped): the
-    summary says the daemon keeps DX in step after this run only when one does."""
-    store = open_store(settings)
-    try:
-        beat = store.heartbeat.read()
-    finally:
-        store.close()
-    if beat is None or beat.state == "stopped":
-        return False
-    age = (utcnow() - beat.beat_at).total_seconds()
-    return age <= settings.sync.healthcheck_max_age_s
-
-
 def _plan_once(settings: Settings) -> tuple[SyncResult, UnderFloor | None]:
     """A dry run, and the teams of its plan DX would leave out of the next snapshot."""
     store = open_store(settings)
@@ -158,9 +144,15 @@ def _plan_once(settings: Settings) -> tuple[SyncResult, UnderFloor | None]:
         store.close()
 
 
-def _run_once(settings: Settings, request: SyncRequest) -> SyncResult:
+def _run_once(settings: Settings, request: SyncRequest) -> tuple[SyncResult, bool]:
+    """The run, and whether a daemon runs on this store: the summary says the daemon keeps
+    DX in step after it only when one does."""
     store = open_store(settings)
     try:
-        return run_sync(settings, request, store=store)
+        result = run_sync(settings, request, store=store)
+        beat = store.heartbeat.read()
+        return result, beat is not None and beat.running(
+            utcnow(), settings.sync.healthcheck_max_age_s
+        )
     finally:
         store.close()

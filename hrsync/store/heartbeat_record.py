@@ -36,6 +36,11 @@ class HeartbeatRecord:
     consecutive_failures: int
     detail: dict[str, Any]
 
+    def running(self, now: datetime, max_age_s: float) -> bool:
+        """A daemon runs: it has not stopped, and it beat as recently as the healthcheck
+        asks (an older beat is a daemon that died without saying so)."""
+        return self.state != "stopped" and (now - self.beat_at).total_seconds() <= max_age_s
+
 
 def encode_detail(detail: Mapping[str, Any] | None) -> str:
     return json.dumps(dict(detail or {}), default=str)
