@@ -20,7 +20,7 @@ import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hrsync.words import plural, plural_of
+from hrsync.words import name_and_id, plural, plural_of
 
 MAX_MESSAGE = 240  # a line in a log viewer, not a report
 MAX_VALUE = 100  # one value inside the sentence
@@ -200,11 +200,10 @@ def _recovered(f: _Fields) -> str:
 
 
 def _lead_left(f: _Fields) -> str:
-    # With their row gone, their name is not known: the id stands alone.
-    named = f["lead_name"] not in (None, "", f["lead"])
-    who = (
-        f"{short(f['lead_name'])} ({short(f['lead'])})" if named else f"manager {short(f['lead'])}"
-    ) + f" left ({short(f['why'])})"
+    lead = short(f["lead"])
+    who = name_and_id(short(f.get("lead_name") or ""), lead)
+    # With their row gone, their name is not known: the id stands alone, said as whose.
+    who = (f"manager {who}" if who == lead else who) + f" left ({short(f['why'])})"
     if f.get("stand_in") is None:
         return f"{who}: nobody up the chain is kept, {counted(f['people'], 'person')} in no team"
     return (

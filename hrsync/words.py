@@ -1,5 +1,6 @@
-"""Counts in words: `1 person`, `2 people`. The one owner of plurals, a leaf so that the
-log's messages (`hrsync.log_messages`) and the core's (`hrsync.core.text`) say them alike."""
+"""Counts and people in words: `1 person`, `2 people`, `Ada Lee (E1)`. The one owner of
+plurals and of how a person is named, a leaf so that the log's messages
+(`hrsync.log_messages`) and the core's (`hrsync.core.text`) say them alike."""
 
 from __future__ import annotations
 
@@ -17,3 +18,9 @@ def plural_of(word: str) -> str:
 
 
 _PLURALS = {"person": "people"}
+
+
+def name_and_id(name: str, employee_id: str) -> str:
+    """A person as messages name them, `Name (id)`; the id alone when the name is not
+    known (a manager whose row is gone is known by the id their reports still give)."""
+    return f"{name} ({employee_id})" if name and name != employee_id else employee_id

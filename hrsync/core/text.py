@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 # Plurals have one owner, a leaf the log's messages can import too.
+from hrsync.words import name_and_id as name_and_id
 from hrsync.words import plural as plural
 
 # How `hrsync init` starts a value it could not decide, and the loader knows one by: here,
@@ -16,12 +17,6 @@ TODO_PREFIX = "TODO"
 def quoted(name: str) -> str:
     # Double quotes read better than repr() for names such as "Ann's team".
     return f'"{name}"'
-
-
-def name_and_id(name: str, employee_id: str) -> str:
-    """A person as messages name them, `Name (id)`; the id alone when the name is not
-    known (a manager whose row is gone is known by the id their reports still give)."""
-    return f"{name} ({employee_id})" if name and name != employee_id else employee_id
 
 
 def parent_label(name: str | None) -> str:
