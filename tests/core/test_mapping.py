@@ -279,7 +279,9 @@ def test_reports_of_a_manager_outside_the_export_are_top_of_org() -> None:
     result = build_teams(people, MANAGER, FIELDS)
     assert [(t.key, t.parent_key) for t in result.teams] == [("manager:E2", None)]
     assert any("1 person reports to 'E9'" in n for n in result.notes)
-    assert any("1 person has neither a manager nor reports" in n for n in result.notes)
+    assert (
+        "1 person has neither a manager nor reports in the filtered export and belongs to no team"
+    ) in result.notes
 
 
 def test_people_in_no_team_are_counted_whatever_made_them_top_of_org() -> None:
@@ -293,7 +295,9 @@ def test_people_in_no_team_are_counted_whatever_made_them_top_of_org() -> None:
     ]
     result = build_teams(people, MANAGER, FIELDS)
     assert [t.key for t in result.teams] == ["manager:E1", "manager:E7"]
-    assert any("2 people have neither a manager nor reports" in n for n in result.notes)
+    assert (
+        "2 people have neither a manager nor reports in the filtered export and belong to no team"
+    ) in result.notes
 
 
 def test_a_manager_cycle_is_a_problem_naming_the_cycle() -> None:
@@ -462,7 +466,13 @@ def test_a_custom_separator_splits_paths() -> None:
 def test_people_without_a_department_are_noted() -> None:
     people = [P("E1", "A", None, "Eng"), P("E2", "B", "E1", None), P("E3", "C", "E1", " ")]
     result = build_teams(people, DEPARTMENT, FIELDS)
-    assert any("2 people have no department" in n for n in result.notes)
+    assert "2 people have no department and belong to no team" in result.notes
+
+
+def test_one_person_without_a_department_is_noted_in_the_singular() -> None:
+    people = [P("E1", "A", None, "Eng"), P("E2", "B", "E1", None)]
+    result = build_teams(people, DEPARTMENT, FIELDS)
+    assert "1 person has no department and belongs to no team" in result.notes
 
 
 PARENT_FIELDS = FieldSettings(department_parent="Parent Unit", department_lead="Unit Lead")

@@ -148,9 +148,10 @@ def _build_units(
             unit = units[unit_id]
         unit.members.append(person)
     if unplaced:
+        one = unplaced == 1
         notes.append(
-            f"{unplaced} {'person has' if unplaced == 1 else 'people have'} no department "
-            "and belong to no team"
+            f"{unplaced} {'person has' if one else 'people have'} no department and "
+            f"{'belongs' if one else 'belong'} to no team"
         )
     if parent_column:
         _resolve_parent_column(units, parent_column, problems)

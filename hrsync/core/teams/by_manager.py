@@ -123,9 +123,10 @@ def manager_drafts(
     tops = len(by_manager.get(None, ())) + sum(count for _, count in missing)
     loners = tops - top_leads
     if loners:
+        one = loners == 1
         notes.append(
-            f"{loners} {'person has' if loners == 1 else 'people have'} neither a manager "
-            "nor reports in the filtered export and belong to no team"
+            f"{loners} {'person has' if one else 'people have'} neither a manager nor reports"
+            f" in the filtered export and {'belongs' if one else 'belong'} to no team"
         )
     return drafts
 
