@@ -21,7 +21,7 @@ from hrsync.core.export.rows import MAX_FIELD_CHARS, SourceRow
 from hrsync.core.export.templates import Template, is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people import Directory, LeftManagers, Person, Problem, UnknownManager
-from hrsync.core.people.emails import EMAIL_RULE, is_valid_email
+from hrsync.core.people.emails import EMAIL_RULE, email_fault, is_valid_email
 from hrsync.core.people.managers import nobody_expected, suspect_hint
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
 
@@ -185,7 +185,13 @@ def read_people_by_row(
                 "must not be empty: every person synced to DX needs an e-mail address",
             )
         elif not is_valid_email(emails[i]):
-            problem(i, where[i], label["email"], emails[i], f"must be {EMAIL_RULE}")
+            problem(
+                i,
+                where[i],
+                label["email"],
+                emails[i],
+                f"must be {EMAIL_RULE}: {email_fault(emails[i])}",
+            )
         if not names[i]:
             warn(
                 i,

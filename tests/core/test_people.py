@@ -26,7 +26,12 @@ from hrsync.core.people import (
     read_value,
 )
 from hrsync.core.people.columns import ExportColumns, lower_each, normalise_column
-from hrsync.core.people.emails import is_valid_email, normalise_email, valid_emails
+from hrsync.core.people.emails import (
+    email_fault,
+    is_valid_email,
+    normalise_email,
+    valid_emails,
+)
 from hrsync.core.settings import FieldSettings, FilterSettings, SourceSettings
 from hrsync.core.text import collapse_whitespace
 from hrsync.sources.base import SourceError
@@ -987,6 +992,50 @@ def test_the_email_rule_accepts_what_its_plain_form_accepts(value: str) -> None:
     plain = PLAIN_EMAIL_RULE.fullmatch(value) is not None
     assert is_valid_email(value) == plain
     assert valid_emails([value, "a@b.co"]) == [plain, True]
+
+
+@pytest.mark.parametrize(
+    ("address", "fault"),
+    [
+        ("chlo\u00e9.example@contoso.com", "'\u00e9' is not ASCII"),
+        ("ann lee@x.io", "it holds a space"),
+        ("ann.lee.x.io", "it has no @"),
+        ("ann@lee@x.io", "it has more than one @"),
+        ("@x.io", "nothing comes before the @"),
+        ("ann@", "no domain comes after the @"),
+        (".ann@x.io", "its name starts or ends with a dot, or has two in a row"),
+        ("ann..lee@x.io", "its name starts or ends with a dot, or has two in a row"),
+        ("ann(lee)@x.io", "its name holds '('"),
+        ("ann@localhost", "its domain has no dot (like example.com)"),
+        ("ann@x_y.io", "its domain holds '_'"),
+        ("ann@-x.io", "a part of its domain starts or ends with a hyphen, or is empty"),
+        ("ann@x..io", "a part of its domain starts or ends with a hyphen, or is empty"),
+        ("ann@x.io", ""),
+    ],
+)
+def test_a_refused_address_says_what_is_wrong_with_it(address: str, fault: str) -> None:
+    assert email_fault(address) == fault
+
+
+@given(
+    st.one_of(
+        st.emails().map(normalise_email),
+        st.text(alphabet="ab9-.@_+'Z \u00e9(", max_size=14),
+        st.from_regex(PLAIN_EMAIL_RULE, fullmatch=True),
+    )
+)
+def test_an_address_has_a_fault_exactly_when_the_rule_refuses_it(value: str) -> None:
+    assert (email_fault(value) == "") == is_valid_email(value)
+
+
+def test_a_held_person_s_message_says_what_is_wrong_with_the_address() -> None:
+    directory = read(
+        [row("E1"), ("E2", "Chlo\u00e9 Roy", "chlo\u00e9@x.io", "E1", "Eng", "Active")]
+    )
+    (problem,) = directory.problems
+    assert problem.expected == (
+        "must be an e-mail address like name@example.com: '\u00e9' is not ASCII"
+    )
 
 
 def test_a_person_holds_the_row_as_read_and_equals_one_built_from_a_mapping() -> None:

@@ -18,7 +18,7 @@ from hrsync.core.export.rows import MAX_FIELD_CHARS, Several
 from hrsync.core.export.templates import check_template, is_template, template_names
 from hrsync.core.listing import capped
 from hrsync.core.people.columns import ExportColumns, PersonColumns, all_kept
-from hrsync.core.people.emails import EMAIL_RULE, valid_emails
+from hrsync.core.people.emails import EMAIL_RULE, email_fault, valid_emails
 from hrsync.core.settings import FilterSettings
 from hrsync.core.text import natural_key, shown_value
 
@@ -392,7 +392,8 @@ def validate_rows(
                 )
             )
         elif not valid_email[i]:
-            found.append(of_person(i, location, email_column, emails[i], f"must be {EMAIL_RULE}"))
+            expected = f"must be {EMAIL_RULE}: {email_fault(emails[i])}"
+            found.append(of_person(i, location, email_column, emails[i], expected))
         if not names[i]:
             found.append(
                 warning(
