@@ -150,6 +150,7 @@ def gather(settings: Settings, store: Store, now: datetime) -> dict[str, Any]:
         "held": [
             {
                 "person": h.person,
+                "name": h.name or None,
                 "location": h.location,
                 "detail": h.detail,
                 "since": _iso(h.since) if h.since else None,
@@ -315,7 +316,8 @@ def render(doc: dict[str, Any]) -> str:
     held = doc["held"]
     for item in held[:LIMIT]:
         lines.append(
-            f"Held:        {item['person']} since {item['since'][:10]}, {item['location']}: "
+            f"Held:        {name_and_id(item['name'] or '', item['person'])} since "
+            f"{item['since'][:10]}, {item['location']}: "
             f"{item['detail']}"
         )
     if len(held) > LIMIT:

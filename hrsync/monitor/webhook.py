@@ -181,8 +181,8 @@ class Notifier:
         if not pending.started and not pending.cleared:
             return False
         body = held_message(
-            [HeldEntry(r.person, r.location, r.detail) for r in pending.started],
-            [HeldEntry(r.person, r.location, r.detail) for r in pending.cleared],
+            [HeldEntry(r.person, r.location, r.detail, r.name) for r in pending.started],
+            [HeldEntry(r.person, r.location, r.detail, r.name) for r in pending.cleared],
             self._context(run_id, now),
         )
         if not self._post(body, HELD):

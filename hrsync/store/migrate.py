@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 # The newest script in migrations/versions; bump it with every new migration.
-HEAD_REVISION = "0010"
+HEAD_REVISION = "0011"
 
 
 def script_location() -> Path:

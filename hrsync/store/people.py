@@ -35,6 +35,7 @@ class HeldRecord:
     location: str  # the row; every row, comma-separated, when several name the person
     detail: str  # what is wrong with the row (each row's, "; "-separated), in words
     since: datetime | None = None  # set by the store: when they were first held
+    name: str = ""  # as their row gives it ("" when it gives none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +173,7 @@ class PeopleQueries(StoreSessions):
         held = tables.held_people
         with self._read() as s:
             rows = s.execute(select(held).where(held.c.cleared_at.is_(None)))
-            return {r.person: HeldRecord(r.person, r.location, r.detail, r.since) for r in rows}
+            return {r.person: _held(r) for r in rows}
 
     def held_count(self) -> int:
         """How many people are held now (the heartbeat's gauge: a count, not rows)."""
@@ -194,7 +195,11 @@ class PeopleQueries(StoreSessions):
                 old = before.get(record.person)
                 since = old.since if old is not None else now
                 now_held[record.person] = replace(record, since=since)
-                values: dict[str, object] = {"location": record.location, "detail": record.detail}
+                values: dict[str, object] = {
+                    "location": record.location,
+                    "detail": record.detail,
+                    "name": record.name,
+                }
                 if record.person in rows:
                     if old is None:  # cleared but not yet told: held again, as it was
                         values["since"] = since
@@ -217,9 +222,7 @@ class PeopleQueries(StoreSessions):
         return HeldChanges(
             held=tuple(now_held.values()),
             started=tuple(r for p, r in now_held.items() if p not in before),
-            cleared=tuple(
-                HeldRecord(p, before[p].location, before[p].detail, before[p].since) for p in ended
-            ),
+            cleared=tuple(_held(before[p]) for p in ended),
         )
 
     def held_notices(self) -> HeldChanges:
@@ -228,14 +231,10 @@ class PeopleQueries(StoreSessions):
         held = tables.held_people
         with self._read() as s:
             rows = list(s.execute(select(held)))
-
-        def record(r: Any) -> HeldRecord:
-            return HeldRecord(r.person, r.location, r.detail, r.since)
-
         return HeldChanges(
-            held=tuple(record(r) for r in rows if r.cleared_at is None),
-            started=tuple(record(r) for r in rows if r.cleared_at is None and r.notified != "held"),
-            cleared=tuple(record(r) for r in rows if r.cleared_at is not None),
+            held=tuple(_held(r) for r in rows if r.cleared_at is None),
+            started=tuple(_held(r) for r in rows if r.cleared_at is None and r.notified != "held"),
+            cleared=tuple(_held(r) for r in rows if r.cleared_at is not None),
         )
 
     def held_told(self, changes: HeldChanges) -> None:
@@ -248,6 +247,10 @@ class PeopleQueries(StoreSessions):
                 s.execute(
                     delete(held).where(held.c.person.in_(chunk), held.c.cleared_at.is_not(None))
                 )
+
+
+def _held(row: Any) -> HeldRecord:
+    return HeldRecord(row.person, row.location, row.detail, row.since, row.name)
 
 
 def _chunks(values: list[str], size: int = 500) -> Iterable[list[str]]:

@@ -188,6 +188,9 @@ held_people = Table(
     Column("since", UTCDateTime(), nullable=False),
     Column("location", Text, nullable=False),
     Column("detail", Text, nullable=False),
+    # Their name as their row gives it ("" when it gives none): how status and the
+    # webhook name them, since an HR system's id (a GUID in Entra) means little to a reader.
+    Column("name", Text, nullable=False, default="", server_default=""),
     # What the webhook last told of them: "" nothing yet, "held" that they are held. A
     # person told held whose row is fixed stays, `cleared_at` set, until that is told.
     Column("notified", String(10), nullable=False, default=""),

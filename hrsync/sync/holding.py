@@ -69,6 +69,7 @@ def held_records(holds: Sequence[Hold]) -> list[HeldRecord]:
             person,
             ", ".join(dict.fromkeys(h.person.location for h in rows)),
             "; ".join(dict.fromkeys(h.person.detail for h in rows)),
+            name=next((h.person.name for h in rows if h.person.name), ""),
         )
         for person, rows in by_person.items()
     ]

@@ -85,6 +85,8 @@ def test_a_person_without_an_email_is_held_and_everyone_else_is_synced(
     status = json.loads(workspace.hrsync("status", "--format", "json").stdout)
     (listed,) = status["held"]
     assert listed["person"] == "E901" and "Work Email must not be empty" in listed["detail"]
+    assert listed["name"] == "Carl Contractor"
+    assert "Held:        Carl Contractor (E901) since" in workspace.hrsync("status").stdout
     check = workspace.hrsync("check")
     assert check.code == 0, check.stdout
     assert "held people" in check.stdout and "Carl Contractor (E901)" in check.stdout

@@ -528,7 +528,7 @@ def test_the_daemons_monitor_tells_of_stand_ins_after_a_success(
 
 # ------------------------------------------------------------ held people
 
-CARL = HeldRecord("E901", "people.csv line 42", "Work Email must not be empty")
+CARL = HeldRecord("E901", "people.csv line 42", "Work Email must not be empty", name="Carl Jensen")
 EVA = HeldRecord("E905", "people.csv line 44", "Manager ID must be … matches nobody")
 
 
@@ -565,7 +565,9 @@ def test_a_held_notice_names_the_row_the_problem_and_the_command(store: Store) -
         settings = NotifySettings(webhook_url_env="HOOK", format="slack")
         Notifier(settings, store, environ={"HOOK": url}).after_held("h1", NOW)
     (message,) = got
-    assert "E901, people.csv line 42: Work Email must not be empty" in message["text"]
+    # Named as people know them: an HR system's ids (Entra's are GUIDs) mean nothing to a
+    # DX admin reading the channel.
+    assert "Carl Jensen (E901), people.csv line 42: Work Email must not be empty" in message["text"]
     assert "hrsync explain E901" in message["text"]
     assert message["text"].startswith("1 person held for a problem of their own HR row")
 
@@ -586,12 +588,15 @@ def test_status_lists_held_people_with_the_day_their_hold_began(store: Store) ->
     assert doc["held"] == [
         {
             "person": "E901",
+            "name": "Carl Jensen",
             "location": "people.csv line 42",
             "detail": "Work Email must not be empty",
             "since": "2026-11-19T06:00:00+00:00",
         }
     ]
-    assert "Held:        E901 since 2026-11-19, people.csv line 42: Work Email" in render(doc)
+    assert (
+        "Held:        Carl Jensen (E901) since 2026-11-19, people.csv line 42: Work Email"
+    ) in render(doc)
     # Fixing the row is a person's job (the webhook told of it): not "nothing needs a person".
     assert "Attention:   1 person held: HR to fix their row (below)" in render(doc)
     assert "nothing needs a person" not in render(doc)

@@ -82,6 +82,18 @@ def test_held_people_keep_their_since_while_held_and_say_what_started_and_cleare
     assert store.people.held_people() == {}
 
 
+def test_a_held_person_s_name_is_kept_and_follows_their_row(store: Store) -> None:
+    store.people.replace_held([HeldRecord("E1", "line 3", "e-mail empty", name="Ann Lee")], NOW)
+    assert store.people.held_people()["E1"].name == "Ann Lee"
+    assert [r.name for r in store.people.held_notices().started] == ["Ann Lee"]
+    # HR fixed the name but not the e-mail: the store says the name the row gives now.
+    later = NOW + timedelta(days=1)
+    store.people.replace_held([HeldRecord("E1", "line 3", "e-mail empty", name="Ann Berg")], later)
+    assert store.people.held_people()["E1"].name == "Ann Berg"
+    cleared = store.people.replace_held([], later + timedelta(days=1)).cleared
+    assert [r.name for r in cleared] == ["Ann Berg"]
+
+
 def test_a_told_hold_that_ends_waits_to_be_told_cleared(store: Store) -> None:
     store.people.replace_held([HeldRecord("E1", "people.csv line 3", "Work Email is empty")], NOW)
     pending = store.people.held_notices()

@@ -231,6 +231,10 @@ class HeldEntry(NamedTuple):
     person: str  # employee id, else e-mail, else row
     location: str
     detail: str
+    name: str = ""  # as their row gives it
+
+    def named(self) -> str:
+        return name_and_id(self.name, self.person)
 
 
 def _bullets(items: Iterable[str]) -> list[str]:
@@ -258,14 +262,14 @@ def held_message(
             "keeps what it last verifiably had for them, everyone else is synced. Fix the rows "
             "in HR:"
         )
-        lines.extend(_bullets(f"{p.person}, {p.location}: {p.detail}" for p in started))
+        lines.extend(_bullets(f"{p.named()}, {p.location}: {p.detail}" for p in started))
         lines.append(f"Where DX keeps each: {explain} {started[0].person}")
     if cleared:
         lines.append(
             f"{plural(len(cleared), 'person')} no longer held, synced again (their row was "
             "fixed, or left):"
         )
-        lines.extend(_bullets(p.person for p in cleared))
+        lines.extend(_bullets(p.named() for p in cleared))
     return _body(
         HELD,
         lines,
