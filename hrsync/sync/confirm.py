@@ -101,13 +101,16 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
         run, submitted.record, ambiguous=submitted.ambiguous, resend=resend, known=known
     )
     if run.stopping():
-        # Left "accepted": the next start finds it unfinished and verifies it.
+        # Left "accepted": the next start finds it unfinished and verifies it. Not a
+        # verdict, so deferred (resumed at once), not `unverified`, which pages: a rolling
+        # restart during the verification window is routine and mends itself.
         log.warning("sync.stopped_verifying", submission=sid)
         end(
             run,
-            Outcome.UNVERIFIED,
+            Outcome.DEFERRED,
             planned,
             reason="shutting down during verification; the next start verifies",
+            resume_at=run.clock(),
         )
     check_audit(run, planned.plan, submitted.submitted_at, sid)
     if confirmation.teams is not None:
