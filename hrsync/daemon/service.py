@@ -143,6 +143,16 @@ class Daemon:
         pending = self.store.deferrals.pending()
         if pending is not None:
             self.register_resume(pending.resume_at, reason=pending.reason, run_id=pending.run_id)
+        elif (unfinished := self.store.submissions.unfinished()) is not None:
+            # A process killed between DX accepting a hierarchy and seeing it applied (or
+            # whose retry of an unverified run, a job in memory, went with it): a run looks
+            # now, not at tomorrow's schedule, and verifies it before planning anew.
+            self.register_resume(
+                started_at,
+                reason=f"verify submission {unfinished.id} ({unfinished.status}), which run "
+                f"{unfinished.run_id} left unverified",
+                run_id=unfinished.run_id,
+            )
         last_runs = self.store.runs.recent(1, operational_only=True)
         missed = missed_fire(
             self.sync.schedule,

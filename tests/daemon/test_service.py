@@ -35,6 +35,7 @@ from hrsync.daemon.scheduler import (
 from hrsync.daemon.service import Daemon
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
+from hrsync.store.submission_record import SubmissionStatus, SubmittedPlan
 from hrsync.sync.results import AttributeResult, SyncRequest, SyncResult
 from hrsync.sync.story import record_end
 
@@ -253,6 +254,30 @@ def test_a_deferral_whose_time_has_passed_runs_at_once(
     deferred_run(store, "import in progress", T0 - 10 * MIN)
     d = harness.start(RecordingSync(store, clock))
     assert job_time(d, RESUME_JOB) == T0
+
+
+@pytest.mark.parametrize("status", [SubmissionStatus.ACCEPTED, SubmissionStatus.UNVERIFIED])
+def test_a_submission_left_unverified_is_verified_at_start(
+    harness: Harness, store: Store, clock: Clock, status: SubmissionStatus
+) -> None:
+    # The last process was killed (OOM, a node lost, the grace period exceeded) after DX
+    # accepted the hierarchy and before it saw it applied, or it ended unverified and its
+    # retry, a job in memory, went with it: the next start looks at once, not tomorrow.
+    store.runs.start("run-0", "schedule", T0 - H, dry_run=False)
+    sid = store.submissions.record(
+        "run-0", SubmittedPlan(rows=(), digest="d"), people_count=0, now=T0 - H
+    )
+    store.submissions.mark(sid, status, T0 - H)
+    sync = RecordingSync(store, clock)
+    with capture_logs() as logs:
+        d = harness.start(sync)
+    assert job_time(d, RESUME_JOB) == T0
+    (registered,) = events(logs, "daemon.resume_registered")
+    assert registered["reason"] == (
+        f"verify submission {sid} ({status.value}), which run run-0 left unverified"
+    )
+    fire(d, RESUME_JOB)
+    assert sync.triggers == ["resume"]
 
 
 def test_a_deferred_run_registers_a_resume_job_and_keeps_it_in_the_store(
