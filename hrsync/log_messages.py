@@ -288,7 +288,7 @@ MESSAGES: dict[str, str | Callable[[_Fields], str]] = {
     "sync.lead_substituted": "DX does not know {lead}, lead of {team}: {substitute} stands in",
     "sync.refusal_unread": (
         "DX refused the hierarchy ({error}) without naming a row it can be read from:"
-        " {suspects} new lead(s) stood in for, and the hierarchy sent again"
+        " stand-ins for {suspects:count(lead)} DX may not know, and the hierarchy sent again"
     ),
     "sync.not_in_dx": "{count:count(person)} sent, not counted by DX yet: {people}",
     "verify.counted_forgotten": "DX counts fewer in {teams} than it was known to count: "

@@ -222,7 +222,8 @@ def _next_steps(out: Path, report: TextIO) -> None:
         todos = len(exc.problems) - len(others)
         if todos:
             show(
-                f"Replace the {todos} TODO value(s) in {out}; until then hrsync refuses it.",
+                f"Replace the {plural(todos, 'TODO value')} in {out}; until then hrsync "
+                "refuses it.",
                 file=report,
             )
         for problem in others:

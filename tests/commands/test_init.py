@@ -286,7 +286,7 @@ def test_what_init_cannot_decide_is_a_todo_the_loader_refuses_by_name(
     printed = capsys.readouterr().out
     assert "TODO source.fields.name" in printed
     assert "TODO source.fields.manager_id" in printed
-    assert "Replace the 2 TODO value(s)" in printed
+    assert "Replace the 2 TODO values" in printed
     with pytest.raises(ConfigError) as info:
         load_settings(out, {"HRSYNC_DX_TOKEN": "t"})
     assert [p.split(" ", 1)[0] for p in info.value.problems] == [

@@ -369,10 +369,10 @@ def test_small_teams_fold_into_their_parent_deepest_first() -> None:
     }
     # The root has 3 after folding and is kept; every fold is noted.
     assert [n for n in result.notes if n.startswith("folded")] == [
-        "folded manager:E5 (1 contributor(s), below min_team_size 3) into manager:E3; "
-        "0 sub-team(s) re-attached to manager:E3",
-        "folded manager:E2 (2 contributor(s), below min_team_size 3) into manager:E1; "
-        "2 sub-team(s) re-attached to manager:E1",
+        "folded manager:E5 (1 contributor, below min_team_size 3) into manager:E3; "
+        "0 sub-teams re-attached to manager:E3",
+        "folded manager:E2 (2 contributors, below min_team_size 3) into manager:E1; "
+        "2 sub-teams re-attached to manager:E1",
     ]
 
 

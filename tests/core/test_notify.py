@@ -10,14 +10,18 @@ import pytest
 
 from hrsync.core.report.notify import (
     NOTIFY_ON_ALL,
+    MessageContext,
     Notice,
     Observation,
     Sent,
+    StandInChange,
     decide,
     message,
     observe,
     recovered_since,
+    stand_in_message,
 )
+from hrsync.core.teams.substitutes import LeadSubstitute
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 DAY = 86400.0
@@ -262,3 +266,44 @@ def test_teams_markdown_in_a_value_is_escaped_for_teams() -> None:
     texts = [b["text"] for b in body["attachments"][0]["content"]["body"]]
     assert not any(re.search(r"(?<!\\)\[Click|(?<!\\)\*\*now", t) for t in texts), texts
     assert any("\\[Click to approve plan\\](https://evil.example/approve)" in t for t in texts)
+
+
+def _stand_in(i: int) -> LeadSubstitute:
+    return LeadSubstitute(f"r{i}", f"Team {i}", f"lead{i}@x.com", "ada@x.com")
+
+
+@pytest.mark.parametrize(
+    ("started", "ended", "first_line", "last_line"),
+    [
+        (
+            1,
+            0,
+            "DX does not know 1 team lead yet; until they join DX, the lead above stands in:",
+            "- Team 0: ada@x.com stands in for lead0@x.com",
+        ),
+        (
+            25,
+            0,
+            "DX does not know 25 team leads yet; until they join DX, the lead above stands in:",
+            "- and 5 more",
+        ),
+        (
+            0,
+            1,
+            "1 stand-in ended (the lead joined DX, or left):",
+            "- Team 0: no longer led by a stand-in",
+        ),
+        (0, 22, "22 stand-ins ended (the lead joined DX, or left):", "- and 2 more"),
+    ],
+)
+def test_a_stand_in_message_counts_in_words_and_says_how_many_it_leaves_out(
+    started: int, ended: int, first_line: str, last_line: str
+) -> None:
+    change = StandInChange(
+        tuple(_stand_in(i) for i in range(started)), tuple(_stand_in(i) for i in range(ended))
+    )
+    body = stand_in_message(change, MessageContext("json", "r1", NOW))
+    lines = body["text"].splitlines()
+    assert lines[0] == first_line
+    assert last_line in lines
+    assert len(body["started"]) == min(started, 20) and len(body["ended"]) == min(ended, 20)

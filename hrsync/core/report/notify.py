@@ -172,16 +172,20 @@ def stand_in_message(change: StandInChange, context: MessageContext) -> dict[str
     lines = []
     if change.started:
         lines.append(
-            f"DX does not know {len(change.started)} team lead(s) yet; until they join DX, "
-            "the lead above stands in:"
+            f"DX does not know {plural(len(change.started), 'team lead')} yet; until they "
+            "join DX, the lead above stands in:"
         )
         lines.extend(
-            f"- {s.team}: {s.substitute_email} stands in for {s.lead_email}"
-            for s in change.started[:LIMIT]
+            _bullets(
+                f"{s.team}: {s.substitute_email} stands in for {s.lead_email}"
+                for s in change.started
+            )
         )
     if change.ended:
-        lines.append(f"{len(change.ended)} stand-in(s) ended (the lead joined DX, or left):")
-        lines.extend(f"- {s.team}: no longer led by a stand-in" for s in change.ended[:LIMIT])
+        lines.append(
+            f"{plural(len(change.ended), 'stand-in')} ended (the lead joined DX, or left):"
+        )
+        lines.extend(_bullets(f"{s.team}: no longer led by a stand-in" for s in change.ended))
     return _body(
         STAND_IN,
         lines,

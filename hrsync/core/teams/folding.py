@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from hrsync.core.teams.team_drafts import Drafts
+from hrsync.core.text import plural
 
 
 def fold_small(
@@ -55,7 +56,7 @@ def fold_small(
         children[parent_key] = [c for c in children[parent_key] if c != key] + moved
         drafts.remove(key)
         notes.append(
-            f"folded {key} ({size} contributor(s), below min_team_size {minimum}) into "
-            f"{parent_key}; {len(moved)} sub-team(s) re-attached to {parent_key}"
+            f"folded {key} ({plural(size, 'contributor')}, below min_team_size {minimum}) "
+            f"into {parent_key}; {plural(len(moved), 'sub-team')} re-attached to {parent_key}"
         )
     drafts.contributors = {key: emails for key, emails in members.items()}
