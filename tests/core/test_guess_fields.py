@@ -137,6 +137,15 @@ def test_a_manager_given_by_e_mail_is_read_by_e_mail() -> None:
     assert [t.key for t in proposal.todos] == ["source.fields.employee_id"]
 
 
+def test_one_duplicated_e_mail_in_a_small_export_is_still_the_e_mail_column() -> None:
+    # An ordinary typo (a new hire given a colleague's address) must not hide the column:
+    # the run holds those two people, and init should still name the column.
+    people = [(*p[:2], "ben@example.com" if p[0] == "E6" else p[2], *p[3:]) for p in PEOPLE]
+    proposal = propose(table(("id", "name", "E-Mail", "manager", "dept", "status"), people))
+    assert proposal.field("email") == "E-Mail"
+    assert proposal.field("manager_id") == "manager"
+
+
 def test_a_copy_of_the_e_mail_is_not_a_manager() -> None:
     people = [(p[0], p[1], p[2], p[2]) for p in PEOPLE]
     proposal = propose(table(("id", "name", "email", "login"), people))
@@ -183,6 +192,13 @@ def test_what_cannot_be_decided_is_a_todo() -> None:
         ("status", ("ACTIVE", "TERMINATED", "HIRED"), ("ACTIVE",)),
         ("Active_Status", ("1", "0", "1"), ("1",)),  # Workday RaaS: a boolean as 1 or 0
         ("status", ("t", "f", "t"), ("t",)),  # SuccessFactors' User: t active, f inactive
+        # Exports from HR systems set up in other languages.
+        ("Status", ("Aktiv", "Ausgetreten", "Elternzeit", "Inaktiv"), ("Aktiv", "Elternzeit")),
+        ("Statut", ("Actif", "Inactif", "Actif"), ("Actif",)),
+        ("Estado", ("Activo", "Inactivo", "Activa"), ("Activo", "Activa")),
+        ("Stato", ("Attivo", "Cessato", "Attivo"), ("Attivo",)),
+        ("Situação", ("Ativo", "Inativo", "Desligado"), ("Ativo",)),
+        ("Status", ("Actief", "Inactief", "Uit dienst"), ("Actief",)),
     ],
 )
 def test_the_status_filter_keeps_the_employed(

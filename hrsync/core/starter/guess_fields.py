@@ -502,15 +502,21 @@ def _name_like(s: _Stats) -> bool:
     return s.share(s.names) >= 0.8 and s.distinct >= 0.9 * len(s.filled)
 
 
+def _nearly_unique(s: _Stats) -> bool:
+    """All different but for a few repeats: an ordinary day's typo (two people given one
+    address) in a small export must not hide the column, while a manager's column, whose
+    values repeat for every report, stays out."""
+    repeats = len(s.filled) - s.distinct
+    return repeats <= max(2, 0.05 * len(s.filled)) and s.distinct * 2 > len(s.filled)
+
+
 def _email_column(stats: Sequence[_Stats]) -> tuple[str, str] | None:
     """The person's own e-mail: nearly every value an address, nearly all different, and
     not the manager's. A column named like an e-mail comes first; then the fuller."""
     candidates = [
         s
         for s in stats
-        if s.share(s.emails) >= 0.8
-        and s.distinct >= 0.95 * len(s.filled)
-        and not _mentions_manager(s.name)
+        if s.share(s.emails) >= 0.8 and _nearly_unique(s) and not _mentions_manager(s.name)
     ]
     if not candidates:
         return None
@@ -817,10 +823,16 @@ _KEPT = frozenset({"active", "employed", "leave", "onleave", "leaveofabsence", "
 _KEPT |= frozenset({"parentalleave", "sickleave", "maternityleave", "sabbatical", "probation"})
 _KEPT |= frozenset({"onboarding", "provisioned", "recovery", "lockedout", "passwordexpired"})
 _KEPT |= frozenset({"suspended", "current", "working", "fulltime", "parttime"})
+# The same in HR systems set up in German, French, Spanish, Italian, Portuguese and Dutch.
+_KEPT |= frozenset({"aktiv", "beschäftigt", "elternzeit", "mutterschutz", "beurlaubt", "actif"})
+_KEPT |= frozenset({"activo", "activa", "attivo", "attiva", "ativo", "ativa", "actief"})
 _DROPPED = frozenset({"terminated", "inactive", "deprovisioned", "former", "leaver", "left"})
 _DROPPED |= frozenset({"offboarded", "staged", "hired", "init", "accepted", "prehire"})
 _DROPPED |= frozenset({"pending", "notstarted", "retired", "deceased", "deleted", "archived"})
 _DROPPED |= frozenset({"disabled", "separated", "withdrawn", "ended", "exited", "garden"})
+_DROPPED |= frozenset({"inaktiv", "ausgetreten", "gekündigt", "ehemalig", "inactif", "sorti"})
+_DROPPED |= frozenset({"inactivo", "inactiva", "inattivo", "cessato", "cessata", "inativo"})
+_DROPPED |= frozenset({"inativa", "desligado", "desligada", "inactief", "uitdienst"})
 # A boolean as some HR systems write it (Workday's 1/0, SuccessFactors' t/f).
 _BOOLEANS = {"1": "true", "0": "false", "t": "true", "f": "false"}
 # Boolean status columns that are true for the people who are *not* employed.
