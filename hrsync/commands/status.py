@@ -327,7 +327,8 @@ def render(doc: dict[str, Any]) -> str:
         who = name_and_id(item["lead_name"] or "", item["lead"])
         lines.append(
             f"Lead left:   {item['stand_in']} stands in for {who} as lead of {item['team']!r} "
-            f"since {since} ({plural(item['people'], 'person')} still name them)"
+            f"since {since} ({plural(item['people'], 'person')} still "
+            f"{'names' if item['people'] == 1 else 'name'} them)"
             if item["stand_in"]
             else f"Lead left:   {who} since {since}: nobody up the chain is kept, "
             f"{plural(item['people'], 'person')} in no team"

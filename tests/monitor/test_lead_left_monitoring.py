@@ -4,6 +4,7 @@ after 3 days, one more when it has (never per run)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -85,6 +86,10 @@ def test_status_names_the_stand_in_and_needs_a_person_past_the_alert_days(store:
         "Lead left:   tomas@x.test stands in for Kat (E022) as lead of 'Payments' since "
         "2026-12-01 (4 people still name them)"
     ) in text
+    one_left = dataclasses.replace(PAYMENTS, people=1)
+    store.leads_left.replace([one_left], NOW)
+    assert "since 2026-12-01 (1 person still names them)" in render(gather(settings, store, NOW))
+    store.leads_left.replace([PAYMENTS], NOW)
     late = gather(settings, store, NOW + 3 * DAY)
     assert [a["reason"] for a in late["attention"]] == ["no_team", "lead_left"]
     assert "Kat (E022)" in late["attention"][1]["detail"]
