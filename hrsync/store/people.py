@@ -62,6 +62,21 @@ class PeopleQueries(StoreSessions):
                 for r in s.execute(select(people))
             }
 
+    def emails_of(self, employee_ids: Iterable[str]) -> dict[str, str]:
+        """The e-mail DX last verifiably took for each of these employee ids (the newest
+        first sent, when the id went by several), for those it took one for."""
+        people = tables.dx_people
+        found: dict[str, str] = {}
+        with self._read() as s:
+            for chunk in _chunks(sorted(set(employee_ids))):
+                rows = s.execute(
+                    select(people.c.employee_id, people.c.email)
+                    .where(people.c.employee_id.in_(chunk))
+                    .order_by(people.c.first_sent_at, people.c.email)
+                )
+                found.update({r.employee_id: r.email for r in rows})
+        return found
+
     def not_counted(self) -> list[DxPerson]:
         """The people DX does not count (it ignored their e-mails), by e-mail."""
         people = tables.dx_people

@@ -17,6 +17,7 @@ from hrsync.core.export.page_signs import first_run_page
 from hrsync.core.export.read_columns import ColumnsRead, columns_read
 from hrsync.core.export.rows import RowTable
 from hrsync.core.people import (
+    NOT_IN_EXPORT,
     SUSPECT_REFERENCES,
     Directory,
     HeldPerson,
@@ -426,6 +427,32 @@ def teams_known(store: Store, settings: Settings) -> dict[str, KnownTeam]:
     return known
 
 
+def name_departed(export: Export, store: Store) -> Export:
+    """Managers whose rows are gone from the export, named by the e-mail DX took for their
+    id: all hrsync knows of them, and more to a reader than an HR id (a GUID in Entra ID)."""
+    left = export.directory.left
+    gone = {manager for manager, why in left.reason.items() if why == NOT_IN_EXPORT}
+    if not gone:
+        return export
+    # Once their team is led by a stand-in, DX no longer holds them: the name found the
+    # first time is kept with the team (the store's `leads_left`).
+    emails = {
+        r.lead: r.lead_name
+        for r in store.leads_left.current()
+        if r.lead_name and r.lead_name != r.lead
+    }
+    emails |= store.people.emails_of(gone)
+    named = {manager: emails[manager] for manager in gone & emails.keys()}
+    if not named:
+        return export
+    people = {
+        manager: person._replace(name=named[manager]) if manager in named else person
+        for manager, person in left.people.items()
+    }
+    directory = replace(export.directory, left=left._replace(people=people))
+    return replace(export, directory=directory)
+
+
 def read_and_map(run: Run) -> Mapped:
     """read → map, logged; a refused or unavailable export ends the run."""
     try:
@@ -436,6 +463,7 @@ def read_and_map(run: Run) -> Mapped:
             known_teams=teams_known(run.store, run.settings),
             gate_held=True,
         )
+        export = name_departed(export, run.store)
     except SourceUnavailable as exc:
         # Not the export's fault: a failed run, retried on the next schedule.
         log.error("export.unavailable", detail=str(exc))

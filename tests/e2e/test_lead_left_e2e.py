@@ -103,10 +103,16 @@ def test_the_team_of_a_manager_whose_row_is_removed_stays_until_hr_re_points_its
     shown = workspace.hrsync("plan")
     assert "Managers who left (1)" in shown.stdout, shown.stdout
     assert all(p in shown.stdout for p in PAYMENTS), shown.stdout
-    assert event["message"].startswith("manager E022 left (no longer in the export)"), event
+    assert event["message"].startswith(
+        "katherine.adeyemi@example.com (E022) left (no longer in the export)"
+    ), event
     payments = workspace.dx_teams()["Payments"]
     assert payments["reference_id"] == before["reference_id"]
     assert lead_of(workspace, payments) == "tomas.herrera@example.com"
     assert set(PAYMENTS) <= set(payments["member_emails"])
     status = workspace.hrsync("status")
     assert "stands in for" in status.stdout and "E022" in status.stdout, status.stdout
+    # Her row is gone, but hrsync knows the e-mail DX took for her id: she is named by it
+    # (an HR id alone, a GUID in Entra ID, tells a reader nothing).
+    assert "stands in for katherine.adeyemi@example.com (E022)" in status.stdout, status.stdout
+    assert "katherine.adeyemi@example.com (E022)" in shown.stdout, shown.stdout

@@ -137,3 +137,17 @@ def test_the_heartbeats_counts_are_the_lists_lengths(store: Store) -> None:
     store.people.replace_held([HeldRecord("E1", "p.csv line 2", "x")], NOW + timedelta(hours=1))
     assert store.people.not_counted_count() == len(store.people.not_counted()) == 2
     assert store.people.held_count() == len(store.people.held_people()) == 1
+
+
+def test_the_e_mail_dx_took_for_an_id_is_found_newest_first(store: Store) -> None:
+    store.people.record_sent_people({"kat@old.example": "E22", "bo@x.com": "E5"}, NOW)
+    # Sent under a second address as well, a day later (a rename in HR): the newer wins.
+    store.people.record_sent_people(
+        {"kat@old.example": "E22", "bo@x.com": "E5", "kat@new.example": "E22"},
+        NOW + timedelta(days=1),
+    )
+    assert store.people.emails_of(["E22", "E5", "E404"]) == {
+        "E22": "kat@new.example",
+        "E5": "bo@x.com",
+    }
+    assert store.people.emails_of([]) == {}
