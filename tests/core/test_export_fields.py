@@ -105,6 +105,13 @@ def test_templates_render_the_same_by_name_and_over_columns(
     ("last", "a b c", "c"),
     ("first", "", ""),
     ("initial", "zoe", "z"),
+    # "Last, First", as many HR lists write names, read as "First Last".
+    ("natural", "Schmidt, Anna", "Anna Schmidt"),
+    ("natural", "van der Berg,Jan Peter", "Jan Peter van der Berg"),
+    ("natural", "Anna Schmidt", "Anna Schmidt"),
+    ("natural", "Smith, Jr., John", "Smith, Jr., John"),  # two commas: not that order
+    ("natural", "Schmidt,", "Schmidt,"),
+    ("natural", ", Anna", ", Anna"),
 ])  # fmt: skip
 def test_each_filter(name: str, value: str, expected: str) -> None:
     assert FILTERS[name](value) == expected

@@ -146,6 +146,18 @@ def test_one_duplicated_e_mail_in_a_small_export_is_still_the_e_mail_column() ->
     assert proposal.field("manager_id") == "manager"
 
 
+def test_names_written_last_first_are_read_first_last() -> None:
+    # Many HR lists (SAP, DATEV, ADP's Reports To Name) write "Schmidt, Anna": a team
+    # would be "Schmidt, Anna's team" in DX.
+    people = [(p[0], ", ".join(reversed(p[1].split(" ", 1))), *p[2:]) for p in PEOPLE]
+    proposal = propose(
+        table(("id", "Nachname, Vorname", "email", "manager", "dept", "status"), people)
+    )
+    assert proposal.field("name") == "{Nachname, Vorname|natural}"
+    evidence = {g.key: g.evidence for g in proposal.fields}["source.fields.name"]
+    assert "'Okafor, Ada'" in evidence and "'Ada Okafor'" in evidence
+
+
 def test_a_copy_of_the_e_mail_is_not_a_manager() -> None:
     people = [(p[0], p[1], p[2], p[2]) for p in PEOPLE]
     proposal = propose(table(("id", "name", "email", "login"), people))

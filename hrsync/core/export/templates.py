@@ -68,6 +68,15 @@ def _initial(value: str) -> str:
     return _first(value)[:1]
 
 
+def _natural(value: str) -> str:
+    """`Schmidt, Anna` as `Anna Schmidt`: a name many HR lists write last name first. Any
+    other value (no comma, two, or a side empty: `Smith, Jr., John`) is left as it is."""
+    last, comma, first = value.partition(",")
+    if not comma or "," in first or not last.strip() or not first.strip():
+        return value
+    return f"{first.strip()} {last.strip()}"
+
+
 FILTERS: Mapping[str, Callable[[str], str]] = {
     "lower": str.lower,
     "upper": str.upper,
@@ -77,6 +86,7 @@ FILTERS: Mapping[str, Callable[[str], str]] = {
     "first": _first,
     "last": _last,
     "initial": _initial,
+    "natural": _natural,
 }
 
 
@@ -111,6 +121,7 @@ COLUMN_FILTERS: Mapping[str, ColumnFilter] = {
     "first": lambda values: [w[0] if (w := v.split(None, 1)) else "" for v in values],
     "last": lambda values: [w[-1] if (w := v.rsplit(None, 1)) else "" for v in values],
     "initial": lambda values: [w[0][:1] if (w := v.split(None, 1)) else "" for v in values],
+    "natural": lambda values: list(map(_natural, values)) if "," in "".join(values) else values,
 }
 
 

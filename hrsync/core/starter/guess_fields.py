@@ -27,7 +27,7 @@ from typing import Any
 
 from hrsync.core.export.page_signs import one_page_sign, page_signs
 from hrsync.core.export.rows import RowTable
-from hrsync.core.export.templates import Template, is_template
+from hrsync.core.export.templates import FILTERS, Template, is_template
 from hrsync.core.listing import capped
 from hrsync.core.people.emails import valid_emails
 from hrsync.core.people.managers import name_key
@@ -539,10 +539,8 @@ def _name(
     named = [s for s in names if _named(s.name, _NAME_KEYS)]
     if named:
         best = max(named, key=lambda s: (s.names, s.distinct))
-        return (
-            best.name,
-            best.name,
-            f"{best.name}: {_of(best.names, len(best.filled))} values read as names",
+        return _natural_order(
+            best, f"{best.name}: {_of(best.names, len(best.filled))} values read as names"
         )
     given = _name_parts(stats, _FIRST_KEYS, _FIRST_ENDINGS) + _preferred_first(stats)
     family = _name_parts(stats, _LAST_KEYS, _LAST_ENDINGS)
@@ -571,13 +569,26 @@ def _name(
     unnamed = [s for s in names if s.name not in taken]
     if unnamed:
         best = max(unnamed, key=lambda s: (s.names, s.distinct))
-        return (
-            best.name,
-            best.name,
+        return _natural_order(
+            best,
             f"{best.name}: {_of(best.names, len(best.filled))} values read as names "
             "(found by its values, not its name)",
         )
     return None
+
+
+def _natural_order(s: _Stats, evidence: str) -> tuple[str, str, str]:
+    """A name column as the name field: through the `natural` filter when most of its
+    names are written last name first ("Schmidt, Anna"), else as it is."""
+    flipped = [v for v in s.filled if FILTERS["natural"](v) != v]
+    if not _templatable(s.name) or len(flipped) < 0.8 * len(s.filled):
+        return s.name, s.name, evidence
+    example = flipped[0]
+    return (
+        s.name,
+        f"{{{s.name}|natural}}",
+        f"{evidence}, last name first: {example!r} is read as {FILTERS['natural'](example)!r}",
+    )
 
 
 def _name_parts(
