@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from hrsync.core.attributes import AttributeOutcome
 from hrsync.core.command_lines import hrsync_command
+from hrsync.core.gate.guards import STOPPED_VERIFYING
 from hrsync.log_messages import changes_said
 from hrsync.outcome import Outcome
 
@@ -63,12 +64,21 @@ def human_summary(
         case Outcome.PLANNED:
             head = f"Planned, nothing sent: {what} ({teams})."
             nxt = f"Run `{command('sync', *approvals)}` to apply it."
+        case Outcome.DEFERRED if result.defer_kind == STOPPED_VERIFYING:
+            head = (
+                f"Sent, not verified yet: {what} ({teams}); DX accepted it and the run "
+                "stopped while verifying."
+            )
+            nxt = "Nothing to do: the next run verifies it before sending anything."
         case Outcome.DEFERRED:
             when = result.resume_at.isoformat(timespec="minutes") if result.resume_at else "later"
             head = f"Deferred, nothing sent: {what} ({teams}).{reason}"
             nxt = (
                 f"The daemon tries again at {when} (or run `{command('sync')}` after it); "
                 "nothing to do unless it keeps deferring."
+                if daemon_seen
+                else f"No daemon runs to try again (`{command('run')}`): run "
+                f"`{command('sync')}` after {when}."
             )
         case Outcome.REFUSED:
             head = f"Refused, nothing sent: {what} ({teams}).{reason}"

@@ -26,6 +26,7 @@ from hrsync.core.confirmation.dx_users import (
 )
 from hrsync.core.confirmation.verify import Convergence, check_convergence, match_audit
 from hrsync.core.gate.compare import index_dx
+from hrsync.core.gate.guards import STOPPED_VERIFYING
 from hrsync.core.gate.plan import Plan, SeenTeam, payload_size
 from hrsync.core.listing import capped as capped_list
 from hrsync.core.report.render import describe
@@ -111,6 +112,7 @@ def verify(run: Run, submitted: Submitted) -> NoReturn:
             planned,
             reason="shutting down during verification; the next start verifies",
             resume_at=run.clock(),
+            defer_kind=STOPPED_VERIFYING,
         )
     check_audit(run, planned.plan, submitted.submitted_at, sid)
     if confirmation.teams is not None:

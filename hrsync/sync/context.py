@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NoReturn, TypedDict, Unpack
+from typing import Literal, NoReturn, TypedDict, Unpack
 
 from hrsync import logs
 from hrsync.clock import Clock
@@ -96,7 +96,7 @@ class Ending(TypedDict, total=False):
     resume_at: datetime | None
     action: str | None
     problems: tuple[str, ...]
-    defer_kind: DeferralKind | None
+    defer_kind: DeferralKind | Literal["stopped_verifying"] | None
     uncounted: Uncounted
 
 

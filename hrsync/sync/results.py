@@ -158,9 +158,10 @@ class SyncResult:
     action: str | None = None  # the command a person runs to resolve it (a refusal's approval)
     problems: tuple[str, ...] = ()  # every problem of a refused export, one line per kind
     # What deferred the run, as `core.guards` names it (the import back-off counts
-    # `import_in_progress`; a run the lease turned away is `lease_held`); None when not
-    # deferred, or deferred by a shutdown.
-    defer_kind: DeferralKind | Literal["lease_held"] | None = None
+    # `import_in_progress`; a run the lease turned away is `lease_held`, one stopped while
+    # verifying what it sent `stopped_verifying`); None when not deferred, or deferred by a
+    # shutdown before sending.
+    defer_kind: DeferralKind | Literal["lease_held", "stopped_verifying"] | None = None
     uncounted: Uncounted = Uncounted()
 
     # What the run planned and read, for what reads a result (all empty before a plan).

@@ -65,6 +65,38 @@ def test_one_paragraph_per_outcome(
         assert phrase in text
 
 
+def test_a_deferral_with_no_daemon_running_says_who_tries_again() -> None:
+    when = datetime(2030, 6, 1, 7, 0, tzinfo=UTC)
+    result = SyncResult(
+        "run1", Outcome.DEFERRED, counts=PLAN.counts, planned=PLANNED, resume_at=when,
+        reason="snapshot s-1 is live (not completed)", defer_kind="snapshot_live",
+    )  # fmt: skip
+    running = human_summary(result, "c.toml", daemon_seen=True)
+    assert "The daemon tries again at 2030-06-01T07:00+00:00" in running
+    stopped = human_summary(result, "c.toml", daemon_seen=False)
+    assert "The daemon" not in stopped
+    assert (
+        "No daemon runs to try again (`hrsync --config c.toml run`): run "
+        "`hrsync --config c.toml sync` after 2030-06-01T07:00+00:00"
+    ) in stopped
+
+
+def test_a_run_stopped_while_verifying_does_not_say_nothing_was_sent() -> None:
+    result = SyncResult(
+        "run1", Outcome.DEFERRED, counts=PLAN.counts, planned=PLANNED,
+        resume_at=datetime(2030, 6, 1, 7, 0, tzinfo=UTC),
+        reason="shutting down during verification; the next start verifies",
+        defer_kind="stopped_verifying",
+    )  # fmt: skip
+    text = human_summary(result, "c.toml")
+    assert "nothing sent" not in text
+    assert text.startswith(
+        "Sent, not verified yet: 1 to create (12 teams from 40 people); DX accepted it and "
+        "the run stopped while verifying."
+    )
+    assert "the next run verifies it before sending anything" in text
+
+
 @pytest.mark.parametrize("hierarchy", [Outcome.APPLIED, Outcome.IN_SYNC])
 def test_an_attribute_step_that_needs_a_person_is_not_nothing_to_do(hierarchy: Outcome) -> None:
     from hrsync.core.attributes import AttributeOutcome

@@ -89,7 +89,7 @@ def test_a_stop_during_verification_leaves_it_to_the_next_start(
     (stopped,) = results
     # Not a verdict, so not `unverified` (which pages): a rolling restart during the
     # verification window is routine, and the next start verifies what DX took.
-    assert stopped.outcome is Outcome.DEFERRED
+    assert stopped.outcome is Outcome.DEFERRED and stopped.defer_kind == "stopped_verifying"
     assert "next start verifies" in (stopped.reason or "")
     pending = store.deferrals.pending()
     assert stopped.resume_at is not None and pending is not None

@@ -31,6 +31,10 @@ ApiDeferralKind = Literal["snapshot_in_progress", "import_in_progress"]
 # Not a deferral of the gate's: a run another run's lease turned away (nothing read,
 # nothing decided), kept in `runs.defer_kind` so what reads "the last run" skips it.
 TURNED_AWAY: Final = "lease_held"
+# Not the gate's either: a run that submitted, then stopped (SIGTERM) while verifying. It
+# is resumed at the next start, which verifies what DX took; unlike every other deferral,
+# something was sent.
+STOPPED_VERIFYING: Final = "stopped_verifying"
 
 
 @dataclass(frozen=True, slots=True)
