@@ -363,7 +363,9 @@ def render(doc: dict[str, Any]) -> str:
     if deferral and deferral.get("waiting"):
         lines.append(f"Waiting:     {deferral['waiting']}")
     snapshot = doc.get("next_snapshot")
-    lines.append(f"Snapshot:    {snapshot['text']}" if snapshot else "Snapshot:    none scheduled")
+    lines.append(
+        f"Snapshot:    {snapshot['text']}" if snapshot else "Snapshot:    no next snapshot scheduled"
+    )
     if snapshot and not snapshot["ready"] and snapshot["command"]:
         lines.append(f"  resolve:   {snapshot['command']}")
     for number, line in enumerate(snapshot.get("under_floor_text") or [] if snapshot else []):
