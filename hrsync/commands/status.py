@@ -363,9 +363,8 @@ def render(doc: dict[str, Any]) -> str:
     if deferral and deferral.get("waiting"):
         lines.append(f"Waiting:     {deferral['waiting']}")
     snapshot = doc.get("next_snapshot")
-    lines.append(
-        f"Snapshot:    {snapshot['text']}" if snapshot else "Snapshot:    no next snapshot scheduled"
-    )
+    shown = snapshot["text"] if snapshot else "no next snapshot scheduled"
+    lines.append(f"Snapshot:    {shown}")
     if snapshot and not snapshot["ready"] and snapshot["command"]:
         lines.append(f"  resolve:   {snapshot['command']}")
     for number, line in enumerate(snapshot.get("under_floor_text") or [] if snapshot else []):
