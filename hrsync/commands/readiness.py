@@ -299,7 +299,7 @@ def _held(held: Sequence[HeldPerson]) -> Check:
         "held people",
         f"{len(held)} held for a problem of their own row; DX keeps what it last "
         "verifiably had for them",
-        [f"{p.shown}, {p.location}: {p.detail}" for p in held],
+        [f"{p.shown}, {p.location}: {p.detail_shown}" for p in held],
         fix="fix their rows in HR; `hrsync explain PERSON` says where DX keeps each",
     )
 

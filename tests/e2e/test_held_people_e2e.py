@@ -334,3 +334,22 @@ def test_a_changed_export_after_a_held_approval_is_refused_naming_the_difference
     assert applied.code == 0, applied.stdout[-3000:]
     assert applied.finished["approval"]["plan_id"] == plan_id
     assert applied.finished["counts"]["held"] == 5
+
+
+def test_the_plan_and_check_show_the_value_a_held_row_holds_and_the_store_does_not(
+    workspace: Workspace,
+) -> None:
+    # A typo in a manager id: HR finds it faster with the value in front of them. The plan
+    # and check are read on the operator's terminal; the store and the webhook keep what
+    # is wrong in words only, as everywhere a run is told without its rows' values.
+    rows = first_sync(workspace)
+    changed(rows, "E111", Manager_ID="E0O2")
+    workspace.write_export(rows)
+    plan = workspace.hrsync("plan")
+    assert "Manager ID must be the employee id of a person in the export" in plan.stdout
+    assert "got 'E0O2'" in plan.stdout, plan.stdout
+    check = workspace.hrsync("check")
+    assert "got 'E0O2'" in check.stdout, check.stdout
+    assert workspace.hrsync("sync").code == 0
+    status = workspace.hrsync("status")
+    assert "Manager ID must be" in status.stdout and "E0O2" not in status.stdout

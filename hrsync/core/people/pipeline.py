@@ -45,7 +45,7 @@ from hrsync.core.people.validation import (
     validate_rows,
 )
 from hrsync.core.settings import DEFAULT_NULL_VALUES, FieldSettings, FilterSettings
-from hrsync.core.text import collapse_whitespace, natural_key
+from hrsync.core.text import collapse_whitespace, natural_key, shown_value
 
 ROOT_REASON = "filter.root"
 
@@ -85,8 +85,19 @@ class HeldPerson:
 
     @property
     def detail(self) -> str:
-        """What is wrong with the row, in words: ``Work Email must not be empty: …``."""
+        """What is wrong with the row, in words: ``Work Email must not be empty: …``. Without
+        the row's values: this is what the store keeps and the webhook tells."""
         return "; ".join(f"{p.field} {p.expected}" for p in self.problems)
+
+    @property
+    def detail_shown(self) -> str:
+        """`detail` with the value each problem's field holds, ``…, got 'E0O2'``: for the
+        operator's terminal (`plan`, `check`), where HR's typo is found faster in front of
+        them."""
+        return "; ".join(
+            f"{p.field} {p.expected}" + (f", got {shown_value(p.value)}" if p.value else "")
+            for p in self.problems
+        )
 
 
 @dataclass(frozen=True)

@@ -341,7 +341,7 @@ def render_held(holds: Sequence[Hold]) -> str:
         f"Held ({len(holds)}): a problem of their own row; DX keeps what it last verifiably "
         "had for them, everyone else is synced:",
         holds,
-        lambda h: f"  ! {h.person.shown}, {h.person.location}: {h.person.detail}; {h.kept}",
+        lambda h: f"  ! {h.person.shown}, {h.person.location}: {h.person.detail_shown}; {h.kept}",
     )
 
 
