@@ -41,7 +41,7 @@ from hrsync.core.attributes import (
     shown_value,
 )
 from hrsync.core.command_lines import approve_command, hrsync_command
-from hrsync.core.gate.guards import Refusal, Verdict, judge
+from hrsync.core.gate.guards import Refusal, Verdict, judge, waits_for_snapshot
 from hrsync.core.gate.plan_ids import Approval, PlanSummary
 from hrsync.core.listing import LIMIT, capped
 from hrsync.core.people import Person, export_columns
@@ -78,7 +78,11 @@ def with_attributes(run: Run, result: SyncResult, mapped: Mapped | None) -> Sync
     people = mapped.directory.people if mapped is not None else None
     try:
         attributes = sync_attributes(
-            run, people, result.outcome, allow_changes=run.request.allow_attribute_changes
+            run,
+            people,
+            result.outcome,
+            allow_changes=run.request.allow_attribute_changes,
+            waits_for_snapshot=waits_for_snapshot(result.defer_kind),
         )
     except Exception as exc:
         # Whatever the attribute step hit, the hierarchy's outcome stands.
@@ -116,9 +120,11 @@ def sync_attributes(
     hierarchy: Outcome,
     *,
     allow_changes: bool = False,
+    waits_for_snapshot: bool = False,
     progress_to: TextIO | None = None,
 ) -> AttributeResult:
-    """The attribute step of `run`; `people` None when the export was refused."""
+    """The attribute step of `run`; `people` None when the export was refused;
+    `waits_for_snapshot`: the hierarchy was deferred by a snapshot (no approval counts)."""
     settings = run.settings.attributes
     if not settings.active:
         return skipped()
@@ -156,7 +162,9 @@ def sync_attributes(
     report = render_attribute_plan(plan)
     _log_plan(plan)
     held = len(plan.held)
-    judged = _judged(run, plan, hierarchy, allow_changes=allow_changes, people=len(people))
+    judged = _judged(
+        run, plan, in_window=waits_for_snapshot, allow_changes=allow_changes, people=len(people)
+    )
     verdict = judged.verdict
     if verdict.refusal is not None:
         refusal = verdict.refusal
@@ -212,7 +220,7 @@ class Judged(NamedTuple):
 
 
 def _judged(
-    run: Run, plan: AttributePlan, hierarchy: Outcome, *, allow_changes: bool, people: int
+    run: Run, plan: AttributePlan, *, in_window: bool, allow_changes: bool, people: int
 ) -> Judged:
     """The attribute guard through the one gate: a refused plan has an id, kept with its
     calls; an approval of exactly that id lets it through, never while the hierarchy
@@ -224,7 +232,6 @@ def _judged(
     strict = Refusal(tuple(trips), ())
     digest = calls_digest(plan)
     approved = approval_step.approvals_now(run)
-    in_window = hierarchy is Outcome.DEFERRED
     verdict = judge(
         strict,
         lambda: None if allow_changes else strict,

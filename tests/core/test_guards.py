@@ -21,6 +21,7 @@ from hrsync.core.gate.guards import (
     deferral_for_api_error,
     gate,
     import_backoff,
+    waits_for_snapshot,
 )
 from hrsync.core.gate.plan import Plan, make_plan
 from hrsync.core.settings import SyncSettings
@@ -626,3 +627,21 @@ def test_a_held_refusal_is_approved_or_let_through_by_its_flag_under_one_id() ->
     # DX had them: the payload alone is the same): the approval does not cover it.
     assert refused_id(plan, held=held_keys(31)) != plan_id
     assert refused_id(plan, held=held_keys(30, first=1)) != plan_id
+
+
+@pytest.mark.parametrize(
+    ("kind", "waits"),
+    [
+        ("snapshot_live", True),
+        ("snapshot_window", True),
+        ("snapshot_in_progress", True),
+        # Deferred, but not by a snapshot: a person's approval of the attribute plan
+        # still counts (a stop during verification must not turn it into a refusal).
+        ("stopped_verifying", False),
+        ("import_in_progress", False),
+        ("lease_held", False),
+        (None, False),  # stopped before submitting
+    ],
+)
+def test_only_a_snapshot_deferral_waits_for_the_snapshot(kind: str | None, waits: bool) -> None:
+    assert waits_for_snapshot(kind) is waits

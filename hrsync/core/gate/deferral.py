@@ -37,6 +37,12 @@ TURNED_AWAY: Final = "lease_held"
 STOPPED_VERIFYING: Final = "stopped_verifying"
 
 
+def waits_for_snapshot(kind: str | None) -> bool:
+    """Whether a run deferred so (`runs.defer_kind`) waits for a snapshot: live, in its
+    window, or DX busy with it. Not a stop, an import or another run's lease."""
+    return kind in ("snapshot_live", "snapshot_window", "snapshot_in_progress")
+
+
 @dataclass(frozen=True, slots=True)
 class Deferral:
     kind: DeferralKind

@@ -28,6 +28,7 @@ from hrsync.core.gate.deferral import (
     deferral_for_api_error,
     import_backoff,
     scheduled_day,
+    waits_for_snapshot,
 )
 from hrsync.core.gate.plan import Plan
 from hrsync.core.gate.plan_ids import plan_id
@@ -81,6 +82,7 @@ __all__ = [
     "judge",
     "scheduled_day",
     "table_trips",
+    "waits_for_snapshot",
 ]
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from hrsync.core.command_lines import approve_command, hrsync_command
-from hrsync.core.gate.guards import scheduled_day
+from hrsync.core.gate.guards import scheduled_day, waits_for_snapshot
 from hrsync.core.gate.plan import COUNT_KEYS
 from hrsync.core.text import plural
 from hrsync.dx.models import Snapshot
@@ -137,7 +137,7 @@ def changes(counts: Mapping[str, int]) -> int:
 def waiting_text(last: LastRun) -> str | None:
     """ "14 changes wait for the window to close on 2026-12-28": what a deferred run's plan
     holds back; None when the run was not deferred by a snapshot or planned no change."""
-    if last.outcome != "deferred" or not last.defer_kind or "snapshot" not in last.defer_kind:
+    if last.outcome != "deferred" or not waits_for_snapshot(last.defer_kind):
         return None
     count = changes(last.counts)
     if not count:
