@@ -158,6 +158,23 @@ def test_names_written_last_first_are_read_first_last() -> None:
     assert "'Okafor, Ada'" in evidence and "'Ada Okafor'" in evidence
 
 
+@pytest.mark.parametrize("manager_first", [True, False])
+def test_a_manager_e_mail_column_is_not_the_e_mail_whatever_its_name_or_place(
+    manager_first: bool,
+) -> None:
+    # In a small export a manager column repeats little and may be as full as the
+    # people's own: its values being the people's own e-mails tells it apart.
+    # Cy has no address yet; Ada leads Ben and Di, Ben leads Cy.
+    emails = ("ada@x.io", "ben@x.io", "", "di@x.io")
+    managers = ("", "ada@x.io", "ben@x.io", "ada@x.io")
+    columns = [Column("id", ("1", "2", "3", "4")), Column("name", ("Ada", "Ben", "Cy", "Di"))]
+    own, boss = Column("email", emails), Column("responsable.email", managers)
+    columns += [boss, own] if manager_first else [own, boss]
+    proposal = propose(columns)
+    assert proposal.field("email") == "email"
+    assert proposal.field("manager_email") == "responsable.email"
+
+
 def test_a_copy_of_the_e_mail_is_not_a_manager() -> None:
     people = [(p[0], p[1], p[2], p[2]) for p in PEOPLE]
     proposal = propose(table(("id", "name", "email", "login"), people))

@@ -510,6 +510,10 @@ def _nearly_unique(s: _Stats) -> bool:
     return repeats <= max(2, 0.05 * len(s.filled)) and s.distinct * 2 > len(s.filled)
 
 
+def _mostly_in(values: set[str], others: set[str]) -> bool:
+    return bool(values) and len(values & others) >= 0.8 * len(values)
+
+
 def _email_column(stats: Sequence[_Stats]) -> tuple[str, str] | None:
     """The person's own e-mail: nearly every value an address, nearly all different, and
     not the manager's. A column named like an e-mail comes first; then the fuller."""
@@ -520,7 +524,21 @@ def _email_column(stats: Sequence[_Stats]) -> tuple[str, str] | None:
     ]
     if not candidates:
         return None
-    best = max(candidates, key=lambda s: (_named(s.name, _EMAIL_KEYS), len(s.filled), s.emails))
+    # A column whose addresses are mostly another candidate's, and not the other way
+    # round, names other people (managers, in a small export where they hardly repeat).
+    own = {s.name: {v.lower() for v in s.filled} for s in candidates}
+    people = [
+        s
+        for s in candidates
+        if not any(
+            _mostly_in(own[s.name], own[o.name]) and not _mostly_in(own[o.name], own[s.name])
+            for o in candidates
+            if o is not s
+        )
+    ]
+    best = max(
+        people or candidates, key=lambda s: (_named(s.name, _EMAIL_KEYS), len(s.filled), s.emails)
+    )
     evidence = f"{best.name}: {_of(best.emails, len(best.filled))} values are e-mail addresses" + (
         f", {len(best.filled)} of {len(best.column.values)} rows filled"
         if len(best.filled) < len(best.column.values)
