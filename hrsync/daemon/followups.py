@@ -20,6 +20,8 @@ from hrsync.daemon.scheduler import RESUME_JOB, Jobs, iso
 from hrsync.logs import get_logger
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
+from hrsync.store.submission_record import SubmissionStatus
+from hrsync.store.submissions import SubmissionRecord
 from hrsync.sync.results import SyncResult
 
 log = get_logger(__name__)
@@ -94,18 +96,41 @@ class Followups:
     def _resumed(self) -> None:
         self._execute("resume")
 
-    def _retry_unverified(self, result: SyncResult) -> None:
+    def resume_unfinished(self, unfinished: SubmissionRecord, now: datetime) -> datetime:
+        """At start, a submission an earlier process left unverified: a run verifies it now
+        (the process was killed after DX accepted it), or, after an `unverified` run whose
+        retry was a job in memory, when that retry would have come (looking at once could
+        find DX still importing, and send again). When it resumes."""
+        resume_at = now
+        if unfinished.status == SubmissionStatus.UNVERIFIED:
+            streak, ended = self._unverified_streak()
+            resume_at = max(now, (ended or now) + unverified_retry_delay(streak))
+        self.register_resume(
+            resume_at,
+            reason=f"verify submission {unfinished.id} ({unfinished.status}), which run "
+            f"{unfinished.run_id} left",
+            run_id=unfinished.run_id,
+        )
+        return resume_at
+
+    def _unverified_streak(self) -> tuple[int, datetime | None]:
+        """How many operational runs in a row ended unverified (at least 1), and when the
+        newest of them ended."""
+        streak, ended = 0, None
         try:
-            streak = 0
             for run in self.store.runs.recent(20, operational_only=True):
                 if run.outcome == Outcome.UNVERIFIED.value:
                     streak += 1
+                    ended = ended or run.finished_at
                 elif run.outcome is not None:
                     break
         except SQLAlchemyError as exc:
             log.warning("daemon.store_unavailable", error=str(exc))
-            streak = 1
-        retry_at = self.clock() + unverified_retry_delay(max(streak, 1))
+        return max(streak, 1), ended
+
+    def _retry_unverified(self, result: SyncResult) -> None:
+        streak, _ = self._unverified_streak()
+        retry_at = self.clock() + unverified_retry_delay(streak)
         scheduled = self.jobs.next_run_time()
         if scheduled is not None and scheduled <= retry_at:
             return  # the schedule fires first: that run verifies it

@@ -141,18 +141,11 @@ class Daemon:
                 started_at + timedelta(seconds=PRUNE_FIRST_AFTER_S),
             )
         pending = self.store.deferrals.pending()
+        resume_at = pending.resume_at if pending is not None else None
         if pending is not None:
             self.register_resume(pending.resume_at, reason=pending.reason, run_id=pending.run_id)
         elif (unfinished := self.store.submissions.unfinished()) is not None:
-            # A process killed between DX accepting a hierarchy and seeing it applied (or
-            # whose retry of an unverified run, a job in memory, went with it): a run looks
-            # now, not at tomorrow's schedule, and verifies it before planning anew.
-            self.register_resume(
-                started_at,
-                reason=f"verify submission {unfinished.id} ({unfinished.status}), which run "
-                f"{unfinished.run_id} left unverified",
-                run_id=unfinished.run_id,
-            )
+            resume_at = self._followups.resume_unfinished(unfinished, started_at)
         last_runs = self.store.runs.recent(1, operational_only=True)
         missed = missed_fire(
             self.sync.schedule,
@@ -177,7 +170,7 @@ class Daemon:
             timezone=self.sync.timezone,
             next_run_time=iso(self.next_run_time()),
             run_at_start=now,
-            resume_at=iso(pending.resume_at) if pending else None,
+            resume_at=iso(resume_at),
             quarantined_since=iso(quarantine.since) if quarantine else None,
             next_attempt_at=iso(quarantine.next_attempt_at) if quarantine else None,
         )

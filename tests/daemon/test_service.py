@@ -256,26 +256,53 @@ def test_a_deferral_whose_time_has_passed_runs_at_once(
     assert job_time(d, RESUME_JOB) == T0
 
 
-@pytest.mark.parametrize("status", [SubmissionStatus.ACCEPTED, SubmissionStatus.UNVERIFIED])
-def test_a_submission_left_unverified_is_verified_at_start(
-    harness: Harness, store: Store, clock: Clock, status: SubmissionStatus
-) -> None:
-    # The last process was killed (OOM, a node lost, the grace period exceeded) after DX
-    # accepted the hierarchy and before it saw it applied, or it ended unverified and its
-    # retry, a job in memory, went with it: the next start looks at once, not tomorrow.
+def left_submitted(store: Store, status: SubmissionStatus, ended: datetime | None) -> int:
+    """What an earlier process left: a run that submitted, its submission at `status`, and
+    the run ended unverified at `ended` (None: the process died during the run)."""
     store.runs.start("run-0", "schedule", T0 - H, dry_run=False)
     sid = store.submissions.record(
         "run-0", SubmittedPlan(rows=(), digest="d"), people_count=0, now=T0 - H
     )
     store.submissions.mark(sid, status, T0 - H)
+    if ended is not None:
+        store.runs.finish(
+            "run-0", ended, outcome="unverified", exit_code=5, counts={}, reason="timed out"
+        )
+    return sid
+
+
+def test_a_submission_left_unverified_is_verified_at_start(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # The last process was killed (OOM, a node lost, the grace period exceeded) after DX
+    # accepted the hierarchy and before it saw it applied: the next start looks at once,
+    # not at tomorrow's schedule.
+    sid = left_submitted(store, SubmissionStatus.ACCEPTED, ended=None)
     sync = RecordingSync(store, clock)
     with capture_logs() as logs:
         d = harness.start(sync)
     assert job_time(d, RESUME_JOB) == T0
     (registered,) = events(logs, "daemon.resume_registered")
-    assert registered["reason"] == (
-        f"verify submission {sid} ({status.value}), which run run-0 left unverified"
-    )
+    assert registered["reason"] == f"verify submission {sid} (accepted), which run run-0 left"
+    (started,) = events(logs, "daemon.started")
+    assert started["resume_at"] == T0.isoformat()
+    fire(d, RESUME_JOB)
+    assert sync.triggers == ["resume"]
+
+
+def test_an_unverified_run_s_retry_keeps_its_back_off_across_a_restart(
+    harness: Harness, store: Store, clock: Clock
+) -> None:
+    # Its retry was a job in memory, gone with the process. Looking again at once could
+    # find DX still importing and send again: the retry comes when it would have come.
+    sid = left_submitted(store, SubmissionStatus.UNVERIFIED, ended=T0 - MIN)
+    sync = RecordingSync(store, clock)
+    with capture_logs() as logs:
+        d = harness.start(sync)
+    assert job_time(d, RESUME_JOB) == T0 + MIN  # 2 minutes after it ended
+    (registered,) = events(logs, "daemon.resume_registered")
+    assert registered["reason"] == f"verify submission {sid} (unverified), which run run-0 left"
+    clock.now = T0 + MIN
     fire(d, RESUME_JOB)
     assert sync.triggers == ["resume"]
 
