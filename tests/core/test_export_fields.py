@@ -112,6 +112,12 @@ def test_templates_render_the_same_by_name_and_over_columns(
     ("natural", "Smith, Jr., John", "Smith, Jr., John"),  # two commas: not that order
     ("natural", "Schmidt,", "Schmidt,"),
     ("natural", ", Anna", ", Anna"),
+    # A suffix after the comma is no first name; one after the first name goes last.
+    ("natural", "John Smith, Jr.", "John Smith, Jr."),
+    ("natural", "Martin Luther King, Jr.", "Martin Luther King, Jr."),
+    ("natural", "Smith, John Jr.", "John Smith Jr."),
+    ("natural", "Smith, John III", "John Smith III"),
+    ("natural", "Kim, Daniel PhD", "Daniel Kim PhD"),
 ])  # fmt: skip
 def test_each_filter(name: str, value: str, expected: str) -> None:
     assert FILTERS[name](value) == expected

@@ -155,7 +155,9 @@ def test_names_written_last_first_are_read_first_last() -> None:
     )
     assert proposal.field("name") == "{Nachname, Vorname|natural}"
     evidence = {g.key: g.evidence for g in proposal.fields}["source.fields.name"]
-    assert "'Okafor, Ada'" in evidence and "'Ada Okafor'" in evidence
+    assert "last name first on 6 of 6 rows" in evidence
+    # The evidence is written into the config file, which goes to git: no one's name.
+    assert not any(p[1].split(" ")[-1] in evidence for p in PEOPLE)
 
 
 @pytest.mark.parametrize("manager_first", [True, False])

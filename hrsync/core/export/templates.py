@@ -74,7 +74,19 @@ def _natural(value: str) -> str:
     last, comma, first = value.partition(",")
     if not comma or "," in first or not last.strip() or not first.strip():
         return value
-    return f"{first.strip()} {last.strip()}"
+    words = first.split()
+    if _suffix(words[0]):
+        return value  # "John Smith, Jr.": in reading order already
+    suffix = [words.pop()] if len(words) > 1 and _suffix(words[-1]) else []
+    return " ".join([*words, last.strip(), *suffix])
+
+
+# What follows a name rather than being part of it ("Smith, John Jr." is John Smith Jr.).
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "phd", "md", "esq"})
+
+
+def _suffix(word: str) -> bool:
+    return word.replace(".", "").casefold() in _SUFFIXES
 
 
 FILTERS: Mapping[str, Callable[[str], str]] = {
