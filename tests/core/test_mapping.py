@@ -380,7 +380,7 @@ def test_a_root_team_below_the_minimum_is_kept_and_noted() -> None:
     people = [P("E1", "Root", None, "X"), P("E2", "Ic", "E1", "X")]
     result = build_teams(people, MappingSettings(min_team_size=3), FIELDS)
     assert [t.key for t in result.teams] == ["manager:E1"]
-    assert any("kept root team manager:E1 with 1 contributor(s)" in n for n in result.notes)
+    assert any("kept root team manager:E1 with 1 contributor, below" in n for n in result.notes)
 
 
 def test_folding_a_department_adds_its_lead_only_when_not_placed_elsewhere() -> None:

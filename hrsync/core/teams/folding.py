@@ -40,8 +40,8 @@ def fold_small(
         parent_key = parent_of[key]
         if parent_key is None:
             notes.append(
-                f"kept root team {key} with {size} contributor(s), below min_team_size "
-                f"{minimum}: a root team is never folded"
+                f"kept root team {key} with {plural(size, 'contributor')}, below "
+                f"min_team_size {minimum}: a root team is never folded"
             )
             continue
         merged = members[parent_key]
