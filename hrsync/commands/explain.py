@@ -32,8 +32,8 @@ from hrsync.dx.client import DxClient
 from hrsync.outcome import EXIT_FAILED, EXIT_OK
 from hrsync.sources.base import SourceError
 from hrsync.sync.holding import known_places
-from hrsync.sync.reading import open_merged, teams_known
-from hrsync.sync.stages import Export, InputRefused, map_teams, read_export
+from hrsync.sync.reading import open_merged, read_known
+from hrsync.sync.stages import Export, InputRefused, map_teams
 
 
 def explain_command(args: argparse.Namespace) -> int:
@@ -41,12 +41,8 @@ def explain_command(args: argparse.Namespace) -> int:
     query: str = args.person
     store = open_store(settings)
     try:
-        # The teams DX last took: a manager missing from the export may be one who left.
-        known_teams = teams_known(store, settings)
-    finally:
-        store.close()
-    try:
-        export = read_export(settings, known_teams=known_teams)
+        # As a run reads it: a manager missing from the export may be one who left.
+        export = read_known(settings, store)
     except SourceError as exc:
         show(f"hrsync: the export cannot be read: {exc}")
         return EXIT_FAILED
@@ -57,6 +53,8 @@ def explain_command(args: argparse.Namespace) -> int:
             show(f"hrsync: the export cannot be synced ({exc.source or 'source'}):")
         show("\n".join(f"  - {p}" for p in exc.problems[:20]))
         return EXIT_FAILED
+    finally:
+        store.close()
     people = export.directory.people
     held = find_held(export.directory.held, query)
     if held is not None:

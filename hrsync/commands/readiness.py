@@ -35,9 +35,9 @@ from hrsync.log_messages import changes_said
 from hrsync.outcome import Outcome
 from hrsync.sources.base import SourceError
 from hrsync.store.repo import Store
-from hrsync.sync.reading import teams_known
+from hrsync.sync.reading import read_known
 from hrsync.sync.results import SyncResult
-from hrsync.sync.stages import InputRefused, map_teams, read_export
+from hrsync.sync.stages import InputRefused, map_teams
 
 _FIX_SOURCE = "fix source.path / source.url and its access"
 
@@ -151,7 +151,7 @@ def _pages(settings: Settings, pages: int) -> str:
 def _export(settings: Settings, store: Store) -> list[Check]:
     # The run's own read and map stages: what `check` accepts, a sync accepts.
     try:
-        export = read_export(settings, known_teams=teams_known(store, settings))
+        export = read_known(settings, store)
     except SourceError as exc:  # unavailable: worth a retry, but not ready now
         return [Check("export", False, str(exc), _FIX_SOURCE)]
     except InputRefused as exc:

@@ -453,17 +453,37 @@ def name_departed(export: Export, store: Store) -> Export:
     return replace(export, directory=directory)
 
 
+def read_known(
+    settings: Settings,
+    store: Store,
+    *,
+    allow_held: int | None = None,
+    lean: bool = False,
+    gate_held: bool = False,
+) -> Export:
+    """`read_export` as the state store knows the org: a manager missing from the export
+    whose team DX last took is one who left (`teams_known`), named as DX knew them
+    (`name_departed`). What a run, `check` and `explain` read alike."""
+    export = read_export(
+        settings,
+        allow_held=allow_held,
+        lean=lean,
+        known_teams=teams_known(store, settings),
+        gate_held=gate_held,
+    )
+    return name_departed(export, store)
+
+
 def read_and_map(run: Run) -> Mapped:
     """read → map, logged; a refused or unavailable export ends the run."""
     try:
-        export = read_export(
+        export = read_known(
             run.settings,
+            run.store,
             allow_held=run.request.allow_held,
             lean=True,
-            known_teams=teams_known(run.store, run.settings),
             gate_held=True,
         )
-        export = name_departed(export, run.store)
     except SourceUnavailable as exc:
         # Not the export's fault: a failed run, retried on the next schedule.
         log.error("export.unavailable", detail=str(exc))

@@ -85,7 +85,10 @@ def test_the_team_of_a_manager_whose_row_is_removed_stays_until_hr_re_points_its
     assert gone["stand_in"]["employee_id"] == "E011"
     assert not document["held"], document["held"]
     explained = workspace.hrsync("explain", "samuel.osei@example.com")
-    assert "E022 left (no longer in the export); HR" in explained.stdout, explained.stdout
+    # Named as the plan, the log and status name her (her row is gone; DX took her e-mail).
+    assert (
+        "katherine.adeyemi@example.com (E022) left (no longer in the export); HR"
+    ) in explained.stdout, explained.stdout
     assert "E022 (E022)" not in explained.stdout, explained.stdout
 
     day2 = workspace.hrsync("sync")
