@@ -94,6 +94,7 @@ class Daemon:
             stopping=self.stopping,
             beat=self._safe_beat,
             execute=self.execute,
+            resume=lambda d: self.register_resume(d.resume_at, reason=d.reason, run_id=d.run_id),
         )
         self._followups = Followups(
             settings, store=store, clock=clock, jobs=self.jobs, execute=self.execute

@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from hrsync.clock import Clock
 from hrsync.daemon.scheduler import STANDBY_JOB, TAKEOVER_JOB, Jobs, iso
 from hrsync.logs import get_logger
+from hrsync.store.deferrals import DeferralRecord
 from hrsync.store.lease import LeaseState
 from hrsync.store.repo import RunRecord, Store
 
@@ -38,6 +39,7 @@ class Standby:
         stopping: threading.Event,
         beat: Callable[[], None],
         execute: Callable[[str], object],
+        resume: Callable[[DeferralRecord], object],
     ) -> None:
         self.store = store
         self.clock = clock
@@ -46,6 +48,7 @@ class Standby:
         # Called when standing by starts or ends, so the heartbeat says so.
         self._beat = beat
         self._execute = execute
+        self._resume = resume
         self.awaited: LeaseState | None = None
         # The trigger of the fire skipped for the awaited run.
         self.trigger = "schedule"
@@ -118,6 +121,10 @@ class Standby:
                     "the fire a preview held",
                     self.clock(),
                 )
+            elif run.outcome == "deferred":
+                # Its resume is a job of the other process: if that process goes (scaled
+                # down to one replica, stopped mid-verification), this one resumes it.
+                self._adopt_deferral()
             return
         log.warning(
             "daemon.takeover",
@@ -130,6 +137,15 @@ class Standby:
             "session died): this process syncs now",
         )
         self.jobs.one_off(self._takeover, TAKEOVER_JOB, "sync after the holder died", self.clock())
+
+    def _adopt_deferral(self) -> None:
+        try:
+            pending = self.store.deferrals.pending()
+        except SQLAlchemyError as exc:
+            log.warning("daemon.store_unavailable", error=str(exc))
+            return
+        if pending is not None:
+            self._resume(pending)
 
     def _takeover(self) -> None:
         self._execute("resume")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator, MutableMapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from sqlalchemy import text
 from structlog.testing import capture_logs
 
 from hrsync.config.loading import Settings, SyncSettings
-from hrsync.daemon.scheduler import SCHEDULE_JOB, STANDBY_JOB, TAKEOVER_JOB
+from hrsync.daemon.scheduler import RESUME_JOB, SCHEDULE_JOB, STANDBY_JOB, TAKEOVER_JOB
 from hrsync.daemon.service import Daemon
 from hrsync.outcome import Outcome
 from hrsync.store.repo import Store
@@ -137,6 +137,36 @@ def test_when_the_active_run_finishes_the_standby_ends_without_a_run(
     assert d.scheduler.get_job(TAKEOVER_JOB) is None
     beat = store.heartbeat.read()
     assert beat is not None and beat.state == "idle"
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "snapshot s-9 in its retro window",
+        "shutting down during verification; the next start verifies",
+    ],
+)
+def test_a_deferral_the_active_replica_leaves_is_resumed_here_too(
+    daemon: tuple[Daemon, Runs], active: Store, reason: str
+) -> None:
+    # The active replica's resume is a job of its own process: scaled down to one replica
+    # (or stopped mid-verification), the deferral in the store would wait for this one's
+    # daily schedule. The survivor takes the resume up too; the lease keeps it one run.
+    d, runs = daemon
+    active.acquire_lease(HOLDER, T0, 600)
+    active.runs.start("run-a1", "schedule", T0, dry_run=False)
+    fire(d, SCHEDULE_JOB)
+    resume_at = T0 + timedelta(days=2)
+    active.runs.finish("run-a1", T0, outcome="deferred", exit_code=3, counts={}, reason=reason)
+    active.deferrals.add("run-a1", reason, resume_at, T0)
+    active.release_lease(HOLDER)
+    with capture_logs() as logs:
+        fire(d, STANDBY_JOB)
+    (registered,) = named(logs, "daemon.resume_registered")
+    assert registered["reason"] == reason
+    job = d.scheduler.get_job(RESUME_JOB)
+    assert job is not None and job.next_run_time == resume_at
+    assert runs.requests == []
 
 
 def test_when_the_active_replica_dies_mid_run_the_standby_takes_over_at_once(
