@@ -116,13 +116,18 @@ def test_a_fire_while_another_replica_syncs_stands_by_quietly(
     assert d.scheduler.get_job(STANDBY_JOB) is not None
 
 
+def standing_by(d: Daemon, active: Store) -> None:
+    """The other replica holds the lease for its run run-a1; this one's fire stands by."""
+    active.acquire_lease(HOLDER, T0, 600)
+    active.runs.start("run-a1", "schedule", T0, dry_run=False)
+    fire(d, SCHEDULE_JOB)
+
+
 def test_when_the_active_run_finishes_the_standby_ends_without_a_run(
     daemon: tuple[Daemon, Runs], active: Store, store: Store
 ) -> None:
     d, runs = daemon
-    active.acquire_lease(HOLDER, T0, 600)
-    active.runs.start("run-a1", "schedule", T0, dry_run=False)
-    fire(d, SCHEDULE_JOB)
+    standing_by(d, active)
     with capture_logs() as logs:
         fire(d, STANDBY_JOB)  # still held: nothing to say
         assert logs == []
@@ -153,9 +158,7 @@ def test_a_deferral_the_active_replica_leaves_is_resumed_here_too(
     # (or stopped mid-verification), the deferral in the store would wait for this one's
     # daily schedule. The survivor takes the resume up too; the lease keeps it one run.
     d, runs = daemon
-    active.acquire_lease(HOLDER, T0, 600)
-    active.runs.start("run-a1", "schedule", T0, dry_run=False)
-    fire(d, SCHEDULE_JOB)
+    standing_by(d, active)
     resume_at = T0 + timedelta(days=2)
     active.runs.finish("run-a1", T0, outcome="deferred", exit_code=3, counts={}, reason=reason)
     active.deferrals.add("run-a1", reason, resume_at, T0)
