@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from hrsync.core.listing import capped
 from hrsync.core.people import NOT_IN_EXPORT, Problem
-from hrsync.core.text import name_and_id
+from hrsync.core.text import name_and_id, plural
 
 MANAGER_PREFIX = "manager:"
 DEPARTMENT_PREFIX = "department:"
@@ -84,7 +84,7 @@ class LeadLeft:
 
     def __str__(self) -> str:
         who = name_and_id(self.name, self.employee_id)
-        count = f"{len(self.reports)} {'person' if len(self.reports) == 1 else 'people'}"
+        count = plural(len(self.reports), "person")
         # Whom HR must re-point: the rows that still name them.
         whom = capped(self.reports)
         if self.stand_in_id is None:
